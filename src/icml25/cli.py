@@ -1,0 +1,193 @@
+"""Command line: ``icml25 list | show | reproduce | report``.
+
+Exit status of ``reproduce``: 0 when every job finished and no claim is FAIL;
+1 when a job failed or a claim is FAIL; 2 on bad input (nothing is written then).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from icml25.core.catalog import CATALOG
+from icml25.core.experiment import PRESETS, ConfigError, parse_overrides
+from icml25.core.registry import UnknownPaperError, get_paper, load_reproduction, runnable_slugs
+
+# Tables need room: when output is not a terminal (a log, a pipe), do not squeeze them to 80 columns.
+console = Console(width=None if sys.stdout.isatty() else 160)
+err_console = Console(stderr=True)
+
+
+def _fail_usage(message: str) -> None:
+    """Bad input: one line on stderr, exit status 2."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="icml25")
+def main() -> None:
+    """Reference implementations of ICML 2025 papers, with self-checking reproductions."""
+
+
+def markdown_table() -> str:
+    """The registry as a Markdown table (the README's paper table is this output)."""
+    lines = ["| paper | title | status | arXiv / OpenReview | official code |", "|---|---|---|---|---|"]
+    for p in CATALOG:
+        ref = f"[{p.arxiv}]({p.url})" if p.arxiv else (f"[OpenReview]({p.url})" if p.url else "-")
+        code = f"[{p.code}](https://github.com/{p.code})" if p.code else "-"
+        title = p.title.replace("|", "\\|")
+        lines.append(f"| `{p.slug}` | {title} | {p.status} | {ref} | {code} |")
+    return "\n".join(lines) + "\n"
+
+
+@main.command("list")
+@click.option("--markdown", is_flag=True, help="Print the Markdown table used in the README.")
+def list_papers(markdown: bool) -> None:
+    """List all 37 papers with their status and latest verdicts."""
+    if markdown:
+        click.echo(markdown_table(), nl=False)
+        return
+    from icml25.core.store import Store, default_home
+
+    verdicts = {}
+    if (default_home() / "results.sqlite").exists():
+        with Store() as store:
+            verdicts = store.verdicts()
+    table = Table(title=f"icml25: {len(CATALOG)} ICML 2025 papers")
+    for col in ("paper", "status", "kind", "latest verdicts", "title"):
+        table.add_column(col, overflow="fold")
+    for p in CATALOG:
+        counts: dict[str, int] = {}
+        for v in verdicts.get(p.slug, {}).values():
+            counts[v["verdict"]] = counts.get(v["verdict"], 0) + 1
+        summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "-"
+        table.add_row(p.slug, p.status, p.kind, summary, p.title)
+    console.print(table)
+
+
+@main.command()
+@click.argument("slug")
+def show(slug: str) -> None:
+    """Show a paper's metadata, claims and a runnable API example."""
+    try:
+        paper = get_paper(slug)
+    except UnknownPaperError as exc:
+        _fail_usage(str(exc))
+    console.print(f"[bold]{paper.title}[/]")
+    console.print(f"slug: {paper.slug}   status: {paper.status}   kind: {paper.kind}")
+    if paper.url:
+        console.print(f"paper: {paper.url}")
+    if paper.code:
+        console.print(f"official code: https://github.com/{paper.code}")
+    if paper.note:
+        console.print(f"note: {paper.note}")
+    if not paper.runnable:
+        return
+    repro = load_reproduction(slug)
+    console.print("\n[bold]Experiments[/]")
+    for exp in repro.experiments:
+        console.print(f"- {exp.name}: {exp.description}", markup=False)
+        if exp.full_requirements:
+            console.print(f"  full preset needs: {exp.full_requirements}", markup=False)
+    console.print("\n[bold]Claims[/]")
+    for claim in repro.claims:
+        console.print(f"- [{claim.id}] {claim.statement} (paper: {claim.paper_value}; check: {claim.check_text})",
+                      markup=False)
+    console.print("\n[bold]API example[/]")
+    console.print(repro.api_example, markup=False, highlight=False)
+
+
+@main.command()
+@click.argument("slugs", nargs=-1)
+@click.option("--preset", default="quick", show_default=True, help=f"One of {', '.join(PRESETS)}.")
+@click.option("--seeds", type=int, default=None, help="Seeds per experiment (default: the preset's).")
+@click.option("--jobs", type=int, default=None, help="Parallel jobs (default: number of CPUs).")
+@click.option("--backend", default="local", show_default=True, help="local or ray.")
+@click.option("--ray-address", default=None, help="Address of a Ray cluster (default: start a local one).")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Override a config field.")
+@click.option("--force", is_flag=True, help="Recompute jobs even when the store has them.")
+@click.option("--reports", "reports_dir", default="reports", show_default=True, type=click.Path(path_type=Path),
+              help="Where reports are written.")
+def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, jobs: int | None, backend: str,
+              ray_address: str | None, settings: tuple[str, ...], force: bool, reports_dir: Path) -> None:
+    """Run papers' experiments, check their claims and write reports.
+
+    With no SLUG, every implemented paper is run at the chosen preset.
+    """
+    import os
+
+    from icml25.core import report as rep
+    from icml25.core.runner import BACKENDS, plan, run_jobs
+    from icml25.core.store import Store
+
+    n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    try:
+        if backend not in BACKENDS:
+            raise ConfigError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
+        if n_jobs < 1:
+            raise ConfigError(f"--jobs must be at least 1, got {n_jobs}")
+        if backend == "ray":
+            try:
+                import ray  # noqa: F401
+            except ImportError:
+                raise ConfigError("--backend ray needs Ray: pip install 'icml25[ray]'") from None
+        planned = plan(list(slugs) or runnable_slugs(), preset, seeds, parse_overrides(list(settings)))
+    except (UnknownPaperError, ConfigError) as exc:
+        _fail_usage(str(exc))
+
+    with Store() as store:
+        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("jobs"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                            console=err_console, transient=False)
+        failed: list[str] = []
+        with progress:
+            task = progress.add_task("reproduce", total=len(planned))
+
+            def on_start(n_run: int, n_reused: int) -> None:
+                progress.update(task, total=n_run)
+                if n_reused:
+                    progress.console.print(f"{n_reused} of {len(planned)} jobs reused from {store.path}")
+
+            def on_result(job, outcome) -> None:  # noqa: ANN001
+                if outcome.status != "ok":
+                    failed.append(job.label)
+                    last = (outcome.error or "").strip().splitlines()[-1:] or ["?"]
+                    progress.console.print(f"[red]job failed[/]: {job.label}: {last[0]}")
+                progress.advance(task)
+
+            run_jobs(planned, store, n_jobs=n_jobs, backend=backend, ray_address=ray_address, force=force,
+                     on_result=on_result, on_start=on_start)
+
+        results = rep.collect(store, planned)
+        rep.record_verdicts(store, results)
+        for res in results:
+            out = rep.write_paper_report(res, reports_dir)
+            err_console.print(f"report: {out / 'report.md'}")
+        index = rep.write_index(store, reports_dir)
+        console.print(rep.claims_table(results))
+        console.print(f"index: {index}")
+    n_fail = sum(c.verdict == "FAIL" for r in results for c in r.claims)
+    if failed or n_fail:
+        err_console.print(f"[red]{len(failed)} failed job(s), {n_fail} FAIL claim(s)[/]")
+        sys.exit(1)
+
+
+@main.command()
+@click.option("--reports", "reports_dir", default="reports", show_default=True, type=click.Path(path_type=Path))
+def report(reports_dir: Path) -> None:
+    """Rewrite reports/index.html from the verdicts in the store."""
+    from icml25.core.report import write_index
+    from icml25.core.store import Store
+
+    with Store() as store:
+        console.print(f"index: {write_index(store, reports_dir)}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

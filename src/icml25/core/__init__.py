@@ -1,0 +1,1 @@
+"""Machinery shared by every paper: registry, experiments, claims, runner, store, report."""

@@ -1,0 +1,93 @@
+"""The registry's data: all 37 ICML 2025 papers of the two seed lists.
+
+Slugs are the file names of the spec cards in ``shared/papers/``. A paper moves from
+``planned`` to ``implemented`` (or ``partial``, with a note saying what is missing)
+when ``icml25.papers.<slug>`` exists with its tests, doc and reproduction.
+"""
+
+from __future__ import annotations
+
+from icml25.core.paper import Paper
+
+CATALOG: tuple[Paper, ...] = (
+    Paper("alphaqcm", "AlphaQCM: Alpha Discovery in Finance with Distributional Reinforcement Learning",
+          None, "3sXMHlhBSs", "ZhuZhouFan/AlphaQCM", "algorithm"),
+    Paper("autogfm", "AutoGFM: Automated Graph Foundation Model with Adaptive Architecture Customization",
+          None, "fCPB0qRJT2", None, "algorithm"),
+    Paper("cdvi", "Censor Dependent Variational Inference",
+          "2502.09591", "fHD76uOB4t", "ChuanhuiLiu/CDVI", "model"),
+    Paper("certified_unlearning", "Certified Unlearning for Neural Networks",
+          "2506.06985", None, "stair-lab/certified-unlearning-neural-networks-icml-2025", "algorithm"),
+    Paper("cve_bench", "CVE-Bench: A Benchmark for AI Agents' Ability to Exploit Real-World Web Application "
+          "Vulnerabilities", "2503.17332", None, "uiuc-kang-lab/cve-bench", "benchmark"),
+    Paper("downstream_free_energy", "A Bayesian Model Selection Criterion for Selecting Pretraining Checkpoints",
+          "2410.05612", "fEjktWQ5Am", None, "algorithm"),
+    Paper("dragsolver", "DragSolver: Transformer-based Drag-Coefficient Estimation from 3D Vehicle Meshes",
+          None, None, None, "model"),
+    Paper("genai_regulation", "Position: Generative AI Regulation Can Learn from Social Media Regulation",
+          "2412.11335", None, None, "position", status="not-a-system",
+          note="A policy position paper: it compares generative AI with social media and makes four policy "
+               "recommendations. It proposes no method, model, data set or measurable claim, so there is "
+               "nothing to implement or reproduce."),
+    Paper("generative_bilevel", "A First-order Generative Bilevel Optimization Framework for Diffusion Models",
+          "2502.08808", "3qL4LRUaJ8", "afmsaif/bilevel_diffusion", "algorithm"),
+    Paper("ibfs", "IBFS: Information-Bottleneck-driven Few-shot Neural Architecture Search",
+          None, "fNixzmprun", None, "algorithm"),
+    Paper("icfl", "Towards Scientific Discovery with Dictionary Learning: Extracting Biological Concepts from "
+          "Microscopy Foundation Models", "2412.16247", "fBn6om49Ur", None, "algorithm"),
+    Paper("infeasible_targets", "Rejecting Hallucinated State Targets during Planning",
+          "2410.07096", None, "mila-iqia/delusions", "algorithm"),
+    Paper("mats", "MATS: An Audio Language Model under Text-only Supervision",
+          "2502.13433", "fDzzshfELg", "wangwen-banban/MATS", "model"),
+    Paper("mdgfm", "Multi-Domain Graph Foundation Models: Robust Knowledge Transfer via Topology Alignment",
+          "2502.02017", "44Wq2xeRF0", "wbkzwqtzw/MDGFM", "model"),
+    Paper("mf_lal", "MF-LAL: Drug Compound Generation Using Multi-Fidelity Latent Space Active Learning",
+          "2410.11226", None, "Rose-STL-Lab/MF-LAL", "algorithm"),
+    Paper("mutransfer_fno", "Maximal Update Parametrization and Zero-Shot Hyperparameter Transfer for Fourier "
+          "Neural Operators", "2506.19396", "fHt4Nau7FW", "LithiumDA/muTransfer-FNO", "algorithm"),
+    Paper("naiad", "Active Learning for Efficient Discovery of Optimal Combinatorial Perturbations (NAIAD)",
+          "2411.12010", "fGbGF0kl5L", "NeptuneBio/NAIAD", "algorithm"),
+    Paper("neuralcpm", "Deep Neural Cellular Potts Models",
+          "2502.02129", None, "kminartz/NeuralCPM", "model"),
+    Paper("ntk_early_stopping", "Sharp Generalization for Nonparametric Regression by Over-Parameterized Neural "
+          "Networks: A Distribution-Free Analysis in Spherical Covariate", "2411.02904", "fPOkujQBVb", None,
+          "theory"),
+    Paper("omdpd", "An Optimistic Algorithm for Online CMDPs with Anytime Adversarial Constraints",
+          "2505.21841", "fFgiXamW8E", None, "algorithm"),
+    Paper("pas", "Prediction-Powered Adaptive Shrinkage Estimation",
+          "2502.14166", None, "listar2000/prediction-powered-adaptive-shrinkage", "algorithm",
+          status="implemented"),
+    Paper("primphormer", "Primphormer: Efficient Graph Transformers with Primal Representations",
+          None, "fMAihjfJij", None, "model"),
+    Paper("quiver_mutation", "Machines and Mathematical Mutations: Using GNNs to Characterize Quiver Mutation "
+          "Classes", "2411.07467", None, None, "benchmark"),
+    Paper("r1vi", "Rank-One Modified Value Iteration",
+          "2505.01828", "44WiPvzDbu", None, "algorithm"),
+    Paper("re_bench", "RE-Bench: Evaluating Frontier AI R&D Capabilities of Language Model Agents against Human "
+          "Experts", "2411.15114", None, "METR/ai-rd-tasks", "benchmark"),
+    Paper("resgen", "Efficient Generative Modeling with Residual Vector Quantization-Based Tokens",
+          "2412.10208", "f8uPzuMNDq", None, "model"),
+    Paper("ret_fhd", "Rethinking the Temperature for Federated Heterogeneous Distillation (ReT-FHD)",
+          None, "f9xsNQ8oSd", None, "algorithm"),
+    Paper("risingattack", "RisingAttacK: Adversarial Perturbations from the Right Singular Vectors of the "
+          "Adversarial Jacobian", None, None, None, "algorithm"),
+    Paper("robust_markov_games", "Breaking the Curse of Multiagency in Robust Multi-Agent Reinforcement Learning",
+          "2409.20067", "fFBnsYRsPg", None, "theory"),
+    Paper("sharp_distill", "SHARP-Distill: A 68x Faster Recommender System with Hypergraph Neural Networks and "
+          "Language Models", None, "3hYrORJndz", "S-Forouzandeh/SHARP-Distill", "model"),
+    Paper("single_transformer_lmm", "HaploVL: A Single-Transformer Baseline for Multi-Modal Understanding",
+          "2503.14694", None, "Tencent/HaploVLM", "model"),
+    Paper("sira", "Revealing Weaknesses in Text Watermarking Through Self-Information Rewrite Attacks (SIRA)",
+          None, None, "Allencheng97/Self-information-Rewrite-Attack", "algorithm"),
+    Paper("soft_inductive_bias", "Position: Deep Learning is Not So Mysterious or Different",
+          "2503.02113", None, None, "position"),
+    Paper("sparse_glm_bnb", "Scalable First-order Method for Certifying Optimal k-Sparse GLMs",
+          "2502.09502", None, None, "algorithm"),
+    Paper("ucbvi_constants", "Position: Constants are Critical in Regret Bounds for Reinforcement Learning",
+          "2502.17370", "3wEY0NB2pG", None, "position"),
+    Paper("valt_sac", "Off-Policy Actor-Critic for Adversarial Observation Robustness: Virtual Alternative "
+          "Training via Symmetric Policy Evaluation", "2506.16753", "3vjsUgCsZ4", "nakanakakosuke/VALT_SAC",
+          "algorithm"),
+    Paper("vlgpo", "A Variational Perspective on Generative Protein Fitness Optimization (VLGPO)",
+          "2501.19200", None, "uzh-dqbm-cmi/VLGPO", "algorithm"),
+)

@@ -1,0 +1,186 @@
+"""Embedded results store: one SQLite file, one row per finished job.
+
+A job is keyed by (paper, experiment, config hash, seed, package version, code
+fingerprint). The code fingerprint hashes the paper's own source files together
+with ``core/`` and ``common/``, so editing a method never serves a stale result.
+The database runs in WAL mode and every job is written in its own transaction:
+a sweep killed with ``kill -9`` loses at most the jobs that were still running,
+and the file stays consistent.
+
+The store lives in ``.icml25/results.sqlite`` under the working directory, or
+under ``$ICML25_HOME`` when that is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    paper       TEXT NOT NULL,
+    experiment  TEXT NOT NULL,
+    config_hash TEXT NOT NULL,
+    seed        INTEGER NOT NULL,
+    version     TEXT NOT NULL,
+    code_hash   TEXT NOT NULL,
+    preset      TEXT NOT NULL,
+    config      TEXT NOT NULL,
+    status      TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    metrics     TEXT,
+    error       TEXT,
+    wall_s      REAL,
+    peak_mem_mb REAL,
+    libraries   TEXT,
+    backend     TEXT,
+    finished_at REAL NOT NULL,
+    PRIMARY KEY (paper, experiment, config_hash, seed, version, code_hash)
+);
+CREATE TABLE IF NOT EXISTS verdicts (
+    paper       TEXT NOT NULL,
+    claim       TEXT NOT NULL,
+    preset      TEXT NOT NULL,
+    verdict     TEXT NOT NULL,
+    mean        REAL,
+    lo          REAL,
+    hi          REAL,
+    n           INTEGER,
+    recorded_at REAL NOT NULL,
+    PRIMARY KEY (paper, claim)
+);
+"""
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("ICML25_HOME") or Path.cwd() / ".icml25")
+
+
+@dataclass(frozen=True)
+class JobKey:
+    paper: str
+    experiment: str
+    config_hash: str
+    seed: int
+    version: str
+    code_hash: str
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    key: JobKey
+    preset: str
+    config: dict[str, Any]
+    status: str
+    metrics: dict[str, Any] | None
+    error: str | None
+    wall_s: float
+    peak_mem_mb: float
+    libraries: dict[str, str]
+    backend: str
+    finished_at: float
+
+
+class Store:
+    """The results database. Use as a context manager or call :meth:`close`."""
+
+    def __init__(self, home: Path | str | None = None):
+        self.home = Path(home) if home is not None else default_home()
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.path = self.home / "results.sqlite"
+        self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        with self._transaction() as db:
+            for statement in _statements(SCHEMA):
+                db.execute(statement)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def put(self, record: JobRecord) -> None:
+        """Insert or replace one job, atomically."""
+        k = record.key
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (k.paper, k.experiment, k.config_hash, k.seed, k.version, k.code_hash, record.preset,
+                 json.dumps(record.config, sort_keys=True), record.status,
+                 None if record.metrics is None else json.dumps(record.metrics), record.error,
+                 record.wall_s, record.peak_mem_mb, json.dumps(record.libraries), record.backend,
+                 record.finished_at),
+            )
+
+    def get(self, key: JobKey) -> JobRecord | None:
+        row = self._db.execute(
+            "SELECT * FROM jobs WHERE paper=? AND experiment=? AND config_hash=? AND seed=? AND version=? "
+            "AND code_hash=?",
+            (key.paper, key.experiment, key.config_hash, key.seed, key.version, key.code_hash),
+        ).fetchone()
+        return None if row is None else _record(row)
+
+    def finished(self, keys: Iterable[JobKey]) -> set[JobKey]:
+        """The subset of ``keys`` whose job finished successfully."""
+        return {k for k in keys if (r := self.get(k)) is not None and r.status == "ok"}
+
+    def records(self, paper: str | None = None) -> list[JobRecord]:
+        query, args = "SELECT * FROM jobs", ()
+        if paper is not None:
+            query, args = query + " WHERE paper=?", (paper,)
+        return [_record(r) for r in self._db.execute(query + " ORDER BY finished_at", args)]
+
+    def put_verdicts(self, paper: str, preset: str, rows: Iterable[tuple[str, str, float, float, float, int]]) -> None:
+        """Record the latest verdict of each claim: rows of (claim, verdict, mean, lo, hi, n)."""
+        now = time.time()
+        with self._transaction() as db:
+            for claim, verdict, mean, lo, hi, n in rows:
+                db.execute("INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)",
+                           (paper, claim, preset, verdict, mean, lo, hi, n, now))
+
+    def verdicts(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Latest verdicts: ``{paper: {claim: {"verdict", "preset", "mean", "lo", "hi", "n"}}}``."""
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for paper, claim, preset, verdict, mean, lo, hi, n, _ in self._db.execute("SELECT * FROM verdicts"):
+            out.setdefault(paper, {})[claim] = dict(verdict=verdict, preset=preset, mean=mean, lo=lo, hi=hi, n=n)
+        return out
+
+    def integrity_ok(self) -> bool:
+        return self._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _statements(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+def _record(row: tuple) -> JobRecord:
+    (paper, experiment, chash, seed, version, code_hash, preset, config, status, metrics, error, wall_s, peak,
+     libraries, backend, finished_at) = row
+    return JobRecord(
+        key=JobKey(paper, experiment, chash, int(seed), version, code_hash),
+        preset=preset, config=json.loads(config), status=status,
+        metrics=None if metrics is None else json.loads(metrics), error=error, wall_s=wall_s or 0.0,
+        peak_mem_mb=peak or 0.0, libraries=json.loads(libraries or "{}"), backend=backend or "",
+        finished_at=finished_at,
+    )

@@ -1,0 +1,148 @@
+"""Data for PAS: the paper's Gaussian synthetic model and a study on scikit-learn's digits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class CompoundMeanData:
+    """m problems in the input convention of the PAS estimators.
+
+    Attributes:
+        y_labelled, pred_labelled, pred_unlabelled: lists of m 1-D arrays.
+        theta: the true mean of each problem, shape (m,).
+        known_moments: the true ``(var_y, cov_yf, var_f)`` of each problem when the
+            generating model gives them in closed form, else ``None``.
+    """
+
+    y_labelled: list[np.ndarray]
+    pred_labelled: list[np.ndarray]
+    pred_unlabelled: list[np.ndarray]
+    theta: np.ndarray
+    known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    @property
+    def arrays(self) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+        return self.y_labelled, self.pred_labelled, self.pred_unlabelled
+
+
+def gaussian_synthetic(m: int = 100, n: int = 20, N: int = 80, good_predictor: bool = True, seed: int = 0,
+                       sigma_x: float = 0.1, noise_var: float = 0.05) -> CompoundMeanData:
+    """The paper's Gaussian synthetic model (Section 6.1; official ``synthetic_model.py``).
+
+    For each problem j: ``mu_j ~ U(-1, 1)``, ``X ~ N(mu_j, sigma_x^2)`` and
+    ``Y = mu_j^2 + 2 mu_j (X - mu_j) + eps`` with ``Var eps = noise_var``, so
+    ``theta_j = E[Y_j] = mu_j^2``. The good predictor is ``f(x) = x^2`` (close to the
+    regression function), the bad one ``f(x) = |x|``.
+
+    Args:
+        m: number of problems.
+        n: labelled points per problem (>= 2).
+        N: unlabelled points per problem (>= 1).
+        good_predictor: use ``f(x) = x^2`` (True) or ``f(x) = |x|`` (False).
+        seed: seed of the generator.
+        sigma_x: standard deviation of X around mu_j.
+        noise_var: variance of the noise eps.
+
+    Returns:
+        CompoundMeanData with ``theta = mu^2`` and the closed-form true moments
+        (see :func:`gaussian_true_moments`).
+    """
+    if m < 1 or n < 2 or N < 1:
+        raise ValueError(f"need m >= 1, n >= 2 and N >= 1, got m={m}, n={n}, N={N}")
+    if sigma_x <= 0 or noise_var < 0:
+        raise ValueError("sigma_x must be > 0 and noise_var >= 0")
+    rng = np.random.default_rng(seed)
+    mu = rng.uniform(-1.0, 1.0, size=m)
+    x = mu[:, None] + sigma_x * rng.standard_normal((m, n + N))
+    y = mu[:, None] ** 2 + 2 * mu[:, None] * (x - mu[:, None]) + np.sqrt(noise_var) * rng.standard_normal((m, n + N))
+    f = x**2 if good_predictor else np.abs(x)
+    moments = gaussian_true_moments(mu, good_predictor, sigma_x, noise_var)
+    return CompoundMeanData(list(y[:, :n]), list(f[:, :n]), list(f[:, n:]), mu**2, moments)
+
+
+def gaussian_true_moments(mu: np.ndarray, good_predictor: bool = True, sigma_x: float = 0.1,
+                          noise_var: float = 0.05) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Closed-form (Var Y, Cov(Y, f(X)), Var f(X)) of the synthetic model, per problem.
+
+    With X ~ N(mu, s^2) and Y = mu^2 + 2 mu (X - mu) + eps: Var Y = 4 mu^2 s^2 + noise_var
+    and Cov(Y, f) = 2 mu Cov(X, f(X)).
+    Good predictor f = x^2: Var f = 4 mu^2 s^2 + 2 s^4, Cov(X, X^2) = 2 mu s^2.
+    Bad predictor f = |x| (folded normal), with a = mu/s:
+    E|X| = s sqrt(2/pi) exp(-a^2/2) + mu (1 - 2 Phi(-a)),
+    E[X|X|] = (mu^2 + s^2)(2 Phi(a) - 1) + 2 mu s phi(a), Var|X| = mu^2 + s^2 - (E|X|)^2.
+    (The official code estimates these moments by Monte Carlo.)
+    """
+    from scipy.stats import norm
+
+    mu = np.asarray(mu, dtype=float)
+    s2 = sigma_x**2
+    var_y = 4 * mu**2 * s2 + noise_var
+    if good_predictor:
+        return var_y, 2 * mu * (2 * mu * s2), 4 * mu**2 * s2 + 2 * s2**2
+    a = mu / sigma_x
+    e_abs = sigma_x * np.sqrt(2 / np.pi) * np.exp(-(a**2) / 2) + mu * (1 - 2 * norm.cdf(-a))
+    e_x_abs = (mu**2 + s2) * (2 * norm.cdf(a) - 1) + 2 * mu * sigma_x * norm.pdf(a)
+    return var_y, 2 * mu * (e_x_abs - mu * e_abs), mu**2 + s2 - e_abs**2
+
+
+@dataclass(frozen=True)
+class DigitsProblems:
+    """The digits study: problems are k-means clusters; Y is the digit's value 0-9.
+
+    Attributes:
+        y: outcomes of the evaluation points, one array per problem.
+        pred: ridge predictions of the evaluation points, one array per problem.
+        theta: mean of y over each problem's evaluation points (the estimand).
+    """
+
+    y: list[np.ndarray]
+    pred: list[np.ndarray]
+    theta: np.ndarray
+
+
+def digits_problems(n_clusters: int = 30, train_fraction: float = 0.3, min_size: int = 12,
+                    seed: int = 0) -> DigitsProblems:
+    """Build compound mean problems from scikit-learn's bundled digits data.
+
+    A ridge regression of the digit's value on its 64 pixels is fitted on a random
+    ``train_fraction`` of the images; the other images are clustered by k-means on
+    their pixels into ``n_clusters`` problems, and clusters with fewer than
+    ``min_size`` images are dropped. The estimand of a problem is the mean digit value
+    of its images; the predictor's bias differs from cluster to cluster.
+    """
+    from sklearn.cluster import KMeans
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import Ridge
+
+    X, y = load_digits(return_X_y=True)
+    y = y.astype(float)
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(len(y))
+    n_train = int(round(train_fraction * len(y)))
+    train, rest = perm[:n_train], perm[n_train:]
+    model = Ridge(alpha=1.0).fit(X[train], y[train])
+    pred = model.predict(X[rest])
+    labels = KMeans(n_clusters=n_clusters, n_init=4, random_state=seed).fit_predict(X[rest])
+    ys, preds = [], []
+    for c in range(n_clusters):
+        idx = np.flatnonzero(labels == c)
+        if idx.size >= min_size:
+            ys.append(y[rest][idx])
+            preds.append(pred[idx])
+    return DigitsProblems(ys, preds, np.array([a.mean() for a in ys]))
+
+
+def split_labelled(problems: DigitsProblems, n_labelled: int, rng: np.random.Generator) -> CompoundMeanData:
+    """Randomly mark ``n_labelled`` points of each problem as labelled, the rest as unlabelled."""
+    yl, fl, fu = [], [], []
+    for y, f in zip(problems.y, problems.pred):
+        perm = rng.permutation(y.size)
+        lab, unl = perm[:n_labelled], perm[n_labelled:]
+        yl.append(y[lab])
+        fl.append(f[lab])
+        fu.append(f[unl])
+    return CompoundMeanData(yl, fl, fu, problems.theta)

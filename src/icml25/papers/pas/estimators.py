@@ -1,0 +1,408 @@
+"""Prediction-Powered Adaptive Shrinkage (PAS) for compound mean estimation.
+
+Li & Ignatiadis, "Prediction-Powered Adaptive Shrinkage Estimation", ICML 2025
+(arXiv 2502.14166).
+
+Setting: m problems. Problem j has n_j labelled pairs (X_ij, Y_ij), N_j unlabelled
+points X~_ij and a black-box predictor f. The target is theta_j = E[Y_j] for every
+j, under the compound loss sum_j (theta_hat_j - theta_j)^2.
+
+PAS has two stages:
+
+1. Within each problem, power-tuned PPI (PPI++):
+   ``theta_pt_j = Ybar_j + lambda_j (Z_j - fbar_j)`` with
+   ``lambda_j = N_j/(n_j+N_j) * gamma_j / tau2_j`` clipped to [0, 1], where Z_j is the
+   mean of f on the unlabelled points, fbar_j its mean on the labelled points,
+   gamma_j = Cov(Y, f(X)) over the labelled pairs and tau2_j = Var f over all
+   n_j + N_j points. Its variance is
+   ``A_j = sigma2_j/n_j + lambda_j^2 tau2_j (n_j+N_j)/(n_j N_j) - 2 lambda_j gamma_j/n_j``.
+2. Across problems, shrink towards the prediction mean Z_j:
+   ``theta_pas_j = w_j theta_pt_j + (1 - w_j) Z_j`` with ``w_j = omega/(A_j + omega)``,
+   one global omega >= 0 chosen by minimising the unbiased risk estimate CURE.
+
+Inputs are lists of 1-D arrays, one per problem; sizes may differ between problems.
+Every function here computes all problems at once with segment sums (no Python loop
+over problems).
+
+Special cases (the tests check each): ``omega=0`` gives the prediction mean Z;
+``omega=inf`` gives PT-PPI; ``lam=0`` gives shrinkage-only (Ybar shrunk towards Z
+with the Xie-Kou-Brown SURE); ``lam=1, omega=inf`` gives vanilla PPI; ``lam=0,
+omega=inf`` gives the classical sample mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+from sklearn.base import BaseEstimator
+
+VARIANCE_FLOOR = 1e-12
+"""Lower bound on the estimated variance A_j (as in the official code)."""
+
+ArrayList = Sequence[np.ndarray]
+
+
+@dataclass(frozen=True)
+class ProblemMoments:
+    """Per-problem sample moments, each an array of shape (m,).
+
+    Attributes:
+        n, N: labelled and unlabelled sample sizes.
+        y_mean: labelled mean of Y (the classical estimate).
+        f_labelled_mean: mean of f on the labelled points.
+        f_unlabelled_mean: mean of f on the unlabelled points (Z, the shrinkage target).
+        var_y: sample variance of Y (ddof=1).
+        cov_yf: sample covariance of Y and f over the labelled pairs (ddof=1).
+        var_f: sample variance of f over all n + N points (ddof=1).
+    """
+
+    n: np.ndarray
+    N: np.ndarray
+    y_mean: np.ndarray
+    f_labelled_mean: np.ndarray
+    f_unlabelled_mean: np.ndarray
+    var_y: np.ndarray
+    cov_yf: np.ndarray
+    var_f: np.ndarray
+
+
+def _as_problems(name: str, arrays: ArrayList, min_size: int) -> list[np.ndarray]:
+    if isinstance(arrays, np.ndarray) and arrays.ndim == 2:
+        arrays = list(arrays)
+    if not isinstance(arrays, (list, tuple)) or len(arrays) == 0:
+        raise ValueError(f"{name} must be a non-empty list of 1-D arrays, one per problem")
+    out = []
+    for j, a in enumerate(arrays):
+        a = np.asarray(a, dtype=float)
+        if a.ndim != 1:
+            raise ValueError(f"{name}[{j}] must be 1-D, got shape {a.shape}")
+        if a.size < min_size:
+            raise ValueError(f"{name}[{j}] has {a.size} points; each problem needs at least {min_size}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name}[{j}] contains NaN or infinite values")
+        out.append(a)
+    return out
+
+
+def _segment_sums(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    return np.add.reduceat(values, starts)
+
+
+def problem_moments(y_labelled: ArrayList, pred_labelled: ArrayList, pred_unlabelled: ArrayList,
+                    share_var: bool = False,
+                    known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> ProblemMoments:
+    """Compute the sample moments of every problem, validating the inputs.
+
+    Args:
+        y_labelled: list of m arrays, Y of the labelled points of each problem (n_j >= 2).
+        pred_labelled: list of m arrays, f(X) on the same labelled points.
+        pred_unlabelled: list of m arrays, f(X~) on the unlabelled points (N_j >= 1).
+        share_var: pool var_y, cov_yf and var_f over all problems (one value for all)
+            instead of estimating them per problem.
+        known_moments: optional true ``(var_y, cov_yf, var_f)``, each of shape (m,),
+            replacing the sample estimates.
+
+    Returns:
+        ProblemMoments with arrays of shape (m,).
+
+    Raises:
+        ValueError: empty or mismatched lists, a problem with n_j < 2 or N_j < 1,
+            labelled arrays of different lengths, or non-finite values.
+    """
+    y = _as_problems("y_labelled", y_labelled, 2)
+    fl = _as_problems("pred_labelled", pred_labelled, 2)
+    fu = _as_problems("pred_unlabelled", pred_unlabelled, 1)
+    if not len(y) == len(fl) == len(fu):
+        raise ValueError(f"y_labelled, pred_labelled and pred_unlabelled must list the same number of problems, "
+                         f"got {len(y)}, {len(fl)} and {len(fu)}")
+    for j, (a, b) in enumerate(zip(y, fl)):
+        if a.size != b.size:
+            raise ValueError(f"problem {j}: y_labelled has {a.size} points but pred_labelled has {b.size}")
+    n = np.array([a.size for a in y], dtype=float)
+    N = np.array([a.size for a in fu], dtype=float)
+    Y, FL, FU = np.concatenate(y), np.concatenate(fl), np.concatenate(fu)
+    ni, Ni = n.astype(int), N.astype(int)
+
+    y_mean = _segment_sums(Y, ni) / n
+    fl_mean = _segment_sums(FL, ni) / n
+    fu_mean = _segment_sums(FU, Ni) / N
+    if share_var:
+        m = len(y)
+        f_all = np.concatenate([FL, FU])
+        var_y = np.full(m, Y.var(ddof=1))
+        cov_yf = np.full(m, np.cov(Y, FL, ddof=1)[0, 1])
+        var_f = np.full(m, f_all.var(ddof=1))
+    else:
+        yc = Y - np.repeat(y_mean, ni)
+        flc = FL - np.repeat(fl_mean, ni)
+        var_y = _segment_sums(yc**2, ni) / (n - 1)
+        cov_yf = _segment_sums(yc * flc, ni) / (n - 1)
+        f_mean_all = (n * fl_mean + N * fu_mean) / (n + N)
+        ss_f = _segment_sums((FL - np.repeat(f_mean_all, ni)) ** 2, ni) + \
+            _segment_sums((FU - np.repeat(f_mean_all, Ni)) ** 2, Ni)
+        var_f = ss_f / (n + N - 1)
+    if known_moments is not None:
+        known = [np.asarray(v, dtype=float) for v in known_moments]
+        if len(known) != 3 or any(v.shape != (len(y),) or not np.all(np.isfinite(v)) for v in known):
+            raise ValueError(f"known_moments must be three finite arrays (var_y, cov_yf, var_f) of shape ({len(y)},)")
+        if np.any(known[0] < 0) or np.any(known[2] < 0):
+            raise ValueError("known variances must be >= 0")
+        var_y, cov_yf, var_f = known
+    return ProblemMoments(n, N, y_mean, fl_mean, fu_mean, var_y, cov_yf, var_f)
+
+
+def power_tuning_lambdas(moments: ProblemMoments, clip: bool = True) -> np.ndarray:
+    """PPI++ power-tuning weights ``lambda_j = N/(n+N) * cov_yf / var_f`` (0 where var_f = 0)."""
+    ratio = np.divide(moments.cov_yf, moments.var_f, out=np.zeros_like(moments.var_f), where=moments.var_f > 0)
+    lam = moments.N / (moments.n + moments.N) * ratio
+    return np.clip(lam, 0.0, 1.0) if clip else lam
+
+
+def pt_variance(moments: ProblemMoments, lambdas: np.ndarray) -> np.ndarray:
+    """Variance A_j of ``Ybar_j + lambda_j (Z_j - fbar_j)``, floored at ``VARIANCE_FLOOR``."""
+    n, N = moments.n, moments.N
+    a = moments.var_y / n + lambdas**2 * moments.var_f * (n + N) / (n * N) - 2 * lambdas * moments.cov_yf / n
+    return np.maximum(a, VARIANCE_FLOOR)
+
+
+def cure(omega: float | np.ndarray, theta_pt: np.ndarray, Z: np.ndarray, A: np.ndarray, lambdas: np.ndarray,
+         tau2: np.ndarray, N: np.ndarray) -> float | np.ndarray:
+    """Correlation-aware unbiased risk estimate of the PAS compound loss at global ``omega``.
+
+    ``CURE(omega) = sum_j A_j/(A_j+omega)^2 (A_j (Z_j - theta_pt_j)^2 + omega^2 - A_j^2)
+    + sum_j 2 A_j/(A_j+omega) lambda_j tau2_j / N_j``. The second sum corrects for
+    the covariance ``lambda_j tau2_j / N_j`` between theta_pt_j and Z_j; without it this
+    is the SURE of Xie, Kou & Brown (2012).
+
+    Args:
+        omega: scalar, or an array of candidate values (evaluated elementwise).
+        theta_pt, Z, A, lambdas, tau2, N: arrays of shape (m,).
+
+    Returns:
+        The risk estimate (sum over problems), a float or an array shaped like ``omega``.
+    """
+    w = np.asarray(omega, dtype=float)[..., None]
+    first = A / (A + w) ** 2 * (A * (Z - theta_pt) ** 2 + w**2 - A**2)
+    extra = 2 * A / (A + w) * lambdas * tau2 / N
+    total = (first + extra).sum(axis=-1)
+    return float(total) if np.ndim(omega) == 0 else total
+
+
+def minimise_cure(theta_pt: np.ndarray, Z: np.ndarray, A: np.ndarray, lambdas: np.ndarray, tau2: np.ndarray,
+                  N: np.ndarray, cutoff: float = 0.999, grid_size: int = 200) -> float:
+    """Global omega minimising CURE on ``[0, cutoff/(1-cutoff) * max_j A_j]``.
+
+    A log-spaced grid (plus both ends) locates the best basin; bounded Brent then
+    refines between its neighbours. The official code runs Brent on the whole
+    interval, which can stop in a local minimum; the grid makes the search global.
+    """
+    if not 0 < cutoff < 1:
+        raise ValueError(f"cutoff must be in (0, 1), got {cutoff}")
+    upper = cutoff / (1 - cutoff) * float(A.max())
+    grid = np.concatenate(([0.0], np.geomspace(upper * 1e-8, upper, grid_size - 1)))
+    values = cure(grid, theta_pt, Z, A, lambdas, tau2, N)
+    i = int(np.argmin(values))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    if hi <= lo:
+        return float(grid[i])
+    res = minimize_scalar(cure, bounds=(lo, hi), method="bounded", args=(theta_pt, Z, A, lambdas, tau2, N),
+                          options={"xatol": 1e-12 * max(upper, 1.0)})
+    return float(res.x) if res.fun <= values[i] else float(grid[i])
+
+
+def pas_mean_pointestimate(
+    y_labelled: ArrayList,
+    pred_labelled: ArrayList,
+    pred_unlabelled: ArrayList,
+    clip_lambda: bool = True,
+    cutoff: float = 0.999,
+    share_var: bool = False,
+    lam: float | np.ndarray | None = None,
+    omega: float | None = None,
+    known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """PAS estimates of the m problem means.
+
+    Args:
+        y_labelled: list of m 1-D arrays, the labelled outcomes of each problem (n_j >= 2).
+        pred_labelled: list of m 1-D arrays, predictions on the labelled points.
+        pred_unlabelled: list of m 1-D arrays, predictions on the unlabelled points.
+        clip_lambda: clip the power-tuning weights to [0, 1] (the official code's
+            default; the paper's Eq. 13 is unclipped).
+        cutoff: c in (0, 1); omega is searched on ``[0, c/(1-c) max_j A_j]``.
+        share_var: pool the moments over problems instead of per problem.
+        lam: fix the power-tuning weights (scalar or shape (m,)) instead of tuning
+            them; ``0`` gives shrinkage-only, ``1`` vanilla PPI inside PAS.
+        omega: fix the global shrinkage parameter instead of minimising CURE;
+            ``0`` returns the prediction means, ``np.inf`` the PT-PPI estimates.
+        known_moments: optional ``(var_y, cov_yf, var_f)``, each of shape (m,): the
+            true Var Y, Cov(Y, f) and Var f of every problem, used instead of the
+            sample estimates (the paper's synthetic study assumes them known).
+
+    Returns:
+        (theta_hat, lambdas, omegas), each of shape (m,): the PAS estimates, the
+        power-tuning weights lambda_j, and the per-problem shrinkage weights
+        ``omega_j = omega/(A_j + omega)`` in [0, 1] (1 = no shrinkage).
+    """
+    fit = pas_fit(y_labelled, pred_labelled, pred_unlabelled, clip_lambda, cutoff, share_var, lam, omega,
+                  known_moments)
+    return fit.theta, fit.lambdas, fit.omegas
+
+
+@dataclass(frozen=True)
+class PASFit:
+    """Everything PAS computes: estimates, weights and the intermediate quantities."""
+
+    theta: np.ndarray
+    theta_pt: np.ndarray
+    prediction_mean: np.ndarray
+    lambdas: np.ndarray
+    omegas: np.ndarray
+    omega: float
+    variances: np.ndarray
+    moments: ProblemMoments
+
+
+def pas_fit(y_labelled: ArrayList, pred_labelled: ArrayList, pred_unlabelled: ArrayList, clip_lambda: bool = True,
+            cutoff: float = 0.999, share_var: bool = False, lam: float | np.ndarray | None = None,
+            omega: float | None = None,
+            known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> PASFit:
+    """Like :func:`pas_mean_pointestimate`, returning a :class:`PASFit` with the global omega too."""
+    mom = problem_moments(y_labelled, pred_labelled, pred_unlabelled, share_var, known_moments)
+    m = mom.n.size
+    if lam is None:
+        lambdas = power_tuning_lambdas(mom, clip=clip_lambda)
+    else:
+        lambdas = np.broadcast_to(np.asarray(lam, dtype=float), (m,)).copy()
+        if not np.all(np.isfinite(lambdas)):
+            raise ValueError("lam must be finite")
+    Z = mom.f_unlabelled_mean
+    theta_pt = mom.y_mean + lambdas * (Z - mom.f_labelled_mean)
+    A = pt_variance(mom, lambdas)
+    if omega is None:
+        omega = minimise_cure(theta_pt, Z, A, lambdas, mom.var_f, mom.N, cutoff=cutoff)
+    elif not omega >= 0:
+        raise ValueError(f"omega must be >= 0, got {omega}")
+    omegas = np.ones(m) if np.isinf(omega) else omega / (A + omega)
+    theta = omegas * theta_pt + (1 - omegas) * Z
+    return PASFit(theta, theta_pt, Z, lambdas, omegas, float(omega), A, mom)
+
+
+def classical_mean_pointestimate(y_labelled: ArrayList, pred_labelled: ArrayList,
+                                 pred_unlabelled: ArrayList) -> np.ndarray:
+    """The labelled sample mean of each problem (ignores the predictions' values)."""
+    return problem_moments(y_labelled, pred_labelled, pred_unlabelled).y_mean
+
+
+def prediction_mean_pointestimate(y_labelled: ArrayList, pred_labelled: ArrayList,
+                                  pred_unlabelled: ArrayList) -> np.ndarray:
+    """The mean prediction on the unlabelled points of each problem (Z_j)."""
+    return problem_moments(y_labelled, pred_labelled, pred_unlabelled).f_unlabelled_mean
+
+
+def vanilla_ppi_mean_pointestimate(y_labelled: ArrayList, pred_labelled: ArrayList,
+                                   pred_unlabelled: ArrayList) -> np.ndarray:
+    """PPI with lambda = 1: ``Ybar_j + Z_j - fbar_j``."""
+    mom = problem_moments(y_labelled, pred_labelled, pred_unlabelled)
+    return mom.y_mean + mom.f_unlabelled_mean - mom.f_labelled_mean
+
+
+def pt_ppi_mean_pointestimate(y_labelled: ArrayList, pred_labelled: ArrayList, pred_unlabelled: ArrayList,
+                              clip_lambda: bool = True, share_var: bool = False,
+                              known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Power-tuned PPI (PPI++) run separately in each problem: ``Ybar_j + lambda_j (Z_j - fbar_j)``."""
+    mom = problem_moments(y_labelled, pred_labelled, pred_unlabelled, share_var, known_moments)
+    lambdas = power_tuning_lambdas(mom, clip=clip_lambda)
+    return mom.y_mean + lambdas * (mom.f_unlabelled_mean - mom.f_labelled_mean)
+
+
+def shrinkage_only_pointestimate(y_labelled: ArrayList, pred_labelled: ArrayList, pred_unlabelled: ArrayList,
+                                 cutoff: float = 0.999, share_var: bool = False,
+                                 known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                                 ) -> np.ndarray:
+    """Shrink the sample means towards the prediction means with the Xie-Kou-Brown SURE (PAS with lambda = 0)."""
+    return pas_fit(y_labelled, pred_labelled, pred_unlabelled, cutoff=cutoff, share_var=share_var, lam=0.0,
+                   known_moments=known_moments).theta
+
+
+class PASEstimator(BaseEstimator):
+    """scikit-learn style PAS on flat arrays with a problem (group) label per point.
+
+    Args:
+        clip_lambda: clip power-tuning weights to [0, 1].
+        cutoff: upper end of the omega search, as a fraction c in (0, 1).
+        share_var: pool the moments across problems.
+
+    Attributes (after ``fit``):
+        groups_: sorted problem labels, shape (m,).
+        theta_: PAS estimate of each problem's mean, shape (m,).
+        theta_pt_: PT-PPI estimates, shape (m,).
+        prediction_mean_: mean prediction on the unlabelled points, shape (m,).
+        lambdas_: power-tuning weights, shape (m,).
+        omegas_: per-problem shrinkage weights omega/(A_j + omega), shape (m,).
+        omega_: the global omega chosen by CURE.
+        variances_: estimated variances A_j of the PT-PPI estimates, shape (m,).
+
+    Example:
+        >>> est = PASEstimator().fit(y, pred, groups, pred_unlabelled, groups_unlabelled)
+        >>> est.predict(["a", "b"])      # estimated means of problems "a" and "b"
+    """
+
+    def __init__(self, clip_lambda: bool = True, cutoff: float = 0.999, share_var: bool = False):
+        self.clip_lambda = clip_lambda
+        self.cutoff = cutoff
+        self.share_var = share_var
+
+    def fit(self, y, pred_labelled, groups_labelled, pred_unlabelled, groups_unlabelled) -> "PASEstimator":
+        """Estimate every problem's mean.
+
+        Args:
+            y: labelled outcomes, shape (n_total,).
+            pred_labelled: predictions on the labelled points, shape (n_total,).
+            groups_labelled: problem label of each labelled point, shape (n_total,).
+            pred_unlabelled: predictions on the unlabelled points, shape (N_total,).
+            groups_unlabelled: problem label of each unlabelled point, shape (N_total,).
+        """
+        y = np.asarray(y, dtype=float).ravel()
+        fl = np.asarray(pred_labelled, dtype=float).ravel()
+        gl = np.asarray(groups_labelled).ravel()
+        fu = np.asarray(pred_unlabelled, dtype=float).ravel()
+        gu = np.asarray(groups_unlabelled).ravel()
+        if not y.size == fl.size == gl.size:
+            raise ValueError(f"y, pred_labelled and groups_labelled must have the same length, "
+                             f"got {y.size}, {fl.size} and {gl.size}")
+        if fu.size != gu.size:
+            raise ValueError(f"pred_unlabelled and groups_unlabelled must have the same length, "
+                             f"got {fu.size} and {gu.size}")
+        groups = np.unique(gl)
+        missing = np.setdiff1d(groups, np.unique(gu))
+        if missing.size:
+            raise ValueError(f"problem {missing[0]!r} has labelled points but no unlabelled points")
+        extra = np.setdiff1d(np.unique(gu), groups)
+        if extra.size:
+            raise ValueError(f"problem {extra[0]!r} has unlabelled points but no labelled points")
+        order_l, order_u = np.argsort(gl, kind="stable"), np.argsort(gu, kind="stable")
+        split_l = np.searchsorted(gl[order_l], groups[1:])
+        split_u = np.searchsorted(gu[order_u], groups[1:])
+        fit = pas_fit(np.split(y[order_l], split_l), np.split(fl[order_l], split_l),
+                      np.split(fu[order_u], split_u), self.clip_lambda, self.cutoff, self.share_var)
+        self.groups_ = groups
+        self.theta_, self.theta_pt_, self.prediction_mean_ = fit.theta, fit.theta_pt, fit.prediction_mean
+        self.lambdas_, self.omegas_, self.omega_, self.variances_ = fit.lambdas, fit.omegas, fit.omega, fit.variances
+        return self
+
+    def predict(self, groups) -> np.ndarray:
+        """Estimated means of the given problems (labels seen in ``fit``)."""
+        if not hasattr(self, "theta_"):
+            raise ValueError("this PASEstimator is not fitted yet; call fit first")
+        groups = np.asarray(groups).ravel()
+        idx = np.searchsorted(self.groups_, groups)
+        idx = np.clip(idx, 0, self.groups_.size - 1)
+        unknown = self.groups_[idx] != groups
+        if np.any(unknown):
+            raise ValueError(f"unknown problem {groups[unknown][0]!r}; fit saw {self.groups_.size} problems")
+        return self.theta_[idx]
