@@ -25,6 +25,7 @@ test: $(VENV)/.dev-installed
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.dev-installed
+	$(PIP) -e ".[all,dev,bench]"
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
 clean:

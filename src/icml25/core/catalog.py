@@ -17,7 +17,9 @@ CATALOG: tuple[Paper, ...] = (
     Paper("cdvi", "Censor Dependent Variational Inference",
           "2502.09591", "fHD76uOB4t", "ChuanhuiLiu/CDVI", "model"),
     Paper("certified_unlearning", "Certified Unlearning for Neural Networks",
-          "2506.06985", None, "stair-lab/certified-unlearning-neural-networks-icml-2025", "algorithm"),
+          "2506.06985", None, "stair-lab/certified-unlearning-neural-networks-icml-2025", "algorithm",
+          status="partial",
+          note="Only scikit-learn digits (no MNIST/CIFAR); the DP-SGD + group-privacy baseline and the noise-before-projection variant of model clipping are not built; the paper's theorem constants could not be read, so the method follows the official code, with its Renyi-to-(epsilon, delta) conversion corrected."),
     Paper("cve_bench", "CVE-Bench: A Benchmark for AI Agents' Ability to Exploit Real-World Web Application "
           "Vulnerabilities", "2503.17332", None, "uiuc-kang-lab/cve-bench", "benchmark"),
     Paper("downstream_free_energy", "A Bayesian Model Selection Criterion for Selecting Pretraining Checkpoints",
@@ -53,7 +55,9 @@ CATALOG: tuple[Paper, ...] = (
           "Networks: A Distribution-Free Analysis in Spherical Covariate", "2411.02904", "fPOkujQBVb", None,
           "theory"),
     Paper("omdpd", "An Optimistic Algorithm for Online CMDPs with Anytime Adversarial Constraints",
-          "2505.21841", "fFgiXamW8E", None, "algorithm"),
+          "2505.21841", "fFgiXamW8E", None, "algorithm",
+          status="partial",
+          note="Algorithm 1 of arXiv 2505.21841 could not be retrieved: the policy mirror step, the queue-style dual update, the step sizes and where optimism enters are inferred; the improved bounds with accurate estimates are not checked."),
     Paper("pas", "Prediction-Powered Adaptive Shrinkage Estimation",
           "2502.14166", None, "listar2000/prediction-powered-adaptive-shrinkage", "algorithm",
           status="implemented"),
@@ -62,7 +66,9 @@ CATALOG: tuple[Paper, ...] = (
     Paper("quiver_mutation", "Machines and Mathematical Mutations: Using GNNs to Characterize Quiver Mutation "
           "Classes", "2411.07467", None, None, "benchmark"),
     Paper("r1vi", "Rank-One Modified Value Iteration",
-          "2505.01828", "44WiPvzDbu", None, "algorithm"),
+          "2505.01828", "44WiPvzDbu", None, "algorithm",
+          status="partial",
+          note="R1-VI's update is checked against a third-party implementation and its derivation from the abstract, not against the paper's Algorithm 1 (its text could not be retrieved); the R1-QL update and the number of power steps are inferred; the speedy Q-learning baseline is not built."),
     Paper("re_bench", "RE-Bench: Evaluating Frontier AI R&D Capabilities of Language Model Agents against Human "
           "Experts", "2411.15114", None, "METR/ai-rd-tasks", "benchmark"),
     Paper("resgen", "Efficient Generative Modeling with Residual Vector Quantization-Based Tokens",
@@ -72,7 +78,9 @@ CATALOG: tuple[Paper, ...] = (
     Paper("risingattack", "RisingAttacK: Adversarial Perturbations from the Right Singular Vectors of the "
           "Adversarial Jacobian", None, None, None, "algorithm"),
     Paper("robust_markov_games", "Breaking the Curse of Multiagency in Robust Multi-Agent Reinforcement Learning",
-          "2409.20067", "fFBnsYRsPg", None, "theory"),
+          "2409.20067", "fFBnsYRsPg", None, "theory",
+          status="partial",
+          note="Robust-Q-FTRL's learning rates, bonus and opponent-sampling details are inferred (the paper's text could not be retrieved); at the card's scale the multiagency-scaling experiment is degenerate (random games are nearly solved by uniform play), so only the learning-curve claim is informative."),
     Paper("sharp_distill", "SHARP-Distill: A 68x Faster Recommender System with Hypergraph Neural Networks and "
           "Language Models", None, "3hYrORJndz", "S-Forouzandeh/SHARP-Distill", "model"),
     Paper("single_transformer_lmm", "HaploVL: A Single-Transformer Baseline for Multi-Modal Understanding",
