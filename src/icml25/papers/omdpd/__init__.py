@@ -1,0 +1,42 @@
+"""OMDPD: Optimistic Mirror Descent Primal-Dual for online CMDPs with anytime adversarial constraints
+(Zhu, Yu, Lee, Liu & Wei, ICML 2025, arXiv 2505.21841).
+
+Episodic CMDP, unknown transitions and rewards, constraints g_k chosen by an adversary and revealed
+after each episode. Targets: strong regret against the best fixed policy feasible for every g_k, and
+strong violation sum_k [V_{g_k}^{pi_k}]_+, both O~(sqrt K) without Slater's condition. The update rule
+here is inferred (the paper's Algorithm 1 could not be read); see docs/papers/omdpd.md.
+"""
+
+from icml25.papers.omdpd.cmdp import (
+    AdversarialInstance,
+    adversarial_instance,
+    EpisodicCMDP,
+    OccupancyLPResult,
+    ReactiveSchedule,
+    SwitchingSchedule,
+    Trajectory,
+    flow_residual,
+    min_max_constraint_value,
+    occupancy_from_policy,
+    occupancy_lp,
+    policy_from_occupancy,
+    policy_value,
+    random_cmdp,
+)
+from icml25.papers.omdpd.omdpd import (
+    OMDPD,
+    OnlineRun,
+    OptimisticModel,
+    OptPrimalDualCMDP,
+    UnconstrainedUCBVI,
+    evaluate_policy,
+    mirror_descent_step,
+    run_online,
+)
+
+__all__ = [
+    "AdversarialInstance", "adversarial_instance", "EpisodicCMDP", "OMDPD", "OccupancyLPResult", "OnlineRun", "OptPrimalDualCMDP", "OptimisticModel",
+    "ReactiveSchedule", "SwitchingSchedule", "Trajectory", "UnconstrainedUCBVI", "evaluate_policy", "flow_residual",
+    "min_max_constraint_value", "mirror_descent_step", "occupancy_from_policy", "occupancy_lp",
+    "policy_from_occupancy", "policy_value", "random_cmdp", "run_online",
+]
