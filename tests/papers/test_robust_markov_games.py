@@ -1,0 +1,335 @@
+"""Robust Markov games: TV-robust expectation against linprog, the exact robust CCE-gap evaluator against
+brute force and closed forms, invariances, Robust-Q-FTRL convergence/self-consistency, bad input, smoke run."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from icml25.common.mdp import backward_induction
+from icml25.papers.robust_markov_games import (
+    CorrelatedPolicy,
+    MarkovGame,
+    estimate_joint_model,
+    mixture_weights,
+    ftrl_step_sizes,
+    random_general_sum_game,
+    robust_best_response_values,
+    robust_cce_gap,
+    robust_cce_gaps,
+    robust_policy_values,
+    robust_q_ftrl,
+    tv_robust_expectation,
+    tv_robust_expectation_batch,
+)
+from icml25.papers.robust_markov_games.repro import EXPERIMENTS, samples_to_target
+
+
+def tv_primal_linprog(p, v, sigma):
+    """min_x v.x s.t. x in simplex, ||x - p||_1 <= 2 sigma (auxiliary t >= |x - p|)."""
+    S = len(p)
+    eye = np.eye(S)
+    c = np.concatenate([v, np.zeros(S)])
+    A_ub = np.block([[eye, -eye], [-eye, -eye], [np.zeros((1, S)), np.ones((1, S))]])
+    b_ub = np.concatenate([p, -p, [2 * sigma]])
+    A_eq = np.concatenate([np.ones(S), np.zeros(S)])[None]
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0], bounds=(0, None), method="highs")
+    assert res.status == 0
+    return res.fun
+
+
+# --------------------------------------------------------------------------- TV-robust expectation
+
+def test_tv_robust_matches_linprog_on_random_instances():
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        S = int(rng.integers(2, 9))
+        p = rng.dirichlet(np.ones(S) * rng.choice([0.3, 1.0, 5.0]))
+        v = rng.normal(size=S) * 3
+        if trial % 5 == 0:
+            v[: S // 2] = v[0]  # ties
+        sigma = float(rng.uniform(0, 1))
+        assert tv_robust_expectation(p, v, sigma) == pytest.approx(tv_primal_linprog(p, v, sigma), abs=1e-8)
+
+
+def test_tv_robust_closed_forms():
+    rng = np.random.default_rng(1)
+    p, v = rng.dirichlet(np.ones(6)), rng.random(6)
+    assert tv_robust_expectation(p, v, 0.0) == pytest.approx(p @ v, abs=1e-12)
+    assert tv_robust_expectation(p, v, 1.0) == pytest.approx(v.min(), abs=1e-12)
+    # enough budget to move all other mass to the minimum: sigma >= 1 - p(argmin)
+    assert tv_robust_expectation(p, v, 1 - p[np.argmin(v)] + 1e-9) == pytest.approx(v.min(), abs=1e-9)
+    # two states: move sigma of the mass from the high state to the low one
+    for q, sigma in [(0.3, 0.1), (0.3, 0.5), (0.9, 0.2)]:
+        assert tv_robust_expectation([q, 1 - q], [0.0, 1.0], sigma) == pytest.approx(max(1 - q - sigma, 0.0))
+
+
+def test_tv_robust_invariances_and_batch():
+    rng = np.random.default_rng(2)
+    p, v = rng.dirichlet(np.ones(5), size=(3, 4)), rng.normal(size=(3, 4, 5))
+    sig = rng.uniform(0, 1, size=(3, 4))
+    base = tv_robust_expectation_batch(p, v, sig)
+    loop = np.array([[tv_robust_expectation(p[a, b], v[a, b], sig[a, b]) for b in range(4)] for a in range(3)])
+    np.testing.assert_allclose(base, loop, atol=1e-12)
+    np.testing.assert_allclose(tv_robust_expectation_batch(p, v + 2.5, sig), base + 2.5, atol=1e-12)
+    np.testing.assert_allclose(tv_robust_expectation_batch(p, 3 * v, sig), 3 * base, atol=1e-12)
+    perm = rng.permutation(5)
+    np.testing.assert_allclose(tv_robust_expectation_batch(p[..., perm], v[..., perm], sig), base, atol=1e-12)
+    values = [tv_robust_expectation(p[0, 0], v[0, 0], s) for s in np.linspace(0, 1, 11)]
+    assert np.all(np.diff(values) <= 1e-12) and values[0] >= values[-1]
+
+
+@pytest.mark.parametrize("p, v, sigma, match", [
+    ([0.5, 0.6], [1.0, 2.0], 0.1, "not stochastic"),
+    ([1.2, -0.2], [1.0, 2.0], 0.1, "negative"),
+    ([0.5, 0.5], [1.0, 2.0, 3.0], 0.1, "same length"),
+    ([0.5, 0.5], [1.0, 2.0], -0.1, "sigma"),
+    ([0.5, 0.5], [1.0, 2.0], 1.5, "sigma"),
+    ([0.5, 0.5], [1.0, np.nan], 0.1, "finite"),
+])
+def test_tv_robust_bad_input(p, v, sigma, match):
+    with pytest.raises(ValueError, match=match):
+        tv_robust_expectation(p, v, sigma)
+
+
+def test_tv_robust_batch_bad_input():
+    with pytest.raises(ValueError, match="axis of length"):
+        tv_robust_expectation_batch(np.full((2, 3), 1 / 3), np.zeros((2, 4)), 0.1)
+    with pytest.raises(ValueError, match="sigma"):
+        tv_robust_expectation_batch(np.full((2, 3), 1 / 3), np.zeros((2, 3)), [0.1, 2.0])
+
+
+# --------------------------------------------------------------------------- the game and its validation
+
+def test_game_bad_input():
+    game = random_general_sum_game(2, 2, 3, 2, seed=0)
+    P, R = game.P.copy(), game.R.copy()
+    bad = P.copy()
+    bad[0, 0, 0, 0] *= 0.5
+    with pytest.raises(ValueError, match="not stochastic"):
+        MarkovGame(bad, R, 2)
+    with pytest.raises(ValueError, match="R must have shape"):
+        MarkovGame(P, R[:, :, :2], 2)
+    with pytest.raises(ValueError, match="does not match"):
+        MarkovGame(P, R, 3)
+    with pytest.raises(ValueError, match="H must be >= 1"):
+        MarkovGame(P, R, 0)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        MarkovGame(P, R + 1.0, 2)
+    for kwargs in ({"m": -1}, {"S": 0}, {"A": -2}, {"H": 0}, {"A": (2, -1)}, {"A": (2, 2, 2)}):
+        args = {"m": 2, "A": 2, "S": 3, "H": 2, **kwargs}
+        with pytest.raises(ValueError):
+            random_general_sum_game(**args)
+    with pytest.raises(ValueError, match="sigma"):
+        robust_cce_gap(game, CorrelatedPolicy.product([np.full((2, 3, 2), 0.5)] * 2), 1.5)
+    with pytest.raises(ValueError, match="shape"):
+        robust_cce_gap(game, CorrelatedPolicy.product([np.full((2, 3, 2), 0.5)] * 3), 0.2)
+    with pytest.raises(ValueError, match="K must be >= 1"):
+        robust_q_ftrl(game, 0.2, 0, 5)
+    with pytest.raises(ValueError, match="N must be >= 1"):
+        robust_q_ftrl(game, 0.2, 5, -3)
+    with pytest.raises(ValueError, match="n_per_entry"):
+        estimate_joint_model(game, 0)
+
+
+def test_sample_next_follows_P():
+    game = random_general_sum_game(2, (2, 3), 4, 2, seed=3)
+    rng = np.random.default_rng(0)
+    draws = np.array([game.sample_next(1, 2, (1, 2), rng) for _ in range(20000)])
+    freq = np.bincount(draws, minlength=4) / draws.size
+    np.testing.assert_allclose(freq, game.P[1, 2, 1, 2], atol=0.015)
+    est, n = estimate_joint_model(game, 4000, seed=1)
+    assert n == 2 * 4 * 6 * 4000
+    np.testing.assert_allclose(est.P, game.P, atol=0.04)
+
+
+# --------------------------------------------------------------------------- the exact CCE-gap evaluator
+
+def minimax_strategy(M):
+    """Row player's maximin mixed strategy of the matrix game M (row maximises) by LP."""
+    n_rows, n_cols = M.shape
+    c = np.zeros(n_rows + 1)
+    c[-1] = -1.0
+    A_ub = np.hstack([-M.T, np.ones((n_cols, 1))])
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(n_cols), A_eq=[[1.0] * n_rows + [0.0]], b_eq=[1.0],
+                  bounds=[(0, None)] * n_rows + [(None, None)], method="highs")
+    return res.x[:-1]
+
+
+def zero_sum_game(M, H=1, S=1, seed=0):
+    """Agent 1 gets M, agent 2 gets 1 - M at every (h, s); transitions ignore the actions."""
+    rng = np.random.default_rng(seed)
+    base = rng.dirichlet(np.ones(S), size=(H, S))
+    P = np.broadcast_to(base[:, :, None, None, :], (H, S, *M.shape, S)).copy()
+    R = np.stack([np.broadcast_to(M, (H, S, *M.shape)), np.broadcast_to(1 - M, (H, S, *M.shape))])
+    return MarkovGame(P, R, H)
+
+
+@pytest.mark.parametrize("H, S, sigma", [(1, 1, 0.0), (3, 2, 0.4)])
+def test_cce_gap_zero_at_minimax(H, S, sigma):
+    M = np.random.default_rng(4).random((3, 3))
+    game = zero_sum_game(M, H, S)
+    x, y = minimax_strategy(M), minimax_strategy((1 - M).T)
+    policy = CorrelatedPolicy.product([np.broadcast_to(x, (H, S, 3)), np.broadcast_to(y, (H, S, 3))])
+    assert robust_cce_gap(game, policy, sigma) == pytest.approx(0.0, abs=1e-7)
+    # a non-equilibrium has a positive gap
+    other = CorrelatedPolicy.product([np.full((H, S, 3), 1 / 3), np.broadcast_to(y, (H, S, 3))])
+    assert robust_cce_gap(game, other, sigma) > 1e-3
+
+
+def test_cce_gap_closed_form_matching_pennies():
+    M = np.array([[1.0, 0.0], [0.0, 1.0]])
+    game = zero_sum_game(M)
+    both_heads = CorrelatedPolicy.product([np.array([[[1.0, 0.0]]])] * 2)
+    np.testing.assert_allclose(robust_cce_gaps(game, both_heads, 0.3), [0.0, 1.0], atol=1e-12)
+    uniform = CorrelatedPolicy.product([np.full((1, 1, 2), 0.5)] * 2)
+    assert robust_cce_gap(game, uniform, 0.3) == pytest.approx(0.0, abs=1e-12)
+
+
+def brute_force_gaps(game, joint, sigma):
+    """Independent evaluator: explicit loops, linprog for every robust expectation, and enumeration of all
+    deterministic Markov deviations pi'_i (the others drawn from the marginal of the correlated policy)."""
+    m, H, S, A = game.n_agents, game.horizon, game.n_states, game.n_actions
+    joints = list(itertools.product(*[range(a) for a in A]))
+
+    def evaluate(i, prob):  # prob(h, s, a) -> probability of joint action a; centers conditioned on a_i
+        V = np.zeros((H + 1, S))
+        for h in reversed(range(H)):
+            for s in range(S):
+                total = 0.0
+                for ai in range(A[i]):
+                    mass = sum(prob(h, s, a) for a in joints if a[i] == ai)
+                    if mass <= 1e-15:
+                        continue
+                    r = sum(prob(h, s, a) * game.R[(i, h, s) + a] for a in joints if a[i] == ai) / mass
+                    center = sum(prob(h, s, a) * game.P[(h, s) + a] for a in joints if a[i] == ai) / mass
+                    total += mass * (r + tv_primal_linprog(center, V[h + 1], sigma))
+                V[h, s] = total
+        return V[0]
+
+    gaps = []
+    for i in range(m):
+        own = evaluate(i, lambda h, s, a: joint[(h, s) + a])
+        others = joint.sum(axis=2 + i)
+        best = np.full(S, -np.inf)
+        for dev in itertools.product(range(A[i]), repeat=H * S):
+            dev = np.array(dev).reshape(H, S)
+
+            def prob(h, s, a, dev=dev):
+                rest = a[:i] + a[i + 1:]
+                return float(a[i] == dev[h, s]) * others[(h, s) + rest]
+            best = np.maximum(best, evaluate(i, prob))
+        gaps.append((best - own).max())
+    return np.array(gaps)
+
+
+@pytest.mark.parametrize("sigma", [0.0, 0.3, 1.0])
+def test_cce_gap_matches_brute_force(sigma):
+    game = random_general_sum_game(2, (2, 3), 2, 2, seed=5)
+    rng = np.random.default_rng(6)
+    joint = rng.dirichlet(np.ones(6) * 0.7, size=(2, 2)).reshape(2, 2, 2, 3)
+    joint[1, 0] = 0.0
+    joint[1, 0, 1, 2] = 1.0  # a pure joint action: centers of unplayed actions must not matter
+    policy = CorrelatedPolicy(joint)
+    np.testing.assert_allclose(robust_cce_gaps(game, policy, sigma), brute_force_gaps(game, joint, sigma), atol=1e-7)
+
+
+def test_single_agent_nonrobust_matches_backward_induction():
+    game = random_general_sum_game(1, 3, 4, 3, seed=7)
+    V = robust_best_response_values(game, CorrelatedPolicy.product([np.full((3, 4, 3), 1 / 3)]), 0.0)[0]
+    P = np.moveaxis(game.P, 2, 1)           # (H, A, S, S)
+    V_bi, _ = backward_induction(P, game.R[0])
+    np.testing.assert_allclose(V, V_bi, atol=1e-12)
+    # robustness can only lower the optimal value
+    V_rob = robust_best_response_values(game, CorrelatedPolicy.product([np.full((3, 4, 3), 1 / 3)]), 0.3)[0]
+    assert np.all(V_rob <= V + 1e-12) and np.any(V_rob < V - 1e-6)
+
+
+def test_evaluator_invariances():
+    game = random_general_sum_game(2, (2, 3), 3, 2, seed=8)
+    joint = np.random.default_rng(9).dirichlet(np.ones(6), size=(2, 3)).reshape(2, 3, 2, 3)
+    gaps = robust_cce_gaps(game, CorrelatedPolicy(joint), 0.25)
+    # relabel the agents: the per-agent gaps swap
+    swapped = MarkovGame(np.swapaxes(game.P, 2, 3), np.swapaxes(game.R[::-1], 3, 4), 2)
+    np.testing.assert_allclose(robust_cce_gaps(swapped, CorrelatedPolicy(np.swapaxes(joint, 2, 3)), 0.25),
+                               gaps[::-1], atol=1e-12)
+    # affine rewards r -> 0.5 r + 0.25 halve the gaps (the TV operator is shift-equivariant and homogeneous)
+    affine = MarkovGame(game.P, 0.5 * game.R + 0.25, 2)
+    np.testing.assert_allclose(robust_cce_gaps(affine, CorrelatedPolicy(joint), 0.25), 0.5 * gaps, atol=1e-12)
+    # relabel the states
+    perm = np.array([2, 0, 1])
+    P = game.P[:, perm][..., perm]
+    relabelled = MarkovGame(P, game.R[:, :, perm], 2)
+    np.testing.assert_allclose(robust_cce_gaps(relabelled, CorrelatedPolicy(joint[:, perm]), 0.25), gaps, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- Robust-Q-FTRL
+
+def test_step_sizes_and_mixture_weights():
+    alpha = ftrl_step_sizes(50, 1.0)
+    lam = np.log(50)
+    np.testing.assert_allclose(alpha, lam / (np.arange(50) + lam))
+    w = mixture_weights(alpha)
+    assert w.sum() == pytest.approx(1.0) and np.all(w >= 0)
+    # alpha_k = 1/k gives uniform averaging
+    np.testing.assert_allclose(mixture_weights(1.0 / np.arange(1, 11)), np.full(10, 0.1))
+
+
+def test_q_ftrl_converges_on_zero_sum_matrix_game():
+    M = np.random.default_rng(11).random((3, 3))
+    game = zero_sum_game(M)
+    assert robust_cce_gap(game, CorrelatedPolicy.product([np.full((1, 1, 3), 1 / 3)] * 2), 0.0) > 0.05
+    gaps = [robust_cce_gap(game, robust_q_ftrl(game, 0.0, K, None), 0.0) for K in (5, 2000)]
+    assert gaps[1] < 0.03 and gaps[1] < gaps[0] / 3
+    sampled = robust_q_ftrl(game, 0.0, 2000, 50, seed=1)
+    assert robust_cce_gap(game, sampled, 0.0) < 0.06
+    assert sampled.n_samples == 1 * 1 * 2000 * 50 * 6
+
+
+def test_robust_q_ftrl_self_consistency():
+    """With large K and N the algorithm's value estimates match the exact robust values of its own output,
+    and its output is an approximate robust CCE (much better than uniform play)."""
+    game = random_general_sum_game(2, 2, 3, 2, seed=10)
+    policy = robust_q_ftrl(game, 0.3, 400, 100, seed=0)
+    exact = robust_policy_values(game, policy, 0.3)
+    assert np.abs(policy.value_estimates[:, 0] - exact[:, 0]).max() < 0.05
+    assert policy.n_samples == 2 * 3 * 400 * 100 * 4
+    uniform = CorrelatedPolicy.product([np.full((2, 3, 2), 0.5)] * 2)
+    assert robust_cce_gap(game, policy, 0.3) < 0.5 * robust_cce_gap(game, uniform, 0.3)
+    coarse = robust_q_ftrl(game, 0.3, 20, 2, seed=0)
+    assert np.abs(coarse.value_estimates - robust_policy_values(game, coarse, 0.3)).max() > \
+        np.abs(policy.value_estimates - exact).max()
+
+
+# --------------------------------------------------------------------------- reproduction
+
+def test_samples_to_target_interpolation():
+    assert samples_to_target([10, 100], [0.5, 0.1], 0.3) == pytest.approx((np.sqrt(1000), False))
+    assert samples_to_target([10, 100], [0.2, 0.1], 0.3) == (10.0, True)
+    value, censored = samples_to_target([10, 100], [0.5, 0.4], 0.3)
+    assert np.isnan(value) and not censored
+
+
+def test_smoke_run():
+    exp = EXPERIMENTS[0]
+    cfg = exp.make_config("smoke")
+    out = exp.run(cfg, seed=0)
+    H, S = cfg.horizon, cfg.n_states
+    target = cfg.target_fraction * H
+    for m in cfg.agents:
+        gaps = out[f"rqftrl_gap_m{m}"]
+        # K = 1 plays the uniform policy exactly
+        assert gaps[0] == pytest.approx(out[f"uniform_gap_m{m}"], abs=1e-12)
+        assert all(0 <= g <= H for g in gaps + out[f"joint_gap_m{m}"])
+        budgets = [H * S * K * cfg.N * m * cfg.n_actions for K in cfg.K_grid]
+        assert out[f"rqftrl_samples_to_target_m{m}"] == pytest.approx(samples_to_target(budgets, gaps, target)[0])
+        jb = [H * S * cfg.n_actions ** m * n for n in cfg.joint_n_grid]
+        assert out[f"joint_samples_to_target_m{m}"] == pytest.approx(
+            samples_to_target(jb, out[f"joint_gap_m{m}"], target)[0])
+    lo, hi = min(cfg.agents), max(cfg.agents)
+    assert out["rqftrl_samples_ratio_mmax_mmin"] == pytest.approx(
+        out[f"rqftrl_samples_to_target_m{hi}"] / out[f"rqftrl_samples_to_target_m{lo}"])
+    assert out["gap_loglog_slope"] == pytest.approx(np.mean([out[f"rqftrl_loglog_slope_m{m}"] for m in cfg.agents]))
