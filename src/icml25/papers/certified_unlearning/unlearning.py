@@ -1,0 +1,483 @@
+"""Certified unlearning by noisy fine-tuning on the retain set (Koloskova et al., ICML 2025, arXiv 2506.06985).
+
+Start from the trained model, then run noisy, contractive steps on the retain data only. Every step is a
+stochastic post-processing of the previous iterate, so the models obtained from A(D) and from A(D \\ D_f)
+become indistinguishable: privacy amplification by iteration (gradient clipping variant) or the
+contraction of the hockey-stick divergence (model clipping variant). Afterwards ordinary SGD on the retain
+set is free post-processing that recovers accuracy.
+
+Reading order: parameter-vector primitives, the accountants (Renyi, hockey-stick, the conversion), the
+certificate, the two unlearning algorithms, then the baselines.
+
+Convention (checked by tests): ``pabi_renyi`` returns the *Renyi level* eps_R such that the Renyi
+divergence of every order alpha > 1 is at most ``alpha * eps_R`` (a Gaussian bound). ``renyi_to_dp`` turns
+it into (eps, delta) with eps = min_alpha [alpha eps_R + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)].
+The released JAX code drops the factor alpha (``renyi_to_dp_released_code``); that under-states epsilon
+by a large factor (see the tests and docs/papers/certified_unlearning.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from scipy.special import log_ndtr
+from torch import nn
+
+Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+DEFAULT_ALPHAS = 1.0 + np.logspace(-4, 4, 4001)
+"""Renyi orders scanned by the conversion (any finite set gives a valid bound)."""
+
+
+# ----------------------------------------------------------------------------------------------------------
+# input checks
+# ----------------------------------------------------------------------------------------------------------
+def _check_eps_delta(epsilon: float, delta: float) -> None:
+    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+
+
+def _check_positive(**values: float) -> None:
+    for name, v in values.items():
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+
+
+def _check_steps(name: str, n: int) -> None:
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {n!r}")
+
+
+def _check_contraction(eta: float, lam: float) -> None:
+    _check_positive(eta=eta)
+    if not (math.isfinite(lam) and lam >= 0):
+        raise ValueError(f"lam (weight decay) must be a finite number >= 0, got {lam!r}")
+    if eta * lam >= 1:
+        raise ValueError(f"eta * lam must be < 1 so that each step contracts (rho = 1 - eta*lam > 0), "
+                         f"got eta*lam = {eta * lam:g}")
+
+
+def check_finite_batch(x: torch.Tensor, y: torch.Tensor | None = None) -> None:
+    """Raise ValueError when a batch holds NaN or inf."""
+    if not torch.isfinite(x).all():
+        raise ValueError("input data contains NaN or inf")
+    if y is not None and y.is_floating_point() and not torch.isfinite(y).all():
+        raise ValueError("targets contain NaN or inf")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# parameter-vector primitives (a model is a list of tensors; norms are over the whole list)
+# ----------------------------------------------------------------------------------------------------------
+def global_norm(tensors: Iterable[torch.Tensor]) -> float:
+    """l2 norm of the concatenation of ``tensors``."""
+    return float(torch.sqrt(sum((t.detach().double() ** 2).sum() for t in tensors)))
+
+
+def project_l2(params: Sequence[torch.Tensor], C: float) -> list[torch.Tensor]:
+    """Pi_C: rescale the whole parameter vector to l2 norm <= C (identity inside the ball)."""
+    _check_positive(C=C)
+    norm = global_norm(params)
+    factor = min(1.0, C / norm) if norm > 0 else 1.0
+    return [p.detach() * factor for p in params]
+
+
+def clip_grad_global(grads: Sequence[torch.Tensor], C: float) -> list[torch.Tensor]:
+    """Global-norm gradient clipping: the same Pi_C applied to the gradient vector."""
+    return project_l2(grads, C)
+
+
+def add_gaussian(params: Sequence[torch.Tensor], sigma: float, gen: torch.Generator | None = None) -> list[torch.Tensor]:
+    """params + N(0, sigma^2 I), every coordinate independent."""
+    if not (math.isfinite(sigma) and sigma >= 0):
+        raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
+    return [p.detach() + sigma * torch.randn(p.shape, generator=gen, dtype=p.dtype, device=p.device)
+            for p in params]
+
+
+def _assign(model: nn.Module, values: Sequence[torch.Tensor]) -> None:
+    with torch.no_grad():
+        for p, v in zip(model.parameters(), values):
+            p.copy_(v)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# accountants
+# ----------------------------------------------------------------------------------------------------------
+def pabi_steps(C0: float, C1: float, eta: float, lam: float) -> int:
+    """Number of noisy steps: T = ceil(C0/(C1 eta)), or ceil(log(2 lam C0/C1)/(eta lam)) when lam > 0 and smaller.
+
+    The same rule as the official trainer: beyond T steps the bias term no longer shrinks.
+    """
+    _check_positive(C0=C0, C1=C1)
+    _check_contraction(eta, lam)
+    T = math.ceil(C0 / (C1 * eta))
+    if lam > 0:
+        arg = 2 * lam * C0 / C1
+        if arg > 1:
+            smaller = math.ceil(math.log(arg) / (eta * lam))
+            if 0 < smaller < T:
+                T = smaller
+    return int(max(T, 1))
+
+
+def pabi_renyi(diam: float, rhos: Sequence[float], s: Sequence[float], sigmas: Sequence[float]) -> float:
+    """Renyi level of T noisy contractive steps (privacy amplification by iteration).
+
+    eps_R = 1/2 [ (prod_t rho_t) diam + sum_t (prod_{k>t} rho_k) s_t ]^2 / sum_t (prod_{k>t} rho_k^2) sigma_t^2,
+    and D_alpha(final laws) <= alpha * eps_R for every alpha > 1.
+
+    Args:
+        diam: distance between the two starting points (2 C0 after projecting onto the C0 ball).
+        rhos: contraction factor of step t, shape (T,) (1 - eta_t lam_t).
+        s: extra shift of step t, shape (T,) (2 eta_t C1: two clipped gradients can differ by that much).
+        sigmas: noise standard deviation of step t, shape (T,).
+    """
+    rhos, s, sigmas = (np.asarray(a, dtype=float) for a in (rhos, s, sigmas))
+    if not (rhos.shape == s.shape == sigmas.shape and rhos.ndim == 1 and rhos.size > 0):
+        raise ValueError("rhos, s and sigmas must be 1-D arrays of the same positive length")
+    if np.any(sigmas <= 0) or not np.all(np.isfinite(sigmas)):
+        raise ValueError("every sigma_t must be finite and > 0")
+    if np.any(rhos < 0) or np.any(s < 0) or diam < 0:
+        raise ValueError("rhos, s and diam must be >= 0")
+    # tail[t] = prod_{k>t} rho_k
+    tail = np.append(np.cumprod(rhos[::-1])[::-1][1:], 1.0)
+    shift = np.prod(rhos) * diam + np.sum(tail * s)
+    return float(0.5 * shift**2 / np.sum(tail**2 * sigmas**2))
+
+
+def renyi_to_dp(eps_renyi: float, delta: float, alphas: np.ndarray | None = None) -> float:
+    """(eps, delta) from a Renyi bound D_alpha <= alpha eps_R holding for all alpha (Balle et al. 2020, Thm 21).
+
+    eps = min_alpha [alpha eps_R + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)].
+    """
+    if not (math.isfinite(eps_renyi) and eps_renyi >= 0):
+        raise ValueError(f"eps_renyi must be a finite number >= 0, got {eps_renyi!r}")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    a = DEFAULT_ALPHAS if alphas is None else np.asarray(alphas, dtype=float)
+    if np.any(a <= 1):
+        raise ValueError("every Renyi order alpha must be > 1")
+    eps = a * eps_renyi + np.log((a - 1) / a) - (math.log(delta) + np.log(a)) / (a - 1)
+    return float(max(np.min(eps), 0.0))
+
+
+def renyi_to_dp_released_code(eps_renyi: float, delta: float, alphas: np.ndarray | None = None) -> float:
+    """The conversion of the official JAX trainer, kept only to document its error.
+
+    It scans alpha with the Renyi level held fixed (eps_R instead of alpha eps_R), i.e. it treats the bound as
+    alpha-independent. For the Gaussian bounds of this method that is wrong; see ``renyi_to_dp``.
+    """
+    a = np.linspace(1.001, 1000, 10000) if alphas is None else np.asarray(alphas, dtype=float)
+    eps = eps_renyi + np.log((a - 1) / a) - (math.log(delta) + np.log(a)) / (a - 1)
+    return float(np.min(eps))
+
+
+def renyi_target(epsilon: float, delta: float, alphas: np.ndarray | None = None) -> float:
+    """Largest Renyi level eps_R with renyi_to_dp(eps_R, delta) <= epsilon (bisection, result on the safe side)."""
+    _check_eps_delta(epsilon, delta)
+    lo, hi = 0.0, epsilon
+    while renyi_to_dp(hi, delta, alphas) <= epsilon:
+        lo, hi = hi, 2 * hi
+    if renyi_to_dp(0.0, delta, alphas) > epsilon:
+        raise ValueError(f"(epsilon={epsilon}, delta={delta}) is unreachable even with infinite noise "
+                         "on this alpha grid")
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if renyi_to_dp(mid, delta, alphas) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def pabi_sigma(C0: float, C1: float, eta: float, lam: float, T: int, eps_renyi: float,
+               schedule: str = "constant") -> np.ndarray:
+    """Noise standard deviations sigma_t (shape (T,)) that make ``pabi_renyi`` equal ``eps_renyi`` exactly.
+
+    With rho = 1 - eta lam, c = rho^T, diam = 2 C0 and A = diam c + (2 C1/lam)(1 - c):
+
+    * lam > 0, constant:   sigma^2   = A^2 eta lam (2 - eta lam) / (2 eps_R (1 - c^2));
+    * lam > 0, decreasing: sigma_t^2 = A^2 / (2 eps_R T rho^(2(T-t-1)));
+    * lam = 0:             sigma^2   = (diam + 2 C1 eta T)^2 / (2 eps_R T).
+
+    The lam = 0 line differs from the official trainer, whose denominator is 4 eps_R T: that noise only gives
+    Renyi level 2 eps_R under the general bound (a tested round trip).
+    """
+    _check_positive(C0=C0, C1=C1, eps_renyi=eps_renyi)
+    _check_contraction(eta, lam)
+    _check_steps("T", T)
+    if T == 0:
+        raise ValueError("T must be >= 1")
+    diam = 2.0 * C0
+    if lam == 0:
+        return np.full(T, math.sqrt((diam + 2 * C1 * eta * T) ** 2 / (2 * eps_renyi * T)))
+    rho = 1 - eta * lam
+    c = rho**T
+    A = diam * c + (2 * C1 / lam) * (1 - c)
+    if schedule == "constant":
+        var = A**2 * eta * lam * (2 - eta * lam) / (2 * eps_renyi * (1 - c**2))
+        return np.full(T, math.sqrt(var))
+    if schedule == "decreasing":
+        t = np.arange(T)
+        return np.sqrt(A**2 / (2 * eps_renyi * T * rho ** (2 * (T - t - 1))))
+    raise ValueError(f"schedule must be 'constant' or 'decreasing', got {schedule!r}")
+
+
+def hockey_stick_gauss(eps: float, r: float) -> float:
+    """theta_eps(r) = Q(eps/r - r/2) - e^eps Q(eps/r + r/2): E_{e^eps}(N(0,1) || N(r,1)), exact.
+
+    The delta of the Gaussian mechanism with sensitivity/sigma = r at level eps (Balle & Wang 2018).
+    Computed in log space so that large eps does not overflow.
+    """
+    if r < 0 or not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"need r >= 0 and a finite eps >= 0, got eps={eps!r}, r={r!r}")
+    if r == 0:
+        return 0.0
+    if math.isinf(r):
+        return 1.0
+    la = float(log_ndtr(r / 2 - eps / r))
+    lb = eps + float(log_ndtr(-eps / r - r / 2))
+    if la == -math.inf:
+        return 0.0
+    return float(math.exp(la) * -math.expm1(min(lb - la, 0.0)))
+
+
+def model_clip_delta_path(epsilon: float, delta0: float, radius_ratio: float, steps: int) -> np.ndarray:
+    """delta after each noisy model-clipping step (Asoodeh et al. 2020 contraction of E_gamma).
+
+    delta_{t+1} = delta_t * theta_{eps~}(r), eps~ = log(1 + (e^eps - 1)/delta_t), r = 2 C2 / sigma
+    (``radius_ratio``). Returns shape (steps + 1,), starting with ``delta0``.
+    """
+    _check_steps("steps", steps)
+    if not 0 < delta0 <= 1:
+        raise ValueError(f"delta0 must lie in (0, 1], got {delta0!r}")
+    path = [delta0]
+    for _ in range(steps):
+        d = path[-1]
+        if d <= 0:
+            path.append(0.0)
+            continue
+        eps_tilde = math.log1p(math.expm1(epsilon) / d)
+        path.append(d * hockey_stick_gauss(eps_tilde, radius_ratio))
+    return np.asarray(path)
+
+
+def output_perturbation_sigma(C0: float, epsilon: float, delta: float) -> float:
+    """Classic Gaussian mechanism: sigma = sqrt(2 ln(1.25/delta)) * 2 C0 / epsilon (sensitivity 2 C0)."""
+    _check_positive(C0=C0)
+    _check_eps_delta(epsilon, delta)
+    return math.sqrt(2 * math.log(1.25 / delta)) * 2 * C0 / epsilon
+
+
+# ----------------------------------------------------------------------------------------------------------
+# certificate
+# ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Certificate:
+    """Everything needed to recompute an unlearning guarantee, and the guarantee itself.
+
+    ``recompute()`` derives (epsilon, delta) again from the constants alone (never from the stored answer).
+
+    Attributes:
+        method: 'gradient_clipping', 'model_clipping', 'output_perturbation', 'retrain' or 'finetune'.
+        epsilon, delta: the guarantee claimed (inf for plain fine-tuning, 0 for retraining).
+        epsilon_target, delta_target: what was asked for.
+        steps: number of noisy steps T.
+        sigmas: noise standard deviation of each noisy step (for output perturbation: the one-shot sigma).
+        etas, lams: step size and weight decay of each noisy step.
+        C0: initial projection radius (gradient clipping, output perturbation; model clipping when sigma0 > 0).
+        C1: gradient clipping radius (gradient clipping only).
+        C2: model clipping radius (model clipping only).
+        sigma0: initial noise of model clipping (0: none, then delta_0 = 1).
+        eps_renyi: Renyi level of gradient clipping (D_alpha <= alpha eps_renyi).
+    """
+
+    method: str
+    epsilon: float
+    delta: float
+    epsilon_target: float
+    delta_target: float
+    steps: int = 0
+    sigmas: tuple[float, ...] = ()
+    etas: tuple[float, ...] = ()
+    lams: tuple[float, ...] = ()
+    C0: float = math.nan
+    C1: float = math.nan
+    C2: float = math.nan
+    sigma0: float = 0.0
+    eps_renyi: float = math.nan
+    extra: dict = field(default_factory=dict)
+
+    def recompute(self) -> tuple[float, float]:
+        """(epsilon, delta) recomputed from the stored constants with the accountants of this module."""
+        if self.method == "retrain":
+            return 0.0, 0.0
+        if self.method == "finetune":
+            return math.inf, 1.0
+        if self.method == "output_perturbation":
+            sigma = self.sigmas[0]
+            if sigma == 0:
+                return math.inf, 1.0
+            return self.epsilon_target, hockey_stick_gauss(self.epsilon_target, 2 * self.C0 / sigma)
+        if self.method == "gradient_clipping":
+            etas, lams = np.asarray(self.etas), np.asarray(self.lams)
+            eps_r = pabi_renyi(2 * self.C0, 1 - etas * lams, 2 * etas * self.C1, self.sigmas)
+            return renyi_to_dp(eps_r, self.delta_target), self.delta_target
+        if self.method == "model_clipping":
+            delta = hockey_stick_gauss(self.epsilon_target, 2 * self.C0 / self.sigma0) if self.sigma0 > 0 else 1.0
+            for sigma in self.sigmas:
+                delta *= hockey_stick_gauss(math.log1p(math.expm1(self.epsilon_target) / delta), 2 * self.C2 / sigma)
+            return self.epsilon_target, delta
+        raise ValueError(f"unknown method {self.method!r}")
+
+    @property
+    def satisfied(self) -> bool:
+        """Whether the recomputed (epsilon, delta) meets the target."""
+        eps, delta = self.recompute()
+        return eps <= self.epsilon_target * (1 + 1e-9) and delta <= self.delta_target * (1 + 1e-9)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the two unlearning algorithms
+# ----------------------------------------------------------------------------------------------------------
+def _cycle(loader: Iterable):
+    while True:
+        empty = True
+        for batch in loader:
+            empty = False
+            yield batch
+        if empty:
+            raise ValueError("retain_loader yielded no batches")
+
+
+def _loss_grads(model: nn.Module, batch, loss_fn: Loss) -> list[torch.Tensor]:
+    x, y = batch
+    check_finite_batch(x, y)
+    params = list(model.parameters())
+    loss = loss_fn(model(x), y)
+    return list(torch.autograd.grad(loss, params))
+
+
+def unlearn_gradient_clipping(model: nn.Module, retain_loader: Iterable, *, C0: float, C1: float, eta: float,
+                              lam: float, epsilon: float, delta: float, schedule: str = "constant",
+                              loss_fn: Loss = nn.functional.cross_entropy, gen: torch.Generator | None = None,
+                              alphas: np.ndarray | None = None) -> tuple[nn.Module, Certificate]:
+    """Noisy fine-tuning with gradient clipping ("PABI"); returns a new model and its certificate.
+
+    x_0 = Pi_C0(x_hat); for t < T: x_{t+1} = x_t - eta (Pi_C1(g_t) + lam x_t) + N(0, sigma_t^2 I),
+    with g_t the gradient of the mean loss on a retain-set minibatch, T = ``pabi_steps`` and sigma_t from
+    ``pabi_sigma`` at the largest Renyi level that meets (epsilon, delta) under ``renyi_to_dp``.
+    """
+    _check_eps_delta(epsilon, delta)
+    T = pabi_steps(C0, C1, eta, lam)
+    eps_r_target = renyi_target(epsilon, delta, alphas) * (1 - 1e-9)  # margin for floating-point round trips
+    sigmas = pabi_sigma(C0, C1, eta, lam, T, eps_r_target, schedule if lam > 0 else "constant")
+    out = copy.deepcopy(model)
+    _assign(out, project_l2(list(out.parameters()), C0))
+    batches = _cycle(retain_loader)
+    for t in range(T):
+        params = list(out.parameters())
+        grads = clip_grad_global(_loss_grads(out, next(batches), loss_fn), C1)
+        stepped = [p.detach() - eta * (g + lam * p.detach()) for p, g in zip(params, grads)]
+        _assign(out, add_gaussian(stepped, float(sigmas[t]), gen))
+    eps_r = pabi_renyi(2 * C0, np.full(T, 1 - eta * lam), np.full(T, 2 * eta * C1), sigmas)
+    cert = Certificate("gradient_clipping", renyi_to_dp(eps_r, delta, alphas), delta, epsilon, delta, steps=T,
+                       sigmas=tuple(map(float, sigmas)), etas=(eta,) * T, lams=(lam,) * T, C0=C0, C1=C1,
+                       eps_renyi=eps_r, extra={"schedule": schedule})
+    return out, cert
+
+
+def unlearn_model_clipping(model: nn.Module, retain_loader: Iterable, *, C2: float, sigma: float, eta: float,
+                           lam: float, epsilon: float, delta: float, C0: float | None = None, sigma0: float = 0.0,
+                           max_steps: int = 10_000, loss_fn: Loss = nn.functional.cross_entropy,
+                           gen: torch.Generator | None = None) -> tuple[nn.Module, Certificate]:
+    """Noisy fine-tuning with model clipping ("contractive coefficients"); returns a new model and its certificate.
+
+    Optionally x_0 = Pi_C0(x_hat) + N(0, sigma0^2 I) (then delta_0 = theta_eps(2 C0/sigma0), else delta_0 = 1);
+    then x_{t+1} = Pi_C2(x_t - eta (g_t + lam x_t)) + N(0, sigma^2 I) until the tracked delta
+    (``model_clip_delta_path``) reaches the target.
+    """
+    _check_eps_delta(epsilon, delta)
+    _check_positive(C2=C2, sigma=sigma, eta=eta)
+    _check_steps("max_steps", max_steps)
+    if not (math.isfinite(lam) and lam >= 0):
+        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
+    out = copy.deepcopy(model)
+    delta_t = 1.0
+    if sigma0 > 0:
+        if C0 is None:
+            raise ValueError("sigma0 > 0 needs the initial projection radius C0")
+        _assign(out, add_gaussian(project_l2(list(out.parameters()), C0), sigma0, gen))
+        delta_t = hockey_stick_gauss(epsilon, 2 * C0 / sigma0)
+    r = 2 * C2 / sigma
+    batches = _cycle(retain_loader)
+    steps = 0
+    while delta_t > delta:
+        if steps >= max_steps:
+            raise ValueError(f"delta only reached {delta_t:.3g} > {delta:g} after max_steps={max_steps}; "
+                             "increase sigma or decrease C2")
+        params = list(out.parameters())
+        grads = _loss_grads(out, next(batches), loss_fn)
+        stepped = project_l2([p.detach() - eta * (g + lam * p.detach()) for p, g in zip(params, grads)], C2)
+        _assign(out, add_gaussian(stepped, sigma, gen))
+        delta_t *= hockey_stick_gauss(math.log1p(math.expm1(epsilon) / delta_t), r)
+        steps += 1
+    cert = Certificate("model_clipping", epsilon, delta_t, epsilon, delta, steps=steps, sigmas=(sigma,) * steps,
+                       etas=(eta,) * steps, lams=(lam,) * steps, C0=math.nan if C0 is None else C0, C2=C2,
+                       sigma0=sigma0)
+    return out, cert
+
+
+# ----------------------------------------------------------------------------------------------------------
+# baselines and post-processing
+# ----------------------------------------------------------------------------------------------------------
+def output_perturbation(model: nn.Module, *, C0: float, epsilon: float, delta: float,
+                        gen: torch.Generator | None = None) -> tuple[nn.Module, Certificate]:
+    """Clip the trained model to norm C0 and add Gaussian noise of ``output_perturbation_sigma``."""
+    sigma = output_perturbation_sigma(C0, epsilon, delta)
+    out = copy.deepcopy(model)
+    _assign(out, add_gaussian(project_l2(list(out.parameters()), C0), sigma, gen))
+    eps, dlt = epsilon, hockey_stick_gauss(epsilon, 2 * C0 / sigma)
+    return out, Certificate("output_perturbation", eps, dlt, epsilon, delta, sigmas=(sigma,), C0=C0)
+
+
+def onecycle_lr(step: int, total: int, max_lr: float, pct_start: float = 0.3, div_factor: float = 25.0,
+                final_div_factor: float = 1e4) -> float:
+    """Linear one-cycle schedule: max_lr/div -> max_lr over pct_start of the steps, then down to max_lr/(div*final_div)."""
+    start, end = max_lr / div_factor, max_lr / (div_factor * final_div_factor)
+    up = max(int(pct_start * total), 1)
+    if step < up:
+        return start + (max_lr - start) * step / up
+    down = max(total - up, 1)
+    return max_lr + (end - max_lr) * min((step - up) / down, 1.0)
+
+
+def finetune(model: nn.Module, retain_loader: Iterable, steps: int, *, max_lr: float = 0.1,
+             weight_decay: float = 5e-4, loss_fn: Loss = nn.functional.cross_entropy) -> nn.Module:
+    """Noise-free SGD on the retain set (one-cycle learning rate, l2 penalty); returns a new model.
+
+    This is post-processing of an unlearned model, so it does not change its certificate.
+    """
+    _check_steps("steps", steps)
+    out = copy.deepcopy(model)
+    batches = _cycle(retain_loader)
+    for t in range(steps):
+        lr = onecycle_lr(t, steps, max_lr)
+        grads = _loss_grads(out, next(batches), loss_fn)
+        with torch.no_grad():
+            for p, g in zip(out.parameters(), grads):
+                p.sub_(lr * (g + weight_decay * p))
+    return out
+
+
+def retrain(model_factory: Callable[[], nn.Module], retain_loader: Iterable, steps: int, **finetune_kwargs
+            ) -> tuple[nn.Module, Certificate]:
+    """Retrain from scratch on the retain set (exact unlearning: epsilon = delta = 0)."""
+    model = finetune(model_factory(), retain_loader, steps, **finetune_kwargs)
+    return model, Certificate("retrain", 0.0, 0.0, 0.0, 0.0)
