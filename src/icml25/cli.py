@@ -155,6 +155,10 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, jobs: int 
                     progress.console.print(f"{n_reused} of {len(planned)} jobs reused from {store.path}")
 
             def on_result(job, outcome) -> None:  # noqa: ANN001
+                if not err_console.is_terminal:  # a log, not a screen: one line per finished job
+                    done = int(progress.tasks[0].completed) + 1
+                    err_console.print(f"[{done}/{int(progress.tasks[0].total or 0)}] {job.label}: {outcome.status} "
+                                      f"({outcome.wall_s:.1f} s)", markup=False, highlight=False)
                 if outcome.status != "ok":
                     failed.append(job.label)
                     last = (outcome.error or "").strip().splitlines()[-1:] or ["?"]

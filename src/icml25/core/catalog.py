@@ -92,7 +92,9 @@ CATALOG: tuple[Paper, ...] = (
     Paper("sparse_glm_bnb", "Scalable First-order Method for Certifying Optimal k-Sparse GLMs",
           "2502.09502", None, None, "algorithm"),
     Paper("ucbvi_constants", "Position: Constants are Critical in Regret Bounds for Reinforcement Learning",
-          "2502.17370", "3wEY0NB2pG", None, "position"),
+          "2502.17370", "3wEY0NB2pG", None, "position",
+          status="partial",
+          note="Position paper; its empirical check is implemented (UCBVI with the original Hoeffding and Bernstein bonuses, MVP, RiverSwim and random MDPs), but the refined CH-I/BF-I constants of arXiv 2502.17370 could not be retrieved: the refined variants need them passed in (ch_refined_constants / bf_refined_constants) and their claims stay INCONCLUSIVE; MVP's constants are unverified."),
     Paper("valt_sac", "Off-Policy Actor-Critic for Adversarial Observation Robustness: Virtual Alternative "
           "Training via Symmetric Policy Evaluation", "2506.16753", "3vjsUgCsZ4", "nakanakakosuke/VALT_SAC",
           "algorithm"),

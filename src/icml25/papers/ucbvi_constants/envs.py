@@ -1,0 +1,142 @@
+"""Finite-horizon episodic tabular MDPs: a gymnasium-style environment, RiverSwim, random MDPs.
+
+Conventions (those of :mod:`icml25.common.mdp`): ``P`` of shape ``(A, S, S)`` (stationary) or
+``(H, A, S, S)`` (stage-dependent), rewards ``R`` of shape ``(S, A)`` or ``(H, S, A)`` in [0, 1];
+steps are numbered ``h = 0, ..., H-1`` and every episode starts in the fixed state ``s0``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from icml25.common.mdp import backward_induction, check_count, check_transitions, garnet_mdp
+
+
+def check_episodic_mdp(P: Any, R: Any, H: Any) -> tuple[np.ndarray, np.ndarray, int]:
+    """Validate a finite-horizon MDP; return ``(P, R, H)`` with P (H, A, S, S) and R (H, S, A).
+
+    Raises:
+        ValueError: horizon < 1, a non-stochastic ``P``, a shape mismatch between ``P`` and
+            ``R``, or rewards outside [0, 1].
+    """
+    H = check_count("H", H)
+    P = np.asarray(P, dtype=float)
+    R = np.asarray(R, dtype=float)
+    if P.ndim == 3:
+        P = np.broadcast_to(P, (H, *P.shape))
+    if P.ndim != 4 or P.shape[0] != H:
+        raise ValueError(f"P must have shape (A, S, S) or (H, A, S, S) with H={H}, got {P.shape}")
+    for h in range(H):
+        check_transitions(P[h])
+    n_actions, n_states = P.shape[1], P.shape[2]
+    if R.ndim == 2:
+        R = np.broadcast_to(R, (H, *R.shape))
+    if R.shape != (H, n_states, n_actions):
+        raise ValueError(f"R must have shape (S, A) = ({n_states}, {n_actions}) or (H, S, A) to match P, "
+                         f"got {np.shape(R)}")
+    if not np.all(np.isfinite(R)) or R.min() < 0 or R.max() > 1:
+        raise ValueError("rewards R must lie in [0, 1]")
+    return np.ascontiguousarray(P), np.ascontiguousarray(R), H
+
+
+def policy_value(P: np.ndarray, R: np.ndarray, policy: np.ndarray) -> np.ndarray:
+    """Value of a deterministic non-stationary policy, shape (H + 1, S); ``V[H] = 0``.
+
+    Args:
+        P: (H, A, S, S) transitions. R: (H, S, A) rewards. policy: (H, S) integer actions.
+    """
+    H, _, S, _ = P.shape
+    hs, idx = np.arange(H)[:, None], np.arange(S)[None, :]
+    P_pi, r_pi = P[hs, policy, idx], R[hs, idx, policy]  # (H, S, S) and (H, S) under the policy
+    V = np.zeros((H + 1, S))
+    for h in range(H - 1, -1, -1):
+        V[h] = r_pi[h] + P_pi[h] @ V[h + 1]  # V_h(s) = r(s, pi(s)) + P(.|s, pi(s)) V_{h+1}
+    return V
+
+
+class TabularEpisodicMDP:
+    """A finite-horizon tabular MDP with a gymnasium-style ``reset`` / ``step``.
+
+    Args:
+        P: (A, S, S) or (H, A, S, S) transition probabilities.
+        R: (S, A) or (H, S, A) deterministic rewards in [0, 1].
+        H: horizon (steps per episode), >= 1.
+        s0: fixed initial state.
+
+    ``step`` returns ``(next_state, reward, terminated, truncated, info)``; ``terminated`` is True
+    after the H-th step. ``optimal_value`` is V*_0(s0) from exact backward induction.
+    """
+
+    def __init__(self, P: Any, R: Any, H: int, s0: int = 0):
+        self.P, self.R, self.H = check_episodic_mdp(P, R, H)
+        self.n_actions, self.n_states = self.P.shape[1], self.P.shape[2]
+        if isinstance(s0, bool) or not isinstance(s0, (int, np.integer)) or not 0 <= s0 < self.n_states:
+            raise ValueError(f"s0 must be a state index in [0, {self.n_states}), got {s0!r}")
+        self.s0 = int(s0)
+        self.V_star, self.pi_star = backward_induction(self.P, self.R)
+        self._rng = np.random.default_rng()
+        self._cdf = np.cumsum(self.P, axis=-1)
+        self._h = self.H
+        self._s = self.s0
+
+    @property
+    def optimal_value(self) -> float:
+        return float(self.V_star[0, self.s0])
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[int, dict]:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self._h, self._s = 0, self.s0
+        return self._s, {"h": 0}
+
+    def step(self, action: int) -> tuple[int, float, bool, bool, dict]:
+        if self._h >= self.H:
+            raise RuntimeError("episode is over: call reset()")
+        if not 0 <= action < self.n_actions:
+            raise ValueError(f"action must be in [0, {self.n_actions}), got {action!r}")
+        h, s = self._h, self._s
+        reward = float(self.R[h, s, action])
+        # inverse-CDF draw; min() guards against a last cumulative entry of 1 - 1e-16
+        s_next = min(int(np.searchsorted(self._cdf[h, action, s], self._rng.random(), side="right")),
+                     self.n_states - 1)
+        self._h, self._s = h + 1, s_next
+        return s_next, reward, self._h == self.H, False, {"h": self._h}
+
+    def expected_regret(self, policy: np.ndarray) -> float:
+        """``V*_0(s0) - V^pi_0(s0)`` for a deterministic policy of shape (H, S)."""
+        return self.optimal_value - float(policy_value(self.P, self.R, policy)[0, self.s0])
+
+
+def riverswim(n_states: int = 6, H: int = 20) -> TabularEpisodicMDP:
+    """RiverSwim (Strehl & Littman 2008) as an episodic MDP; action 0 = left, 1 = right.
+
+    Left moves left deterministically; right succeeds with probability 0.35 (0.4 at the left end),
+    stays with 0.6 and slips left with 0.05. Reward 0.005 for "left" in the leftmost state and 1 for
+    "right" in the rightmost state; the episode starts in the leftmost state.
+    """
+    S = check_count("n_states", n_states, minimum=2)
+    P = np.zeros((2, S, S))
+    for s in range(S):
+        P[0, s, max(s - 1, 0)] = 1.0
+        if s == 0:
+            P[1, s, 1], P[1, s, 0] = 0.4, 0.6
+        elif s == S - 1:
+            P[1, s, s], P[1, s, s - 1] = 0.6, 0.4
+        else:
+            P[1, s, s + 1], P[1, s, s], P[1, s, s - 1] = 0.35, 0.6, 0.05
+    R = np.zeros((S, 2))
+    R[0, 0], R[S - 1, 1] = 0.005, 1.0
+    return TabularEpisodicMDP(P, R, H, s0=0)
+
+
+def random_episodic_mdp(S: int = 10, A: int = 3, H: int = 10, seed: int | None = 0,
+                        branching: int | None = None) -> TabularEpisodicMDP:
+    """A stationary Garnet MDP (``icml25.common.mdp.garnet_mdp``) used episodically from state 0.
+
+    ``branching`` next states per (s, a) (default ``max(2, S // 2)``); rewards uniform on [0, 1].
+    """
+    branching = max(2, S // 2) if branching is None else branching
+    P, R = garnet_mdp(S, A, branching, seed=seed)
+    return TabularEpisodicMDP(P, R, H, s0=0)
