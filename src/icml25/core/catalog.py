@@ -90,7 +90,7 @@ CATALOG: tuple[Paper, ...] = (
     Paper("soft_inductive_bias", "Position: Deep Learning is Not So Mysterious or Different",
           "2503.02113", None, None, "position"),
     Paper("sparse_glm_bnb", "Scalable First-order Method for Certifying Optimal k-Sparse GLMs",
-          "2502.09502", None, None, "algorithm"),
+          "2502.09502", None, None, "algorithm", status="implemented"),
     Paper("ucbvi_constants", "Position: Constants are Critical in Regret Bounds for Reinforcement Learning",
           "2502.17370", "3wEY0NB2pG", None, "position",
           status="partial",

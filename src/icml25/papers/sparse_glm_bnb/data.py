@@ -1,0 +1,73 @@
+"""Data for the reproduction: the paper's synthetic sparse regression design and breast cancer.
+
+Synthetic (the card's setting): rows of X are N(0, Sigma) with ``Sigma_ij = rho^|i-j|``
+(an AR(1) chain across features), ``beta*`` has ``k`` equal nonzeros (1.0) at evenly
+spaced positions, and the noise variance is ``Var(X beta*) / snr``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SparseRegressionData:
+    """A synthetic instance: ``X`` (n, p), ``y`` (n,), the true ``beta`` (p,) and its ``support``."""
+
+    X: np.ndarray
+    y: np.ndarray
+    beta: np.ndarray
+    support: np.ndarray
+
+
+def correlated_design(n: int, p: int, rho: float, rng: np.random.Generator) -> np.ndarray:
+    """Rows N(0, Sigma) with ``Sigma_ij = rho^|i-j|``, built as an AR(1) recursion over columns."""
+    e = rng.standard_normal((n, p))
+    X = np.empty((n, p))
+    X[:, 0] = e[:, 0]
+    scale = np.sqrt(1.0 - rho * rho)
+    for j in range(1, p):
+        X[:, j] = rho * X[:, j - 1] + scale * e[:, j]
+    return X
+
+
+def synthetic_sparse_regression(n: int, p: int, k: int, rho: float = 0.5, snr: float = 5.0,
+                                seed: int | list[int] | None = 0) -> SparseRegressionData:
+    """The card's synthetic regression: AR(1) design, ``k`` equal nonzeros, given SNR."""
+    rng = np.random.default_rng(seed)
+    X = correlated_design(n, p, rho, rng)
+    support = np.unique(np.linspace(0, p - 1, k).round().astype(int))
+    beta = np.zeros(p)
+    beta[support] = 1.0
+    signal = X @ beta
+    sigma = np.sqrt(np.var(signal) / snr)
+    y = signal + sigma * rng.standard_normal(n)
+    return SparseRegressionData(X, y, beta, support)
+
+
+def ridge_coefficients(X: np.ndarray, y: np.ndarray, lam2: float) -> np.ndarray:
+    """``argmin ||y - X b||^2 + lam2 ||b||^2``, via the n x n system when p > n."""
+    n, p = X.shape
+    if p > n:
+        return X.T @ np.linalg.solve(X @ X.T + lam2 * np.eye(n), y)
+    return np.linalg.solve(X.T @ X + lam2 * np.eye(p), X.T @ y)
+
+
+def breast_cancer_logistic(fraction: float = 1.0, seed: int | None = 0) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's breast-cancer data (569 x 30, bundled), standardised, labels in {-1, +1}.
+
+    With ``fraction < 1`` a random subsample of the rows (seeded) is returned, so that
+    seeds give different instances. Columns are standardised on the rows returned.
+    """
+    from sklearn.datasets import load_breast_cancer
+
+    data = load_breast_cancer()
+    X, y = data.data.astype(float), np.where(data.target == 1, 1.0, -1.0)
+    if fraction < 1.0:
+        rng = np.random.default_rng(seed)
+        rows = np.sort(rng.choice(X.shape[0], size=int(round(fraction * X.shape[0])), replace=False))
+        X, y = X[rows], y[rows]
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    return X, y

@@ -1,0 +1,217 @@
+"""sparse_glm_bnb reproduction: relaxation accuracy/speed/restart, and BnB certification.
+
+(a) ``relaxation``: the card's synthetic regression (n=1000, AR(1) design with rho=0.5,
+k=10 equal nonzeros, SNR 5, lam2 = 1e-3 n, M = 2 max|beta_ridge|). The perspective
+relaxation is solved by restarted FISTA with the exact prox (to a 1e-6 relative
+duality gap), by plain FISTA, and by cvxpy + Clarabel as an SOCP, on the same data.
+(b) ``certification``: branch-and-bound on a small synthetic instance (p=25, k=4,
+squared loss) and on scikit-learn's breast-cancer data (p=30, k=3, logistic, a seeded
+80% row subsample), each checked against brute-force enumeration of all C(p, k)
+supports. Settings and claim thresholds were fixed before the first quick run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.paper import Claim
+from icml25.papers.sparse_glm_bnb.baselines import cvxpy_perspective_relaxation
+from icml25.papers.sparse_glm_bnb.bnb import SparseGLMBnB, brute_force_best_subset
+from icml25.papers.sparse_glm_bnb.data import breast_cancer_logistic, ridge_coefficients, synthetic_sparse_regression
+from icml25.papers.sparse_glm_bnb.relaxation import solve_perspective_relaxation
+
+
+@dataclass
+class RelaxationConfig(ExperimentConfig):
+    n: int = 1000
+    """Samples."""
+    p_values: tuple[int, ...] = (500, 2000)
+    """Feature counts; the speed claim uses the largest."""
+    k: int = 10
+    """Sparsity budget (and number of true nonzeros)."""
+    rho: float = 0.5
+    """Feature correlation, Sigma_ij = rho^|i-j|."""
+    snr: float = 5.0
+    """Signal-to-noise ratio Var(X beta*) / noise variance."""
+    lam2_per_n: float = 1e-3
+    """Ridge weight as a multiple of n (lam2 = lam2_per_n * n)."""
+    M_factor: float = 2.0
+    """Box bound M = M_factor * max|beta_ridge|."""
+    tol: float = 1e-6
+    """Relative duality gap at which FISTA stops."""
+    max_iter: int = 20000
+    """FISTA iteration cap (both variants)."""
+
+
+def run_relaxation(cfg: RelaxationConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
+    """Accuracy against cvxpy + Clarabel, wall-clock ratio, restart vs plain FISTA, bound validity."""
+    out: Metrics = {}
+    rel_errs, ratios, lb_excess = [], [], []
+    for i, p in enumerate(cfg.p_values):
+        data = synthetic_sparse_regression(cfg.n, p, cfg.k, cfg.rho, cfg.snr, seed=[seed, p])
+        lam2 = cfg.lam2_per_n * cfg.n
+        M = cfg.M_factor * float(np.max(np.abs(ridge_coefficients(data.X, data.y, lam2))))
+        start = time.perf_counter()
+        ours = solve_perspective_relaxation(data.X, data.y, cfg.k, lam2, M, tol=cfg.tol, max_iter=cfg.max_iter)
+        ours_time = time.perf_counter() - start
+        plain = solve_perspective_relaxation(data.X, data.y, cfg.k, lam2, M, restart=False, tol=cfg.tol,
+                                             max_iter=cfg.max_iter)
+        socp = cvxpy_perspective_relaxation(data.X, data.y, cfg.k, lam2, M)
+        ref = abs(socp.value)
+        out[f"p{p}_rel_err"] = abs(ours.primal_value - socp.value) / ref
+        out[f"p{p}_lb_rel_err"] = abs(ours.lower_bound - socp.value) / ref
+        out[f"p{p}_lb_excess"] = float(np.max(ours.history["lower_bound"]) - socp.value) / ref
+        out[f"p{p}_time_ours"] = ours_time
+        out[f"p{p}_time_cvxpy"] = socp.wall_time
+        out[f"p{p}_time_clarabel_only"] = socp.solver_time
+        out[f"p{p}_speedup"] = socp.wall_time / ours_time
+        out[f"p{p}_speedup_vs_solver_only"] = socp.solver_time / ours_time
+        out[f"p{p}_iters_restart"] = ours.n_iter
+        out[f"p{p}_iters_plain"] = plain.n_iter
+        out[f"p{p}_plain_converged"] = float(plain.converged)
+        out[f"p{p}_restart_iter_ratio"] = ours.n_iter / plain.n_iter
+        rel_errs.append(out[f"p{p}_rel_err"])
+        ratios.append(out[f"p{p}_restart_iter_ratio"])
+        lb_excess.append(out[f"p{p}_lb_excess"])
+        progress(i + 1, len(cfg.p_values))
+    out["max_rel_err"] = max(rel_errs)
+    out["speedup_largest_p"] = out[f"p{max(cfg.p_values)}_speedup"]
+    out["max_restart_iter_ratio"] = max(ratios)
+    out["max_lb_excess"] = max(lb_excess)
+    return out
+
+
+@dataclass
+class CertificationConfig(ExperimentConfig):
+    n: int = 100
+    """Samples of the synthetic instance."""
+    p: int = 25
+    """Features of the synthetic instance."""
+    k: int = 4
+    """Sparsity budget of the synthetic instance."""
+    rho: float = 0.5
+    """Feature correlation of the synthetic instance."""
+    snr: float = 5.0
+    """Signal-to-noise ratio of the synthetic instance."""
+    lam2_per_n: float = 1e-3
+    """Synthetic ridge weight as a multiple of n."""
+    M_factor: float = 2.0
+    """Synthetic box bound M = M_factor * max|beta_ridge|."""
+    bc_fraction: float = 0.8
+    """Share of the 569 breast-cancer rows used per seed (seeded subsample)."""
+    bc_k: int = 3
+    """Sparsity budget on breast cancer (logistic)."""
+    bc_lam2: float = 1.0
+    """Ridge weight on breast cancer."""
+    bc_M: float = 5.0
+    """Box bound on breast cancer (standardised features)."""
+    gap_tol: float = 1e-4
+    """Relative optimality gap at which the BnB certifies."""
+    time_limit: float = 120.0
+    """Seconds per BnB solve."""
+
+
+def _certify(X, y, k, lam2, M, loss, cfg: CertificationConfig, prefix: str) -> Metrics:
+    start = time.perf_counter()
+    bf_value, bf_beta = brute_force_best_subset(X, y, k, lam2, M, loss)
+    bf_time = time.perf_counter() - start
+    model = SparseGLMBnB(k, lam2, M, loss, gap_tol=cfg.gap_tol, time_limit=cfg.time_limit).fit(X, y)
+    rel_diff = (model.upper_bound_ - bf_value) / abs(bf_value)
+    same_support = set(model.support_.tolist()) == set(np.flatnonzero(bf_beta).tolist())
+    # the certified lower bound must not exceed the true optimum (up to solver round-off)
+    lb_valid = model.lower_bound_ <= bf_value * (1 + 1e-9)
+    return {
+        f"{prefix}certified": float(model.certified_),
+        f"{prefix}gap": model.gap_,
+        f"{prefix}same_support": float(same_support),
+        f"{prefix}rel_obj_diff": rel_diff,
+        f"{prefix}lower_bound_valid": float(lb_valid),
+        f"{prefix}certified_matches_bruteforce": float(model.certified_ and same_support and lb_valid
+                                                      and abs(rel_diff) <= cfg.gap_tol),
+        f"{prefix}nodes": float(model.n_nodes_),
+        f"{prefix}subproblems_bruteforce": float(np.prod(range(X.shape[1] - k + 1, X.shape[1] + 1))
+                                                 / np.prod(range(1, k + 1))),
+        f"{prefix}time_bnb": model.solve_time_,
+        f"{prefix}time_bruteforce": bf_time,
+    }
+
+
+def run_certification(cfg: CertificationConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
+    """BnB certificate vs brute force: synthetic squared loss, then breast cancer logistic."""
+    data = synthetic_sparse_regression(cfg.n, cfg.p, cfg.k, cfg.rho, cfg.snr, seed=[seed, 1])
+    lam2 = cfg.lam2_per_n * cfg.n
+    M = cfg.M_factor * float(np.max(np.abs(ridge_coefficients(data.X, data.y, lam2))))
+    out = _certify(data.X, data.y, cfg.k, lam2, M, "squared", cfg, "syn_")
+    progress(1, 2)
+    X, y = breast_cancer_logistic(cfg.bc_fraction, seed=seed)
+    out.update(_certify(X, y, cfg.bc_k, cfg.bc_lam2, cfg.bc_M, "logistic", cfg, "bc_"))
+    progress(2, 2)
+    return out
+
+
+EXPERIMENTS = [
+    Experiment(
+        name="relaxation",
+        description="Perspective relaxation on the card's synthetic regression (n=1000, AR(1) rho=0.5, k=10, "
+                    "SNR 5): restarted FISTA with the exact log-linear prox vs plain FISTA vs cvxpy + Clarabel "
+                    "(SOCP), same data; accuracy, wall-clock ratio, iterations, dual-bound validity.",
+        config=RelaxationConfig,
+        run=run_relaxation,
+        presets={"smoke": {"n": 200, "p_values": (60, 300)}, "quick": {},
+                 "full": {"p_values": (500, 1000, 2000)}},
+        seeds={"smoke": 2, "quick": 3, "full": 10},
+        full_requirements="Runs on a CPU; the paper's larger instances (p up to 1e4-1e5) and its real data sets "
+                          "are out of reach of the cvxpy baseline and were not retrieved.",
+    ),
+    Experiment(
+        name="certification",
+        description="Branch-and-bound certificates vs brute-force enumeration: synthetic squared loss "
+                    "(p=25, k=4, 12,650 supports) and breast cancer logistic (p=30, k=3, 4,060 supports).",
+        config=CertificationConfig,
+        run=run_certification,
+        presets={"smoke": {"n": 60, "p": 12, "k": 3, "bc_fraction": 0.4, "bc_k": 2}, "quick": {}, "full": {}},
+        seeds={"smoke": 2, "quick": 3, "full": 10},
+    ),
+]
+
+CLAIMS = [
+    Claim("relax_accuracy", "The first-order solver (exact prox, restarts) reaches the SOCP optimum of the "
+          "perspective relaxation: relative error against cvxpy + Clarabel at most 1e-5 at every p.",
+          "same bound as the SOCP solvers, no conic solver needed (abstract; tables not retrieved)",
+          "relaxation", "max_rel_err", "<=", 1e-5),
+    Claim("relax_speedup", "At p=2000 the first-order solver reaches that accuracy at least 10x faster "
+          "(wall clock) than cvxpy + Clarabel on the SOCP.",
+          "dual bounds 'significantly faster' than SOCP solvers (abstract; exact speedups not retrieved)",
+          "relaxation", "speedup_largest_p", ">=", 10.0),
+    Claim("restart_helps", "Restarted FISTA needs no more iterations than plain FISTA to reach a 1e-6 "
+          "relative duality gap (ratio <= 1 at every p).",
+          "restarts speed up convergence at low per-iteration cost (abstract)",
+          "relaxation", "max_restart_iter_ratio", "<=", 1.0),
+    Claim("bound_valid", "The Fenchel dual bound is valid at every iteration: it never exceeds the SOCP "
+          "optimum by more than 1e-7 (relative, solver round-off).",
+          "a valid lower bound at every iteration, usable for early pruning (Sec. 3)",
+          "relaxation", "max_lb_excess", "<=", 1e-7),
+    Claim("certify_synthetic", "BnB certifies optimality (gap <= 1e-4) on the synthetic p=25, k=4 instance and "
+          "returns the brute-force support and objective.",
+          "optimality certificates on synthetic data (abstract)",
+          "certification", "syn_certified_matches_bruteforce", ">=", 1.0),
+    Claim("certify_breast_cancer", "BnB certifies optimality (gap <= 1e-4) for logistic regression on breast "
+          "cancer (p=30, k=3) and returns the brute-force support and objective.",
+          "optimality certificates on real data (abstract)",
+          "certification", "bc_certified_matches_bruteforce", ">=", 1.0),
+]
+
+API_EXAMPLE = """
+import numpy as np
+from icml25.papers.sparse_glm_bnb import SparseGLMBnB, solve_perspective_relaxation, synthetic_sparse_regression
+
+data = synthetic_sparse_regression(n=200, p=40, k=4, seed=0)
+relax = solve_perspective_relaxation(data.X, data.y, k=4, lam2=0.2, M=3.0)
+print("root dual bound", relax.lower_bound, "relaxation value", relax.primal_value)
+model = SparseGLMBnB(k=4, lam2=0.2, M=3.0).fit(data.X, data.y)
+print("support", model.support_, "certified", model.certified_, "gap", model.gap_, "nodes", model.n_nodes_)
+"""
