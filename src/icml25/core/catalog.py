@@ -53,7 +53,9 @@ CATALOG: tuple[Paper, ...] = (
           "2502.02129", None, "kminartz/NeuralCPM", "model"),
     Paper("ntk_early_stopping", "Sharp Generalization for Nonparametric Regression by Over-Parameterized Neural "
           "Networks: A Distribution-Free Analysis in Spherical Covariate", "2411.02904", "fPOkujQBVb", None,
-          "theory"),
+          "theory",
+          status="partial",
+          note="Only the abstract and reviews could be read: the network's output scaling, initialisation, loss normalisation and the constants of the critical radius and stopping time are inferred (each is a parameter); the quick preset runs a smaller width and n than the card (m = 2048, n <= 1000)."),
     Paper("omdpd", "An Optimistic Algorithm for Online CMDPs with Anytime Adversarial Constraints",
           "2505.21841", "fFgiXamW8E", None, "algorithm",
           status="partial",
