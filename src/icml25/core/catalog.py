@@ -23,7 +23,9 @@ CATALOG: tuple[Paper, ...] = (
     Paper("cve_bench", "CVE-Bench: A Benchmark for AI Agents' Ability to Exploit Real-World Web Application "
           "Vulnerabilities", "2503.17332", None, "uiuc-kang-lab/cve-bench", "benchmark"),
     Paper("downstream_free_energy", "A Bayesian Model Selection Criterion for Selecting Pretraining Checkpoints",
-          "2410.05612", "fEjktWQ5Am", None, "algorithm"),
+          "2410.05612", "fEjktWQ5Am", None, "algorithm",
+          status="partial",
+          note="The paper's SGLD settings (step size, localisation, chains, burn-in) and whether its localising prior is Gaussian could not be confirmed (only the abstract was readable); the neural-collapse baseline is not built; the study runs on small MLPs on digits and a teacher-student task, not the paper's pretrained vision models."),
     Paper("dragsolver", "DragSolver: Transformer-based Drag-Coefficient Estimation from 3D Vehicle Meshes",
           None, None, None, "model"),
     Paper("genai_regulation", "Position: Generative AI Regulation Can Learn from Social Media Regulation",
