@@ -66,7 +66,9 @@ CATALOG: tuple[Paper, ...] = (
           "2502.14166", None, "listar2000/prediction-powered-adaptive-shrinkage", "algorithm",
           status="implemented"),
     Paper("primphormer", "Primphormer: Efficient Graph Transformers with Primal Representations",
-          None, "fMAihjfJij", None, "model"),
+          None, "fMAihjfJij", None, "model",
+          status="partial",
+          note="The graph version of the virtual-node projections (W_e, W_r as per-graph averages) is inferred from the KSVD optimality conditions, not confirmed in the paper; the paper's benchmarks cannot be downloaded, so accuracy is measured on generated PATTERN-style graphs (smaller than the card's) and the scaling claims on random graphs."),
     Paper("quiver_mutation", "Machines and Mathematical Mutations: Using GNNs to Characterize Quiver Mutation "
           "Classes", "2411.07467", None, None, "benchmark"),
     Paper("r1vi", "Rank-One Modified Value Iteration",

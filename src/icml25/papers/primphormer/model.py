@@ -1,0 +1,282 @@
+"""Primphormer: graph attention in the primal space of an asymmetric kernel SVD (He et al., ICML 2025).
+
+Self-attention on the nodes of a graph reads as the *dual* form of a kernel machine with the
+asymmetric kernel ``kappa(x_i, x_j) = <phi_q(q_i), phi_k(k_j)>``: every output sums over all node
+pairs, O(N^2). Primphormer works in the *primal* form instead. Per graph and head, with two
+projection matrices ``W_e, W_r in R^{p x s}`` (p = head dim, s = rank):
+
+    e_i = W_e^T phi_q(q_i),    r_i = W_r^T phi_k(k_i),    o_i = W_c [e_i ; r_i]        (primal scores)
+
+which costs O(N p s): no N x N tensor exists at any point. The projections are data adaptive.
+Following the KKT conditions of KSVD (``W_e = sum_j phi_k(k_j) h_{r,j}^T``,
+``W_r = sum_i phi_q(q_i) h_{e,i}^T``), we build them per graph from *virtual nodes* that pool
+every node of the graph (INFERRED, see docs/papers/primphormer.md):
+
+    W_e = (1/N_g) sum_{j in g} phi_k(k_j) g_e(x_j)^T,   W_r = (1/N_g) sum_{i in g} phi_q(q_i) g_r(x_i)^T
+
+with linear maps ``g_e, g_r: R^d -> R^{heads x s}``. Hence ``e_i = (1/N_g) sum_j kappa(x_i, x_j)
+g_e(x_j)``: the primal score is exactly the dual (kernel-attention) sum, computed in linear time.
+Training adds ``eta * mean_layers(J^2)`` with the KSVD objective (PrimalAttention's
+``model_wrapper.py``)
+
+    J = mean_i ||Lambda e_i||^2 / 2 + mean_j ||Lambda r_j||^2 / 2 - mean_{g,h} Tr(W_e^T W_r),
+
+which is zero at a KKT point of the KSVD problem (Lambda = diag of learnable singular values).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.nn import GINEConv, GCNConv, GPSConv, global_mean_pool
+from torch_geometric.utils import to_dense_batch
+
+__all__ = [
+    "PrimalGraphAttention", "PrimphormerLayer", "Primphormer", "GPSBaseline", "ksvd_objective", "ksvd_loss",
+    "check_graph_input",
+]
+
+
+def check_graph_input(x: Tensor, edge_index: Tensor | None, batch: Tensor | None, dim: int) -> Tensor:
+    """Validate node features, edges and batch vector; return the batch vector (zeros if None).
+
+    Raises:
+        ValueError: empty graph, wrong feature width, ``edge_index`` out of range, or a batch
+            vector that is not PyG's sorted ``[0, 0, ..., 1, 1, ...]`` layout.
+    """
+    if x.dim() != 2:
+        raise ValueError(f"x must have shape (num_nodes, {dim}), got {tuple(x.shape)}")
+    if x.size(0) == 0:
+        raise ValueError("empty graph: x has no nodes")
+    if x.size(1) != dim:
+        raise ValueError(f"x has {x.size(1)} features per node, the layer expects {dim}")
+    n = x.size(0)
+    if edge_index is not None:
+        if edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
+        if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= n):
+            raise ValueError(f"edge_index has entries outside [0, {n})")
+    if batch is None:
+        return torch.zeros(n, dtype=torch.long, device=x.device)
+    if batch.shape != (n,):
+        raise ValueError(f"batch must have shape ({n},), got {tuple(batch.shape)}")
+    if n > 1 and bool((batch[1:] < batch[:-1]).any()):
+        raise ValueError("batch must be sorted (PyG layout: nodes of graph 0 first, then graph 1, ...)")
+    if int(batch.min()) < 0:
+        raise ValueError("batch has negative graph ids")
+    return batch
+
+
+class PrimalGraphAttention(nn.Module):
+    """Primal-space graph self-attention, O(N * dim * rank) time and memory.
+
+    Args:
+        dim: node feature width d (divisible by ``heads``).
+        heads: attention heads H; head width p = d / H.
+        rank: s, number of primal features (virtual nodes) per head for e and for r.
+        feature_map: ``"cos"`` (L2-normalised q and k, PrimalAttention's cos variant) or
+            ``"identity"`` (raw q, k; used by tests of the kernel identity).
+
+    ``forward(x, batch) -> (out, aux)`` with ``x: (N, d)``, ``batch: (N,)`` PyG graph ids (or None
+    for one graph); ``out: (N, d)``; ``aux`` holds ``e, r: (N, H, s)``, ``W_e, W_r: (B, H, p, s)``
+    and ``Lambda: (H, s)`` for :func:`ksvd_objective`.
+    """
+
+    def __init__(self, dim: int, heads: int = 4, rank: int = 16, feature_map: Literal["cos", "identity"] = "cos"):
+        super().__init__()
+        if dim < 1 or heads < 1 or rank < 1:
+            raise ValueError(f"dim, heads and rank must be >= 1, got {dim}, {heads}, {rank}")
+        if dim % heads:
+            raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
+        if feature_map not in ("cos", "identity"):
+            raise ValueError(f"feature_map must be 'cos' or 'identity', got {feature_map!r}")
+        self.dim, self.heads, self.rank, self.head_dim = dim, heads, rank, dim // heads
+        self.feature_map = feature_map
+        self.W_q = nn.Linear(dim, dim)
+        self.W_k = nn.Linear(dim, dim)
+        self.g_e = nn.Linear(dim, heads * rank)  # virtual-node weights of W_e (INFERRED)
+        self.g_r = nn.Linear(dim, heads * rank)
+        self.Lambda = nn.Parameter(torch.rand(heads, rank))  # uniform init as in PrimalAttention
+        self.W_c = nn.Linear(2 * rank, self.head_dim)  # o_i = W_c [e_i; r_i], shared by heads
+        self.out = nn.Linear(dim, dim)
+
+    def _phi(self, z: Tensor) -> Tensor:
+        return F.normalize(z, p=2, dim=-1) if self.feature_map == "cos" else z
+
+    def forward(self, x: Tensor, batch: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
+        batch = check_graph_input(x, None, batch, self.dim)
+        n, H, p, s = x.size(0), self.heads, self.head_dim, self.rank
+        phi_q = self._phi(self.W_q(x).view(n, H, p))
+        phi_k = self._phi(self.W_k(x).view(n, H, p))
+        g_e, g_r = self.g_e(x).view(n, H, s), self.g_r(x).view(n, H, s)
+        # Dense per-graph layout (B, N_max, ...): padding rows are zero, so sums never mix graphs.
+        dq, mask = to_dense_batch(phi_q.reshape(n, H * p), batch)
+        dk, _ = to_dense_batch(phi_k.reshape(n, H * p), batch)
+        dge, _ = to_dense_batch(g_e.reshape(n, H * s), batch)
+        dgr, _ = to_dense_batch(g_r.reshape(n, H * s), batch)
+        B, m = mask.shape
+        dq, dk = dq.view(B, m, H, p), dk.view(B, m, H, p)
+        dge, dgr = dge.view(B, m, H, s), dgr.view(B, m, H, s)
+        count = mask.sum(1).clamp(min=1).to(x.dtype).view(B, 1, 1, 1)
+        # Virtual nodes: W_e = mean_j phi_k(k_j) g_e(x_j)^T, W_r = mean_i phi_q(q_i) g_r(x_i)^T   (B, H, p, s)
+        W_e = torch.einsum("bmhp,bmhs->bhps", dk, dge) / count
+        W_r = torch.einsum("bmhp,bmhs->bhps", dq, dgr) / count
+        # Primal scores e_i = W_e^T phi_q(q_i), r_i = W_r^T phi_k(k_i)   (N, H, s)
+        e = torch.einsum("bmhp,bhps->bmhs", dq, W_e)[mask]
+        r = torch.einsum("bmhp,bhps->bmhs", dk, W_r)[mask]
+        o = self.W_c(torch.cat([e, r], dim=-1))  # (N, H, p)
+        return self.out(o.reshape(n, self.dim)), {"e": e, "r": r, "W_e": W_e, "W_r": W_r, "Lambda": self.Lambda}
+
+
+def ksvd_objective(aux: dict[str, Tensor]) -> Tensor:
+    """KSVD objective J of one attention layer (PrimalAttention's formula, graphs as samples).
+
+    ``J = mean_{i,h} ||e_ih * Lambda_h||^2 / 2 + mean_{j,h} ||r_jh * Lambda_h||^2 / 2
+    - mean_{g,h} Tr(W_e[g,h]^T W_r[g,h])``; zero at a KKT point of the KSVD problem.
+    """
+    lam = aux["Lambda"]
+    e_term = ((aux["e"] * lam).pow(2).sum(-1)).mean() / 2
+    r_term = ((aux["r"] * lam).pow(2).sum(-1)).mean() / 2
+    trace = torch.einsum("bhps,bhps->bh", aux["W_e"], aux["W_r"]).mean()
+    return e_term + r_term - trace
+
+
+def ksvd_loss(aux_list: list[dict[str, Tensor]]) -> Tensor:
+    """Regulariser added to the task loss: mean over layers of J^2 (>= 0)."""
+    if not aux_list:
+        raise ValueError("ksvd_loss needs the aux dict of at least one PrimalGraphAttention layer")
+    return torch.stack([ksvd_objective(a) ** 2 for a in aux_list]).mean()
+
+
+def _mpnn(kind: str, dim: int) -> nn.Module:
+    if kind == "gine":
+        return GINEConv(nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, dim)), edge_dim=dim)
+    if kind == "gcn":
+        return GCNConv(dim, dim)
+    raise ValueError(f"mpnn must be 'gine' or 'gcn', got {kind!r}")
+
+
+class PrimphormerLayer(nn.Module):
+    """GraphGPS block with primal attention (the structure of PyG's ``GPSConv``).
+
+    ``h_M = BN(MPNN(h) + h)``, ``h_A = BN(PrimalAttn(h) + h)``, ``out = BN(h_M + h_A + MLP(h_M + h_A))``.
+    ``forward(x, edge_index, batch, edge_attr) -> (out, aux)``; ``edge_attr`` (E, dim) is needed by GINE.
+    """
+
+    def __init__(self, dim: int, mpnn: str = "gine", heads: int = 4, rank: int = 16, dropout: float = 0.0):
+        super().__init__()
+        self.mpnn_kind = mpnn
+        self.conv = _mpnn(mpnn, dim)
+        self.attn = PrimalGraphAttention(dim, heads, rank)
+        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(2 * dim, dim))
+        self.norm1, self.norm2, self.norm3 = nn.BatchNorm1d(dim), nn.BatchNorm1d(dim), nn.BatchNorm1d(dim)
+        self.dropout = dropout
+
+    def forward(self, x: Tensor, edge_index: Tensor, batch: Tensor | None = None,
+                edge_attr: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
+        batch = check_graph_input(x, edge_index, batch, self.attn.dim)
+        h = self.conv(x, edge_index, edge_attr) if self.mpnn_kind == "gine" else self.conv(x, edge_index)
+        h_m = self.norm1(F.dropout(h, self.dropout, self.training) + x)
+        a, aux = self.attn(x, batch)
+        h_a = self.norm2(F.dropout(a, self.dropout, self.training) + x)
+        out = h_m + h_a
+        return self.norm3(out + self.mlp(out)), aux
+
+
+class _GraphNet(nn.Module):
+    """Shared encoder / decoder: node (and PE, edge) embeddings, a stack of blocks, a head."""
+
+    def __init__(self, in_dim: int, hidden: int, n_layers: int, out_dim: int, task: str, pe_dim: int, edge_dim: int):
+        super().__init__()
+        if task not in ("node", "graph"):
+            raise ValueError(f"task must be 'node' or 'graph', got {task!r}")
+        if min(in_dim, hidden, n_layers, out_dim) < 1 or pe_dim < 0 or edge_dim < 0:
+            raise ValueError("in_dim, hidden, n_layers, out_dim must be >= 1 and pe_dim, edge_dim >= 0")
+        self.in_dim, self.hidden, self.task, self.pe_dim, self.edge_dim = in_dim, hidden, task, pe_dim, edge_dim
+        self.node_emb = nn.Linear(in_dim, hidden)
+        self.pe_emb = nn.Linear(pe_dim, hidden) if pe_dim else None
+        self.edge_emb = nn.Linear(edge_dim, hidden) if edge_dim else None
+        self.edge_const = nn.Parameter(torch.zeros(hidden))  # edge embedding when there are no edge features
+        self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, out_dim))
+
+    def embed(self, x, edge_index, batch, edge_attr, pe):
+        batch = check_graph_input(x, edge_index, batch, self.in_dim)
+        h = self.node_emb(x)
+        if self.pe_emb is not None:
+            if pe is None or pe.shape != (x.size(0), self.pe_dim):
+                raise ValueError(f"pe must have shape ({x.size(0)}, {self.pe_dim})")
+            h = h + self.pe_emb(pe)
+        if self.edge_emb is not None:
+            if edge_attr is None or edge_attr.shape != (edge_index.size(1), self.edge_dim):
+                raise ValueError(f"edge_attr must have shape ({edge_index.size(1)}, {self.edge_dim})")
+            e = self.edge_emb(edge_attr)
+        else:
+            e = self.edge_const.expand(edge_index.size(1), -1)
+        return h, e, batch
+
+    def readout(self, h, batch):
+        return self.head(h if self.task == "node" else global_mean_pool(h, batch))
+
+
+class Primphormer(_GraphNet):
+    """The full model: embeddings, ``n_layers`` :class:`PrimphormerLayer` blocks, a node or graph head.
+
+    ``forward(x, edge_index, batch=None, edge_attr=None, pe=None) -> (pred, aux_list)``; train with
+    ``task_loss + eta * ksvd_loss(aux_list)``.
+    """
+
+    def __init__(self, in_dim: int, hidden: int, n_layers: int, out_dim: int, task: str = "node", pe_dim: int = 0,
+                 edge_dim: int = 0, mpnn: str = "gine", heads: int = 4, rank: int = 16, dropout: float = 0.0):
+        super().__init__(in_dim, hidden, n_layers, out_dim, task, pe_dim, edge_dim)
+        self.layers = nn.ModuleList(PrimphormerLayer(hidden, mpnn, heads, rank, dropout) for _ in range(n_layers))
+
+    def forward(self, x, edge_index, batch=None, edge_attr=None, pe=None):
+        h, e, batch = self.embed(x, edge_index, batch, edge_attr, pe)
+        aux_list = []
+        for layer in self.layers:
+            h, aux = layer(h, edge_index, batch, e)
+            aux_list.append(aux)
+        return self.readout(h, batch), aux_list
+
+
+class _MPNNBlock(nn.Module):
+    """The GPS block without its attention branch (MPNN-only baseline)."""
+
+    def __init__(self, dim: int, dropout: float):
+        super().__init__()
+        self.conv = _mpnn("gine", dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(2 * dim, dim))
+        self.norm1, self.norm3 = nn.BatchNorm1d(dim), nn.BatchNorm1d(dim)
+        self.dropout = dropout
+
+    def forward(self, x, edge_index, batch=None, edge_attr=None):
+        h = self.norm1(F.dropout(self.conv(x, edge_index, edge_attr), self.dropout, self.training) + x)
+        return self.norm3(h + self.mlp(h))
+
+
+class GPSBaseline(_GraphNet):
+    """GraphGPS baselines on the same encoder/head: PyG ``GPSConv`` with GINE and
+    ``attn="multihead"`` (full softmax attention) or ``"performer"``, or ``attn="none"`` (MPNN only).
+    ``forward`` returns ``(pred, [])`` so training code is shared with :class:`Primphormer`."""
+
+    def __init__(self, in_dim: int, hidden: int, n_layers: int, out_dim: int, task: str = "node", pe_dim: int = 0,
+                 edge_dim: int = 0, attn: str = "multihead", heads: int = 4, dropout: float = 0.0):
+        super().__init__(in_dim, hidden, n_layers, out_dim, task, pe_dim, edge_dim)
+        if attn not in ("multihead", "performer", "none"):
+            raise ValueError(f"attn must be 'multihead', 'performer' or 'none', got {attn!r}")
+        self.attn = attn
+        if attn == "none":
+            self.layers = nn.ModuleList(_MPNNBlock(hidden, dropout) for _ in range(n_layers))
+        else:
+            self.layers = nn.ModuleList(
+                GPSConv(hidden, _mpnn("gine", hidden), heads=heads, dropout=dropout, attn_type=attn)
+                for _ in range(n_layers))
+
+    def forward(self, x, edge_index, batch=None, edge_attr=None, pe=None):
+        h, e, batch = self.embed(x, edge_index, batch, edge_attr, pe)
+        for layer in self.layers:
+            h = layer(h, edge_index, batch, edge_attr=e)
+        return self.readout(h, batch), []
