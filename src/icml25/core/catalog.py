@@ -88,7 +88,9 @@ CATALOG: tuple[Paper, ...] = (
           status="partial",
           note="Robust-Q-FTRL's learning rates, bonus and opponent-sampling details are inferred (the paper's text could not be retrieved); at the card's scale the multiagency-scaling experiment is degenerate (random games are nearly solved by uniform play), so only the learning-curve claim is informative."),
     Paper("sharp_distill", "SHARP-Distill: A 68x Faster Recommender System with Hypergraph Neural Networks and "
-          "Language Models", None, "3hYrORJndz", "S-Forouzandeh/SHARP-Distill", "model"),
+          "Language Models", None, "3hYrORJndz", "S-Forouzandeh/SHARP-Distill", "model",
+          status="partial",
+          note="Only the abstract could be read: the teacher's fusion, the HGNN depth, the contrastive terms and the paper's definition of inference time are inferred (the official script and README confirm the schedule and loss weights); review text is TF-IDF of generated tokens, not DeBERTa, and the data are generated, not Amazon/Yelp."),
     Paper("single_transformer_lmm", "HaploVL: A Single-Transformer Baseline for Multi-Modal Understanding",
           "2503.14694", None, "Tencent/HaploVLM", "model"),
     Paper("sira", "Revealing Weaknesses in Text Watermarking Through Self-Information Rewrite Attacks (SIRA)",

@@ -1,0 +1,44 @@
+"""SHARP-Distill (Forouzandeh, Moradi & Jalili, ICML 2025, OpenReview 3hYrORJndz).
+
+A teacher built from dual hypergraph neural networks, review-text embeddings and LightGCN is
+distilled into CompactGCN, a one-layer linear GCN that ranks items by dot products: soft labels
+with an annealed temperature, training-time embedding interpolation, and contrastive transfer
+of embeddings and hypergraph positional encodings.
+"""
+
+from icml25.papers.sharp_distill.data import (
+    DebertaEncoder,
+    TextEncoder,
+    TfidfSVDEncoder,
+    interaction_graph,
+    synthetic_reviews,
+)
+from icml25.papers.sharp_distill.model import (
+    CompactGCN,
+    HGNNConv,
+    LightGCNRecommender,
+    MatrixFactorization,
+    Teacher,
+    bpr_loss,
+    build_hypergraphs,
+    distill,
+    distillation_kl,
+    evaluate_topk,
+    hypergraph_operator,
+    hypergraph_positional_encoding,
+    hypergraph_propagation,
+    normalized_adjacency,
+    prepare_graph,
+    temperature,
+    time_inference,
+    train_bpr,
+    train_teacher,
+)
+
+__all__ = [
+    "CompactGCN", "DebertaEncoder", "HGNNConv", "LightGCNRecommender", "MatrixFactorization", "Teacher", "TextEncoder",
+    "TfidfSVDEncoder", "bpr_loss", "build_hypergraphs", "distill", "distillation_kl", "evaluate_topk",
+    "hypergraph_operator", "hypergraph_positional_encoding", "hypergraph_propagation", "interaction_graph",
+    "normalized_adjacency", "prepare_graph", "synthetic_reviews", "temperature", "time_inference", "train_bpr",
+    "train_teacher",
+]

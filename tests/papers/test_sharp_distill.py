@@ -1,0 +1,228 @@
+"""SHARP-Distill: hypergraphs vs brute force, temperature closed form, HGNNConv equivariance and
+isolation, the student's scores vs a dense reference, top-k metrics by hand, bad input, smoke run."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from icml25.papers.sharp_distill import (
+    CompactGCN,
+    HGNNConv,
+    Teacher,
+    build_hypergraphs,
+    distillation_kl,
+    evaluate_topk,
+    hypergraph_positional_encoding,
+    hypergraph_propagation,
+    interaction_graph,
+    synthetic_reviews,
+    temperature,
+    time_inference,
+)
+
+torch.set_num_threads(1)
+
+
+def _random_interactions(n_users=7, n_items=5, n=25, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.stack([torch.randint(n_users, (n,), generator=g), torch.randint(n_items, (n,), generator=g)])
+
+
+def _brute_force_propagation(h: np.ndarray) -> np.ndarray:
+    """P[u, v] = sum_e H[u,e] H[v,e] / (sqrt(d_u d_v) delta_e), by explicit loops."""
+    n, m = h.shape
+    dv, de = h.sum(1), h.sum(0)
+    p = np.zeros((n, n))
+    for u in range(n):
+        for v in range(n):
+            for e in range(m):
+                if h[u, e] and h[v, e]:
+                    p[u, v] += 1.0 / (math.sqrt(dv[u] * dv[v]) * de[e])
+    return p
+
+
+def test_hypergraphs_match_brute_force_incidence():
+    ei = _random_interactions()
+    h_u, h_i = build_hypergraphs(ei, num_users=8, num_items=6)  # user 7 and item 5 are isolated
+    brute = np.zeros((8, 6))
+    for u, i in ei.T.tolist():
+        brute[u, i] = 1.0  # duplicates count once
+    np.testing.assert_array_equal(h_u.to_dense().numpy(), brute)
+    np.testing.assert_array_equal(h_i.to_dense().numpy(), brute.T)
+
+
+def test_propagation_matrix_brute_force_and_spectrum():
+    # a connected toy hypergraph: chain of overlapping hyperedges
+    ei = torch.tensor([[0, 1, 1, 2, 2, 3, 3, 4, 0], [0, 0, 1, 1, 2, 2, 3, 3, 3]])
+    h_u, _ = build_hypergraphs(ei)
+    p = hypergraph_propagation(h_u).double().numpy()
+    np.testing.assert_allclose(p, _brute_force_propagation(h_u.to_dense().numpy()), atol=1e-6)
+    np.testing.assert_allclose(p, p.T, atol=1e-6)
+    eig = np.linalg.eigvalsh((p + p.T) / 2)
+    assert eig.min() >= -1e-6 and eig.max() <= 1 + 1e-6
+    assert eig.max() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_positional_encoding_closed_forms():
+    h_u, _ = build_hypergraphs(_random_interactions(seed=1))
+    n = h_u.shape[0]
+    torch.testing.assert_close(hypergraph_positional_encoding(h_u, K=1), torch.eye(n))
+    p = hypergraph_propagation(h_u)
+    expected = torch.eye(n) + 0.5 * p + 0.25 * p @ p
+    torch.testing.assert_close(hypergraph_positional_encoding(h_u, K=3, beta=0.5), expected, atol=1e-5, rtol=1e-5)
+
+
+def test_temperature_schedule_closed_form():
+    assert temperature(0) == 10.0
+    assert temperature(200) == 1.0
+    assert temperature(500) == 1.0  # clamped after E
+    assert temperature(50, T_max=10, T_min=1, E=200) == pytest.approx(10 - 9 * 0.25)
+    assert temperature(3, T_max=4.0, T_min=2.0, E=4) == pytest.approx(2.5)
+    with pytest.raises(ValueError, match="E must be"):
+        temperature(1, E=0)
+    with pytest.raises(ValueError, match="T_min"):
+        temperature(1, T_max=1.0, T_min=2.0)
+    with pytest.raises(ValueError, match="epoch"):
+        temperature(-1)
+
+
+def test_kl_zero_iff_logits_match_up_to_shift():
+    t = torch.randn(4, 9)
+    assert distillation_kl(t + 3.0, t, T=2.0).item() == pytest.approx(0.0, abs=1e-6)
+    assert distillation_kl(torch.randn(4, 9), t, T=2.0).item() > 1e-3
+
+
+def test_hgnnconv_matches_dense_reference_and_is_permutation_equivariant():
+    torch.manual_seed(0)
+    ei = _random_interactions(n_users=9, n_items=6, n=30, seed=2)
+    ei = torch.unique(ei, dim=1)
+    conv = HGNNConv(4)
+    x = torch.randn(9, 4)
+    out = conv(x, ei, num_edges=6)
+    h = np.zeros((9, 6))
+    h[ei[0].numpy(), ei[1].numpy()] = 1
+    ref = torch.as_tensor(_brute_force_propagation(h), dtype=torch.float32) @ conv.lin(x)
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
+    # relabel nodes by perm and hyperedges by eperm: output rows follow the node permutation
+    perm, eperm = torch.randperm(9), torch.randperm(6)
+    inv, einv = torch.argsort(perm), torch.argsort(eperm)
+    out_p = conv(x[perm], torch.stack([inv[ei[0]], einv[ei[1]]]), num_edges=6)
+    torch.testing.assert_close(out_p, out[perm], atol=1e-5, rtol=1e-5)
+
+
+def test_hgnnconv_disjoint_hypergraphs_do_not_interact():
+    torch.manual_seed(1)
+    conv = HGNNConv(3)
+    a, b = _random_interactions(5, 4, 12, seed=3), _random_interactions(6, 3, 12, seed=4)
+    xa, xb = torch.randn(5, 3), torch.randn(6, 3)
+    union = torch.cat([a, b + torch.tensor([[5], [4]])], 1)
+    out = conv(torch.cat([xa, xb]), union, num_edges=7)
+    torch.testing.assert_close(out[:5], conv(xa, a, num_edges=4), atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(out[5:], conv(xb, b, num_edges=3), atol=1e-6, rtol=1e-5)
+
+
+def _toy_graph(n_users=6, n_items=5, seed=5):
+    ei = torch.unique(_random_interactions(n_users, n_items, 18, seed=seed), dim=1)
+    return interaction_graph(ei, ei[:, :2], n_users, n_items)
+
+
+def test_student_scores_equal_dense_reference_and_are_linear():
+    torch.manual_seed(2)
+    data = _toy_graph()
+    nu, n = data.num_users, data.num_nodes
+    student = CompactGCN(nu, data.num_items, dim=8)
+    a = torch.zeros(n, n)
+    a[data.edge_index[0], data.edge_index[1]] = 1
+    a_hat = a + torch.eye(n)
+    d = a_hat.sum(1).rsqrt()
+    a_norm = d[:, None] * a_hat * d[None, :]
+    z = a_norm @ student.emb.weight @ student.conv.lin.weight.T  # Z = Â X W
+    with torch.no_grad():
+        torch.testing.assert_close(student.full_scores(data), z[:nu] @ z[nu:].T, atol=1e-5, rtol=1e-5)
+        x, y = torch.randn(n, 8), torch.randn(n, 8)
+        torch.testing.assert_close(student(data.edge_index, 2 * x - 3 * y),
+                                   2 * student(data.edge_index, x) - 3 * student(data.edge_index, y),
+                                   atol=1e-5, rtol=1e-5)
+
+
+def test_topk_metrics_by_hand():
+    scores = torch.tensor([[9.0, 5, 4, 3, 1],   # item 0 is a training item: masked
+                           [1.0, 2, 3, 4, 5],
+                           [5.0, 4, 3, 2, 1],
+                           [1.0, 1, 1, 1, 1]])  # user 3 has no test items: not averaged
+    train = torch.tensor([[0, 1, 3], [0, 1, 2]])
+    test = torch.tensor([[0, 0, 1, 2], [2, 4, 4, 3]])
+    m = evaluate_topk(scores, train, test, k=2)
+    a = (1 / math.log2(3)) / (1 + 1 / math.log2(3))
+    assert m["P"] == pytest.approx((0.5 + 0.5 + 0) / 3)
+    assert m["R"] == pytest.approx((0.5 + 1 + 0) / 3)
+    assert m["NDCG"] == pytest.approx((a + 1 + 0) / 3)
+    assert m["HR"] == pytest.approx(2 / 3)
+    # training items are never recommended: give them the top scores, metrics do not change
+    boosted = scores.clone()
+    boosted[train[0], train[1]] = 100.0
+    assert evaluate_topk(boosted, train, test, k=2) == m
+
+
+@pytest.mark.parametrize("bad, match", [
+    (torch.tensor([[0, 1], [0, 9]]), "out of range"),
+    (torch.tensor([[0, -1], [0, 1]]), "negative"),
+    (torch.zeros(2, 0, dtype=torch.long), "empty"),
+    (torch.tensor([0, 1, 2]), r"\[2, N\]"),
+])
+def test_bad_interactions_raise(bad, match):
+    with pytest.raises(ValueError, match=match):
+        build_hypergraphs(bad, num_users=3, num_items=3)
+
+
+def test_bad_inputs_raise():
+    conv = HGNNConv(4)
+    with pytest.raises(ValueError, match="shape"):
+        conv(torch.randn(5, 3), torch.tensor([[0, 1], [0, 0]]))
+    with pytest.raises(ValueError, match="out of range"):
+        conv(torch.randn(2, 4), torch.tensor([[0, 5], [0, 0]]))
+    with pytest.raises(ValueError, match="no nodes"):
+        conv(torch.randn(0, 4), torch.tensor([[0], [0]]))
+    student = CompactGCN(3, 2, dim=4)
+    with pytest.raises(ValueError, match="out of range"):
+        student(torch.tensor([[0, 7], [7, 0]]))
+    with pytest.raises(ValueError, match="shape"):
+        student(torch.tensor([[0, 3], [3, 0]]), torch.randn(5, 3))
+    with pytest.raises(ValueError, match="k must"):
+        evaluate_topk(torch.randn(3, 4), torch.tensor([[0], [0]]), torch.tensor([[1], [1]]), k=5)
+    with pytest.raises(ValueError, match="out of range"):
+        evaluate_topk(torch.randn(3, 4), torch.tensor([[0], [0]]), torch.tensor([[1], [4]]), k=2)
+    with pytest.raises(ValueError, match="text features"):
+        data = _toy_graph()
+        data.user_text, data.item_text = torch.randn(6, 3), torch.randn(5, 3)
+        Teacher(6, 5, text_dim=4, dim=4).views(data)
+    with pytest.raises(ValueError, match="K must"):
+        hypergraph_positional_encoding(build_hypergraphs(torch.tensor([[0], [0]]))[0], K=0)
+    with pytest.raises(ValueError, match="n_repeats"):
+        time_inference(lambda: None, n_repeats=0)
+    with pytest.raises(ValueError, match="per_user"):
+        synthetic_reviews(n_users=5, n_items=4, per_user=4)
+
+
+def test_smoke_run_values_and_determinism():
+    from icml25.papers.sharp_distill.repro import API_EXAMPLE, EXPERIMENTS
+
+    exp = EXPERIMENTS[0]
+    cfg = exp.make_config("smoke")
+    m = exp.run(cfg, seed=0)
+    for name in ("mf", "lightgcn", "compactgcn_nokd", "teacher", "sharp", "teacher_notext", "sharp_notext"):
+        assert 0 <= m[f"ndcg_{name}"] <= m[f"hr_{name}"] <= 1
+    # graph models are far better than random ranking (expected NDCG@10 ~ 0.03 here)
+    assert m["ndcg_lightgcn"] > 0.1 and m["ndcg_compactgcn_nokd"] > 0.1
+    assert m["sharp_ndcg_over_teacher"] == pytest.approx(m["ndcg_sharp"] / m["ndcg_teacher"])
+    assert m["speedup_vs_teacher"] == pytest.approx(m["latency_ms_teacher"] / m["latency_ms_sharp"])
+    assert m["params_sharp"] == m["params_compactgcn_nokd"]  # the distillation head is not part of the student
+    m2 = exp.run(cfg, seed=0)
+    for key in m:
+        if not key.startswith(("latency", "speedup", "wall", "sharp_latency")):
+            assert m2[key] == m[key], key
+    exec(API_EXAMPLE, {})
