@@ -1,0 +1,38 @@
+"""AutoGFM: Automated Graph Foundation Model with Adaptive Architecture Customization (Chen et al., ICML 2025).
+
+A weight-sharing GNN super-network (GCN/GAT/GIN/SAGE/GraphConv mixtures) whose architecture is
+predicted per node-of-interest graph from the invariant channel of a disentangled contrastive
+encoder, with an invariance loss and a curriculum against one dataset dominating the search.
+"""
+
+from icml25.papers.autogfm.model import (
+    OPS,
+    ArchitecturePredictor,
+    AutoGFM,
+    DisentangledEncoder,
+    EnvironmentPredictor,
+    FixedOpGNN,
+    MixedOpLayer,
+    MultiTaskGFM,
+    SharedDARTS,
+    SuperNet,
+    TaskSpec,
+    check_graph_input,
+    coefficient_of_variation,
+    curriculum_loss,
+    curriculum_weight,
+    disentangled_contrastive_loss,
+    invariance_loss,
+    make_op,
+    noi_subgraph,
+)
+from icml25.papers.autogfm.suite import NOIDataset, make_suite, tree_cycle_graphs, unify_features
+from icml25.papers.autogfm.train import evaluate, fit_autogfm, fit_gfm, mean_architecture, roc_auc
+
+__all__ = [
+    "OPS", "ArchitecturePredictor", "AutoGFM", "DisentangledEncoder", "EnvironmentPredictor", "FixedOpGNN",
+    "MixedOpLayer", "MultiTaskGFM", "NOIDataset", "SharedDARTS", "SuperNet", "TaskSpec", "check_graph_input",
+    "coefficient_of_variation", "curriculum_loss", "curriculum_weight", "disentangled_contrastive_loss",
+    "evaluate", "fit_autogfm", "fit_gfm", "invariance_loss", "make_op", "make_suite", "mean_architecture",
+    "noi_subgraph", "roc_auc", "tree_cycle_graphs", "unify_features",
+]

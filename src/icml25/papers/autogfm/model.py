@@ -1,0 +1,440 @@
+"""AutoGFM: a weight-sharing GNN super-network whose architecture is customised per NOI graph.
+
+Every task is cast as classification of a node-of-interest (NOI) graph (the h-hop ego graph of a
+node, the union of two ego graphs for a link, the whole graph for a graph task). The model:
+
+1. Super-network, L layers, each a mixture over the op set O = {GCN, GAT, GIN, SAGE, GraphConv}:
+       H^l = sum_i alpha_{l,i} GNN_i(H^{l-1}, A)                                  (MixedOpLayer)
+2. Disentangled contrastive encoder: two channels k in {I (invariant), V (variant)}, each a GNN,
+   a mean readout and an MLP; trained with
+       L_dis = sum_i -log sum_k p(k | G_i) p(s | G_i, z_{i,k}),
+       p(k | G_i) = softmax_k cos(z_{i,k}, p_k) / tau,
+       p(s | G_i, z_{i,k}) = exp cos(z_{i,k}, z'_{i,k}) / tau / sum_j exp cos(z_{i,k}, z'_{j,k}) / tau,
+   z' = another NOI graph of the same dataset (positive) or of other datasets (negatives).
+3. Invariant architecture predictor psi_I: alpha_{l,i} = softmax_i(z_I . p_{l,i} / ||p_{l,i}||);
+   auxiliary psi_E(z_I,i, z_V,j) = psi_I-prototype softmax of MLP([z_I,i ; z_V,j]);
+       L_inv = mean_{i,j} || A_I,i - A_E,(i,j) ||.
+4. Curriculum: abar_l = mean over datasets of the mean alpha_l; L_cur = gamma(t) sum_l CV(abar_l),
+   gamma(t) = max(0, 1 - t / t_e), CV = std / mean over ops.
+5. Objective L_task + lam L_dis + beta L_inv + L_cur; the task loss uses the psi_I architecture.
+
+Baselines with the same super-network and heads: :class:`FixedOpGNN` (one op) and
+:class:`SharedDARTS` (one learnable alpha shared by all data). The base GFM is a simplified
+multi-task model (shared super-network + per-task heads), not GFT; see docs/papers/autogfm.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.data import Batch, Data
+from torch_geometric.nn import GATConv, GCNConv, GINConv, GraphConv, SAGEConv, global_mean_pool
+from torch_geometric.utils import k_hop_subgraph
+
+__all__ = [
+    "OPS", "TaskSpec", "check_graph_input", "make_op", "noi_subgraph", "MixedOpLayer", "SuperNet",
+    "DisentangledEncoder", "ArchitecturePredictor", "EnvironmentPredictor", "disentangled_contrastive_loss",
+    "invariance_loss", "curriculum_weight", "coefficient_of_variation", "curriculum_loss", "MultiTaskGFM",
+    "FixedOpGNN", "SharedDARTS", "AutoGFM",
+]
+
+OPS: tuple[str, ...] = ("gcn", "gat", "gin", "sage", "graphconv")
+"""The paper's operator set (the same five GNNs as its hand-designed baselines)."""
+
+
+def check_graph_input(x: Tensor, edge_index: Tensor, batch: Tensor | None, dim: int) -> Tensor:
+    """Validate node features, edges and batch vector; return the batch vector (zeros if None).
+
+    Raises:
+        ValueError: empty graph, wrong feature width, ``edge_index`` of the wrong shape or out of
+            range, or a batch vector that is not PyG's sorted layout.
+    """
+    if x.dim() != 2:
+        raise ValueError(f"x must have shape (num_nodes, {dim}), got {tuple(x.shape)}")
+    n = x.size(0)
+    if n == 0:
+        raise ValueError("empty graph: x has no nodes")
+    if x.size(1) != dim:
+        raise ValueError(f"x has {x.size(1)} features per node, the layer expects {dim}")
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
+    if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= n):
+        raise ValueError(f"edge_index has entries outside [0, {n})")
+    if batch is None:
+        return torch.zeros(n, dtype=torch.long, device=x.device)
+    if batch.shape != (n,):
+        raise ValueError(f"batch must have shape ({n},), got {tuple(batch.shape)}")
+    if n > 1 and bool((batch[1:] < batch[:-1]).any()):
+        raise ValueError("batch must be sorted (PyG layout: nodes of graph 0 first, then graph 1, ...)")
+    return batch
+
+
+def make_op(name: str, dim: int) -> nn.Module:
+    """One candidate op, a plain PyG layer ``dim -> dim``."""
+    if name == "gcn":
+        return GCNConv(dim, dim)
+    if name == "gat":
+        return GATConv(dim, dim, heads=1)
+    if name == "gin":
+        return GINConv(nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, dim)), train_eps=True)
+    if name == "sage":
+        return SAGEConv(dim, dim)
+    if name == "graphconv":
+        return GraphConv(dim, dim)
+    raise ValueError(f"unknown op {name!r}; valid: {', '.join(OPS)}")
+
+
+def noi_subgraph(graph: Data, nodes: Sequence[int] | Tensor, hops: int = 2) -> Data:
+    """Node-of-interest graph: the union of the ``hops``-hop ego graphs of ``nodes``, relabelled.
+
+    One node gives a node task's NOI graph, two nodes a link task's. Nodes keep their relative
+    order; ``center_index`` holds the positions of ``nodes`` in the subgraph (PyG increments it
+    when batching), ``node_id`` the original ids.
+
+    Raises:
+        ValueError: no nodes, a node out of range, negative ``hops``, bad ``edge_index``.
+    """
+    n = int(graph.num_nodes)
+    nodes = torch.as_tensor(nodes, dtype=torch.long).reshape(-1)
+    if nodes.numel() == 0:
+        raise ValueError("nodes must name at least one node")
+    if int(nodes.min()) < 0 or int(nodes.max()) >= n:
+        raise ValueError(f"nodes must lie in [0, {n}), got {nodes.tolist()}")
+    if hops < 0:
+        raise ValueError(f"hops must be >= 0, got {hops}")
+    ei = graph.edge_index
+    if ei.numel() and (int(ei.min()) < 0 or int(ei.max()) >= n):
+        raise ValueError(f"edge_index has entries outside [0, {n})")
+    subset, sub_ei, mapping, _ = k_hop_subgraph(nodes, hops, ei, relabel_nodes=True, num_nodes=n)
+    return Data(x=graph.x[subset], edge_index=sub_ei, center_index=mapping, node_id=subset)
+
+
+class MixedOpLayer(nn.Module):
+    """H' = sum_i alpha_i GNN_i(H, A): a weighted sum of PyG ops on the same input.
+
+    ``alpha`` is either one vector ``(n_ops,)`` shared by every node, or one row per graph
+    ``(n_graphs, n_ops)``; each node then uses its graph's row (``alpha[batch]``), so graphs in a
+    batch get their own architecture and never mix (every op is local message passing).
+    """
+
+    def __init__(self, dim: int, ops: Sequence[str] = OPS) -> None:
+        super().__init__()
+        if dim < 1:
+            raise ValueError(f"dim must be >= 1, got {dim}")
+        if len(ops) == 0 or len(set(ops)) != len(ops):
+            raise ValueError(f"ops must be a non-empty list without repeats, got {ops}")
+        self.dim, self.op_names = dim, tuple(ops)
+        self.ops = nn.ModuleList(make_op(o, dim) for o in ops)
+
+    def forward(self, x: Tensor, edge_index: Tensor, alpha: Tensor, batch: Tensor | None = None) -> Tensor:
+        batch = check_graph_input(x, edge_index, batch, self.dim)
+        n_ops = len(self.ops)
+        if alpha.dim() == 1:
+            alpha = alpha.unsqueeze(0)
+            if alpha.size(1) != n_ops:
+                raise ValueError(f"alpha must have {n_ops} entries (one per op), got {alpha.size(1)}")
+            weights = alpha.expand(x.size(0), n_ops)
+        elif alpha.dim() == 2:
+            if alpha.size(1) != n_ops:
+                raise ValueError(f"alpha must have {n_ops} columns (one per op), got {alpha.size(1)}")
+            if int(batch.max()) >= alpha.size(0):
+                raise ValueError(f"alpha has {alpha.size(0)} rows but the batch has {int(batch.max()) + 1} graphs")
+            weights = alpha[batch]
+        else:
+            raise ValueError(f"alpha must be (n_ops,) or (n_graphs, n_ops), got {tuple(alpha.shape)}")
+        out = weights[:, :1] * self.ops[0](x, edge_index)
+        for i in range(1, n_ops):
+            out = out + weights[:, i:i + 1] * self.ops[i](x, edge_index)
+        return out
+
+
+class SuperNet(nn.Module):
+    """Input projection then ``n_layers`` MixedOpLayers with ReLU: node embeddings ``(N, hid)``."""
+
+    def __init__(self, in_dim: int, hid: int, n_layers: int = 2, ops: Sequence[str] = OPS) -> None:
+        super().__init__()
+        if n_layers < 1:
+            raise ValueError(f"n_layers must be >= 1, got {n_layers}")
+        self.in_dim, self.n_layers, self.op_names = in_dim, n_layers, tuple(ops)
+        self.lin_in = nn.Linear(in_dim, hid)
+        self.layers = nn.ModuleList(MixedOpLayer(hid, ops) for _ in range(n_layers))
+
+    def forward(self, x: Tensor, edge_index: Tensor, alphas: Tensor, batch: Tensor | None = None) -> Tensor:
+        """``alphas``: ``(n_layers, n_ops)`` shared, or ``(n_graphs, n_layers, n_ops)`` per graph."""
+        batch = check_graph_input(x, edge_index, batch, self.in_dim)
+        if alphas.size(-2) != self.n_layers:
+            raise ValueError(f"alphas must have {self.n_layers} layers on dim -2, got {tuple(alphas.shape)}")
+        h = self.lin_in(x)
+        for l, layer in enumerate(self.layers):
+            h = F.relu(layer(h, edge_index, alphas[..., l, :], batch))
+        return h
+
+
+class DisentangledEncoder(nn.Module):
+    """Two channels (invariant I, variant V), each a 2-layer GIN, a mean readout and an MLP.
+
+    ``forward`` returns ``(z_I, z_V)``, each ``(n_graphs, hid)``; ``prototypes`` ``(2, hid)`` are
+    the channel prototypes of p(k | G).
+    """
+
+    def __init__(self, in_dim: int, hid: int, n_layers: int = 2) -> None:
+        super().__init__()
+        self.in_dim = in_dim
+        self.channels = nn.ModuleList()
+        for _ in range(2):
+            convs = nn.ModuleList(GINConv(nn.Sequential(nn.Linear(in_dim if i == 0 else hid, hid), nn.ReLU(),
+                                                        nn.Linear(hid, hid))) for i in range(n_layers))
+            mlp = nn.Sequential(nn.Linear(hid, hid), nn.ReLU(), nn.Linear(hid, hid))
+            self.channels.append(nn.ModuleDict({"convs": convs, "mlp": mlp}))
+        self.prototypes = nn.Parameter(torch.randn(2, hid))
+
+    def channel(self, k: int, x: Tensor, edge_index: Tensor, batch: Tensor) -> Tensor:
+        h = x
+        for conv in self.channels[k]["convs"]:
+            h = F.relu(conv(h, edge_index))
+        return self.channels[k]["mlp"](global_mean_pool(h, batch))
+
+    def forward(self, x: Tensor, edge_index: Tensor, batch: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        batch = check_graph_input(x, edge_index, batch, self.in_dim)
+        return self.channel(0, x, edge_index, batch), self.channel(1, x, edge_index, batch)
+
+
+class ArchitecturePredictor(nn.Module):
+    """psi_I: alpha_{l,i} = softmax_i(z . p_{l,i} / ||p_{l,i}|| / temperature); output ``(B, L, O)``."""
+
+    def __init__(self, z_dim: int, n_layers: int, n_ops: int, temperature: float = 1.0) -> None:
+        super().__init__()
+        if temperature <= 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        self.z_dim, self.temperature = z_dim, temperature
+        self.prototypes = nn.Parameter(torch.randn(n_layers, n_ops, z_dim))
+
+    def forward(self, z: Tensor) -> Tensor:
+        if z.dim() != 2 or z.size(1) != self.z_dim:
+            raise ValueError(f"z must have shape (B, {self.z_dim}), got {tuple(z.shape)}")
+        protos = F.normalize(self.prototypes, dim=-1)
+        return torch.softmax(torch.einsum("bd,lod->blo", z, protos) / self.temperature, dim=-1)
+
+
+class EnvironmentPredictor(nn.Module):
+    """psi_E(z_I, z_V): an MLP on [z_I ; z_V] into z-space, then psi_I's prototype softmax."""
+
+    def __init__(self, z_dim: int) -> None:
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(2 * z_dim, z_dim), nn.ReLU(), nn.Linear(z_dim, z_dim))
+
+    def forward(self, z_inv: Tensor, z_var: Tensor, psi_inv: ArchitecturePredictor) -> Tensor:
+        """All pairs: ``z_inv (B, d)``, ``z_var (B', d)`` -> ``(B, B', L, O)``."""
+        b, b2 = z_inv.size(0), z_var.size(0)
+        pairs = torch.cat([z_inv.unsqueeze(1).expand(b, b2, -1), z_var.unsqueeze(0).expand(b, b2, -1)], dim=-1)
+        out = psi_inv(self.mlp(pairs.reshape(b * b2, -1)))
+        return out.reshape(b, b2, *out.shape[1:])
+
+
+def disentangled_contrastive_loss(z_inv: Tensor, z_var: Tensor, prototypes: Tensor, domain: Tensor,
+                                  tau: float = 0.5) -> Tensor:
+    """L_dis = mean_i -log sum_k p(k | G_i) p(s | G_i, z_{i,k}) (cosine similarities / tau).
+
+    The positive of graph i is the next graph of the same domain in the batch (cyclically); the
+    negatives are all graphs of the other domains.
+    """
+    if z_inv.shape != z_var.shape or z_inv.size(0) != domain.numel():
+        raise ValueError("z_inv, z_var must have the same shape (B, d) and domain B entries")
+    if tau <= 0:
+        raise ValueError(f"tau must be > 0, got {tau}")
+    b = z_inv.size(0)
+    idx = torch.arange(b, device=z_inv.device)
+    pos = idx.clone()
+    for d in torch.unique(domain):  # a handful of domains, not graphs
+        members = idx[domain == d]
+        pos[members] = members.roll(-1)
+    z = F.normalize(torch.stack([z_inv, z_var], dim=1), dim=-1)  # (B, 2, d)
+    protos = F.normalize(prototypes, dim=-1)
+    log_p_channel = torch.log_softmax((z * protos.unsqueeze(0)).sum(-1) / tau, dim=1)  # (B, 2): cos(z_ik, p_k)
+    valid = domain.unsqueeze(0) != domain.unsqueeze(1)
+    valid[idx, pos] = True
+    log_p_inst = []
+    for k in range(2):
+        sim = z[:, k] @ z[:, k].T / tau
+        sim = sim.masked_fill(~valid, float("-inf"))
+        log_p_inst.append(sim[idx, pos] - torch.logsumexp(sim, dim=1))
+    return -torch.logsumexp(log_p_channel + torch.stack(log_p_inst, dim=1), dim=1).mean()
+
+
+def invariance_loss(alpha_inv: Tensor, alpha_env: Tensor) -> Tensor:
+    """L_inv = mean_{i,j} ||A_I,i - A_E,(i,j)||_F; ``alpha_inv (B, L, O)``, ``alpha_env (B, B', L, O)``."""
+    if alpha_env.shape[0] != alpha_inv.shape[0] or alpha_env.shape[2:] != alpha_inv.shape[1:]:
+        raise ValueError(f"shapes do not match: {tuple(alpha_inv.shape)} vs {tuple(alpha_env.shape)}")
+    return (alpha_inv.unsqueeze(1) - alpha_env).flatten(2).norm(dim=-1).mean()
+
+
+def curriculum_weight(t: float, t_e: float) -> float:
+    """Pacing gamma(t) = 1 - t / t_e for t < t_e, else 0 (t_e = 0 switches the curriculum off)."""
+    if t < 0 or t_e < 0:
+        raise ValueError(f"t and t_e must be >= 0, got {t}, {t_e}")
+    return 1.0 - t / t_e if t < t_e else 0.0
+
+
+def coefficient_of_variation(p: Tensor) -> Tensor:
+    """CV = std / mean over the last dimension (population std)."""
+    return p.std(dim=-1, unbiased=False) / p.mean(dim=-1)
+
+
+def curriculum_loss(alphas: Tensor, domain: Tensor, gamma: float) -> Tensor:
+    """L_cur = gamma sum_l CV(abar_l), abar_l = mean over domains of each domain's mean alpha_l."""
+    if alphas.dim() != 3 or alphas.size(0) != domain.numel():
+        raise ValueError(f"alphas must be (B, L, O) with B = len(domain), got {tuple(alphas.shape)}")
+    per_domain = torch.stack([alphas[domain == d].mean(0) for d in torch.unique(domain)])  # (D, L, O)
+    return gamma * coefficient_of_variation(per_domain.mean(0)).sum()
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One dataset of the multi-task suite: its name, level and number of classes (1 = binary link)."""
+
+    name: str
+    level: Literal["node", "link", "graph"]
+    n_classes: int
+
+
+class MultiTaskGFM(nn.Module):
+    """Shared super-network + one head per task; subclasses choose the architecture ``alphas``.
+
+    A batch is a PyG ``Batch`` of NOI graphs of one task with ``y`` and (node/link tasks)
+    ``center_index``. Node task: head on the centre node; link task: head on ``h_u * h_v``;
+    graph task: head on the mean readout.
+    """
+
+    def __init__(self, in_dim: int, hid: int, tasks: Sequence[TaskSpec], n_layers: int = 2,
+                 ops: Sequence[str] = OPS) -> None:
+        super().__init__()
+        if len({t.name for t in tasks}) != len(tasks) or not tasks:
+            raise ValueError("tasks must be a non-empty list with distinct names")
+        self.in_dim, self.hid, self.n_layers, self.ops = in_dim, hid, n_layers, tuple(ops)
+        self.tasks = {t.name: t for t in tasks}
+        self.supernet = SuperNet(in_dim, hid, n_layers, ops)
+        self.heads = nn.ModuleDict({t.name: nn.Sequential(nn.Linear(hid, hid), nn.ReLU(), nn.Linear(hid, t.n_classes))
+                                    for t in tasks})
+
+    def architecture(self, batch: Batch) -> Tensor:
+        raise NotImplementedError
+
+    def readout(self, h: Tensor, batch: Batch, task: str) -> Tensor:
+        spec = self.tasks[task]
+        if spec.level == "graph":
+            return global_mean_pool(h, batch.batch, size=batch.num_graphs)
+        centers = batch.center_index.reshape(batch.num_graphs, -1)
+        if spec.level == "node":
+            return h[centers[:, 0]]
+        return h[centers[:, 0]] * h[centers[:, 1]]
+
+    def predict(self, batch: Batch, task: str, alphas: Tensor) -> Tensor:
+        if task not in self.tasks:
+            raise ValueError(f"unknown task {task!r}; valid: {', '.join(self.tasks)}")
+        h = self.supernet(batch.x, batch.edge_index, alphas, batch.batch)
+        return self.heads[task](self.readout(h, batch, task))
+
+    def forward(self, batch: Batch, task: str) -> tuple[Tensor, Tensor]:
+        alphas = self.architecture(batch)
+        return self.predict(batch, task, alphas), alphas
+
+    def task_loss(self, logits: Tensor, batch: Batch, task: str) -> Tensor:
+        if self.tasks[task].level == "link":
+            return F.binary_cross_entropy_with_logits(logits.squeeze(-1), batch.y.float())
+        return F.cross_entropy(logits, batch.y)
+
+    def loss(self, batches: Mapping[str, Batch], step: float = 0.0) -> tuple[Tensor, dict[str, float]]:
+        """Mean task loss over the tasks in ``batches``; ``step`` (in epochs) is unused here."""
+        total = torch.stack([self.task_loss(self(b, t)[0], b, t) for t, b in batches.items()]).mean()
+        return total, {"task": float(total.detach())}
+
+
+class FixedOpGNN(MultiTaskGFM):
+    """Hand-designed baseline: every layer is the single op ``op`` for every dataset."""
+
+    def __init__(self, op: str, in_dim: int, hid: int, tasks: Sequence[TaskSpec], n_layers: int = 2) -> None:
+        super().__init__(in_dim, hid, tasks, n_layers, ops=(op,))
+
+    def architecture(self, batch: Batch) -> Tensor:
+        return torch.ones(self.n_layers, 1, device=batch.x.device)
+
+
+class SharedDARTS(MultiTaskGFM):
+    """Differentiable NAS with one architecture alpha = softmax(logits) shared by all data."""
+
+    def __init__(self, in_dim: int, hid: int, tasks: Sequence[TaskSpec], n_layers: int = 2,
+                 ops: Sequence[str] = OPS) -> None:
+        super().__init__(in_dim, hid, tasks, n_layers, ops)
+        self.alpha_logits = nn.Parameter(1e-3 * torch.randn(n_layers, len(self.ops)))
+
+    def architecture(self, batch: Batch) -> Tensor:
+        return torch.softmax(self.alpha_logits, dim=-1)
+
+
+class AutoGFM(MultiTaskGFM):
+    """AutoGFM: architecture per NOI graph from the invariant encoder channel.
+
+    Args:
+        in_dim, hid, tasks, n_layers, ops: as :class:`MultiTaskGFM`.
+        lam: weight of L_dis (0 = ablation "w/o D").
+        beta: weight of L_inv (0 = ablation "w/o I").
+        t_e: curriculum end, in epochs (0 = ablation "w/o C").
+        tau: temperature of the cosine similarities in L_dis.
+        arch_temperature: temperature of psi_I's prototype softmax (not given in the paper).
+    """
+
+    def __init__(self, in_dim: int, hid: int, tasks: Sequence[TaskSpec], n_layers: int = 2,
+                 ops: Sequence[str] = OPS, lam: float = 0.5, beta: float = 0.1, t_e: float = 3.0,
+                 tau: float = 0.5, arch_temperature: float = 0.1) -> None:
+        super().__init__(in_dim, hid, tasks, n_layers, ops)
+        if lam < 0 or beta < 0 or t_e < 0:
+            raise ValueError(f"lam, beta and t_e must be >= 0, got {lam}, {beta}, {t_e}")
+        self.lam, self.beta, self.t_e, self.tau = lam, beta, t_e, tau
+        self.encoder = DisentangledEncoder(in_dim, hid)
+        self.psi_inv = ArchitecturePredictor(hid, n_layers, len(self.ops), arch_temperature)
+        self.psi_env = EnvironmentPredictor(hid)
+
+    def encode(self, batch: Batch) -> tuple[Tensor, Tensor]:
+        return self.encoder(batch.x, batch.edge_index, batch.batch)
+
+    def architecture(self, batch: Batch) -> Tensor:
+        return self.psi_inv(self.encode(batch)[0])
+
+    def customize(self, graph: Data | Batch) -> Tensor:
+        """The architecture chosen for each graph: ``(n_graphs, n_layers, n_ops)``."""
+        if not isinstance(graph, Batch):
+            graph = Batch.from_data_list([graph])
+        return self.architecture(graph)
+
+    def forward(self, batch: Batch, task: str) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        z_inv, z_var = self.encode(batch)
+        alphas = self.psi_inv(z_inv)
+        return self.predict(batch, task, alphas), alphas, z_inv, z_var
+
+    def loss(self, batches: Mapping[str, Batch], step: float = 0.0) -> tuple[Tensor, dict[str, float]]:
+        """L_task + lam L_dis + beta L_inv + L_cur over one batch per task; ``step`` in epochs."""
+        task_losses, alphas, zs_i, zs_v, domains = [], [], [], [], []
+        for d, (task, batch) in enumerate(batches.items()):
+            logits, a, z_i, z_v = self(batch, task)
+            task_losses.append(self.task_loss(logits, batch, task))
+            alphas.append(a), zs_i.append(z_i), zs_v.append(z_v)
+            domains.append(torch.full((a.size(0),), d, dtype=torch.long, device=a.device))
+        alpha, z_i, z_v, domain = torch.cat(alphas), torch.cat(zs_i), torch.cat(zs_v), torch.cat(domains)
+        l_task = torch.stack(task_losses).mean()
+        total, parts = l_task, {"task": float(l_task.detach())}
+        if self.lam > 0:
+            l_dis = disentangled_contrastive_loss(z_i, z_v, self.encoder.prototypes, domain, self.tau)
+            total, parts["dis"] = total + self.lam * l_dis, float(l_dis.detach())
+        if self.beta > 0:
+            l_inv = invariance_loss(alpha, self.psi_env(z_i, z_v, self.psi_inv))
+            total, parts["inv"] = total + self.beta * l_inv, float(l_inv.detach())
+        gamma = curriculum_weight(step, self.t_e) if self.t_e > 0 else 0.0
+        if gamma > 0:
+            l_cur = curriculum_loss(alpha, domain, gamma)
+            total, parts["cur"] = total + l_cur, float(l_cur.detach())
+        return total, parts

@@ -1,0 +1,302 @@
+"""AutoGFM: exact reductions, invariances, brute-force checks, bad input, smoke run."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+from torch_geometric.data import Batch, Data
+
+from icml25.papers.autogfm import (
+    OPS,
+    ArchitecturePredictor,
+    AutoGFM,
+    DisentangledEncoder,
+    MixedOpLayer,
+    SharedDARTS,
+    TaskSpec,
+    coefficient_of_variation,
+    curriculum_loss,
+    curriculum_weight,
+    disentangled_contrastive_loss,
+    invariance_loss,
+    make_op,
+    noi_subgraph,
+    roc_auc,
+    unify_features,
+)
+from icml25.papers.autogfm import repro
+
+torch.set_num_threads(1)
+
+
+def _graph(n: int, m: int, dim: int, seed: int) -> Data:
+    g = torch.Generator().manual_seed(seed)
+    src, dst = torch.randint(0, n, (m,), generator=g), torch.randint(0, n, (m,), generator=g)
+    keep = src != dst
+    ei = torch.stack([torch.cat([src[keep], dst[keep]]), torch.cat([dst[keep], src[keep]])])
+    ei = torch.unique(ei, dim=1)
+    return Data(x=torch.randn(n, dim, generator=g), edge_index=ei)
+
+
+@pytest.mark.parametrize("k", range(len(OPS)))
+def test_one_hot_alpha_is_the_plain_pyg_op(k):
+    torch.manual_seed(k)
+    layer = MixedOpLayer(8)
+    g = _graph(12, 30, 8, seed=k)
+    plain = make_op(OPS[k], 8)
+    plain.load_state_dict(layer.ops[k].state_dict())
+    alpha = torch.zeros(len(OPS))
+    alpha[k] = 1.0
+    assert torch.equal(layer(g.x, g.edge_index, alpha), plain(g.x, g.edge_index))
+    # per-graph alpha rows give the same thing
+    assert torch.equal(layer(g.x, g.edge_index, alpha.unsqueeze(0)), plain(g.x, g.edge_index))
+
+
+def test_mixed_layer_is_linear_in_alpha():
+    torch.manual_seed(0)
+    layer, g = MixedOpLayer(6), _graph(10, 25, 6, seed=1)
+    alpha = torch.softmax(torch.randn(len(OPS)), 0)
+    expected = sum(alpha[i] * layer.ops[i](g.x, g.edge_index) for i in range(len(OPS)))
+    torch.testing.assert_close(layer(g.x, g.edge_index, alpha), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_mixed_layer_permutation_equivariance():
+    torch.manual_seed(0)
+    layer, g = MixedOpLayer(8), _graph(15, 40, 8, seed=2)
+    alpha = torch.softmax(torch.randn(len(OPS)), 0)
+    perm = torch.randperm(15)
+    inv = torch.empty_like(perm)
+    inv[perm] = torch.arange(15)
+    out = layer(g.x, g.edge_index, alpha)
+    out_p = layer(g.x[perm], inv[g.edge_index], alpha)
+    torch.testing.assert_close(out_p, out[perm], rtol=1e-5, atol=1e-5)
+
+
+def test_mixed_layer_batch_isolation_with_per_graph_alpha():
+    torch.manual_seed(0)
+    layer = MixedOpLayer(8)
+    a, b = _graph(9, 20, 8, seed=3), _graph(14, 35, 8, seed=4)
+    alphas = torch.softmax(torch.randn(2, len(OPS)), -1)
+    alone = layer(a.x, a.edge_index, alphas[:1])
+    batch = Batch.from_data_list([a, b])
+    together = layer(batch.x, batch.edge_index, alphas, batch.batch)
+    torch.testing.assert_close(together[: a.num_nodes], alone, rtol=1e-5, atol=1e-6)
+    # and b's output uses b's own architecture
+    torch.testing.assert_close(together[a.num_nodes:], layer(b.x, b.edge_index, alphas[1]), rtol=1e-5, atol=1e-6)
+
+
+def _bfs_ball(adj: list[set[int]], sources: list[int], hops: int) -> set[int]:
+    seen = set(sources)
+    queue = deque((s, 0) for s in sources)
+    while queue:
+        v, d = queue.popleft()
+        if d == hops:
+            continue
+        for u in adj[v]:
+            if u not in seen:
+                seen.add(u)
+                queue.append((u, d + 1))
+    return seen
+
+
+@pytest.mark.parametrize("hops", [0, 1, 2, 3])
+def test_noi_subgraph_matches_brute_force_bfs(hops):
+    g = _graph(40, 50, 3, seed=5)
+    adj = [set() for _ in range(40)]
+    for u, v in g.edge_index.T.tolist():
+        adj[u].add(v)
+    rng = np.random.default_rng(hops)
+    for nodes in ([int(rng.integers(40))], rng.choice(40, 2, replace=False).tolist()):
+        sub = noi_subgraph(g, nodes, hops)
+        ball = _bfs_ball(adj, nodes, hops)
+        assert sorted(sub.node_id.tolist()) == sorted(ball)
+        ids = sub.node_id.tolist()
+        induced = {(u, v) for u, v in g.edge_index.T.tolist() if u in ball and v in ball}
+        assert {(ids[u], ids[v]) for u, v in sub.edge_index.T.tolist()} == induced
+        assert [ids[c] for c in sub.center_index.tolist()] == nodes
+        torch.testing.assert_close(sub.x, g.x[sub.node_id])
+
+
+def test_architecture_rows_sum_to_one():
+    psi = ArchitecturePredictor(16, n_layers=3, n_ops=5, temperature=0.3)
+    alpha = psi(torch.randn(7, 16))
+    assert alpha.shape == (7, 3, 5)
+    torch.testing.assert_close(alpha.sum(-1), torch.ones(7, 3))
+    darts = SharedDARTS(4, 8, [TaskSpec("t", "graph", 2)])
+    torch.testing.assert_close(darts.architecture(Batch.from_data_list([_graph(5, 6, 4, 0)])).sum(-1), torch.ones(2))
+
+
+def test_architecture_predictor_formula():
+    psi = ArchitecturePredictor(4, n_layers=1, n_ops=3)
+    z = torch.randn(2, 4)
+    p = psi.prototypes.detach()[0]
+    expected = torch.softmax(z @ (p / p.norm(dim=1, keepdim=True)).T, dim=-1)
+    torch.testing.assert_close(psi(z)[:, 0], expected)
+
+
+def _model(seed=0):
+    torch.manual_seed(seed)
+    return AutoGFM(6, 8, [TaskSpec("n", "node", 3), TaskSpec("g", "graph", 2)], lam=0.5, beta=0.5, t_e=2.0)
+
+
+def test_customised_architecture_ignores_the_variant_channel():
+    model = _model()
+    batch = Batch.from_data_list([_graph(8, 15, 6, s) for s in range(4)])
+    before = model.customize(batch).detach().clone()
+    with torch.no_grad():
+        for p in model.encoder.channels[1].parameters():
+            p.add_(torch.randn_like(p))
+    torch.testing.assert_close(model.customize(batch), before, rtol=0, atol=0)
+    with torch.no_grad():  # control: the invariant channel does matter
+        for p in model.encoder.channels[0].parameters():
+            p.add_(torch.randn_like(p))
+    assert not torch.allclose(model.customize(batch), before)
+
+
+def test_curriculum_weight_schedule():
+    assert curriculum_weight(0.0, 5.0) == 1.0
+    assert curriculum_weight(2.5, 5.0) == 0.5
+    assert curriculum_weight(5.0, 5.0) == 0.0
+    assert curriculum_weight(9.0, 5.0) == 0.0
+    with pytest.raises(ValueError, match="t_e"):
+        curriculum_weight(1.0, -1.0)
+
+
+def test_cv_zero_when_uniform_and_closed_form_for_one_hot():
+    uniform = torch.full((2, 5), 0.2)
+    torch.testing.assert_close(coefficient_of_variation(uniform), torch.zeros(2))
+    one_hot = torch.eye(5)[:1]
+    torch.testing.assert_close(coefficient_of_variation(one_hot), torch.tensor([2.0]))  # sqrt(O - 1)
+    # two domains with opposite one-hot choices: abar = (1/2, 1/2, 0, 0, 0)
+    alphas = torch.stack([torch.eye(5)[0], torch.eye(5)[1]]).unsqueeze(1)  # (2, 1, 5)
+    abar = torch.tensor([0.5, 0.5, 0, 0, 0])
+    expected = 0.7 * abar.std(unbiased=False) / abar.mean()
+    torch.testing.assert_close(curriculum_loss(alphas, torch.tensor([0, 1]), gamma=0.7), expected)
+    assert float(curriculum_loss(torch.full((4, 2, 5), 0.2), torch.tensor([0, 0, 1, 1]), 1.0)) == 0.0
+
+
+def test_encoder_readout_is_permutation_invariant():
+    torch.manual_seed(0)
+    enc, g = DisentangledEncoder(5, 8), _graph(11, 25, 5, seed=6)
+    perm = torch.randperm(11)
+    inv = torch.empty_like(perm)
+    inv[perm] = torch.arange(11)
+    z_i, z_v = enc(g.x, g.edge_index)
+    z_ip, z_vp = enc(g.x[perm], inv[g.edge_index])
+    torch.testing.assert_close(z_ip, z_i, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(z_vp, z_v, rtol=1e-5, atol=1e-5)
+
+
+class _TakeInvariantHalf(nn.Module):
+    def forward(self, pairs):
+        return pairs[:, : pairs.size(1) // 2]
+
+
+def test_invariance_loss_zero_when_env_predictor_ignores_variant():
+    model = _model()
+    z_i, z_v = torch.randn(5, 8), torch.randn(5, 8)
+    model.psi_env.mlp = _TakeInvariantHalf()
+    a_i = model.psi_inv(z_i)
+    assert float(invariance_loss(a_i, model.psi_env(z_i, z_v, model.psi_inv))) == pytest.approx(0.0, abs=1e-6)
+    # a psi_E that does use z_V gives a positive loss
+    model.psi_env.mlp = nn.Linear(16, 8)
+    assert float(invariance_loss(a_i, model.psi_env(z_i, z_v, model.psi_inv))) > 1e-3
+
+
+def test_disentangled_loss_matches_loop_implementation():
+    torch.manual_seed(0)
+    z_i, z_v, protos = torch.randn(6, 4), torch.randn(6, 4), torch.randn(2, 4)
+    domain = torch.tensor([0, 0, 1, 1, 1, 2])
+    tau = 0.7
+    cos = torch.nn.functional.cosine_similarity
+    total = 0.0
+    for i in range(6):
+        same = [j for j in range(6) if domain[j] == domain[i]]
+        pos = same[(same.index(i) + 1) % len(same)]
+        neg = [j for j in range(6) if domain[j] != domain[i]]
+        mix = 0.0
+        zs = (z_i, z_v)
+        ch = torch.softmax(torch.stack([cos(zs[k][i], protos[k], dim=0) for k in range(2)]) / tau, 0)
+        for k in range(2):
+            num = math.exp(float(cos(zs[k][i], zs[k][pos], dim=0)) / tau)
+            den = num + sum(math.exp(float(cos(zs[k][i], zs[k][j], dim=0)) / tau) for j in neg)
+            mix += float(ch[k]) * num / den
+        total += -math.log(mix)
+    got = disentangled_contrastive_loss(z_i, z_v, protos, domain, tau)
+    assert float(got) == pytest.approx(total / 6, rel=1e-5)
+
+
+def test_task_loss_uses_the_invariant_architecture():
+    model = _model().eval()
+    data = []
+    for s in range(3):
+        g = _graph(7, 12, 6, s)
+        g.center_index, g.y = torch.tensor([s]), torch.tensor([s % 3])
+        data.append(g)
+    batch = Batch.from_data_list(data)
+    logits, alphas, z_i, _ = model(batch, "n")
+    torch.testing.assert_close(alphas, model.psi_inv(z_i))
+    torch.testing.assert_close(logits, model.predict(batch, "n", model.psi_inv(z_i)))
+
+
+def test_unify_features_preserves_gram_matrix_when_rank_fits():
+    x = torch.randn(20, 3) @ torch.randn(3, 10)  # rank 3 < 8 columns
+    z = unify_features(x, 8)
+    assert z.shape == (20, 8)
+    scale = (x.double() @ x.double().T).norm() / (z.double() @ z.double().T).norm()
+    torch.testing.assert_close((z.double() @ z.double().T) * scale, x.double() @ x.double().T, rtol=1e-4, atol=1e-4)
+
+
+def test_roc_auc_against_pair_counting():
+    rng = np.random.default_rng(0)
+    s, y = rng.integers(0, 5, 40).astype(float), rng.integers(0, 2, 40)
+    pos, neg = s[y == 1], s[y == 0]
+    brute = np.mean([(p > q) + 0.5 * (p == q) for p in pos for q in neg])
+    assert roc_auc(s, y) == pytest.approx(brute)
+
+
+def test_bad_input_raises():
+    layer = MixedOpLayer(4)
+    g = _graph(6, 10, 4, 0)
+    alpha = torch.full((5,), 0.2)
+    with pytest.raises(ValueError, match="outside"):
+        layer(g.x, g.edge_index + 10, alpha)
+    with pytest.raises(ValueError, match="empty graph"):
+        layer(torch.zeros(0, 4), torch.zeros(2, 0, dtype=torch.long), alpha)
+    with pytest.raises(ValueError, match="features per node"):
+        layer(torch.zeros(6, 5), g.edge_index, alpha)
+    with pytest.raises(ValueError, match="one per op"):
+        layer(g.x, g.edge_index, torch.full((3,), 1 / 3))
+    with pytest.raises(ValueError, match="rows"):
+        layer(g.x, g.edge_index, torch.full((1, 5), 0.2), torch.tensor([0, 0, 0, 1, 1, 1]))
+    with pytest.raises(ValueError, match="unknown op"):
+        MixedOpLayer(4, ops=("gcn", "transformer"))
+    with pytest.raises(ValueError, match="nodes must lie"):
+        noi_subgraph(g, [6])
+    with pytest.raises(ValueError, match="hops"):
+        noi_subgraph(g, [0], hops=-1)
+    with pytest.raises(ValueError, match="at least one"):
+        noi_subgraph(g, [])
+
+
+def test_smoke_run_values():
+    exp = repro.EXPERIMENTS[0]
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    for method in repro.METHODS:
+        scores = [m[f"score_{method}_{d}"] for d in repro.DATASETS]
+        assert all(0.0 <= s <= 1.0 for s in scores)
+        assert m[f"mean_{method}"] == pytest.approx(np.mean(scores))
+    best_fixed = max(m[f"mean_fixed_{op}"] for op in OPS)
+    assert m["autogfm_minus_best_fixed"] == pytest.approx(m["mean_autogfm"] - best_fixed)
+    assert m["autogfm_minus_darts"] == pytest.approx(m["mean_autogfm"] - m["mean_darts"])
+    for d in repro.DATASETS:
+        assert sum(m[f"alpha_autogfm_{d}"]) == pytest.approx(1.0, abs=1e-5)
+        winner = int(m[f"best_fixed_op_{d}"])
+        assert m[f"score_fixed_{OPS[winner]}_{d}"] == max(m[f"score_fixed_{op}_{d}"] for op in OPS)
+    assert 1 <= m["n_distinct_best_fixed_ops"] <= 4
+    assert 1 <= m["autogfm_mean_rank"] <= len(repro.METHODS)
