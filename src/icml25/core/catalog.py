@@ -46,7 +46,7 @@ CATALOG: tuple[Paper, ...] = (
     Paper("mats", "MATS: An Audio Language Model under Text-only Supervision",
           "2502.13433", "fDzzshfELg", "wangwen-banban/MATS", "model"),
     Paper("mdgfm", "Multi-Domain Graph Foundation Models: Robust Knowledge Transfer via Topology Alignment",
-          "2502.02017", "44Wq2xeRF0", "wbkzwqtzw/MDGFM", "model"),
+          "2502.02017", "44Wq2xeRF0", "wbkzwqtzw/MDGFM", "model", status="implemented"),
     Paper("mf_lal", "MF-LAL: Drug Compound Generation Using Multi-Fidelity Latent Space Active Learning",
           "2410.11226", None, "Rose-STL-Lab/MF-LAL", "algorithm"),
     Paper("mutransfer_fno", "Maximal Update Parametrization and Zero-Shot Hyperparameter Transfer for Fourier "
@@ -72,7 +72,9 @@ CATALOG: tuple[Paper, ...] = (
           status="partial",
           note="The graph version of the virtual-node projections (W_e, W_r as per-graph averages) is inferred from the KSVD optimality conditions, not confirmed in the paper; the paper's benchmarks cannot be downloaded, so accuracy is measured on generated PATTERN-style graphs (smaller than the card's) and the scaling claims on random graphs."),
     Paper("quiver_mutation", "Machines and Mathematical Mutations: Using GNNs to Characterize Quiver Mutation "
-          "Classes", "2411.07467", None, None, "benchmark"),
+          "Classes", "2411.07467", None, None, "benchmark",
+          status="partial",
+          note="The GNN's hyper-parameters and message combination are inferred (the paper's values were not retrieved); the explainability study is not reproduced (the paper's D~ criterion was not retrieved); the quick preset trains on 6-8 vertices and tests on 9 (the paper: 6-10 and 11), which puts an affine E~8 class in the test set."),
     Paper("r1vi", "Rank-One Modified Value Iteration",
           "2505.01828", "44WiPvzDbu", None, "algorithm",
           status="partial",

@@ -1,0 +1,261 @@
+"""Quiver mutation: mutation algebra, known class sizes, canonical forms vs networkx, the Buan-Vatne
+criterion against an independent enumeration, GNN invariances, bad input, smoke runs."""
+
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+from torch_geometric.data import Batch
+
+from icml25.papers.quiver_mutation import (
+    QUIVER_TYPES,
+    DirGINE,
+    UndirectedGINE,
+    atilde_splits,
+    canonical_form,
+    count_features,
+    explain,
+    is_mutation_type_A,
+    make_dataset,
+    mutate,
+    mutation_class,
+    quiver_to_data,
+    seed_quiver,
+    type_class_certificates,
+)
+from icml25.papers.quiver_mutation.repro import EXPERIMENTS
+
+
+def random_quiver(n: int, rng: np.random.Generator, max_mult: int = 2) -> np.ndarray:
+    U = np.triu(rng.integers(-max_mult, max_mult + 1, size=(n, n)), 1)
+    return U - U.T
+
+
+def relabel(B: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """Vertex perm[i] of the new quiver is vertex i of B."""
+    inv = np.argsort(perm)
+    return B[np.ix_(inv, inv)]
+
+
+# ----------------------------------------------------------------------------- mutation
+def test_mutation_by_hand():
+    B = seed_quiver("A", 3)  # 0 -> 1 -> 2
+    expected = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]])  # 1 -> 0, 2 -> 1, 0 -> 2: an oriented 3-cycle
+    np.testing.assert_array_equal(mutate(B, 1), expected)
+    kronecker = np.array([[0, 2], [-2, 0]])
+    np.testing.assert_array_equal(mutate(kronecker, 0), -kronecker)
+    # two arrows into k and three out of it: 2 * 3 = 6 new arrows i -> j
+    B = np.array([[0, 2, 0], [-2, 0, 3], [0, -3, 0]])
+    np.testing.assert_array_equal(mutate(B, 1), [[0, -2, 6], [2, 0, -3], [-6, 3, 0]])
+
+
+def test_mutation_is_involution_preserves_skew_symmetry_and_commutes_with_relabelling():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        n = int(rng.integers(2, 8))
+        B = random_quiver(n, rng)
+        perm = rng.permutation(n)
+        for k in range(n):
+            M = mutate(B, k)
+            np.testing.assert_array_equal(M, -M.T)
+            np.testing.assert_array_equal(mutate(M, k), B)
+            np.testing.assert_array_equal(relabel(M, perm), mutate(relabel(B, perm), int(perm[k])))
+
+
+@pytest.mark.parametrize("B, k, msg", [
+    (np.array([[0, 1], [1, 0]]), 0, "skew-symmetric"),
+    (np.array([[0, 1], [-1, 0]]), 2, "out of range"),
+    (np.array([[0, 1], [-1, 0]]), -1, "out of range"),
+    (np.array([[0, 0.5], [-0.5, 0]]), 0, "integer"),
+    (np.array([[0, np.nan], [np.nan, 0]]), 0, "NaN"),
+    (np.array([0, 1, -1]), 0, "square"),
+    (np.zeros((2, 3), dtype=int), 0, "square"),
+    (np.zeros((0, 0), dtype=int), 0, "at least one"),
+    (np.array([[0, 1], [-1, 0]]), 0.0, "integer vertex"),
+    (np.array([["0", "1"], ["-1", "0"]]), 0, "integers"),
+])
+def test_mutate_bad_input(B, k, msg):
+    with pytest.raises(ValueError, match=msg):
+        mutate(B, k)
+
+
+def test_seed_quiver_bad_input():
+    for kind, n, split in [("F", 4, None), ("E", 9, None), ("D", 3, None), ("Dtilde", 4, None),
+                           ("Etilde", 6, None), ("Atilde", 5, (5, 0)), ("Atilde", 5, (2, 3)), ("A", 4, (3, 1))]:
+        with pytest.raises(ValueError):
+            seed_quiver(kind, n, split)
+
+
+# ----------------------------------------------------------------------------- classes
+@pytest.mark.parametrize("kind, sizes", [
+    ("A", {1: 1, 2: 1, 3: 4, 4: 6, 5: 19, 6: 49, 7: 150}),  # Torkildsen 2008, OEIS A001683(n+3)
+    ("D", {4: 6, 5: 26, 6: 80, 7: 246}),  # Buan-Torkildsen 2009, OEIS A159557 (D_4 = 6; D_3 = A_3 = 4)
+    ("E", {6: 67}),  # Sage's ClusterQuiver(['E', 6]).mutation_class() (recalled, see docs)
+])
+def test_known_class_sizes(kind, sizes):
+    for n, size in sizes.items():
+        assert len(mutation_class(seed_quiver(kind, n))) == size, (kind, n)
+
+
+def test_atilde_class_sizes_per_split():
+    # Bastian-Prellberg-Rubey-Stump (2011), OEIS A189942: rows n = 4, 5, 6 by q = 1, 2, ...
+    expected = {4: [5, 4], 5: [14, 12], 6: [42, 36, 22]}
+    for n, sizes in expected.items():
+        assert [len(mutation_class(seed_quiver("Atilde", n, s))) for s in atilde_splits(n)] == sizes
+
+
+def test_classes_closed_disjoint_and_bounded():
+    by_type = {t: set(type_class_certificates(t, 6)) for t in QUIVER_TYPES}
+    for a, b in itertools.combinations(QUIVER_TYPES, 2):
+        assert not (by_type[a] & by_type[b]), (a, b)
+    quivers, labels = make_dataset(QUIVER_TYPES, (6,))
+    for B, y in zip(quivers, labels):
+        t = QUIVER_TYPES[y]
+        assert np.abs(B).max() <= (1 if t in ("A", "D", "E") else 2)
+        for k in range(6):  # closed under mutation
+            assert canonical_form(mutate(B, k)) in by_type[t]
+    assert max(np.abs(B).max() for B, y in zip(quivers, labels) if QUIVER_TYPES[y] == "Atilde") == 2
+
+
+def test_canonical_form_invariant_and_agrees_with_networkx():
+    rng = np.random.default_rng(1)
+    quivers = mutation_class(seed_quiver("D", 5)) + mutation_class(seed_quiver("Atilde", 5, (3, 2)))
+    for B in quivers:
+        perm = rng.permutation(5)
+        assert canonical_form(relabel(B, perm)) == canonical_form(B)
+    graphs = []
+    for B in quivers:
+        g = nx.DiGraph()
+        g.add_nodes_from(range(5))
+        g.add_weighted_edges_from((int(i), int(j), int(B[i, j])) for i, j in zip(*np.nonzero(B > 0)))
+        graphs.append(g)
+    em = nx.algorithms.isomorphism.numerical_edge_match("weight", 0)
+    for (i, g), (j, h) in itertools.combinations(enumerate(graphs), 2):
+        assert not nx.is_isomorphic(g, h, edge_match=em), (i, j)  # the class has no duplicate
+    # random quivers with many automorphism ties: equal certificates <=> isomorphic
+    rand = [random_quiver(5, rng, 1) for _ in range(60)]
+    rand += [relabel(B, rng.permutation(5)) for B in rand[:20]]
+    for B, C in itertools.combinations(rand[::3], 2):
+        g, h = (nx.DiGraph([(int(i), int(j)) for i, j in zip(*np.nonzero(X > 0))]) for X in (B, C))
+        g.add_nodes_from(range(5)), h.add_nodes_from(range(5))
+        assert (canonical_form(B) == canonical_form(C)) == nx.is_isomorphic(g, h)
+
+
+@pytest.mark.parametrize("n", [5, 6])
+def test_buan_vatne_matches_bfs_class_from_graph_atlas(n):
+    """Independent check: orientations of every connected simple graph on n vertices (networkx atlas)
+    that satisfy the criterion are exactly the BFS mutation class of A_n."""
+    accepted = set()
+    max_edges = 3 * (n - 1) // 2  # a cactus of triangles has at most this many edges
+    for g in nx.graph_atlas_g():
+        if g.number_of_nodes() != n or not nx.is_connected(g) or g.number_of_edges() > max_edges:
+            continue
+        edges = list(g.edges())
+        for signs in itertools.product((1, -1), repeat=len(edges)):
+            B = np.zeros((n, n), dtype=np.int64)
+            for (i, j), s in zip(edges, signs):
+                B[i, j], B[j, i] = s, -s
+            if is_mutation_type_A(B):
+                accepted.add(canonical_form(B))
+    assert accepted == set(type_class_certificates("A", n))
+
+
+def test_buan_vatne_rejects_other_types():
+    quivers, labels = make_dataset(QUIVER_TYPES, (5, 6))
+    said = np.array([is_mutation_type_A(B) for B in quivers])
+    np.testing.assert_array_equal(said, labels == 0)
+    assert not is_mutation_type_A(np.array([[0, 1, 0], [-1, 0, 0], [0, 0, 0]]))  # disconnected
+
+
+# ----------------------------------------------------------------------------- GNN
+def _model(directed=True):
+    torch.manual_seed(0)
+    return DirGINE(hidden=16, layers=3, n_classes=6, directed=directed).eval()
+
+
+def test_gnn_permutation_equivariance_and_invariance():
+    rng = np.random.default_rng(2)
+    model = _model()
+    B = mutation_class(seed_quiver("Dtilde", 6))[7]
+    perm = rng.permutation(6)
+    d, dp = quiver_to_data(B), quiver_to_data(relabel(B, perm))
+    with torch.no_grad():
+        h, hp = (model.node_embeddings(x.x, x.edge_index, x.edge_attr) for x in (d, dp))
+        torch.testing.assert_close(hp[torch.as_tensor(perm)], h, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(model(dp.x, dp.edge_index, dp.edge_attr), model(d.x, d.edge_index, d.edge_attr),
+                                   atol=1e-5, rtol=1e-5)
+
+
+def test_gnn_batch_isolation():
+    model = _model()
+    quivers = mutation_class(seed_quiver("E", 6))[:5]
+    data = [quiver_to_data(B) for B in quivers]
+    with torch.no_grad():
+        alone = torch.cat([model(d.x, d.edge_index, d.edge_attr) for d in data])
+        b = Batch.from_data_list(data)
+        together = model(b.x, b.edge_index, b.edge_attr, b.batch)
+    torch.testing.assert_close(together, alone, atol=1e-5, rtol=1e-5)
+
+
+def test_direction_matters_only_for_dirgine():
+    # 0 -> 1 -> 2 and 0 -> 1 <- 2 have the same underlying multigraph
+    B1, B2 = seed_quiver("A", 3), np.array([[0, 1, 0], [-1, 0, -1], [0, 1, 0]])
+    outs = {}
+    for directed in (True, False):
+        model = _model(directed)
+        with torch.no_grad():
+            outs[directed] = [model(d.x, d.edge_index, d.edge_attr) for d in map(quiver_to_data, (B1, B2))]
+    torch.testing.assert_close(outs[False][0], outs[False][1])
+    assert not torch.allclose(outs[True][0], outs[True][1], atol=1e-4)
+    assert isinstance(UndirectedGINE(), DirGINE)
+
+
+def test_gnn_bad_input():
+    model = _model()
+    d = quiver_to_data(seed_quiver("A", 4))
+    with pytest.raises(ValueError, match="outside"):
+        model(d.x, d.edge_index + 10, d.edge_attr)
+    with pytest.raises(ValueError, match="non-empty"):
+        model(torch.ones(0, 1), torch.zeros(2, 0, dtype=torch.long), torch.zeros(0, 1))
+    with pytest.raises(ValueError, match="features per node"):
+        model(torch.ones(4, 3), d.edge_index, d.edge_attr)
+    with pytest.raises(ValueError, match="edge_attr"):
+        model(d.x, d.edge_index, torch.ones(d.edge_index.size(1), 2))
+    with pytest.raises(ValueError, match="skew-symmetric"):
+        quiver_to_data(np.array([[0, 1], [0, 0]]))
+
+
+def test_explain_covers_every_arrow():
+    B = mutation_class(seed_quiver("D", 5))[3]
+    imp = explain(_model(), B, epochs=20)
+    assert set(imp) == {(int(i), int(j)) for i, j in zip(*np.nonzero(B > 0))}
+    assert all(0.0 <= v <= 1.0 for v in imp.values())
+
+
+def test_count_features_by_hand():
+    f = count_features(np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]]))  # oriented 3-cycle
+    assert f[0] == 3 and f[1] == 3 and f[-2] == 1 and f[-1] == 0
+    f = count_features(np.array([[0, 1, 1], [-1, 0, 1], [-1, -1, 0]]))  # acyclic triangle
+    assert f[-2] == 0 and f[-1] == 1
+
+
+# ----------------------------------------------------------------------------- smoke runs
+def test_smoke_generalisation():
+    exp = next(e for e in EXPERIMENTS if e.name == "generalisation")
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    # caps of 60 (train, n = 5, 6; no E~ there) and 40 (test, n = 7, all six types present)
+    assert m["n_train"] == 5 * 60 - 10 and m["n_test"] == 240  # D~ has 10 + 40 = 50 < 60 quivers
+    assert m["majority_acc"] == pytest.approx(1 / 6)
+    for k in ("dirgine", "undirected_gine", "counts_logreg", "spectrum_mlp"):
+        assert 0.0 <= m[f"acc_{k}"] <= 1.0
+    assert m["dirgine_final_train_loss"] < np.log(6)  # it learned something in two epochs
+
+
+def test_smoke_oracle():
+    exp = next(e for e in EXPERIMENTS if e.name == "oracle")
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    assert m["oracle_agreement"] == 1.0 and m["n_quivers"] == 21 + 81 + 336
