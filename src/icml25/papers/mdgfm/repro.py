@@ -1,0 +1,214 @@
+"""MDGFM reproduction: leave-one-domain-out 1-shot transfer on six generated domains, clean and noisy.
+
+Six synthetic domains (degree-corrected CSBM graphs with bag-of-words features of different widths;
+three homophilic, three heterophilic) stand in for Cora/CiteSeer/PubMed/Chameleon/Squirrel/Cornell,
+which cannot be downloaded here. For each target domain, MDGFM and the MDGPT-like ablation are
+pre-trained on the five other domains only, then prompt-tuned on 1-shot tasks of the target; the
+supervised baselines see only the target's support set. The robustness test adds 50% random edges
+to the target graph before prompt tuning (a weaker proxy for the paper's adversarial attacks).
+Settings and claim thresholds were fixed before the first quick run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.paper import Claim, Summary
+from icml25.papers.mdgfm.baselines import GCNProto, MLPProto, PretrainNoRefine
+from icml25.papers.mdgfm.data import SIX_DOMAINS, DomainSpec, few_shot_tasks, inject_random_edges, make_domains
+from icml25.papers.mdgfm.model import MDGFM
+
+METHODS = ("mdgfm", "mdgfm_no_down_refine", "norefine", "gcnproto", "mlpproto")
+"""mdgfm_no_down_refine: the same pre-trained MDGFM, prompt-tuned on A^ only (no target graph learner)."""
+
+
+def leave_one_out(domains: list, target: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The ``(x, edge_index)`` pairs of every domain except ``target``: what pre-training receives."""
+    return [(d.x, d.edge_index) for i, d in enumerate(domains) if i != target]
+
+
+@dataclass
+class TransferConfig(ExperimentConfig):
+    targets: tuple[str, ...] = ("homo80", "hetero15")
+    """Held-out target domains (names in data.SIX_DOMAINS): one homophilic, one heterophilic."""
+    size_scale: float = 1.0
+    """Multiplier on every domain's node count (1.0 = 600-1200 nodes)."""
+    shots: int = 1
+    """Labelled nodes per class in a task."""
+    n_tasks: int = 20
+    """Few-shot tasks per target (the paper: 50)."""
+    noise_fraction: float = 0.5
+    """Random edges injected into the target, as a fraction of its edges."""
+    hidden: int = 256
+    """Encoder width (the paper: 256)."""
+    pretrain_epochs: int = 60
+    """Full-batch pre-training epochs (the paper: 60-100)."""
+    pretrain_lr: float = 1e-2
+    """Pre-training Adam learning rate (the paper: 1e-4 to 2e-2 per target)."""
+    prompt_steps: int = 400
+    """Prompt-tuning Adam steps per task (the paper: 400)."""
+    prompt_lr: float = 1e-2
+    """Prompt-tuning learning rate (the paper: 1e-3 to 2e-2 per target)."""
+    baseline_steps: int = 100
+    """Training steps of GCNProto / MLPProto per task."""
+    k_homophilic: int = 30
+    """Learner kNN size for homophilic graphs."""
+    k_heterophilic: int = 15
+    """Learner kNN size for heterophilic graphs."""
+    learner_layers: int = 0
+    """Attentive layers in the graph learners (0 = the official code, where they are never applied)."""
+
+
+def _accuracy(pred: torch.Tensor, y: torch.Tensor, support: torch.Tensor) -> float:
+    test = torch.ones_like(y, dtype=torch.bool)
+    test[support] = False
+    return 100.0 * float((pred[test] == y[test]).float().mean())
+
+
+def run_transfer(cfg: TransferConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
+    """1-shot accuracy of every method on each held-out target, clean and with random edges injected."""
+    torch.set_num_threads(1)
+    names = [s.name for s in SIX_DOMAINS]
+    for t in cfg.targets:
+        if t not in names:
+            raise ValueError(f"unknown target domain {t!r}; valid: {', '.join(names)}")
+    specs = tuple(replace(s, n_nodes=int(round(s.n_nodes * cfg.size_scale))) for s in SIX_DOMAINS)
+    domains = make_domains(specs, seed=seed)
+    k_of = [cfg.k_homophilic if s.homophilic else cfg.k_heterophilic for s in specs]
+    metrics: Metrics = {}
+    total, done = len(cfg.targets) * (2 + 2 * cfg.n_tasks), 0
+    for t_name in cfg.targets:
+        ti = names.index(t_name)
+        spec: DomainSpec = specs[ti]
+        target = domains[ti]
+        tag = "homo" if spec.homophilic else "hetero"
+        sources = leave_one_out(domains, ti)
+        assert all(x is not target.x for x, _ in sources)  # the target never reaches pre-training
+        torch.manual_seed(seed)
+        model = MDGFM(hidden=cfg.hidden, learner_layers=cfg.learner_layers)
+        model.pretrain(sources, epochs=cfg.pretrain_epochs, lr=cfg.pretrain_lr,
+                       k=[k for i, k in enumerate(k_of) if i != ti])
+        torch.manual_seed(seed)
+        ablation = PretrainNoRefine(hidden=cfg.hidden).pretrain(sources, epochs=cfg.pretrain_epochs,
+                                                                lr=cfg.pretrain_lr, seed=seed)
+        done += 2
+        progress(done, total)
+        graphs = {"clean": target.edge_index,
+                  "noisy": inject_random_edges(target.edge_index, spec.n_nodes, cfg.noise_fraction, seed=seed + 1)}
+        acc = {(m, c): [] for m in METHODS for c in graphs}
+        for task_i, support in enumerate(few_shot_tasks(target.y, cfg.shots, cfg.n_tasks, seed=seed + 2)):
+            y_s = target.y[support]
+            for cond, ei in graphs.items():
+                torch.manual_seed(seed * 1000 + task_i)
+                for refine, name in ((True, "mdgfm"), (False, "mdgfm_no_down_refine")):
+                    model.refine_downstream = refine
+                    model.prompt_tune(target.x, ei, support, y_s, steps=cfg.prompt_steps, lr=cfg.prompt_lr,
+                                      k_down=k_of[ti])
+                    acc[name, cond].append(_accuracy(model.predict(target.x, ei), target.y, support))
+                ablation.prompt_tune(target.x, ei, support, y_s, steps=cfg.prompt_steps, lr=cfg.prompt_lr)
+                acc["norefine", cond].append(_accuracy(ablation.predict(target.x, ei), target.y, support))
+                for name, cls in (("gcnproto", GCNProto), ("mlpproto", MLPProto)):
+                    base = cls().fit(target.x, ei, support, y_s, steps=cfg.baseline_steps)
+                    acc[name, cond].append(_accuracy(base.predict(target.x, ei), target.y, support))
+                done += 1
+                progress(done, total)
+        mean = {key: float(np.mean(v)) for key, v in acc.items()}
+        for m in METHODS:
+            metrics[f"acc_{m}_{tag}_clean"] = mean[m, "clean"]
+            metrics[f"acc_{m}_{tag}_noisy"] = mean[m, "noisy"]
+            metrics[f"drop_{m}_{tag}"] = mean[m, "clean"] - mean[m, "noisy"]
+        for m in METHODS[1:]:
+            metrics[f"{tag}_mdgfm_minus_{m}"] = mean["mdgfm", "clean"] - mean[m, "clean"]
+        metrics[f"{tag}_drop_mdgfm_minus_gcnproto"] = metrics[f"drop_mdgfm_{tag}"] - metrics[f"drop_gcnproto_{tag}"]
+        metrics[f"{tag}_target_edge_homophily"] = float(target.homophily)
+    return metrics
+
+
+def transfer_figures(per_seed: list[Metrics], cfg: TransferConfig, outdir: Path) -> list[Path]:
+    import matplotlib.pyplot as plt
+
+    tags = sorted({k.split("_")[-2] for k in per_seed[0] if k.startswith("acc_mdgfm_") and k.endswith("_clean")})
+    fig, axes = plt.subplots(1, len(tags), figsize=(6 * len(tags), 4), squeeze=False)
+    x = np.arange(len(METHODS))
+    for ax, tag in zip(axes[0], tags):
+        for off, cond, colour in ((-0.2, "clean", "#1f77b4"), (0.2, "noisy", "#d62728")):
+            s = [Summary.of([m[f"acc_{meth}_{tag}_{cond}"] for m in per_seed]) for meth in METHODS]
+            err = [(v.hi - v.lo) / 2 if v.n > 1 else 0.0 for v in s]
+            ax.bar(x + off, [v.mean for v in s], 0.4, yerr=err, capsize=3, color=colour,
+                   label=cond if cond == "clean" else f"+{int(100 * cfg.noise_fraction)}% random edges")
+        ax.set_xticks(x, METHODS, rotation=25)
+        ax.set_ylabel("1-shot accuracy (%)")
+        ax.set_title(f"{tag}philic target (generated CSBM)")
+        ax.legend()
+    fig.tight_layout()
+    path = outdir / "mdgfm_transfer.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]
+
+
+EXPERIMENTS = [
+    Experiment(
+        name="transfer",
+        description="Leave-one-domain-out 1-shot node classification on six generated domains (bag-of-words "
+                    "CSBMs, homophily 0.85..0.10): MDGFM vs its no-refinement ablations and supervised "
+                    "GCN/MLP prototype baselines, on the clean target and with 50% random edges injected.",
+        config=TransferConfig,
+        run=run_transfer,
+        presets={
+            "smoke": {"targets": ("hetero10",), "size_scale": 0.15, "n_tasks": 1, "hidden": 16,
+                      "pretrain_epochs": 2, "prompt_steps": 3, "baseline_steps": 3, "k_homophilic": 5,
+                      "k_heterophilic": 5},
+            "quick": {"size_scale": 0.4, "n_tasks": 5, "hidden": 64, "pretrain_epochs": 15, "prompt_steps": 40},
+            "full": {"n_tasks": 50},
+        },
+        seeds={"smoke": 1, "quick": 3, "full": 5},
+        figures=transfer_figures,
+        full_requirements="The paper's scale uses Cora/CiteSeer/PubMed (PyG Planetoid), Chameleon/Squirrel "
+                          "(WikipediaNetwork) and Cornell (WebKB) with the official few-shot index files; "
+                          "they must be downloaded by the user and passed to MDGFM.pretrain / prompt_tune "
+                          "directly. The full preset here runs the generated domains at the paper's model size.",
+    ),
+]
+
+CLAIMS = [
+    Claim("hetero_beats_norefine", "Heterophilic target: MDGFM's 1-shot accuracy is at least that of the same "
+          "pipeline without graph learner and balance tokens (MDGPT-like; paired difference >= 0).",
+          "MDGFM > MDGPT on Chameleon/Squirrel/Cornell (Table 2; numbers not retrieved)", "transfer",
+          "hetero_mdgfm_minus_norefine", ">=", 0.0),
+    Claim("hetero_beats_gcn", "Heterophilic target: MDGFM beats a GCN trained on the 1-shot support set.",
+          "MDGFM > supervised GCN on heterophilic graphs (Table 2; numbers not retrieved)", "transfer",
+          "hetero_mdgfm_minus_gcnproto", ">=", 0.0),
+    Claim("homo_beats_gcn", "Homophilic target: MDGFM beats a GCN trained on the 1-shot support set.",
+          "MDGFM > supervised GCN on Cora/CiteSeer/PubMed (Table 2; numbers not retrieved)", "transfer",
+          "homo_mdgfm_minus_gcnproto", ">=", 0.0),
+    Claim("homo_robust", "Homophilic target, +50% random edges: MDGFM's accuracy drop is no larger than "
+          "GCNProto's (random noise, a weaker proxy for the paper's attacks).",
+          "MDGFM degrades least under noisy edges / Metattack (Sec. 5.3; numbers not retrieved)", "transfer",
+          "homo_drop_mdgfm_minus_gcnproto", "<=", 0.0),
+    Claim("hetero_robust", "Heterophilic target, +50% random edges: MDGFM's accuracy drop is no larger than "
+          "GCNProto's.", "MDGFM degrades least under noisy edges / Metattack (Sec. 5.3; numbers not retrieved)",
+          "transfer", "hetero_drop_mdgfm_minus_gcnproto", "<=", 0.0),
+]
+
+API_EXAMPLE = """
+import torch
+from icml25.papers.mdgfm import MDGFM, make_domains, few_shot_tasks
+from icml25.papers.mdgfm.data import SIX_DOMAINS
+from dataclasses import replace
+
+specs = tuple(replace(s, n_nodes=s.n_nodes // 5) for s in SIX_DOMAINS)   # small, for a fast example
+domains = make_domains(specs, seed=0)
+target = domains[4]                                                      # a heterophilic domain, held out
+sources = [(d.x, d.edge_index) for i, d in enumerate(domains) if i != 4]
+model = MDGFM(hidden=32).pretrain(sources, epochs=5, lr=1e-2, k=[10] * 5)
+support = few_shot_tasks(target.y, shots=1, n_tasks=1, seed=0)[0]
+model.prompt_tune(target.x, target.edge_index, support, target.y[support], steps=20, lr=1e-2, k_down=10)
+pred = model.predict(target.x, target.edge_index)
+print("1-shot accuracy:", float((pred == target.y).float().mean()))
+"""

@@ -1,0 +1,276 @@
+"""MDGFM: learner/loss against direct computations, invariances, frozen pre-training, unseen target, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from icml25.papers.mdgfm import (
+    MDGFM,
+    GCNEncoder,
+    GCNProto,
+    GraphLearner,
+    PretrainNoRefine,
+    bag_of_words_domain,
+    few_shot_tasks,
+    info_nce_bound,
+    inject_random_edges,
+    normalized_adjacency,
+    unify_features,
+)
+from icml25.papers.mdgfm.data import DomainSpec
+from icml25.papers.mdgfm.model import _cosine_to_prototypes
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def small_domains():
+    specs = [DomainSpec("a", 80, 3, 0.8, 60), DomainSpec("b", 70, 3, 0.2, 70), DomainSpec("c", 90, 3, 0.1, 55)]
+    return [bag_of_words_domain(s, seed=i) for i, s in enumerate(specs)]
+
+
+def _perm_graph(x, ei, perm):
+    """Relabel node i as inv[i] so that new node j is old node perm[j]."""
+    inv = torch.empty_like(perm)
+    inv[perm] = torch.arange(perm.numel())
+    return x[perm], inv[ei]
+
+
+# ---------------------------------------------------------------- PCA
+
+def test_unify_features_matches_sklearn_pca_up_to_sign():
+    from sklearn.decomposition import PCA
+
+    rng = np.random.default_rng(0)
+    x = (rng.random((120, 90)) < 0.1).astype(float)
+    ours = unify_features(x, dim=50).double().numpy()
+    ref = PCA(n_components=50).fit_transform(x)
+    assert ours.shape == (120, 50)
+    signs = np.sign((ours * ref).sum(0))
+    np.testing.assert_allclose(ours * signs, ref, atol=1e-4)
+
+
+# ---------------------------------------------------------------- graph learner
+
+def _knn_fast_dense_numpy(h: np.ndarray, k: int) -> np.ndarray:
+    """Direct NumPy computation of the official knn_fast refined graph (no dropout)."""
+    z = h / np.linalg.norm(h, axis=1, keepdims=True)
+    sim = z @ z.T
+    n = len(h)
+    picked = np.zeros((n, n))
+    for i in range(n):
+        top = np.argsort(-sim[i])[: k + 1]
+        picked[i, top] = 1.0
+    norm = (picked * sim).sum(1) + (picked * sim).sum(0)
+    s = np.where((picked + picked.T) > 0, sim / np.sqrt(np.outer(norm, norm)), 0.0)
+    return np.maximum(np.nan_to_num(s), 0.0)
+
+
+def test_graph_learner_matches_direct_computation_and_shape_rules():
+    torch.manual_seed(0)
+    h = torch.randn(40, 12) + 0.5
+    learner = GraphLearner(12, n_layers=0, k=4).eval()
+    s = learner.dense(h).numpy()
+    np.testing.assert_allclose(s, _knn_fast_dense_numpy(h.numpy().astype(np.float64), 4), atol=1e-5)
+    assert np.allclose(s, s.T) and (s >= 0).all()
+    # a row holds its own k+1 picks plus the rows that picked it: 2k+1 non-zeros per row on average
+    assert (s != 0).sum() <= 40 * (2 * 4 + 1)
+    assert ((s != 0).sum(1) >= 1).all()
+
+
+def test_graph_learner_dropout_only_in_training():
+    torch.manual_seed(0)
+    h = torch.randn(30, 8) + 1.0
+    learner = GraphLearner(8, n_layers=2, k=5, dropedge=0.5)
+    clean = learner.eval().dense(h)
+    noisy = learner.train().dense(h)
+    kept = noisy != 0
+    assert 0 < kept.sum() < (clean != 0).sum()
+    torch.testing.assert_close(noisy[kept], 2 * clean[kept])  # inverted dropout scaling
+
+
+def test_graph_learner_permutation_equivariant():
+    torch.manual_seed(1)
+    h = torch.randn(50, 10)
+    perm = torch.randperm(50)
+    learner = GraphLearner(10, n_layers=2, k=6).eval()
+    with torch.no_grad():
+        learner.layers[0].weight.uniform_(0.5, 1.5)
+    s = learner.dense(h)
+    torch.testing.assert_close(learner.dense(h[perm]), s[perm][:, perm])
+
+
+# ---------------------------------------------------------------- encoder
+
+def test_encoder_permutation_equivariant_and_batch_isolated(small_domains):
+    torch.manual_seed(0)
+    d = small_domains[0]
+    x = unify_features(d.x, 20)
+    enc = GCNEncoder(20, hidden=16, n_layers=3).eval()
+    out = enc(x, *normalized_adjacency(d.edge_index, x.size(0)))
+    perm = torch.randperm(x.size(0))
+    xp, eip = _perm_graph(x, d.edge_index, perm)
+    torch.testing.assert_close(enc(xp, *normalized_adjacency(eip, x.size(0))), out[perm], atol=1e-5, rtol=1e-5)
+    # add a second graph to the batch (block-diagonal): the first graph's output must not change
+    other = small_domains[1]
+    x2 = torch.cat([x, unify_features(other.x, 20)])
+    ei2 = torch.cat([d.edge_index, other.edge_index + x.size(0)], dim=1)
+    both = enc(x2, *normalized_adjacency(ei2, x2.size(0)))
+    torch.testing.assert_close(both[: x.size(0)], out, atol=1e-5, rtol=1e-5)
+
+
+# ---------------------------------------------------------------- InfoNCE
+
+def test_info_nce_bound_matches_direct_computation():
+    rng = np.random.default_rng(0)
+    z1, z2 = rng.normal(size=(7, 5)), rng.normal(size=(7, 5))
+    pos = rng.random((7, 7)) * (rng.random((7, 7)) < 0.4) + np.eye(7)
+    tau = 0.3
+    cos = (z1 / np.linalg.norm(z1, axis=1, keepdims=True)) @ (z2 / np.linalg.norm(z2, axis=1, keepdims=True)).T
+    direct = 0.0
+    for mat in (cos, cos.T):
+        for i in range(7):
+            p = np.exp(mat[i] / tau) / np.exp(mat[i] / tau).sum()
+            direct += -math.log((p * pos[i]).sum()) / 7 / 2
+    ours = info_nce_bound(torch.tensor(z1), torch.tensor(z2), torch.tensor(pos), tau)
+    assert float(ours) == pytest.approx(direct, rel=1e-6)
+
+
+def test_info_nce_closed_forms():
+    n = 16
+    q, _ = torch.linalg.qr(torch.randn(n, n, dtype=torch.float64))
+    assert float(info_nce_bound(q, q, torch.eye(n, dtype=torch.float64), tau=0.01)) < 1e-6
+    const = torch.ones(n, 4)
+    assert float(info_nce_bound(const, const, torch.eye(n), tau=0.2)) == pytest.approx(math.log(n), rel=1e-5)
+
+
+def test_prototype_classifier_invariant_to_positive_rescaling():
+    torch.manual_seed(0)
+    emb = torch.randn(30, 8)
+    y = torch.tensor([0, 1, 2, 0, 1, 2])
+    sup = emb[:6]
+    base = _cosine_to_prototypes(emb, sup, y, 3).argmax(1)
+    scale = torch.rand(30, 1) * 10 + 0.1
+    torch.testing.assert_close(_cosine_to_prototypes(emb * scale, sup * 3.0, y, 3).argmax(1), base)
+
+
+# ---------------------------------------------------------------- pre-training and prompt tuning
+
+@pytest.fixture(scope="module")
+def pretrained(small_domains):
+    torch.manual_seed(0)
+    model = MDGFM(unify_dim=20, hidden=16)
+    model.pretrain([(d.x, d.edge_index) for d in small_domains[:2]], epochs=8, lr=1e-2, k=[5, 5])
+    return model
+
+
+def test_pretraining_lowers_the_loss(pretrained):
+    assert min(pretrained.history_[1:]) < pretrained.history_[0]
+
+
+def test_prompt_tuning_leaves_pretrained_parameters_bit_identical(pretrained, small_domains):
+    target = small_domains[2]
+    before = {n: p.detach().clone() for n, p in pretrained.frozen_parameters().items()}
+    support = few_shot_tasks(target.y, 1, 1, seed=0)[0]
+    torch.manual_seed(5)
+    pretrained.prompt_tune(target.x, target.edge_index, support, target.y[support], steps=0, k_down=5)
+    init = {n: p.detach().clone() for n, p in pretrained.prompt_.named_parameters()}
+    torch.manual_seed(5)
+    pretrained.prompt_tune(target.x, target.edge_index, support, target.y[support], steps=10, lr=5e-2, k_down=5)
+    moved = [n for n, p in pretrained.prompt_.named_parameters() if not torch.equal(p, init[n])]
+    assert "target_token" in moved and "mix" in moved  # the prompts did train
+    after = pretrained.frozen_parameters()
+    assert before.keys() == after.keys() and len(before) > 5
+    for name, value in before.items():
+        assert torch.equal(value, after[name]), name
+    pred = pretrained.predict(target.x, target.edge_index)
+    assert torch.equal(pred[support], target.y[support])  # a support node is its own class's prototype (1-shot)
+
+
+def test_target_never_reaches_pretraining(monkeypatch):
+    from icml25.papers.mdgfm import repro
+
+    seen, made = [], []
+    real_make = repro.make_domains
+
+    def capture_make(*args, **kwargs):
+        out = real_make(*args, **kwargs)
+        made.extend(out)
+        return out
+
+    def spy(cls):
+        real = cls.pretrain
+
+        def wrapped(self, sources, *a, **kw):
+            seen.append([id(x) for x, _ in sources] + [id(ei) for _, ei in sources])
+            return real(self, sources, *a, **kw)
+        monkeypatch.setattr(cls, "pretrain", wrapped)
+
+    monkeypatch.setattr(repro, "make_domains", capture_make)
+    spy(MDGFM)
+    spy(PretrainNoRefine)
+    exp = repro.EXPERIMENTS[0]
+    cfg = exp.make_config("smoke")
+    metrics = exp.run(cfg, seed=0)
+    target = made[[s.name for s in repro.SIX_DOMAINS].index(cfg.targets[0])]
+    assert len(seen) == 2
+    for ids in seen:
+        assert len(ids) == 2 * (len(made) - 1)
+        assert id(target.x) not in ids and id(target.edge_index) not in ids
+    # smoke metrics: accuracies are percentages and the paired differences are consistent
+    for key, value in metrics.items():
+        if key.startswith("acc_"):
+            assert 0.0 <= value <= 100.0
+    assert metrics["hetero_mdgfm_minus_gcnproto"] == pytest.approx(
+        metrics["acc_mdgfm_hetero_clean"] - metrics["acc_gcnproto_hetero_clean"])
+    assert metrics["hetero_drop_mdgfm_minus_gcnproto"] == pytest.approx(
+        metrics["drop_mdgfm_hetero"] - metrics["drop_gcnproto_hetero"])
+    assert metrics["hetero_target_edge_homophily"] < 0.3
+
+
+# ---------------------------------------------------------------- data
+
+def test_bag_of_words_domain_and_noise_injection():
+    spec = DomainSpec("x", 300, 4, 0.15, 120)
+    d = bag_of_words_domain(spec, seed=3)
+    assert d.x.shape == (300, 120) and set(d.x.unique().tolist()) <= {0.0, 1.0}
+    assert abs(d.homophily - 0.15) < 0.06
+    noisy = inject_random_edges(d.edge_index, 300, 0.5, seed=0)
+    old = set(map(tuple, d.edge_index.t().tolist()))
+    new = set(map(tuple, noisy.t().tolist()))
+    assert old <= new and new == {(j, i) for i, j in new}
+    assert 1.4 * len(old) <= len(new) <= 1.5 * len(old) + 2
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_bad_input_raises(pretrained, small_domains):
+    d = small_domains[2]
+    with pytest.raises(ValueError, match="outside"):
+        pretrained.prompt_tune(d.x, d.edge_index.clamp(max=10) + d.x.size(0), [0, 1, 2], [0, 1, 2])
+    with pytest.raises(ValueError, match="non-empty"):
+        pretrained.prompt_tune(torch.zeros(0, 30), torch.zeros(2, 0, dtype=torch.long), [0], [0])
+    with pytest.raises(ValueError, match="NaN"):
+        bad = d.x.clone()
+        bad[0, 0] = float("nan")
+        pretrained.prompt_tune(bad, d.edge_index, [0, 1, 2], [0, 1, 2])
+    with pytest.raises(ValueError, match="every class"):
+        pretrained.prompt_tune(d.x, d.edge_index, [0, 1], [0, 2])
+    with pytest.raises(ValueError, match="at least 20"):
+        unify_features(np.ones((30, 10)), dim=20)
+    with pytest.raises(ValueError, match="expects"):
+        GCNEncoder(20, 8)(torch.zeros(5, 7), torch.zeros(2, 0, dtype=torch.long))
+    with pytest.raises(ValueError, match="expects"):
+        GraphLearner(10)(torch.zeros(5, 7))
+    with pytest.raises(ValueError, match="at least one"):
+        MDGFM().pretrain([])
+    with pytest.raises(ValueError, match="pretrain before"):
+        MDGFM().prompt_tune(d.x, d.edge_index, [0], [0])
+    with pytest.raises(ValueError, match="shape"):
+        info_nce_bound(torch.zeros(3, 2), torch.zeros(4, 2), torch.eye(3))
+    with pytest.raises(ValueError, match="outside"):
+        GCNProto(unify_dim=20).fit(d.x, d.edge_index, [0, 10_000], [0, 1])
