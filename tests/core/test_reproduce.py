@@ -172,3 +172,16 @@ def test_list_and_show(tmp_path):
     assert "pas_mean_pointestimate" in show.stdout and "good_pas_best" in show.stdout
     md = icml25("list", "--markdown", home=tmp_path / "s", cwd=tmp_path)
     assert md.stdout.count("\n| `") == 37
+
+
+def test_timed_experiments_run_alone_after_the_others(monkeypatch, tmp_path):
+    """Jobs of an experiment marked ``timed`` go last, one at a time; the rest share the workers."""
+    import icml25.core.runner as runner
+
+    batches = []
+    monkeypatch.setattr(runner, "_run_local", lambda jobs, width, record: batches.append(
+        ([j.experiment for j in jobs], width)))
+    jobs = plan(["sparse_glm_bnb"], "smoke", 2)
+    with Store(tmp_path) as store:
+        run_jobs(jobs, store, n_jobs=2)
+    assert batches == [(["certification", "certification"], 2), (["relaxation", "relaxation"], 1)]

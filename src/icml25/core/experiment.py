@@ -83,6 +83,8 @@ class Experiment:
             that draws PNG figures from the metrics of all seeds.
         full_requirements: what a user must provide for the ``full`` preset
             (data paths, a GPU...); empty when nothing.
+        timed: the metrics include wall-clock times; the runner then runs its jobs
+            one at a time, after the others, so that no other job shares the CPU.
     """
 
     name: str
@@ -93,6 +95,7 @@ class Experiment:
     seeds: Mapping[str, int] = field(default_factory=lambda: {"smoke": 2, "quick": 5, "full": 10})
     figures: Callable[[list[Metrics], ExperimentConfig, Path], list[Path]] | None = None
     full_requirements: str = ""
+    timed: bool = False
 
     def __post_init__(self) -> None:
         if not (dataclasses.is_dataclass(self.config) and issubclass(self.config, ExperimentConfig)):

@@ -273,9 +273,14 @@ def run_jobs(
         if on_result:
             on_result(job, outcome)
 
-    if todo:
+    # jobs that measure wall-clock time run alone, after the others
+    timed = [j for j in todo if load_reproduction(j.paper).experiment(j.experiment).timed]
+    untimed = [j for j in todo if j not in timed]
+    for batch, width in ((untimed, n_jobs), (timed, 1)):
+        if not batch:
+            continue
         if backend == "local":
-            _run_local(todo, min(n_jobs, len(todo)), record)
+            _run_local(batch, min(width, len(batch)), record)
         else:
-            _run_ray(todo, n_jobs, ray_address, record)
+            _run_ray(batch, width, ray_address, record)
     return todo, reused

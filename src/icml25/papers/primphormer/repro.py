@@ -262,6 +262,7 @@ EXPERIMENTS = [
         },
         seeds={"smoke": 2, "quick": 2, "full": 3},
         figures=scaling_figures,
+        timed=True,
     ),
 ]
 

@@ -203,6 +203,7 @@ EXPERIMENTS = [
         },
         seeds={"smoke": 2, "quick": 3, "full": 5},
         figures=sharp_figures,
+        timed=True,
         full_requirements="The paper's scale needs Amazon (CDs, Beauty, Cellphones, Sports) and Yelp reviews and "
                           "DeBERTa-base weights on disk (DebertaEncoder, local_files_only); neither can be downloaded "
                           "here, so `full` runs the generated data at the card's 2,000 x 1,500 size with the "

@@ -166,6 +166,7 @@ EXPERIMENTS = [
         seeds={"smoke": 2, "quick": 3, "full": 10},
         full_requirements="Runs on a CPU; the paper's larger instances (p up to 1e4-1e5) and its real data sets "
                           "are out of reach of the cvxpy baseline and were not retrieved.",
+        timed=True,
     ),
     Experiment(
         name="certification",
