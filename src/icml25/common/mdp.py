@@ -61,11 +61,12 @@ def check_transitions(P: Any) -> np.ndarray:
     P = np.asarray(P, dtype=float)
     if P.ndim != 3 or P.shape[1] != P.shape[2] or P.shape[0] < 1 or P.shape[1] < 1:
         raise ValueError(f"P must have shape (A, S, S), got {P.shape}")
-    if not np.all(np.isfinite(P)):
-        raise ValueError("P must be finite")
-    if np.any(P < 0):
-        raise ValueError("P is not stochastic: it has negative entries")
+    # two reductions and no (A, S, S) temporaries: a NaN or inf entry makes its row sum non-finite
     sums = P.sum(axis=2)
+    if not np.all(np.isfinite(sums)):
+        raise ValueError("P must be finite")
+    if P.min() < 0:
+        raise ValueError("P is not stochastic: it has negative entries")
     if not np.allclose(sums, 1.0, rtol=0.0, atol=STOCHASTIC_ATOL):
         a, s = np.unravel_index(np.argmax(np.abs(sums - 1.0)), sums.shape)
         raise ValueError(f"P is not stochastic: row P[{a}, {s}] sums to {sums[a, s]:.6g}, not 1")
@@ -274,8 +275,8 @@ def _setup(P, r, gamma, v0, tol, max_iter, v_ref):
     return P, r, gamma, v, float(tol), max_iter, ref
 
 
-def _greedy(P: np.ndarray, r: np.ndarray, v: np.ndarray, gamma: float, trace: _Trace) -> tuple[np.ndarray, np.ndarray]:
-    """Tv and greedy policy, counting one Bellman application."""
+def _q_traced(P: np.ndarray, r: np.ndarray, v: np.ndarray, gamma: float, trace: _Trace) -> np.ndarray:
+    """Q in (A, S) layout through the run's transition operator, counting one Bellman application."""
     if trace.operator is None:  # built once per run
         trace.operator = _transition_operator(P)
     if isinstance(trace.operator, np.ndarray):
@@ -285,6 +286,12 @@ def _greedy(P: np.ndarray, r: np.ndarray, v: np.ndarray, gamma: float, trace: _T
         q *= gamma
         q += r.T
     trace.n_evals += 1
+    return q
+
+
+def _greedy(P: np.ndarray, r: np.ndarray, v: np.ndarray, gamma: float, trace: _Trace) -> tuple[np.ndarray, np.ndarray]:
+    """Tv and greedy policy, counting one Bellman application."""
+    q = _q_traced(P, r, v, gamma, trace)
     return q.max(axis=0), np.argmax(q, axis=0)
 
 
@@ -327,7 +334,8 @@ def policy_iteration(P: Any, r: Any, gamma: float, v0: Any = None, tol: float = 
     rows = np.arange(n_states)
     policy = None
     while True:
-        q = q_values(P, r, v, gamma)
+        # few iterations: per-action dense products (a sparse operator would not pay for its construction)
+        q = _q_action_major(P, r.T, v, gamma).T  # (S, A) view
         trace.n_evals += 1
         greedy = np.argmax(q, axis=1)
         trace.record(v, q[rows, greedy])
