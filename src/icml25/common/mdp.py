@@ -85,7 +85,8 @@ def check_mdp(P: Any, r: Any, gamma: Any | None = None) -> tuple[np.ndarray, np.
     return P, r, (None if gamma is None else check_gamma(gamma))
 
 
-def _check_vector(name: str, v: Any, shape: tuple[int, ...]) -> np.ndarray:
+def check_vector(name: str, v: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """Return a finite float copy of ``v`` with the given shape, or raise ValueError naming ``name``."""
     v = np.asarray(v, dtype=float)
     if v.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {v.shape}")
@@ -159,7 +160,7 @@ def bellman_optimality(P: Any, r: Any, v: Any, gamma: float) -> tuple[np.ndarray
         lowest action index) of shape (S,), int.
     """
     P, r, gamma = check_mdp(P, r, gamma)
-    v = _check_vector("v", v, (P.shape[1],))
+    v = check_vector("v", v, (P.shape[1],))
     q = q_values(P, r, v, gamma)
     policy = np.argmax(q, axis=1)
     return q[np.arange(q.shape[0]), policy], policy
@@ -238,7 +239,7 @@ def _transition_operator(P: np.ndarray) -> Any:
     return flat
 
 
-class _Trace:
+class SolverTrace:
     """Records residuals, errors and evaluation counts of a run."""
 
     def __init__(self, v_ref: np.ndarray | None):
@@ -264,18 +265,19 @@ class _Trace:
                             evals=np.asarray(self.evals, dtype=int))
 
 
-def _setup(P, r, gamma, v0, tol, max_iter, v_ref):
+def setup_solver(P, r, gamma, v0, tol, max_iter, v_ref):
+    """Validate a planner's arguments; return ``(P, r, gamma, v0 or zeros, tol, max_iter, v_ref)`` as arrays."""
     P, r, gamma = check_mdp(P, r, gamma)
     n_states = P.shape[1]
-    v = np.zeros(n_states) if v0 is None else _check_vector("v0", v0, (n_states,))
+    v = np.zeros(n_states) if v0 is None else check_vector("v0", v0, (n_states,))
     if not float(tol) > 0:
         raise ValueError(f"tol must be > 0, got {tol!r}")
     max_iter = check_count("max_iter", max_iter)
-    ref = None if v_ref is None else _check_vector("v_ref", v_ref, (n_states,))
+    ref = None if v_ref is None else check_vector("v_ref", v_ref, (n_states,))
     return P, r, gamma, v, float(tol), max_iter, ref
 
 
-def _q_traced(P: np.ndarray, r: np.ndarray, v: np.ndarray, gamma: float, trace: _Trace) -> np.ndarray:
+def _q_traced(P: np.ndarray, r: np.ndarray, v: np.ndarray, gamma: float, trace: SolverTrace) -> np.ndarray:
     """Q in (A, S) layout through the run's transition operator, counting one Bellman application."""
     if trace.operator is None:  # built once per run
         trace.operator = _transition_operator(P)
@@ -289,7 +291,7 @@ def _q_traced(P: np.ndarray, r: np.ndarray, v: np.ndarray, gamma: float, trace: 
     return q
 
 
-def _greedy(P: np.ndarray, r: np.ndarray, v: np.ndarray, gamma: float, trace: _Trace) -> tuple[np.ndarray, np.ndarray]:
+def greedy_step(P: np.ndarray, r: np.ndarray, v: np.ndarray, gamma: float, trace: SolverTrace) -> tuple[np.ndarray, np.ndarray]:
     """Tv and greedy policy, counting one Bellman application."""
     q = _q_traced(P, r, v, gamma, trace)
     return q.max(axis=0), np.argmax(q, axis=0)
@@ -311,10 +313,10 @@ def value_iteration(P: Any, r: Any, gamma: float, v0: Any = None, tol: float = 1
     Returns:
         :class:`SolverResult`; ``v`` is the last iterate whose residual was measured.
     """
-    P, r, gamma, v, tol, max_iter, ref = _setup(P, r, gamma, v0, tol, max_iter, v_ref)
-    trace = _Trace(ref)
+    P, r, gamma, v, tol, max_iter, ref = setup_solver(P, r, gamma, v0, tol, max_iter, v_ref)
+    trace = SolverTrace(ref)
     while True:
-        Tv, policy = _greedy(P, r, v, gamma, trace)
+        Tv, policy = greedy_step(P, r, v, gamma, trace)
         if trace.record(v, Tv) <= tol or trace.n_evals >= max_iter:
             return trace.result(v, policy, tol)
         v = Tv
@@ -328,8 +330,8 @@ def policy_iteration(P: Any, r: Any, gamma: float, v0: Any = None, tol: float = 
     changes only where the improvement exceeds round-off, so it stops after finitely
     many steps at an optimal policy. ``tol`` only decides ``converged``.
     """
-    P, r, gamma, v, tol, max_iter, ref = _setup(P, r, gamma, v0, tol, max_iter, v_ref)
-    trace = _Trace(ref)
+    P, r, gamma, v, tol, max_iter, ref = setup_solver(P, r, gamma, v0, tol, max_iter, v_ref)
+    trace = SolverTrace(ref)
     n_states = P.shape[1]
     rows = np.arange(n_states)
     policy = None
@@ -363,23 +365,23 @@ def nesterov_value_iteration(P: Any, r: Any, gamma: float, v0: Any = None, tol: 
     only when ``||T y - y|| <= gamma^{k+1} ||T v_0 - v_0||`` (VI's guaranteed rate);
     otherwise ``v_{k+1} = T v_k``. Costs two Bellman applications per accepted step.
     """
-    P, r, gamma, v, tol, max_iter, ref = _setup(P, r, gamma, v0, tol, max_iter, v_ref)
-    trace = _Trace(ref)
+    P, r, gamma, v, tol, max_iter, ref = setup_solver(P, r, gamma, v0, tol, max_iter, v_ref)
+    trace = SolverTrace(ref)
     alpha = 1.0 / (1.0 + gamma)
     beta = (1.0 - np.sqrt(1.0 - gamma**2)) / gamma if gamma > 0 else 0.0
-    Tv, policy = _greedy(P, r, v, gamma, trace)
+    Tv, policy = greedy_step(P, r, v, gamma, trace)
     res0 = trace.record(v, Tv)
     v_prev, k = v, 0
     while trace.residuals[-1] > tol and trace.n_evals < max_iter:
         k += 1
         h = v + beta * (v - v_prev)
-        Th, _ = _greedy(P, r, h, gamma, trace)
+        Th, _ = greedy_step(P, r, h, gamma, trace)
         y = h - alpha * (h - Th)
-        Ty, policy_y = _greedy(P, r, y, gamma, trace)
+        Ty, policy_y = greedy_step(P, r, y, gamma, trace)
         res_y = float(np.max(np.abs(Ty - y)))
         if not _safe(res_y, res0, gamma, k):  # fall back to a plain VI step
             y = Tv
-            Ty, policy_y = _greedy(P, r, y, gamma, trace)
+            Ty, policy_y = greedy_step(P, r, y, gamma, trace)
         v_prev, v, Tv, policy = v, y, Ty, policy_y
         trace.record(v, Tv)
     return trace.result(v, policy, tol)
@@ -396,10 +398,10 @@ def anderson_value_iteration(P: Any, r: Any, gamma: float, v0: Any = None, tol: 
     ``||T y - y|| <= gamma^{k+1} ||T v_0 - v_0||``, otherwise ``v_{k+1} = T v_k``.
     One Bellman application per accepted step.
     """
-    P, r, gamma, v, tol, max_iter, ref = _setup(P, r, gamma, v0, tol, max_iter, v_ref)
+    P, r, gamma, v, tol, max_iter, ref = setup_solver(P, r, gamma, v0, tol, max_iter, v_ref)
     window = check_count("window", window, minimum=0)
-    trace = _Trace(ref)
-    Tv, policy = _greedy(P, r, v, gamma, trace)
+    trace = SolverTrace(ref)
+    Tv, policy = greedy_step(P, r, v, gamma, trace)
     res0 = trace.record(v, Tv)
     vs, Tvs, k = [v], [Tv], 0
     while trace.residuals[-1] > tol and trace.n_evals < max_iter:
@@ -410,10 +412,10 @@ def anderson_value_iteration(P: Any, r: Any, gamma: float, v0: Any = None, tol: 
         weights = np.linalg.solve(gram, np.ones(gram.shape[0]))
         weights /= weights.sum()
         y = np.stack(Tvs, axis=1) @ weights
-        Ty, policy_y = _greedy(P, r, y, gamma, trace)
+        Ty, policy_y = greedy_step(P, r, y, gamma, trace)
         if not _safe(float(np.max(np.abs(Ty - y))), res0, gamma, k):
             y = Tv
-            Ty, policy_y = _greedy(P, r, y, gamma, trace)
+            Ty, policy_y = greedy_step(P, r, y, gamma, trace)
             vs, Tvs = [], []  # restart the memory after a rejected step
         v, Tv, policy = y, Ty, policy_y
         vs, Tvs = (vs + [v])[-(window + 1):], (Tvs + [Tv])[-(window + 1):]
@@ -455,7 +457,7 @@ def backward_induction(P: Any, r: Any, horizon: int | None = None,
     n_states = Ps.shape[2]
     V = np.zeros((H + 1, n_states))
     if terminal_value is not None:
-        V[H] = _check_vector("terminal_value", terminal_value, (n_states,))
+        V[H] = check_vector("terminal_value", terminal_value, (n_states,))
     policy = np.zeros((H, n_states), dtype=int)
     for t in range(H - 1, -1, -1):
         q = q_values(Ps[t], rs[t], V[t + 1], 1.0)
@@ -516,7 +518,8 @@ def step_sizes(step_size: str | float, n_iter: int) -> np.ndarray:
     return np.full(n_iter, alpha)
 
 
-def _check_learning(sampler, r, gamma, n_iter, q0, q_ref, log_every):
+def check_learning_args(sampler, r, gamma, n_iter, q0, q_ref, log_every):
+    """Validate the arguments shared by the Q-learning variants (here and in papers built on this module)."""
     if not callable(sampler):
         raise ValueError("sampler must be callable: sampler(rng) -> next_states of shape (S, A)")
     r = np.asarray(r, dtype=float)
@@ -525,12 +528,13 @@ def _check_learning(sampler, r, gamma, n_iter, q0, q_ref, log_every):
     gamma = check_gamma(gamma)
     n_iter = check_count("n_iter", n_iter, minimum=0)
     log_every = check_count("log_every", log_every)
-    q = np.zeros(r.shape) if q0 is None else _check_vector("q0", q0, r.shape)
-    ref = None if q_ref is None else _check_vector("q_ref", q_ref, r.shape)
+    q = np.zeros(r.shape) if q0 is None else check_vector("q0", q0, r.shape)
+    ref = None if q_ref is None else check_vector("q_ref", q_ref, r.shape)
     return r, gamma, n_iter, q, ref, log_every
 
 
-def _next_states(sampler: Sampler, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+def sample_next_states(sampler: Sampler, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+    """One draw of next states for every (s, a) from ``sampler``, checked for shape."""
     nxt = np.asarray(sampler(rng))
     if nxt.shape != shape:
         raise ValueError(f"sampler must return next states of shape {shape}, got {nxt.shape}")
@@ -554,12 +558,12 @@ def q_learning(sampler: Sampler, r: Any, gamma: float, n_iter: int, step_size: s
         q0: initial Q (zeros by default).
         q_ref: optional Q* whose distance is logged every ``log_every`` iterations.
     """
-    r, gamma, n_iter, q, ref, log_every = _check_learning(sampler, r, gamma, n_iter, q0, q_ref, log_every)
+    r, gamma, n_iter, q, ref, log_every = check_learning_args(sampler, r, gamma, n_iter, q0, q_ref, log_every)
     rng = np.random.default_rng(seed)
     alphas = step_sizes(step_size, n_iter)
     errors, iters = [], []
     for k in range(n_iter):
-        nxt = _next_states(sampler, rng, r.shape)
+        nxt = sample_next_states(sampler, rng, r.shape)
         target = r + gamma * q.max(axis=1)[nxt]
         q = (1.0 - alphas[k]) * q + alphas[k] * target
         if ref is not None and ((k + 1) % log_every == 0 or k + 1 == n_iter):
@@ -594,7 +598,7 @@ def _make_tabular_env() -> type:
             n_actions, n_states = self.P.shape[0], self.P.shape[1]
             if initial_distribution is None:
                 initial_distribution = np.full(n_states, 1.0 / n_states)
-            mu = _check_vector("initial_distribution", initial_distribution, (n_states,))
+            mu = check_vector("initial_distribution", initial_distribution, (n_states,))
             if np.any(mu < 0) or not np.isclose(mu.sum(), 1.0, atol=STOCHASTIC_ATOL):
                 raise ValueError("initial_distribution must be a probability vector")
             self.initial_distribution = mu / mu.sum()

@@ -35,12 +35,12 @@ from icml25.common.mdp import (
     LearningResult,
     Sampler,
     SolverResult,
-    _check_learning,
-    _check_vector,
-    _greedy,
-    _next_states,
-    _setup,
-    _Trace,
+    check_learning_args,
+    check_vector,
+    greedy_step,
+    sample_next_states,
+    setup_solver,
+    SolverTrace,
     check_count,
     check_mdp,
     policy_transitions,
@@ -50,7 +50,7 @@ from icml25.common.mdp import (
 
 
 def _check_distribution(name: str, d: Any, size: int) -> np.ndarray:
-    d = _check_vector(name, d, (size,))
+    d = check_vector(name, d, (size,))
     if np.any(d < 0) or d.sum() <= 0:
         raise ValueError(f"{name} must be a non-negative vector with positive sum")
     return d / d.sum()
@@ -85,14 +85,14 @@ def r1_value_iteration(P: Any, r: Any, gamma: float, v0: Any = None, tol: float 
     Returns:
         :class:`~icml25.common.mdp.SolverResult`; ``n_iter`` counts Bellman applications.
     """
-    P, r, gamma, v, tol, max_iter, ref = _setup(P, r, gamma, v0, tol, max_iter, v_ref)
+    P, r, gamma, v, tol, max_iter, ref = setup_solver(P, r, gamma, v0, tol, max_iter, v_ref)
     power_steps = check_count("power_steps", power_steps, minimum=0)
     n_states = P.shape[1]
     d = np.full(n_states, 1.0 / n_states) if d0 is None else _check_distribution("d0", d0, n_states)
     shift = gamma / (1.0 - gamma)
-    trace = _Trace(ref)
+    trace = SolverTrace(ref)
     while True:
-        Tv, policy = _greedy(P, r, v, gamma, trace)
+        Tv, policy = greedy_step(P, r, v, gamma, trace)
         if trace.record(v, Tv) <= tol or trace.n_evals >= max_iter:
             return trace.result(v, policy, tol)
         d = power_step(policy_transitions(P, policy), d, power_steps)
@@ -124,18 +124,18 @@ def r1_q_value_iteration(P: Any, r: Any, gamma: float, q0: Any = None, tol: floa
     """
     P, r, gamma = check_mdp(P, r, gamma)
     n_actions, n_states = P.shape[0], P.shape[1]
-    q = np.zeros((n_states, n_actions)) if q0 is None else _check_vector("q0", q0, (n_states, n_actions))
+    q = np.zeros((n_states, n_actions)) if q0 is None else check_vector("q0", q0, (n_states, n_actions))
     if not float(tol) > 0:
         raise ValueError(f"tol must be > 0, got {tol!r}")
     max_iter = check_count("max_iter", max_iter)
     power_steps = check_count("power_steps", power_steps, minimum=0)
-    ref = None if q_ref is None else _check_vector("q_ref", q_ref, (n_states, n_actions))
+    ref = None if q_ref is None else check_vector("q_ref", q_ref, (n_states, n_actions))
     if d0 is None:
         d = np.full((n_states, n_actions), 1.0 / (n_states * n_actions))
     else:
         d = _check_distribution("d0", np.ravel(d0), n_states * n_actions).reshape(n_states, n_actions)
     shift = gamma / (1.0 - gamma)
-    trace = _Trace(ref)
+    trace = SolverTrace(ref)
     while True:
         policy = np.argmax(q, axis=1)
         Tq = q_values(P, r, q[np.arange(n_states), policy], gamma)
@@ -178,7 +178,7 @@ def r1_q_learning(sampler: Sampler, r: Any, gamma: float, n_iter: int, step_size
     Returns:
         :class:`~icml25.common.mdp.LearningResult`.
     """
-    r, gamma, n_iter, q, ref, log_every = _check_learning(sampler, r, gamma, n_iter, q0, q_ref, log_every)
+    r, gamma, n_iter, q, ref, log_every = check_learning_args(sampler, r, gamma, n_iter, q0, q_ref, log_every)
     n_states, n_actions = r.shape
     if d0 is None:
         d = np.full((n_states, n_actions), 1.0 / (n_states * n_actions))
@@ -190,7 +190,7 @@ def r1_q_learning(sampler: Sampler, r: Any, gamma: float, n_iter: int, step_size
     rows = np.arange(n_states)
     errors, iters = [], []
     for k in range(n_iter):
-        nxt = _next_states(sampler, rng, r.shape)
+        nxt = sample_next_states(sampler, rng, r.shape)
         policy = np.argmax(q, axis=1)
         target = r + gamma * q[rows, policy][nxt]  # T_k Q_k
         # one empirical power step: mass of (s, a) moves to (s'_k(s,a), pi_k(s'_k(s,a)))
