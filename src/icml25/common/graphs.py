@@ -276,3 +276,33 @@ def random_walk_pe(edge_index: torch.Tensor, num_nodes: int, k: int) -> torch.Te
         if t + 1 < k:
             power = power @ walk
     return torch.as_tensor(pe, dtype=torch.float32)
+
+
+def check_graph_input(x: torch.Tensor, edge_index: torch.Tensor | None, batch: torch.Tensor | None, dim: int) -> torch.Tensor:
+    """Validate node features, edges and batch vector; return the batch vector (zeros if None).
+
+    Raises:
+        ValueError: empty graph, wrong feature width, ``edge_index`` out of range, or a batch
+            vector that is not PyG's sorted ``[0, 0, ..., 1, 1, ...]`` layout.
+    """
+    if x.dim() != 2:
+        raise ValueError(f"x must have shape (num_nodes, {dim}), got {tuple(x.shape)}")
+    if x.size(0) == 0:
+        raise ValueError("empty graph: x has no nodes")
+    if x.size(1) != dim:
+        raise ValueError(f"x has {x.size(1)} features per node, the layer expects {dim}")
+    n = x.size(0)
+    if edge_index is not None:
+        if edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
+        if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= n):
+            raise ValueError(f"edge_index has entries outside [0, {n})")
+    if batch is None:
+        return torch.zeros(n, dtype=torch.long, device=x.device)
+    if batch.shape != (n,):
+        raise ValueError(f"batch must have shape ({n},), got {tuple(batch.shape)}")
+    if n > 1 and bool((batch[1:] < batch[:-1]).any()):
+        raise ValueError("batch must be sorted (PyG layout: nodes of graph 0 first, then graph 1, ...)")
+    if int(batch.min()) < 0:
+        raise ValueError("batch has negative graph ids")
+    return batch

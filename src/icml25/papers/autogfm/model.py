@@ -36,6 +36,8 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.nn import GATConv, GCNConv, GINConv, GraphConv, SAGEConv, global_mean_pool
 from torch_geometric.utils import k_hop_subgraph
 
+from icml25.common.graphs import check_graph_input
+
 __all__ = [
     "OPS", "TaskSpec", "check_graph_input", "make_op", "noi_subgraph", "MixedOpLayer", "SuperNet",
     "DisentangledEncoder", "ArchitecturePredictor", "EnvironmentPredictor", "disentangled_contrastive_loss",
@@ -47,31 +49,6 @@ OPS: tuple[str, ...] = ("gcn", "gat", "gin", "sage", "graphconv")
 """The paper's operator set (the same five GNNs as its hand-designed baselines)."""
 
 
-def check_graph_input(x: Tensor, edge_index: Tensor, batch: Tensor | None, dim: int) -> Tensor:
-    """Validate node features, edges and batch vector; return the batch vector (zeros if None).
-
-    Raises:
-        ValueError: empty graph, wrong feature width, ``edge_index`` of the wrong shape or out of
-            range, or a batch vector that is not PyG's sorted layout.
-    """
-    if x.dim() != 2:
-        raise ValueError(f"x must have shape (num_nodes, {dim}), got {tuple(x.shape)}")
-    n = x.size(0)
-    if n == 0:
-        raise ValueError("empty graph: x has no nodes")
-    if x.size(1) != dim:
-        raise ValueError(f"x has {x.size(1)} features per node, the layer expects {dim}")
-    if edge_index.dim() != 2 or edge_index.size(0) != 2:
-        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-    if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= n):
-        raise ValueError(f"edge_index has entries outside [0, {n})")
-    if batch is None:
-        return torch.zeros(n, dtype=torch.long, device=x.device)
-    if batch.shape != (n,):
-        raise ValueError(f"batch must have shape ({n},), got {tuple(batch.shape)}")
-    if n > 1 and bool((batch[1:] < batch[:-1]).any()):
-        raise ValueError("batch must be sorted (PyG layout: nodes of graph 0 first, then graph 1, ...)")
-    return batch
 
 
 def make_op(name: str, dim: int) -> nn.Module:

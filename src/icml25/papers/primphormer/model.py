@@ -34,40 +34,14 @@ from torch import Tensor, nn
 from torch_geometric.nn import GINEConv, GCNConv, GPSConv, global_mean_pool
 from torch_geometric.utils import to_dense_batch
 
+from icml25.common.graphs import check_graph_input
+
 __all__ = [
     "PrimalGraphAttention", "PrimphormerLayer", "Primphormer", "GPSBaseline", "ksvd_objective", "ksvd_loss",
     "check_graph_input",
 ]
 
 
-def check_graph_input(x: Tensor, edge_index: Tensor | None, batch: Tensor | None, dim: int) -> Tensor:
-    """Validate node features, edges and batch vector; return the batch vector (zeros if None).
-
-    Raises:
-        ValueError: empty graph, wrong feature width, ``edge_index`` out of range, or a batch
-            vector that is not PyG's sorted ``[0, 0, ..., 1, 1, ...]`` layout.
-    """
-    if x.dim() != 2:
-        raise ValueError(f"x must have shape (num_nodes, {dim}), got {tuple(x.shape)}")
-    if x.size(0) == 0:
-        raise ValueError("empty graph: x has no nodes")
-    if x.size(1) != dim:
-        raise ValueError(f"x has {x.size(1)} features per node, the layer expects {dim}")
-    n = x.size(0)
-    if edge_index is not None:
-        if edge_index.dim() != 2 or edge_index.size(0) != 2:
-            raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-        if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= n):
-            raise ValueError(f"edge_index has entries outside [0, {n})")
-    if batch is None:
-        return torch.zeros(n, dtype=torch.long, device=x.device)
-    if batch.shape != (n,):
-        raise ValueError(f"batch must have shape ({n},), got {tuple(batch.shape)}")
-    if n > 1 and bool((batch[1:] < batch[:-1]).any()):
-        raise ValueError("batch must be sorted (PyG layout: nodes of graph 0 first, then graph 1, ...)")
-    if int(batch.min()) < 0:
-        raise ValueError("batch has negative graph ids")
-    return batch
 
 
 class PrimalGraphAttention(nn.Module):
