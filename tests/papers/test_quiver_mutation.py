@@ -17,8 +17,12 @@ from icml25.papers.quiver_mutation import (
     UndirectedGINE,
     atilde_splits,
     canonical_form,
+    check_vatne_partition,
+    connected_motif,
     count_features,
     explain,
+    identify_mutation_type,
+    is_connecting_vertex,
     is_mutation_type_A,
     make_dataset,
     mutate,
@@ -26,6 +30,7 @@ from icml25.papers.quiver_mutation import (
     quiver_to_data,
     seed_quiver,
     type_class_certificates,
+    vatne_type,
 )
 from icml25.papers.quiver_mutation.repro import EXPERIMENTS
 
@@ -243,6 +248,94 @@ def test_count_features_by_hand():
     assert f[-2] == 0 and f[-1] == 1
 
 
+# ----------------------------------------------------------------------------- Vatne's type-D families
+def _arrows(n: int, arrows: list[tuple[int, int]]) -> np.ndarray:
+    B = np.zeros((n, n), dtype=np.int64)
+    for i, j in arrows:
+        B[i, j], B[j, i] = 1, -1
+    return B
+
+
+@pytest.mark.parametrize("n", [5, 6, 7, 8])
+def test_vatne_families_partition_the_bfs_class_of_D(n):
+    """The four constructed families cover the D_n class exactly, with no quiver in two families."""
+    check = check_vatne_partition(n)
+    assert check["missing"] == check["extra"] == check["overlaps"] == 0
+    assert sum(check[f"type_{t}"] for t in (1, 2, 3, 4)) == check["class_size"]
+
+
+def test_vatne_on_four_vertices_has_the_two_known_coincidences():
+    check = check_vatne_partition(4)
+    assert check["class_size"] == 6 and check["missing"] == check["extra"] == 0 and check["overlaps"] == 2
+
+
+def test_vatne_type_by_hand_and_relabelling_invariant():
+    rng = np.random.default_rng(1)
+    pendant = [(0, 4), (4, 5)]  # a path glued at vertex 0 (c')
+    by_hand = {
+        1: seed_quiver("D", 6),  # the Dynkin tree: two leaves on the fork vertex
+        2: _arrows(6, [(1, 0), (0, 2), (2, 1), (0, 3), (3, 1)] + pendant),  # two 3-cycles sharing 1 -> 0
+        3: _arrows(6, [(0, 2), (2, 1), (1, 3), (3, 0)] + pendant),  # oriented 4-cycle, piece at a corner
+        4: _arrows(6, [(i, (i + 1) % 6) for i in range(6)]),  # oriented 6-cycle, no spikes
+    }
+    for t, B in by_hand.items():
+        assert vatne_type(B) == t
+        perm = rng.permutation(6)
+        assert vatne_type(relabel(B, perm)) == t
+    # a spike on the central 3-cycle, with a path glued at the spike vertex: Type IV
+    assert vatne_type(_arrows(6, [(0, 1), (1, 2), (2, 0), (1, 3), (3, 0), (3, 4), (4, 5)])) == 4
+
+
+def test_vatne_type_bad_input():
+    with pytest.raises(ValueError, match="not of mutation type D"):
+        vatne_type(seed_quiver("A", 5))
+    with pytest.raises(ValueError, match="n >= 4"):
+        vatne_type(seed_quiver("A", 3))
+    with pytest.raises(ValueError, match="skew-symmetric"):
+        vatne_type(np.ones((5, 5), dtype=int))
+
+
+def test_connecting_vertices():
+    tri = _arrows(4, [(0, 1), (1, 2), (2, 0), (2, 3)])  # a 3-cycle with a tail at 2
+    assert [is_connecting_vertex(tri, v) for v in range(4)] == [True, True, False, True]
+    assert not is_connecting_vertex(seed_quiver("A", 3), 1)  # middle of a path: two non-adjacent neighbours
+
+
+# ----------------------------------------------------------------------------- explainer motifs
+def test_connected_motif_follows_importance_and_stays_connected():
+    B = seed_quiver("A", 6)  # 0 -> 1 -> ... -> 5
+    importance = {(0, 1): 0.1, (1, 2): 0.2, (2, 3): 0.9, (3, 4): 0.5, (4, 5): 0.95}
+    np.testing.assert_array_equal(connected_motif(B, 1, importance), [4, 5])
+    np.testing.assert_array_equal(connected_motif(B, 2, importance), [3, 4, 5])  # (3, 4) is the best neighbour
+    np.testing.assert_array_equal(connected_motif(B, 3, importance), [2, 3, 4, 5])
+    np.testing.assert_array_equal(connected_motif(B, 99, importance), np.arange(6))  # runs out of arrows
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        v = connected_motif(seed_quiver("Dtilde", 8), 3, rng=rng)
+        assert v.size == 4 and nx.is_connected(nx.from_numpy_array(np.abs(seed_quiver("Dtilde", 8)[np.ix_(v, v)])))
+
+
+def test_connected_motif_bad_input():
+    B = seed_quiver("A", 3)
+    with pytest.raises(ValueError, match="positive"):
+        connected_motif(B, 0, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="needs rng"):
+        connected_motif(B, 2)
+    with pytest.raises(ValueError, match="no score"):
+        connected_motif(B, 2, {(0, 1): 1.0})
+    with pytest.raises(ValueError, match="no arrows"):
+        connected_motif(np.zeros((3, 3), dtype=int), 2, rng=np.random.default_rng(0))
+
+
+def test_identify_mutation_type():
+    assert identify_mutation_type(mutation_class(seed_quiver("A", 5))[7]) == "A"
+    assert identify_mutation_type(mutation_class(seed_quiver("D", 5))[9]) == "D"
+    assert identify_mutation_type(mutation_class(seed_quiver("Dtilde", 6))[5]) == "Dtilde"
+    assert identify_mutation_type(np.array([[0, 2], [-2, 0]])) == "Atilde"  # the Kronecker quiver
+    assert identify_mutation_type(np.array([[0, 3], [-3, 0]])) is None  # mutation-infinite
+    assert identify_mutation_type(seed_quiver("Etilde", 7)) == "Etilde"
+
+
 # ----------------------------------------------------------------------------- smoke runs
 def test_smoke_generalisation():
     exp = next(e for e in EXPERIMENTS if e.name == "generalisation")
@@ -253,6 +346,17 @@ def test_smoke_generalisation():
     for k in ("dirgine", "undirected_gine", "counts_logreg", "spectrum_mlp"):
         assert 0.0 <= m[f"acc_{k}"] <= 1.0
     assert m["dirgine_final_train_loss"] < np.log(6)  # it learned something in two epochs
+
+
+def test_smoke_explainability():
+    exp = next(e for e in EXPERIMENTS if e.name == "explainability")
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    assert m["n_explained"] == 3
+    for k in ("vatne_ari_trained", "vatne_ari_untrained", "vatne_ari_counts"):
+        assert -1.0 <= m[k] <= 1.0
+    for k in ("explainer_non_a_rate", "random_non_a_rate", "vatne_probe_trained"):
+        assert 0.0 <= m[k] <= 1.0
+    assert 0 < m["motif0_share"] <= 1 and len(m["motif0_matrix"]) in (9, 16, 25)
 
 
 def test_smoke_oracle():

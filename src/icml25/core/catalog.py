@@ -74,7 +74,7 @@ CATALOG: tuple[Paper, ...] = (
     Paper("quiver_mutation", "Machines and Mathematical Mutations: Using GNNs to Characterize Quiver Mutation "
           "Classes", "2411.07467", None, None, "benchmark",
           status="partial",
-          note="The GNN's hyper-parameters and message combination are inferred (the paper's values were not retrieved); the explainability study is not reproduced (the paper's D~ criterion was not retrieved); the quick preset trains on 6-8 vertices and tests on 9 (the paper: 6-10 and 11), which puts an affine E~8 class in the test set."),
+          note="The GNN's hyper-parameters and message combination are inferred (the paper's values were not retrieved); the paper's D~ criterion was not retrieved, so the D~ explainability study is a stand-in (explainer motifs vs random motifs as certificates of 'not type A'); the type-D study uses Vatne's four families, written from memory and verified against BFS for n = 5..9; the quick preset trains on 6-8 vertices and tests on 9 (the paper: 6-10 and 11), which puts an affine E~8 class in the test set."),
     Paper("r1vi", "Rank-One Modified Value Iteration",
           "2505.01828", "44WiPvzDbu", None, "algorithm",
           status="partial",
