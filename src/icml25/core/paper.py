@@ -87,12 +87,17 @@ class Summary:
         half = float(stats.t.ppf(0.5 + level / 2, df=n - 1) * x.std(ddof=1) / math.sqrt(n))
         return cls(mean, mean - half, mean + half, n)
 
+    @property
+    def half_width(self) -> float:
+        """Half the width of the interval (0.0 with fewer than two seeds, for error bars)."""
+        return (self.hi - self.lo) / 2 if self.n > 1 else 0.0
+
     def __str__(self) -> str:
         if self.n == 0:
             return "n/a"
         if self.n == 1:
             return f"{self.mean:.4g} (1 seed)"
-        return f"{self.mean:.4g} ± {(self.hi - self.lo) / 2:.2g}"
+        return f"{self.mean:.4g} ± {self.half_width:.2g}"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ import numpy as np
 import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
-from icml25.core.paper import Claim, Summary
+from icml25.core.paper import Claim
+from icml25.core.plots import seed_bars
 from icml25.papers.autogfm.model import OPS, AutoGFM, FixedOpGNN, SharedDARTS
 from icml25.papers.autogfm.suite import make_suite
 from icml25.papers.autogfm.train import evaluate, fit_gfm, mean_architecture
@@ -120,10 +121,8 @@ def suite_figures(per_seed: list[Metrics], cfg: SuiteConfig, outdir: Path) -> li
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
-    summaries = [Summary.of([m[f"mean_{k}"] for m in per_seed]) for k in METHODS]
-    err = [(s.hi - s.lo) / 2 if s.n > 1 else 0.0 for s in summaries]
     colours = ["#8c8c8c"] * len(OPS) + ["#1f77b4", "#d62728"] + ["#ff9896"] * len(ABLATIONS)
-    axes[0].bar(METHODS, [s.mean for s in summaries], yerr=err, color=colours, capsize=3)
+    seed_bars(axes[0], per_seed, [f"mean_{k}" for k in METHODS], METHODS, colors=colours)
     axes[0].set_ylabel("mean score over 4 datasets")
     axes[0].set_ylim(0.4, 1.0)
     axes[0].tick_params(axis="x", rotation=40)

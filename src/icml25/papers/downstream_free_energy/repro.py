@@ -20,7 +20,8 @@ import torch
 from torch.nn import functional as F
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
-from icml25.core.paper import Claim, Summary
+from icml25.core.paper import Claim
+from icml25.core.plots import seed_bars
 from icml25.papers.downstream_free_energy.free_energy import full_loss, hessian_trace, pretraining_free_energy
 from icml25.papers.downstream_free_energy.transfer import (
     FineTuner,
@@ -137,11 +138,7 @@ def selection_figures(per_seed: list[Metrics], cfg: SelectionConfig, outdir: Pat
         ax.set_ylabel("few-shot downstream error")
         ax.set_xscale("log")
     axes[0].legend(fontsize=7)
-    summaries = [Summary.of([m[f"spearman_{k}"] for m in per_seed]) for k in METRICS]
-    err = [(s.hi - s.lo) / 2 if s.n > 1 else 0.0 for s in summaries]
-    axes[2].bar(METRICS, [s.mean for s in summaries], yerr=err, capsize=3,
-                color=["#d62728", "#8c8c8c", "#8c8c8c", "#8c8c8c"])
-    axes[2].axhline(0.5, ls="--", c="k", lw=0.8)
+    seed_bars(axes[2], per_seed, [f"spearman_{k}" for k in METRICS], METRICS, highlight=METRICS[0], threshold=0.5)
     axes[2].set_ylabel("Spearman rho with downstream error (95% CI)")
     fig.suptitle(f"{cfg.dataset}: {len(per_seed[0]['ckpt_free_energy'])} checkpoints per seed")
     fig.tight_layout()

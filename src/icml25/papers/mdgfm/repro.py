@@ -18,7 +18,8 @@ import numpy as np
 import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
-from icml25.core.paper import Claim, Summary
+from icml25.core.paper import Claim
+from icml25.core.plots import mean_and_half_width
 from icml25.papers.mdgfm.baselines import GCNProto, MLPProto, PretrainNoRefine
 from icml25.papers.mdgfm.data import SIX_DOMAINS, DomainSpec, few_shot_tasks, inject_random_edges, make_domains
 from icml25.papers.mdgfm.model import MDGFM
@@ -137,9 +138,8 @@ def transfer_figures(per_seed: list[Metrics], cfg: TransferConfig, outdir: Path)
     x = np.arange(len(METHODS))
     for ax, tag in zip(axes[0], tags):
         for off, cond, colour in ((-0.2, "clean", "#1f77b4"), (0.2, "noisy", "#d62728")):
-            s = [Summary.of([m[f"acc_{meth}_{tag}_{cond}"] for m in per_seed]) for meth in METHODS]
-            err = [(v.hi - v.lo) / 2 if v.n > 1 else 0.0 for v in s]
-            ax.bar(x + off, [v.mean for v in s], 0.4, yerr=err, capsize=3, color=colour,
+            mean, err = mean_and_half_width(per_seed, [f"acc_{meth}_{tag}_{cond}" for meth in METHODS])
+            ax.bar(x + off, mean, 0.4, yerr=err, capsize=3, color=colour,
                    label=cond if cond == "clean" else f"+{int(100 * cfg.noise_fraction)}% random edges")
         ax.set_xticks(x, METHODS, rotation=25)
         ax.set_ylabel("1-shot accuracy (%)")

@@ -230,7 +230,7 @@ def rate_figures(per_seed: list[Metrics], cfg: RateConfig, outdir: Path) -> list
             vals = np.array([[m.get(f"{dist}_n{n}_{key}", np.nan) for n in cfg.ns] for m in per_seed])
             s = [Summary.of(vals[:, i]) for i in range(len(cfg.ns))]
             mean = np.array([v.mean for v in s])
-            err = np.array([(v.hi - v.lo) / 2 if v.n > 1 else 0.0 for v in s])
+            err = np.array([v.half_width for v in s])
             if np.all(np.isnan(mean)):
                 continue
             ax.errorbar(cfg.ns, mean, yerr=err, fmt=style, capsize=3, label=label)

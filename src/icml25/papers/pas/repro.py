@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
-from icml25.core.paper import Claim, Summary
+from icml25.core.paper import Claim
+from icml25.core.plots import seed_bars
 from icml25.papers.pas.data import CompoundMeanData, digits_problems, gaussian_synthetic, split_labelled
 from icml25.papers.pas.estimators import (
     classical_mean_pointestimate,
@@ -124,11 +125,7 @@ def _bar_figure(per_seed: list[Metrics], prefixes: dict[str, str], path: Path, t
 
     fig, axes = plt.subplots(1, len(prefixes), figsize=(5.5 * len(prefixes), 4), squeeze=False)
     for ax, (prefix, label) in zip(axes[0], prefixes.items()):
-        summaries = [Summary.of([m[f"{prefix}mse_{k}"] for m in per_seed]) for k in METHODS]
-        mean = np.array([s.mean for s in summaries])
-        err = np.array([(s.hi - s.lo) / 2 for s in summaries]) if len(per_seed) > 1 else None  # 95% t interval
-        colours = ["#8c8c8c"] * (len(METHODS) - 1) + ["#d62728"]
-        ax.bar(METHODS, mean, yerr=err, color=colours, capsize=3)
+        seed_bars(ax, per_seed, [f"{prefix}mse_{k}" for k in METHODS], METHODS, highlight=METHODS[-1])
         ax.set_yscale("log")
         ax.set_ylabel("compound MSE (log scale)")
         ax.set_title(label)

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
-from icml25.core.paper import Claim, Summary
+from icml25.core.paper import Claim
+from icml25.core.plots import seed_bars
 
 ACCURACY_METHODS = ("primphormer", "mpnn", "multihead", "performer")
 
@@ -187,13 +188,9 @@ def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progres
 def pattern_figures(per_seed: list[Metrics], cfg: PatternConfig, outdir: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
-    summaries = [Summary.of([m[f"acc_{k}"] for m in per_seed]) for k in cfg.methods]
-    mean = np.array([s.mean for s in summaries])
-    err = np.array([(s.hi - s.lo) / 2 for s in summaries]) if len(per_seed) > 1 else None
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    ax.bar(cfg.methods, mean, yerr=err, capsize=3,
-           color=["#d62728" if k == "primphormer" else "#8c8c8c" for k in cfg.methods])
-    ax.set_ylim(max(0.0, float(np.nanmin(mean)) - 10), 100)
+    bars = seed_bars(ax, per_seed, [f"acc_{k}" for k in cfg.methods], cfg.methods, highlight="primphormer")
+    ax.set_ylim(max(0.0, float(np.nanmin([b.get_height() for b in bars])) - 10), 100)
     ax.set_ylabel("weighted test accuracy (%)")
     ax.set_title(f"PATTERN-style graphs, {cfg.n_train} train / {cfg.n_test} test")
     fig.tight_layout()

@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
-from icml25.core.paper import Claim, Summary
+from icml25.core.paper import Claim
+from icml25.core.plots import seed_bars
 from icml25.papers.quiver_mutation.explainability import connected_motif, identify_mutation_type
 from icml25.papers.quiver_mutation.models import (
     DirGINE,
@@ -280,10 +281,7 @@ def explainability_figures(per_seed: list[Metrics], cfg: ExplainabilityConfig, o
     import networkx as nx
 
     def bars(ax, keys, labels, title, ylabel):
-        vals = [[m[k] for m in per_seed if k in m] for k in keys]
-        mean = [np.mean(v) if v else np.nan for v in vals]
-        err = [(Summary.of(v).hi - Summary.of(v).lo) / 2 if len(v) > 1 else 0 for v in vals]
-        ax.bar(labels, mean, yerr=err, capsize=3, color=["#d62728"] + ["#8c8c8c"] * (len(keys) - 1))
+        seed_bars(ax, per_seed, keys, labels, highlight=labels[0])
         ax.set_title(title, fontsize=9)
         ax.set_ylabel(ylabel)
 
@@ -323,10 +321,7 @@ def generalisation_figures(per_seed: list[Metrics], cfg: GeneralisationConfig, o
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    summaries = [Summary.of([m[f"acc_{k}"] for m in per_seed]) for k in MODELS]
-    mean = np.array([s.mean for s in summaries])
-    err = np.array([(s.hi - s.lo) / 2 for s in summaries]) if len(per_seed) > 1 else None
-    ax.bar(MODELS, mean, yerr=err, color=["#d62728"] + ["#8c8c8c"] * (len(MODELS) - 1), capsize=3)
+    seed_bars(ax, per_seed, [f"acc_{k}" for k in MODELS], MODELS, highlight=MODELS[0])
     ax.axhline(np.mean([m["majority_acc"] for m in per_seed]), ls="--", c="k", lw=1, label="majority class")
     ax.set_ylim(0, 1)
     ax.set_ylabel(f"test accuracy on n = {cfg.test_size}")

@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
-from icml25.core.paper import Claim, Summary
+from icml25.core.paper import Claim
+from icml25.core.plots import seed_bars
 from icml25.papers.sharp_distill.data import synthetic_reviews
 from icml25.papers.sharp_distill.model import (
     CompactGCN,
@@ -166,12 +167,7 @@ def sharp_figures(per_seed: list[Metrics], cfg: SharpConfig, outdir: Path) -> li
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
     for ax, keys, label, log in ((axes[0], [f"ndcg_{m}" for m in names], "NDCG@10", False),
                                  (axes[1], [f"latency_ms_{m}" for m in TIMED], "latency, ms (log)", True)):
-        summaries = [Summary.of([m[k] for m in per_seed]) for k in keys]
-        mean = np.array([s.mean for s in summaries])
-        err = np.array([(s.hi - s.lo) / 2 for s in summaries]) if len(per_seed) > 1 else None  # 95% t interval
-        labels = [k.split("_", 1)[1].replace("ms_", "") for k in keys]
-        ax.bar(labels, mean, yerr=err, capsize=3,
-               color=["#d62728" if lab == "sharp" else "#8c8c8c" for lab in labels])
+        seed_bars(ax, per_seed, keys, [k.split("_", 1)[1].replace("ms_", "") for k in keys], highlight="sharp")
         ax.set_ylabel(label)
         if log:
             ax.set_yscale("log")

@@ -230,7 +230,7 @@ def gp_figures(per_seed: list[Metrics], cfg: GPConfig, outdir: Path) -> list[Pat
         for key in keys:
             s = [Summary.of([mm[key][i] for mm in per_seed]) for i in range(len(p))]
             mean = np.array([v.mean for v in s])
-            half = np.array([(v.hi - v.lo) / 2 if v.n > 1 else 0 for v in s])
+            half = np.array([v.half_width for v in s])
             ax.errorbar(p, mean, yerr=half, marker="o", capsize=3, label=key)
         ax.set(xlabel="fraction of random labels", title=title)
         ax.legend(fontsize=8)
