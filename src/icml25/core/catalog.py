@@ -50,7 +50,9 @@ CATALOG: tuple[Paper, ...] = (
     Paper("mf_lal", "MF-LAL: Drug Compound Generation Using Multi-Fidelity Latent Space Active Learning",
           "2410.11226", None, "Rose-STL-Lab/MF-LAL", "algorithm"),
     Paper("mutransfer_fno", "Maximal Update Parametrization and Zero-Shot Hyperparameter Transfer for Fourier "
-          "Neural Operators", "2506.19396", "fHt4Nau7FW", "LithiumDA/muTransfer-FNO", "algorithm"),
+          "Neural Operators", "2506.19396", "fHt4Nau7FW", "LithiumDA/muTransfer-FNO", "algorithm",
+          status="partial",
+          note="μP over Fourier modes (init std and Adam LR of the spectral weights scaled by sqrt(log k_base / log K)), the FNO for d = 1-3 and Algorithm 1 are implemented and tested; the reproduction is a CPU-sized 1-D Burgers LR-transfer study in which extra modes did not help (precondition FAIL, transfer claims INCONCLUSIVE); Darcy, Navier-Stokes, PINO and the batch-size/beta2 studies are missing; the clip value and init details are unconfirmed (official code not available here)."),
     Paper("naiad", "Active Learning for Efficient Discovery of Optimal Combinatorial Perturbations (NAIAD)",
           "2411.12010", "fGbGF0kl5L", "NeptuneBio/NAIAD", "algorithm"),
     Paper("neuralcpm", "Deep Neural Cellular Potts Models",

@@ -1,0 +1,297 @@
+"""muTransfer-FNO: muP formulas, SP == muP at the base, spectral layer against brute force and FFT
+low-pass, discretisation invariance, the Burgers solver against Cole-Hopf, the max-norm mechanism,
+the vmapped sweep against single runs, bad input, and a smoke run."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from icml25.papers.mutransfer_fno import (
+    FNO,
+    SpectralConvNd,
+    TrainSettings,
+    burgers_dataset,
+    burgers_solve,
+    clip_grad_elementwise_,
+    grf_1d,
+    init_std,
+    lr_multiplier,
+    mup_param_groups,
+    optimum_index,
+    train_fno,
+    train_fno_lr_grid,
+    transfer_hyperparameters,
+    transfer_regret,
+)
+from icml25.papers.mutransfer_fno.repro import CLAIMS, EXPERIMENTS
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def small_data():
+    a, u = burgers_dataset(60, res=64, nu=0.01, seed=1, solver_res=128)
+    a, u = torch.from_numpy(a), torch.from_numpy(u)
+    return a[:40], u[:40], a[40:], u[40:]
+
+
+# ---- the muP rule ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("k", [2, 5, 8, 16])
+def test_init_std_and_lr_multiplier_formulas(d, k):
+    base, k_base = 0.3, 4
+    scale = math.sqrt(math.log(k_base) / math.log(k))  # = sqrt(d log k_base / (d log K)) for every d
+    assert init_std(k, "mup", k_base, base) == pytest.approx(base * scale, rel=1e-12)
+    assert init_std(k, "sp", k_base, base) == base
+    assert lr_multiplier(k, "mup", k_base) == pytest.approx(scale, rel=1e-12)
+    assert lr_multiplier(k, "sp", k_base) == 1.0
+    # the layer draws its real and imaginary parts with that std, and its groups use that LR
+    torch.manual_seed(0)
+    layer = SpectralConvNd(6, 6, (k,) * d, param="mup", k_base=k_base, init_std_base=base)
+    w = layer.weight.detach()
+    n = w.numel() // 2
+    for part in (w[..., 0], w[..., 1]):
+        assert part.std().item() == pytest.approx(base * scale, rel=5 / math.sqrt(n))
+    assert layer.weight.shape == (6, 6) + (2 * k,) * (d - 1) + (k, 2)
+    groups = mup_param_groups(torch.nn.Sequential(layer, torch.nn.Linear(3, 3)), base_lr=1e-3)
+    assert [g["lr"] for g in groups] == pytest.approx([1e-3 * scale, 1e-3])
+
+
+def test_transfer_hyperparameters_algorithm_1():
+    out = transfer_hyperparameters(lr_proxy=4e-3, init_var_proxy=0.5, k_proxy=3, k_target=24)
+    assert out["lr"] == pytest.approx(4e-3 * math.sqrt(math.log(3) / math.log(24)))
+    assert out["init_var"] == pytest.approx(0.5 * math.log(3) / math.log(24))
+    same = transfer_hyperparameters(4e-3, 0.5, 7, 7)
+    assert same == {"lr": pytest.approx(4e-3), "init_var": pytest.approx(0.5)}
+
+
+def test_sp_and_mup_bit_identical_at_base(small_data):
+    settings = TrainSettings(width=8, n_layers=2, epochs=2, batch_size=10, k_base=8)
+    torch.manual_seed(5)
+    sp = FNO(1, 1, 1, width=8, n_layers=2, modes=8, param="sp", k_base=8)
+    torch.manual_seed(5)
+    mup = FNO(1, 1, 1, width=8, n_layers=2, modes=8, param="mup", k_base=8)
+    for (n1, p1), (n2, p2) in zip(sp.named_parameters(), mup.named_parameters()):
+        assert n1 == n2 and torch.equal(p1, p2)
+    assert [g["lr"] for g in mup_param_groups(sp, 1e-3)] == [g["lr"] for g in mup_param_groups(mup, 1e-3)]
+    e_sp = train_fno(*small_data, modes=8, param="sp", lr=3e-3, settings=settings, seed=2)
+    e_mup = train_fno(*small_data, modes=8, param="mup", lr=3e-3, settings=settings, seed=2)
+    assert e_sp == e_mup
+    # away from the base they differ
+    e_16 = [train_fno(*small_data, modes=16, param=p, lr=3e-3, settings=settings, seed=2) for p in ("sp", "mup")]
+    assert e_16[0] != e_16[1]
+
+
+def test_vmapped_lr_grid_matches_single_runs(small_data):
+    settings = TrainSettings(width=8, n_layers=2, epochs=2, batch_size=10, k_base=4, clip=0.01)
+    lrs = [1e-3, 4e-3]
+    grid = train_fno_lr_grid(*small_data, modes=16, params=["sp", "mup"], lrs=lrs, settings=settings, seed=3)
+    for i, p in enumerate(("sp", "mup")):
+        for j, lr in enumerate(lrs):
+            single = train_fno(*small_data, modes=16, param=p, lr=lr, settings=settings, seed=3)
+            assert grid[i, j] == pytest.approx(single, rel=1e-4)
+
+
+# ---- the spectral layer ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("d,grid,k", [(1, (32,), 5), (2, (16, 12), 3), (3, (8, 10, 6), 2)])
+def test_spectral_layer_matches_per_mode_loop(d, grid, k):
+    torch.manual_seed(0)
+    layer = SpectralConvNd(3, 4, (k,) * d)
+    x = torch.randn(2, 3, *grid)
+    dims = tuple(range(2, d + 2))
+    x_ft = torch.fft.rfftn(x, dim=dims)
+    w = layer.complex_weight
+    out = torch.zeros((2, 4) + x_ft.shape[2:], dtype=x_ft.dtype)
+    kept = [list(range(k)) + list(range(n - k, n)) for n in grid[:-1]] + [list(range(k))]
+    w_idx = [list(range(2 * k))] * (d - 1) + [list(range(k))]
+    for pos, wpos in zip(itertools.product(*kept), itertools.product(*w_idx)):
+        out[(slice(None), slice(None)) + pos] = x_ft[(slice(None), slice(None)) + pos] @ w[(..., *wpos)]
+    expected = torch.fft.irfftn(out, s=grid, dim=dims)
+    torch.testing.assert_close(layer(x), expected, atol=1e-5, rtol=1e-5)
+
+
+def _identity_layer(ch, modes):
+    layer = SpectralConvNd(ch, ch, modes)
+    with torch.no_grad():
+        layer.weight.zero_()
+        eye = torch.eye(ch).reshape((ch, ch) + (1,) * len(modes))
+        layer.weight[..., 0] = eye.expand(layer.weight.shape[:-1])
+    return layer
+
+
+@pytest.mark.parametrize("grid,k", [((16,), 9), ((8, 6), 4)])
+def test_identity_weights_keeping_all_modes_return_input(grid, k):
+    layer = _identity_layer(3, (k,) * len(grid))
+    x = torch.randn(2, 3, *grid)
+    torch.testing.assert_close(layer(x), x, atol=1e-6, rtol=0)
+
+
+def test_identity_weights_with_truncation_are_an_fft_low_pass():
+    layer = _identity_layer(2, (5,))
+    x = torch.randn(3, 2, 32)
+    spec = np.fft.rfft(x.numpy(), axis=-1)
+    spec[..., 5:] = 0
+    np.testing.assert_allclose(layer(x).detach().numpy(), np.fft.irfft(spec, n=32, axis=-1), atol=1e-6)
+
+
+def test_spectral_layer_gradcheck():
+    torch.manual_seed(0)
+    layer = SpectralConvNd(2, 3, (3, 3)).double()
+    x = torch.randn(2, 2, 8, 6, dtype=torch.double, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda inp, w: torch.func.functional_call(layer, {"weight": w}, (inp,)),
+                                    (x, layer.weight.detach().clone().requires_grad_()))
+
+
+def test_discretisation_invariance_of_a_trained_fno():
+    """Trained at 64 points, evaluated on the same smooth functions at 128 points: outputs agree."""
+    a, u = burgers_dataset(48, res=128, nu=0.05, seed=4, solver_res=256)
+    a, u = torch.from_numpy(a)[..., None], torch.from_numpy(u)[..., None]
+    torch.manual_seed(0)
+    model = FNO(1, 1, 1, width=12, n_layers=2, modes=12, param="mup", k_base=4)
+    opt = torch.optim.Adam(mup_param_groups(model, 3e-3))
+    for _ in range(40):
+        loss = ((model(a[:40, ::2]) - u[:40, ::2]).norm(dim=1) / u[:40, ::2].norm(dim=1)).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.5  # it did learn something
+    with torch.no_grad():
+        coarse = model(a[40:, ::2])
+        fine = model(a[40:])[:, ::2]
+    rel = ((fine - coarse).norm(dim=1) / coarse.norm(dim=1)).max().item()
+    assert rel < 0.05
+
+
+# ---- the theory's mechanism ---------------------------------------------------------------------------
+
+def test_max_block_norm_grows_like_sqrt_log_k_under_sp_and_is_flat_under_mup():
+    """R's operator norm is a max over K blocks: sqrt(log K) growth under SP, flat under muP (m = 1)."""
+    torch.manual_seed(0)
+    ks = [8, 64, 512, 4096]
+
+    def mean_max_norm(param, k):
+        norms = [SpectralConvNd(1, 1, (k,), param=param, k_base=8, init_std_base=1.0).complex_weight.abs().max()
+                 for _ in range(200)]
+        return torch.stack(norms).mean().item()
+
+    sp = np.array([mean_max_norm("sp", k) for k in ks])
+    mup = np.array([mean_max_norm("mup", k) for k in ks])
+    assert np.all(np.diff(sp) > 0)
+    ratio = sp[-1] / sp[0]
+    assert 0.8 * math.sqrt(math.log(4096) / math.log(8)) < ratio < 1.2 * math.sqrt(math.log(4096) / math.log(8))
+    assert np.all(np.abs(mup / mup.mean() - 1) < 0.15)
+
+
+# ---- Burgers data ---------------------------------------------------------------------------------------
+
+def test_burgers_solver_matches_cole_hopf():
+    nu, n, T = 0.1, 256, 0.2
+    x = np.arange(n) / n
+    k = 2 * np.pi * np.fft.rfftfreq(n, 1 / n)
+    phi_hat = np.fft.rfft(np.exp(np.cos(2 * np.pi * x) / (4 * np.pi * nu))) * np.exp(-nu * k**2 * T)
+    exact = -2 * nu * np.fft.irfft(1j * k * phi_hat, n) / np.fft.irfft(phi_hat, n)  # u = -2 nu phi_x / phi
+    ours = burgers_solve(np.sin(2 * np.pi * x), nu, T)
+    assert np.linalg.norm(ours - exact) / np.linalg.norm(exact) < 1e-6
+
+
+def test_burgers_dt_halving_and_heat_limit():
+    a = grf_1d(4, 256, seed=0)
+    u1 = burgers_solve(a, 0.01, 1.0)
+    dt = 0.8 / 256 / np.abs(a).max()  # the default step
+    u2 = burgers_solve(a, 0.01, 1.0, dt=dt / 2)
+    assert np.linalg.norm(u1 - u2) / np.linalg.norm(u2) < 1e-4
+    # tiny amplitude, large nu: each Fourier mode decays as exp(-nu (2 pi k)^2 T)
+    x = np.arange(64) / 64
+    u0 = 1e-4 * (np.sin(2 * np.pi * x) + np.cos(6 * np.pi * x))
+    heat = 1e-4 * (np.exp(-4 * np.pi**2 * 0.05) * np.sin(2 * np.pi * x) + np.exp(-36 * np.pi**2 * 0.05)
+                   * np.cos(6 * np.pi * x))
+    np.testing.assert_allclose(burgers_solve(u0, 1.0, 0.05), heat, atol=1e-4 * 1e-3)
+
+
+def test_grf_pointwise_variance_matches_covariance_operator():
+    res = 64
+    samples = grf_1d(20000, res, seed=0)
+    k = np.arange(1, res // 2)
+    lam = 625 * ((2 * np.pi * k) ** 2 + 25) ** -2.0
+    expected = 625 / 25**2 + 2 * lam.sum()  # lambda_0 + sum_k lambda_k (2 cos^2 + 2 sin^2)
+    assert samples.var() == pytest.approx(expected, rel=0.03)
+    assert abs(samples.mean()) < 0.05
+
+
+# ---- sweep helpers ----------------------------------------------------------------------------------------
+
+def test_optimum_index_refines_a_parabola():
+    idx = np.arange(6)
+    errors = np.exp(0.3 * (idx - 2.3) ** 2)  # log error is a parabola with vertex 2.3
+    assert optimum_index(errors) == pytest.approx(2.3)
+    assert optimum_index([1.0, 2.0, 3.0]) == 0.0
+    assert optimum_index([3.0, 2.0, 1.0]) == 2.0
+    assert optimum_index([2.0, 1.0, np.inf]) == 1.0
+
+
+def test_transfer_regret_on_a_known_table():
+    rows = []
+    for param, best4, best64 in (("sp", 1e-3, 5e-4), ("mup", 1e-3, 1e-3)):
+        for k, best in ((4, best4), (64, best64)):
+            for lr in (5e-4, 1e-3, 2e-3):
+                rows.append({"param": param, "K": k, "lr": lr, "seed": 0,
+                             "test_err": 0.1 * (1 + abs(math.log2(lr / best)))})
+    regret = transfer_regret(pd.DataFrame(rows), 4, 64)
+    assert regret["mup"] == pytest.approx(1.0)
+    assert regret["sp"] == pytest.approx(2.0)
+    assert transfer_regret(pd.DataFrame(rows), 4, 64, param="sp") == pytest.approx(2.0)
+
+
+# ---- bad input -------------------------------------------------------------------------------------------
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match="param"):
+        SpectralConvNd(2, 2, (4,), param="ntk")
+    with pytest.raises(ValueError, match="K >= 2"):
+        init_std(1, "mup", 4, 1.0)
+    with pytest.raises(ValueError, match="equal"):
+        SpectralConvNd(2, 2, (4, 5))
+    with pytest.raises(ValueError, match="do not fit"):
+        SpectralConvNd(2, 2, (9,))(torch.randn(1, 2, 8))
+    with pytest.raises(ValueError, match="expected input"):
+        SpectralConvNd(2, 2, (2,))(torch.randn(1, 3, 8))
+    with pytest.raises(ValueError, match="clip"):
+        clip_grad_elementwise_(torch.nn.Linear(2, 2), 0.0)
+    with pytest.raises(ValueError, match="base_lr"):
+        mup_param_groups(torch.nn.Linear(2, 2), -1.0)
+    with pytest.raises(ValueError, match="nu"):
+        burgers_solve(np.zeros(8), -0.1)
+    with pytest.raises(ValueError, match="even res"):
+        grf_1d(2, 7, seed=0)
+    with pytest.raises(ValueError, match="multiple"):
+        burgers_dataset(2, res=48, solver_res=128)
+    with pytest.raises(ValueError, match="d must be"):
+        FNO(4, 1, 1)
+
+
+# ---- the experiment ---------------------------------------------------------------------------------------
+
+def test_smoke_run_values():
+    exp = EXPERIMENTS[0]
+    cfg = exp.make_config("smoke")
+    m = exp.run(cfg, seed=0)
+    k0, k1 = cfg.k_proxy, cfg.k_target
+    assert m[f"sp_err_K{k0}"] == m[f"mup_err_K{k0}"]  # SP == muP at the base
+    assert m[f"sp_err_K{k1}"] != m[f"mup_err_K{k1}"]
+    assert all(np.isfinite(m[f"{p}_err_K{k}"]).all() for p in ("sp", "mup") for k in cfg.ks)
+    for p in ("sp", "mup"):
+        assert m[f"{p}_regret"] >= 1.0
+        assert m[f"{p}_best_err_K{k1}"] == min(m[f"{p}_err_K{k1}"])
+        assert m[f"{p}_shift_steps"] == m[f"{p}_opt_index_K{k1}"] - m[f"{p}_opt_index_K{k0}"]
+    assert m["predicted_sp_shift_steps"] == pytest.approx(math.log(math.log(4) / math.log(16)) / math.log(2))
+    c = cfg.lr_center
+    assert m["lrs"] == pytest.approx([c / math.sqrt(2), c, c * math.sqrt(2)])
+    assert {c.metric for c in CLAIMS} <= set(m)
