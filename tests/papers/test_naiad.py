@@ -1,0 +1,274 @@
+"""Tests of NAIAD: the network's invariances, the embedding-size table, the schedule, the
+estimators against closed forms and an independent solver, the active-learning loop, and
+smoke runs of the reproduction."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.linear_model import LinearRegression
+
+from icml25.papers.naiad import (
+    ActiveLearner,
+    NAIADNet,
+    NAIADRegressor,
+    SingleEffectLinearRegressor,
+    acquisition_scores,
+    adaptive_embed_dim,
+    load_screen_csv,
+    make_synthetic_screen,
+    screen_from_arrays,
+    top_n_recall,
+    warmup_linear_lr_factor,
+)
+from icml25.papers.naiad import repro
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def screen():
+    return make_synthetic_screen(n_genes=40, seed=3)
+
+
+def test_embedding_branch_is_exactly_order_invariant():
+    torch.manual_seed(0)
+    net = NAIADNet(n_genes=30, d_embed=8, d_pheno_hid=16).eval()
+    pairs = torch.randint(0, 30, (200, 2))
+    a, b = net.forward_embed(pairs), net.forward_embed(pairs.flip(1))
+    assert torch.equal(a, b)
+    # the single-effect branch alone is not symmetric: the invariance above is the sum pooling's
+    single = torch.randn(200, 2)
+    assert not torch.allclose(net.forward_pheno(single), net.forward_pheno(single.flip(1)))
+    # 'both' is the sum of the two branches
+    torch.testing.assert_close(net(pairs, single), net.forward_embed(pairs) + net.forward_pheno(single))
+
+
+def test_branches_have_the_paper_layers():
+    net = NAIADNet(n_genes=10, d_embed=4, d_pheno_hid=256)
+    assert net.embedding.weight.shape == (10, 4)
+    assert net.pheno_ffn[0].bias is None and net.pheno_ffn[3].bias is None and net.pheno_ffn[6].bias is not None
+    assert net.pheno_ffn[3].weight.shape == (256, 256)
+    assert not hasattr(NAIADNet(10, 4, mode="pheno"), "embedding")
+    assert not hasattr(NAIADNet(10, 4, mode="embed"), "pheno_ffn")
+
+
+def _official_rule(n_train, n_genes):
+    table = {0: 2, 2: 2, 4: 4, 10: 16, 20: 16, 30: 32, 40: 64, 60: 64, 80: 128, 100: 128}
+    return table[[k for k in table if k < n_train / n_genes][-1]]
+
+
+def test_adaptive_embed_dim_table_edges():
+    g = 100
+    expected = {1: 2, 200: 2, 201: 2, 400: 2, 401: 4, 1000: 4, 1001: 16, 3000: 16, 3001: 32, 4000: 32,
+                4001: 64, 8000: 64, 8001: 128, 10000: 128, 10001: 128, 10**6: 128}
+    for n, d in expected.items():
+        assert adaptive_embed_dim(n, g) == d, n
+        assert _official_rule(n, g) == d
+    assert adaptive_embed_dim(0, g) == 2  # the official code fails here; we return the smallest size
+    for n in np.random.default_rng(0).integers(1, 20_000, 300):
+        assert adaptive_embed_dim(int(n), 137) == _official_rule(int(n), 137)
+    with pytest.raises(ValueError, match="n_train"):
+        adaptive_embed_dim(-1, 10)
+    with pytest.raises(ValueError, match="n_genes"):
+        adaptive_embed_dim(10, 0)
+
+
+def test_lr_schedule_closed_form():
+    w, t = 30, 300
+    assert warmup_linear_lr_factor(0, w, t) == pytest.approx(1 / w)
+    assert warmup_linear_lr_factor(w - 1, w, t) == pytest.approx(1.0)
+    assert warmup_linear_lr_factor(w, w, t) == pytest.approx(1.0)
+    assert warmup_linear_lr_factor(t, w, t) == pytest.approx(0.1)
+    factors = [warmup_linear_lr_factor(s, w, t) for s in range(t + 1)]
+    assert np.all(np.diff(factors[:w]) > 0) and np.all(np.diff(factors[w:]) < 0)
+    with pytest.raises(ValueError, match="warmup_steps"):
+        warmup_linear_lr_factor(0, 0, 10)
+
+
+def test_pheno_branch_learns_an_additive_screen_to_the_noise_level():
+    d = make_synthetic_screen(n_genes=60, product_coef=0.0, interaction_scale=0.0, synergy_frac=0.0, seed=1)
+    idx = np.random.default_rng(0).permutation(len(d))
+    model = NAIADRegressor(n_epoch=100, d_pheno_hid=32, mode="pheno", n_genes=60).fit(*d.subset(idx[:1000]))
+    test = d.subset(idx[1000:])
+    rmse = np.sqrt(np.mean((model.predict(*test[:2]) - test[2]) ** 2))
+    assert rmse <= 1.2 * 0.02
+
+
+def test_best_validation_epoch_is_restored_and_fit_is_deterministic(screen):
+    idx = np.random.default_rng(1).permutation(len(screen))
+    train, val = screen.subset(idx[:300]), screen.subset(idx[300:500])
+    kw = dict(n_epoch=25, d_pheno_hid=16, n_genes=screen.n_genes, seed=4)
+    m1 = NAIADRegressor(**kw).fit(*train, X_val=val[:2], y_val=val[2])
+    m2 = NAIADRegressor(**kw).fit(*train, X_val=val[:2], y_val=val[2])
+    assert len(m1.val_loss_) == 25 and m1.val_loss_[m1.best_epoch_] == min(m1.val_loss_)
+    val_mse = np.mean((m1.predict(*val[:2]) - val[2]) ** 2)
+    assert val_mse == pytest.approx(min(m1.val_loss_), rel=1e-4)
+    np.testing.assert_array_equal(m1.predict(*val[:2]), m2.predict(*val[:2]))
+    assert m1.d_embed_ == adaptive_embed_dim(300, screen.n_genes)
+    m3 = NAIADRegressor(**{**kw, "seed": 5}).fit(*train)
+    assert not np.allclose(m1.predict(*val[:2]), m3.predict(*val[:2]))
+
+
+def test_linear_baselines_match_sklearn(screen):
+    pairs, single, y = screen.pairs, screen.single.astype(float), screen.y.astype(float)
+    for product in (False, True):
+        feats = [single.sum(1)] + ([single[:, 0] * single[:, 1]] if product else [])
+        x = np.stack(feats, axis=1)
+        ref = LinearRegression().fit(x, y).predict(x)
+        ours = SingleEffectLinearRegressor(product_term=product).fit(pairs, single, y).predict(pairs, single)
+        np.testing.assert_allclose(ours, ref, atol=1e-6)
+
+
+def test_synthetic_interaction_scale_and_additive_special_case():
+    d = make_synthetic_screen(n_genes=50, synergy_frac=0.0, noise=0.0, product_coef=2.0, seed=2)
+    s = d.single.astype(float)
+    resid = d.y_clean - (s.sum(1) + 2.0 * s[:, 0] * s[:, 1])
+    assert resid.std() == pytest.approx(0.05, rel=1e-3)
+    assert len(d) == 50 * 49 // 2 and len({tuple(sorted(p)) for p in d.pairs.tolist()}) == len(d)
+    add = make_synthetic_screen(n_genes=50, product_coef=0.0, interaction_scale=0.0, synergy_frac=0.0, noise=0.0)
+    np.testing.assert_allclose(add.y, add.single.sum(1), atol=1e-6)
+
+
+def test_load_screen_csv_reorganises_like_the_official_loader(tmp_path):
+    rows = ["\ufeffid1,id2,score", "A,negative,-0.1", "negative,B,-0.2", "C,negative,-0.3",
+            "negative,negative,0.0", "B,A,-0.5", "A,B,-0.7",  # the same pair twice, ids in both orders
+            "A,C,-0.4", "A,D,-0.9"]                        # D has no single effect: dropped
+    path = tmp_path / "screen.csv"
+    path.write_text("\n".join(rows), encoding="utf-8")
+    s = load_screen_csv(path)
+    assert s.genes == ("A", "B", "C") and s.n_genes == 3 and len(s) == 2
+    got = {tuple(s.genes[i] for i in p): (y, tuple(sg)) for p, y, sg in zip(s.pairs.tolist(), s.y.tolist(),
+                                                                              s.single.tolist())}
+    assert got[("A", "B")][0] == pytest.approx(-0.6) and got[("A", "B")][1] == pytest.approx((-0.1, -0.2))
+    assert got[("A", "C")][0] == pytest.approx(-0.4) and got[("A", "C")][1] == pytest.approx((-0.1, -0.3))
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="missing"):
+        load_screen_csv(tmp_path / "bad.csv")
+
+
+def test_top_n_recall():
+    y = np.random.default_rng(0).standard_normal(500)
+    assert top_n_recall(y, y, 50) == 1.0
+    assert top_n_recall(y, -y, 50) == 0.0
+    assert top_n_recall(y, -y, 50, minimize=False) == 0.0
+    pred = y.copy()
+    pred[np.argsort(y)[:10]] = 10.0  # hide the 10 best of the true top 20
+    assert top_n_recall(y, pred, 20) == 0.5
+    with pytest.raises(ValueError, match="n must be"):
+        top_n_recall(y, y, 0)
+
+
+def test_acquisition_scores_closed_form():
+    preds = np.array([[-1.0, 0.0, 2.0], [-3.0, 0.0, 4.0]])
+    mu, sd = np.array([-2.0, 0.0, 3.0]), np.array([np.sqrt(2), 0.0, np.sqrt(2)])
+    np.testing.assert_allclose(acquisition_scores(preds, "mean"), -mu)
+    np.testing.assert_allclose(acquisition_scores(preds, "mean", minimize=False), mu)
+    np.testing.assert_allclose(acquisition_scores(preds, "std"), sd)
+    np.testing.assert_allclose(acquisition_scores(preds, "mean+std", beta=0.5), -mu + 0.5 * sd)
+    lin = np.array([0.0, 1.0, 1.0])
+    np.testing.assert_allclose(acquisition_scores(preds, "residual+std", linear=lin), np.abs(mu - lin) + sd)
+    with pytest.raises(ValueError, match="linear"):
+        acquisition_scores(preds, "residual")
+    with pytest.raises(ValueError, match="method"):
+        acquisition_scores(preds, "random")
+
+
+class _Oracle:
+    """A "model" that knows every phenotype: MPE must then pick exactly the best unmeasured pairs."""
+
+    def __init__(self, screen):
+        self.lookup = {tuple(p): y for p, y in zip(screen.pairs.tolist(), screen.y.tolist())}
+
+    def fit(self, pairs, single, y):
+        return self
+
+    def predict(self, pairs, single):
+        return np.array([self.lookup[tuple(p)] for p in pairs.tolist()])
+
+
+def test_active_learning_bookkeeping_and_mpe_with_an_oracle(screen):
+    test_idx = np.arange(0, len(screen), 7)
+    schedule = [50, 80, 120]
+    hist = ActiveLearner(lambda s: _Oracle(screen), n_ensemble=2, method="mean").run(
+        screen, schedule, seed=0, test_idx=test_idx)
+    assert [lab.size for lab in hist.labelled] == schedule
+    for r in range(1, len(schedule)):
+        prev, sel = hist.labelled[r - 1], hist.selected[r]
+        assert sel.size == schedule[r] - schedule[r - 1]
+        assert np.intersect1d(sel, prev).size == 0 and np.intersect1d(sel, test_idx).size == 0
+        np.testing.assert_array_equal(np.sort(np.concatenate([prev, sel])), hist.labelled[r])
+        unl = np.setdiff1d(np.setdiff1d(np.arange(len(screen)), test_idx), prev)
+        best = unl[np.argsort(screen.y[unl])[: sel.size]]
+        np.testing.assert_array_equal(np.sort(sel), np.sort(best))
+    assert np.intersect1d(hist.labelled[-1], test_idx).size == 0
+    assert hist.test_rmse[0] == pytest.approx(0.0)  # the oracle predicts the test rows exactly
+    rand = ActiveLearner(lambda s: _Oracle(screen), method="random").run(screen, schedule, seed=0, test_idx=test_idx)
+    np.testing.assert_array_equal(rand.labelled[0], hist.labelled[0])  # same random start for every method
+    with pytest.raises(ValueError, match="strictly increasing"):
+        ActiveLearner(lambda s: _Oracle(screen)).run(screen, [50, 50])
+    with pytest.raises(ValueError, match="available"):
+        ActiveLearner(lambda s: _Oracle(screen)).run(screen, [50, len(screen)], test_idx=test_idx)
+    with pytest.raises(ValueError, match="method"):
+        ActiveLearner(lambda s: _Oracle(screen), method="ucb")
+
+
+def test_bad_input_raises(screen):
+    p, s, y = screen.pairs[:20], screen.single[:20], screen.y[:20]
+    with pytest.raises(ValueError, match="shape"):
+        NAIADRegressor().fit(p[:, :1], s, y)
+    with pytest.raises(ValueError, match="NaN"):
+        NAIADRegressor().fit(p, np.where(np.arange(40).reshape(20, 2) == 3, np.nan, s), y)
+    with pytest.raises(ValueError, match="out of range"):
+        NAIADRegressor(n_genes=5).fit(p, s, y)
+    with pytest.raises(ValueError, match=">= 0"):
+        NAIADRegressor().fit(-p - 1, s, y)
+    with pytest.raises(ValueError, match="y must"):
+        NAIADRegressor().fit(p, s, y[:-1])
+    with pytest.raises(ValueError, match="mode"):
+        NAIADRegressor(mode="bilinear").fit(p, s, y)
+    with pytest.raises(ValueError, match="d_embed"):
+        NAIADRegressor(d_embed=0).fit(p, s, y)
+    with pytest.raises(ValueError, match="not fitted"):
+        NAIADRegressor().predict(p, s)
+    with pytest.raises(ValueError, match="y_val"):
+        NAIADRegressor().fit(p, s, y, X_val=(p, s))
+    with pytest.raises(ValueError, match="n_genes"):
+        make_synthetic_screen(n_genes=2)
+    with pytest.raises(ValueError, match="y must"):
+        screen_from_arrays(p, s, y[:3])
+
+
+def test_smoke_small_sample_values():
+    exp = next(e for e in repro.EXPERIMENTS if e.name == "small_sample")
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    n = len(m["n_train"])
+    rmse = np.array([m[f"rmse_{k}"] for k in repro.MODELS])
+    assert rmse.shape == (len(repro.MODELS), n)
+    # the product term is in the generator: the linear model with it beats the additive one
+    assert m["rmse_linear_product"][-1] < m["rmse_additive"][-1]
+    assert m["noise_floor_rmse"] == pytest.approx(0.02, rel=0.15)
+    assert np.all(rmse >= 0.9 * m["noise_floor_rmse"])
+    ratio = rmse[repro.MODELS.index("naiad")] / rmse.min(axis=0)
+    np.testing.assert_allclose(m["naiad_over_best"], ratio)
+    assert m["naiad_over_best_worst_n"] == pytest.approx(ratio.max()) and ratio.min() >= 1.0
+    assert m["naiad_minus_additive_largest_n"] == pytest.approx(m["rmse_naiad"][-1] - m["rmse_additive"][-1])
+
+
+def test_smoke_active_learning_values():
+    exp = next(e for e in repro.EXPERIMENTS if e.name == "active_learning")
+    cfg = exp.make_config("smoke")
+    m = exp.run(cfg, seed=0)
+    for method in cfg.methods:
+        found = np.array(m[f"found_{method}"])
+        assert len(found) == len(cfg.schedule) and np.all(np.diff(found) >= 0) and found[-1] <= cfg.top_n
+    assert m["found_mean"][0] == m["found_random"][0] == m["found_std"][0]  # shared random start
+    assert m["mean_minus_random_final"] == m["found_final_mean"] - m["found_final_random"]
+    assert "test_rmse_random" not in m and len(m["test_rmse_mean"]) == len(cfg.schedule) - 1
+
+
+def test_claims_name_existing_metrics():
+    names = {e.name for e in repro.EXPERIMENTS}
+    keys = {"small_sample": "naiad_over_best_worst_n naiad_minus_d128_smallest_n naiad_minus_additive_largest_n",
+            "active_learning": "mean_minus_random_final mean_minus_std_final mean_minus_mean+std_final"}
+    for c in repro.CLAIMS:
+        assert c.experiment in names and c.metric in keys[c.experiment].split()
