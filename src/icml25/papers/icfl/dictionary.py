@@ -1,0 +1,592 @@
+"""ICFL: Iterative Codebook Feature Learning with control-based PCA whitening.
+
+Donhauser, Ulicna, Moran, Ravuri, Kenyon-Dean, Eastwood & Hartford, "Towards scientific discovery
+with dictionary learning: extracting biological concepts from microscopy foundation models",
+ICML 2025 (arXiv 2412.16247).
+
+Read top to bottom:
+
+1. :class:`ControlWhitener`: ``T(x) = W_pca (x - mu_c)`` fitted on *control* samples, then every
+   sample rescaled to unit norm. Variance shared with the controls (a nuisance) is shrunk.
+2. :func:`batched_omp`: the ICFL encoder. ``J`` rounds; each picks the ``L`` dictionary columns most
+   aligned with the residual, fits them by least squares and subtracts their fit.
+3. :class:`ICFL`: decoder-only dictionary learning. Codes come from :func:`batched_omp` under
+   ``torch.no_grad``; the decoder ``W_dec, b_pre`` minimises ``||x - W_dec z - b_pre||^2`` by Adam, with
+   random resets of near-duplicate columns.
+4. :class:`TopKSAE`: the TopK sparse autoencoder baseline (Gao et al., 2024) with the AuxK loss.
+5. :func:`selectivity` and :func:`dictionary_recovery`: the evaluation measures.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+import torch
+
+Selection = Literal["signed", "abs"]
+Refit = Literal["round", "support"]
+
+
+# ----------------------------------------------------------------------------- input checks
+def _as_matrix(X, name: str = "X") -> torch.Tensor:
+    """A finite 2-D float32 tensor (copying NumPy input); raises ValueError otherwise."""
+    t = torch.as_tensor(np.asarray(X) if not isinstance(X, torch.Tensor) else X).float()
+    if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 1:
+        raise ValueError(f"{name} must be a non-empty 2-D array (n_samples, n_dims), got shape {tuple(t.shape)}")
+    if not torch.isfinite(t).all():
+        raise ValueError(f"{name} contains NaN or inf")
+    return t
+
+
+def _positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _positive_float(value, name: str) -> float:
+    if not isinstance(value, (int, float, np.floating)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+# ----------------------------------------------------------------------------- 1. whitening
+class ControlWhitener:
+    """PCA whitening fitted on control samples, then centring and unit-norm rescaling.
+
+    ``transform(x) = n(W_pca (x - mu_c))`` where ``mu_c`` and ``Sigma_c = V diag(lam) V^T`` are the mean
+    and covariance of the controls, ``W_pca = diag(lam + eps)^(-1/2) V^T`` and ``n(v) = v / ||v||``.
+    Controls are mapped to mean 0 and (up to ``eps``) identity covariance before the rescaling, so
+    directions along which controls already vary a lot (e.g. the cell cycle) are down-weighted.
+    The paper applies ``T`` before the normalisation; so do we.
+
+    Args:
+        eps: added to the eigenvalues before inverting (guards near-singular covariances).
+        whiten: apply ``W_pca`` (False: only centre on the control mean).
+        center: subtract the control mean (ignored when ``whiten``; whitening always centres).
+        normalize: rescale every transformed sample to unit Euclidean norm.
+    """
+
+    def __init__(self, eps: float = 1e-6, whiten: bool = True, center: bool = True, normalize: bool = True):
+        self.eps = eps
+        self.whiten = whiten
+        self.center = center
+        self.normalize = normalize
+
+    def fit(self, X_control, y=None) -> "ControlWhitener":
+        """Estimate ``mu_c`` and ``W_pca`` from control samples of shape (n, d); needs n >= 2."""
+        if not (isinstance(self.eps, (int, float)) and self.eps >= 0 and math.isfinite(self.eps)):
+            raise ValueError(f"eps must be a finite number >= 0, got {self.eps!r}")
+        Xc = _as_matrix(X_control, "X_control").double()
+        if Xc.shape[0] < 2:
+            raise ValueError(f"X_control needs at least 2 samples, got {Xc.shape[0]}")
+        self.mean_ = Xc.mean(0)
+        cov = torch.cov(Xc.T).reshape(Xc.shape[1], Xc.shape[1])
+        lam, V = torch.linalg.eigh(cov)
+        lam = lam.clamp_min(0.0)
+        if self.whiten and float(lam.min()) + self.eps <= 0:
+            raise ValueError("the control covariance is singular and eps=0: set eps > 0")
+        self.eigenvalues_ = lam.flip(0)
+        self.components_ = V.flip(1).T  # rows: principal directions, largest variance first
+        self.whitening_matrix_ = (self.components_ / torch.sqrt(self.eigenvalues_ + self.eps)[:, None])
+        self.n_features_in_ = Xc.shape[1]
+        return self
+
+    def _check(self, X, name: str) -> torch.Tensor:
+        if not hasattr(self, "mean_"):
+            raise ValueError("ControlWhitener is not fitted: call fit(X_control) first")
+        t = _as_matrix(X, name)
+        if t.shape[1] != self.n_features_in_:
+            raise ValueError(f"{name} has {t.shape[1]} columns, the whitener was fitted on {self.n_features_in_}")
+        return t
+
+    def transform_directions(self, V) -> torch.Tensor:
+        """Apply only the linear part (``W_pca`` or the identity) to direction vectors, rows of V.
+
+        Use it to map ground-truth dictionary atoms into the transformed space (no centring, no
+        rescaling: a direction has no offset).
+        """
+        t = self._check(V, "V").double()
+        out = t @ self.whitening_matrix_.T if self.whiten else t
+        return out.float()
+
+    def transform(self, X) -> torch.Tensor:
+        """Whitened (or centred), unit-norm samples, shape (n, d)."""
+        t = self._check(X, "X").double()
+        if self.whiten or self.center:
+            t = t - self.mean_
+        if self.whiten:
+            t = t @ self.whitening_matrix_.T
+        if self.normalize:
+            t = t / t.norm(dim=1, keepdim=True).clamp_min(1e-12)
+        return t.float()
+
+    def fit_transform(self, X_control, X=None) -> torch.Tensor:
+        """Fit on the controls and transform ``X`` (the controls themselves when ``X`` is None)."""
+        self.fit(X_control)
+        return self.transform(X_control if X is None else X)
+
+
+# ----------------------------------------------------------------------------- 2. the encoder
+def _least_squares(A: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+    """Batched argmin_c ||r - A c||^2 (A: B x d x L, r: B x d) via the normal equations.
+
+    A relative ridge of 1e-6 keeps duplicated columns solvable (it tends to the minimum-norm
+    solution); rows whose Cholesky factorisation still fails fall back to ``torch.linalg.lstsq``.
+    """
+    At = A.transpose(1, 2)
+    G = At @ A
+    h = At @ r.unsqueeze(-1)
+    ridge = 1e-6 * G.diagonal(dim1=1, dim2=2).mean(1).clamp_min(1e-30)
+    G = G + ridge[:, None, None] * torch.eye(G.shape[-1])
+    chol, info = torch.linalg.cholesky_ex(G)
+    c = torch.cholesky_solve(h, chol).squeeze(-1)
+    bad = info != 0
+    if bad.any():
+        c[bad] = torch.linalg.lstsq(A[bad], r[bad].unsqueeze(-1)).solution.squeeze(-1)
+    return c
+
+
+def _nonneg_least_squares(A: torch.Tensor, r: torch.Tensor, iters: int = 100) -> torch.Tensor:
+    """Batched min_{c >= 0} ||r - A c||^2 by projected gradient from c = 0 (A: B x d x L, r: B x d)."""
+    G = A.transpose(1, 2) @ A
+    h = (A.transpose(1, 2) @ r.unsqueeze(-1)).squeeze(-1)
+    step = 1.0 / torch.linalg.matrix_norm(G, ord=2).clamp_min(1e-12)
+    c = torch.zeros_like(h)
+    for _ in range(iters):
+        c = (c - step[:, None] * ((G @ c.unsqueeze(-1)).squeeze(-1) - h)).clamp_min(0.0)
+    return c
+
+
+@torch.no_grad()
+def batched_omp(X, W, b=None, J: int = 20, L: int = 5, selection: Selection = "signed",
+                refit: Refit = "round", nonneg: bool = False) -> torch.Tensor:
+    """ICFL's encoder: J rounds that each add the L best-aligned dictionary columns.
+
+    ``r(1) = x - b``; for ``t = 1..J``: ``S_t`` = the ``L`` columns with the largest ``<W_m, r(t)>``,
+    ``z(t) = argmin_c ||r(t) - W_{S_t} c||^2``, ``r(t+1) = r(t) - W z(t)``; the code is ``z = sum_t z(t)``,
+    with at most ``J L`` nonzeros. Runs under ``torch.no_grad``: the encoder has no parameters.
+
+    Args:
+        X: samples, shape (B, d).
+        W: dictionary, shape (d, M), columns ideally unit norm.
+        b: offset ``b_pre``, shape (d,), or None for zero.
+        J: number of rounds.
+        L: columns added per round (``L <= M``).
+        selection: ``"signed"`` ranks columns by ``<W_m, r>`` (the paper's Algorithm 1, our default);
+            ``"abs"`` by ``|<W_m, r>|`` (classic OMP).
+        refit: ``"round"`` fits only the L new columns to the current residual (the update as written
+            in the paper); ``"support"`` re-fits all columns chosen so far to ``x - b`` (orthogonal
+            matching pursuit; with ``L = 1`` it is exactly OMP).
+        nonneg: constrain each least-squares fit to nonnegative coefficients.
+
+    Returns:
+        Dense codes Z, shape (B, M), float32.
+    """
+    X = _as_matrix(X, "X")
+    W = _as_matrix(W, "W")
+    d, M = W.shape
+    if X.shape[1] != d:
+        raise ValueError(f"X has {X.shape[1]} columns but the dictionary W has {d} rows")
+    J, L = _positive_int(J, "J"), _positive_int(L, "L")
+    if L > M:
+        raise ValueError(f"L={L} exceeds the number of dictionary columns M={M}")
+    if selection not in ("signed", "abs"):
+        raise ValueError(f"selection must be 'signed' or 'abs', got {selection!r}")
+    if refit not in ("round", "support"):
+        raise ValueError(f"refit must be 'round' or 'support', got {refit!r}")
+    b = torch.zeros(d) if b is None else torch.as_tensor(b).float().reshape(-1)
+    if b.shape[0] != d:
+        raise ValueError(f"b must have {d} entries, got {b.shape[0]}")
+    target = X - b
+    r = target.clone()
+    Z = torch.zeros(X.shape[0], M)
+    Wt = W.T.contiguous()  # (M, d): row m is column m of W
+    support = torch.empty(X.shape[0], 0, dtype=torch.long)
+    for _ in range(J):
+        scores = r @ W  # <W_m, r(t)> for every column, (B, M)
+        if selection == "abs":
+            scores = scores.abs()
+        if refit == "support" and support.shape[1]:
+            scores.scatter_(1, support, -math.inf)  # OMP never re-picks a column of its support
+        S = scores.topk(L, dim=1).indices  # S_t, (B, L)
+        if refit == "round":
+            A = Wt[S].transpose(1, 2)  # W_{S_t}, (B, d, L)
+            rhs = r
+        else:
+            support = torch.cat([support, S], dim=1)
+            A = Wt[support].transpose(1, 2)
+            rhs = target
+        if nonneg:
+            c = _nonneg_least_squares(A, rhs)
+        else:
+            c = _least_squares(A, rhs)
+        if refit == "round":
+            Z.scatter_add_(1, S, c)  # z = sum_t z(t)
+            r = r - (A @ c.unsqueeze(-1)).squeeze(-1)  # r(t+1) = r(t) - W z(t)
+        else:
+            Z.zero_().scatter_(1, support, c)
+            r = target - (A @ c.unsqueeze(-1)).squeeze(-1)
+    return Z
+
+
+# ----------------------------------------------------------------------------- 3. dictionary learning
+def _default_linear_init(d: int, M: int, gen: torch.Generator) -> torch.Tensor:
+    """PyTorch's default ``nn.Linear(M, d)`` weight init: U(-1/sqrt(M), 1/sqrt(M)), shape (d, M)."""
+    bound = 1.0 / math.sqrt(M)
+    return (torch.rand(d, M, generator=gen) * 2 - 1) * bound
+
+
+def _unit_columns(W: torch.Tensor) -> torch.Tensor:
+    return W / W.norm(dim=0, keepdim=True).clamp_min(1e-12)
+
+
+@torch.no_grad()
+def reset_duplicate_columns(W: torch.Tensor, cos_threshold: float = 0.9, generator: torch.Generator | None = None,
+                            max_rounds: int = 10) -> torch.Tensor:
+    """Re-draw, uniformly on the unit sphere, one column of every pair with cosine > ``cos_threshold``.
+
+    Edits ``W`` (shape (d, M)) in place and returns the boolean mask of re-drawn columns. The later
+    column of each offending pair is re-drawn; this repeats (at most ``max_rounds`` times) until no
+    pair exceeds the threshold.
+    """
+    if not 0 < cos_threshold <= 1:
+        raise ValueError(f"cos_threshold must be in (0, 1], got {cos_threshold!r}")
+    redrawn = torch.zeros(W.shape[1], dtype=torch.bool)
+    for _ in range(max_rounds):
+        Wn = _unit_columns(W)
+        C = torch.triu(Wn.T @ Wn, diagonal=1)
+        bad = (C > cos_threshold).any(dim=0)  # column j duplicates some earlier column i < j
+        if not bad.any():
+            break
+        fresh = torch.randn(W.shape[0], int(bad.sum()), generator=generator)
+        W[:, bad] = _unit_columns(fresh) * W[:, bad].norm(dim=0, keepdim=True).clamp_min(1e-12)
+        redrawn |= bad
+    return redrawn
+
+
+class _DictionaryLearner:
+    """Shared parts of ICFL and TopKSAE: validation, minibatching, dead-feature bookkeeping."""
+
+    n_features: int
+    lr: float
+    batch_size: int
+    n_steps: int
+    dead_window: int
+    dead_fraction: float
+    seed: int
+
+    def _validate(self) -> None:
+        _positive_int(self.n_features, "n_features")
+        _positive_float(self.lr, "lr")
+        _positive_int(self.batch_size, "batch_size")
+        _positive_int(self.n_steps, "n_steps")
+        _positive_int(self.dead_window, "dead_window")
+        if not 0 <= self.dead_fraction < 1:
+            raise ValueError(f"dead_fraction must be in [0, 1), got {self.dead_fraction!r}")
+
+    def _init(self, X) -> tuple[torch.Tensor, torch.Generator]:
+        self._validate()
+        X = _as_matrix(X, "X")
+        gen = torch.Generator().manual_seed(int(self.seed))
+        self.n_features_in_ = X.shape[1]
+        self._fire_counts = torch.zeros(self.n_features)
+        self._window_tokens = 0
+        return X, gen
+
+    def _record(self, step: int, Z: torch.Tensor) -> None:
+        if step >= self.n_steps - self.dead_window:  # the last dead_window steps
+            self._fire_counts += (Z != 0).sum(0)
+            self._window_tokens += Z.shape[0]
+
+    def _finish(self) -> None:
+        # dead: active in fewer than dead_fraction of the tokens seen in the last dead_window steps
+        self.fire_rate_ = (self._fire_counts / max(self._window_tokens, 1)).numpy()
+        self.dead_features_ = (self._fire_counts <= self.dead_fraction * self._window_tokens).numpy()
+
+    def _check_fitted(self, X) -> torch.Tensor:
+        if not hasattr(self, "W_dec_"):
+            raise ValueError(f"{type(self).__name__} is not fitted: call fit(X) first")
+        t = _as_matrix(X, "X")
+        if t.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {t.shape[1]} columns, the model was fitted on {self.n_features_in_}")
+        return t
+
+    def inverse_transform(self, Z) -> np.ndarray:
+        """Reconstruction ``W_dec z + b_pre`` of codes Z, shape (n, M) -> (n, d)."""
+        if not hasattr(self, "W_dec_"):
+            raise ValueError(f"{type(self).__name__} is not fitted: call fit(X) first")
+        Z = _as_matrix(Z, "Z")
+        if Z.shape[1] != self.n_features:
+            raise ValueError(f"Z has {Z.shape[1]} columns, the dictionary has {self.n_features}")
+        return (Z @ self.W_dec_.T + self.b_pre_).numpy()
+
+    @property
+    def dictionary_(self) -> np.ndarray:
+        """The learned dictionary ``W_dec``, shape (d, M)."""
+        return self.W_dec_.numpy()
+
+
+class ICFL(_DictionaryLearner):
+    """Iterative Codebook Feature Learning: decoder-only dictionary learning with batched-OMP codes.
+
+    Each step draws a minibatch, encodes it with :func:`batched_omp` (no gradient), and takes an Adam
+    step on ``mean_i ||x_i - W_dec z_i - b_pre||^2`` over ``W_dec`` and ``b_pre``. Columns are kept at
+    unit norm; every ``reset_every`` steps one column of every pair with cosine > ``reset_cos`` is
+    re-drawn uniformly on the sphere. No auxiliary loss: any column aligned with some residual is
+    selected and therefore trained, so dead features are rare.
+
+    Args:
+        n_features: dictionary size M.
+        J, L: rounds and columns per round of the encoder (at most ``J L`` nonzeros).
+        lr: Adam learning rate (paper: 5e-5 over 300k steps; short runs need more).
+        batch_size: samples per step (paper: 8192).
+        n_steps: optimisation steps (paper: 300k).
+        reset_every: steps between duplicate resets (paper: 100).
+        reset_cos: cosine above which a pair of columns counts as duplicate (paper: 0.9).
+        selection, refit, nonneg: encoder options, see :func:`batched_omp`.
+        normalize_columns: renormalise the columns of ``W_dec`` to unit norm after every step.
+        fit_bias: learn ``b_pre`` (initialised at 0); False keeps it at 0.
+        dead_window: steps at the end of training over which firing is counted (paper: 1000).
+        dead_fraction: a feature active in at most this fraction of those tokens is dead (paper: 1e-5).
+        seed: seed of the initialisation and the minibatch order.
+
+    Attributes (after fit): ``W_dec_`` (d, M), ``b_pre_`` (d,), ``dead_features_`` (M,) bool,
+    ``fire_rate_`` (M,), ``loss_curve_`` (list of per-step losses), ``n_resets_``.
+    """
+
+    def __init__(self, n_features: int, J: int = 20, L: int = 5, lr: float = 5e-5, batch_size: int = 8192,
+                 n_steps: int = 1000, reset_every: int = 100, reset_cos: float = 0.9, seed: int = 0,
+                 selection: Selection = "signed", refit: Refit = "round", nonneg: bool = False,
+                 normalize_columns: bool = True, fit_bias: bool = True, dead_window: int = 1000,
+                 dead_fraction: float = 1e-5):
+        self.n_features = n_features
+        self.J = J
+        self.L = L
+        self.lr = lr
+        self.batch_size = batch_size
+        self.n_steps = n_steps
+        self.reset_every = reset_every
+        self.reset_cos = reset_cos
+        self.seed = seed
+        self.selection = selection
+        self.refit = refit
+        self.nonneg = nonneg
+        self.normalize_columns = normalize_columns
+        self.fit_bias = fit_bias
+        self.dead_window = dead_window
+        self.dead_fraction = dead_fraction
+
+    def _encode(self, X: torch.Tensor) -> torch.Tensor:
+        return batched_omp(X, self.W_dec_, self.b_pre_, self.J, self.L, self.selection, self.refit, self.nonneg)
+
+    def fit(self, X, y=None) -> "ICFL":
+        """Learn ``W_dec`` and ``b_pre`` from samples X, shape (n, d)."""
+        _positive_int(self.J, "J"), _positive_int(self.L, "L"), _positive_int(self.reset_every, "reset_every")
+        if self.L > self.n_features:
+            raise ValueError(f"L={self.L} exceeds n_features={self.n_features}")
+        X, gen = self._init(X)
+        W = _default_linear_init(X.shape[1], self.n_features, gen)
+        if self.normalize_columns:
+            W = _unit_columns(W)
+        W = torch.nn.Parameter(W)
+        b = torch.nn.Parameter(torch.zeros(X.shape[1]), requires_grad=self.fit_bias)
+        opt = torch.optim.Adam([W, b] if self.fit_bias else [W], lr=self.lr)
+        self.W_dec_, self.b_pre_ = W.data, b.data  # views: the encoder always sees the current decoder
+        self.loss_curve_, self.n_resets_ = [], 0
+        for step in range(self.n_steps):
+            x = X[torch.randint(X.shape[0], (self.batch_size,), generator=gen)]
+            Z = self._encode(x)  # codes held fixed: no gradient through the encoder
+            loss = ((x - Z @ W.T - b) ** 2).sum(1).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            with torch.no_grad():
+                if self.normalize_columns:
+                    W.data = _unit_columns(W.data)
+                    self.W_dec_ = W.data
+                if (step + 1) % self.reset_every == 0:
+                    redrawn = reset_duplicate_columns(W.data, self.reset_cos, gen)
+                    self.n_resets_ += int(redrawn.sum())
+                    _zero_adam_columns(opt, W, redrawn)
+            self._record(step, Z)
+            self.loss_curve_.append(loss.item())
+        self.W_dec_, self.b_pre_ = W.detach().clone(), b.detach().clone()
+        self._finish()
+        return self
+
+    def transform(self, X) -> np.ndarray:
+        """Sparse codes of X from :func:`batched_omp`, shape (n, M)."""
+        return self._encode(self._check_fitted(X)).numpy()
+
+
+def _zero_adam_columns(opt: torch.optim.Optimizer, W: torch.nn.Parameter, cols: torch.Tensor) -> None:
+    """Forget Adam's moment estimates of re-drawn columns (they start afresh)."""
+    if cols.any() and W in opt.state:
+        for key in ("exp_avg", "exp_avg_sq"):
+            opt.state[W][key][:, cols] = 0.0
+
+
+class TopKSAE(_DictionaryLearner):
+    """TopK sparse autoencoder baseline (Gao et al., 2024), with the same fit/transform API as ICFL.
+
+    ``z = ReLU(TopK_k(W_enc (x - b_pre) + b_enc))``, ``x_hat = W_dec z + b_pre``; loss
+    ``||x - x_hat||^2 + aux_coef ||e - W_dec z_aux||^2`` where ``e = x - x_hat`` and ``z_aux`` keeps the
+    ``aux_k`` largest pre-activations among features that have not fired for ``aux_dead_steps``
+    steps (the AuxK loss). ``W_enc`` is initialised as ``W_dec^T``; decoder columns are kept at unit norm.
+
+    Args:
+        n_features: dictionary size M.
+        k: active features per sample.
+        aux_k: features in the auxiliary reconstruction (0 turns the AuxK loss off).
+        aux_coef: weight of the AuxK loss (Gao et al.: 1/32).
+        aux_dead_steps: steps without firing after which a feature counts as dead for AuxK.
+        lr, batch_size, n_steps, dead_window, dead_fraction, seed: as in :class:`ICFL`.
+    """
+
+    def __init__(self, n_features: int, k: int = 100, aux_k: int = 512, aux_coef: float = 1 / 32,
+                 aux_dead_steps: int = 50, lr: float = 5e-5, batch_size: int = 8192, n_steps: int = 1000,
+                 seed: int = 0, dead_window: int = 1000, dead_fraction: float = 1e-5):
+        self.n_features = n_features
+        self.k = k
+        self.aux_k = aux_k
+        self.aux_coef = aux_coef
+        self.aux_dead_steps = aux_dead_steps
+        self.lr = lr
+        self.batch_size = batch_size
+        self.n_steps = n_steps
+        self.seed = seed
+        self.dead_window = dead_window
+        self.dead_fraction = dead_fraction
+
+    def _pre(self, x: torch.Tensor, W_enc: torch.Tensor, b_enc: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return (x - b) @ W_enc.T + b_enc
+
+    def _topk(self, pre: torch.Tensor, k: int) -> torch.Tensor:
+        vals, idx = pre.topk(k, dim=1)
+        return torch.zeros_like(pre).scatter(1, idx, torch.relu(vals))
+
+    def fit(self, X, y=None) -> "TopKSAE":
+        """Train encoder and decoder on samples X, shape (n, d)."""
+        k = _positive_int(self.k, "k")
+        if k > self.n_features:
+            raise ValueError(f"k={k} exceeds n_features={self.n_features}")
+        if isinstance(self.aux_k, bool) or not isinstance(self.aux_k, (int, np.integer)) or self.aux_k < 0:
+            raise ValueError(f"aux_k must be an integer >= 0, got {self.aux_k!r}")
+        _positive_int(self.aux_dead_steps, "aux_dead_steps")
+        X, gen = self._init(X)
+        d, M = X.shape[1], self.n_features
+        W_dec = torch.nn.Parameter(_unit_columns(_default_linear_init(d, M, gen)))
+        W_enc = torch.nn.Parameter(W_dec.data.T.clone())
+        b_enc = torch.nn.Parameter(torch.zeros(M))
+        b = torch.nn.Parameter(torch.zeros(d))
+        opt = torch.optim.Adam([W_dec, W_enc, b_enc, b], lr=self.lr)
+        since_fired = torch.zeros(M)
+        self.loss_curve_ = []
+        for step in range(self.n_steps):
+            x = X[torch.randint(X.shape[0], (self.batch_size,), generator=gen)]
+            pre = self._pre(x, W_enc, b_enc, b)
+            z = self._topk(pre, k)
+            e = x - z @ W_dec.T - b
+            loss = (e**2).sum(1).mean()
+            dead = since_fired >= self.aux_dead_steps
+            if self.aux_k and dead.any():
+                k_aux = min(int(self.aux_k), int(dead.sum()))
+                z_aux = self._topk(pre.masked_fill(~dead, -math.inf), k_aux).nan_to_num(0.0)
+                loss = loss + self.aux_coef * ((e.detach() - z_aux @ W_dec.T) ** 2).sum(1).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            with torch.no_grad():
+                W_dec.data = _unit_columns(W_dec.data)
+                fired = (z != 0).any(0)
+                since_fired = torch.where(fired, torch.zeros_like(since_fired), since_fired + 1)
+            self._record(step, z.detach())
+            self.loss_curve_.append(loss.item())
+        self.W_dec_, self.W_enc_ = W_dec.detach().clone(), W_enc.detach().clone()
+        self.b_enc_, self.b_pre_ = b_enc.detach().clone(), b.detach().clone()
+        self._finish()
+        return self
+
+    @torch.no_grad()
+    def transform(self, X) -> np.ndarray:
+        """TopK codes of X, shape (n, M)."""
+        x = self._check_fitted(X)
+        return self._topk(self._pre(x, self.W_enc_, self.b_enc_, self.b_pre_), int(self.k)).numpy()
+
+
+# ----------------------------------------------------------------------------- 5. evaluation
+def selectivity(Z, labels, active: Literal["nonzero", "positive"] = "nonzero") -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature, per-label selectivity of sparse codes.
+
+    With ``p_i = P(feature active | label i)``: ``avg[m, i] = p_i - P(active | label != i)`` and
+    ``max[m, i] = p_i - max_{j != i} p_j``. Both lie in [-1, 1]; 1 means the feature fires on every
+    sample of label i and on no other.
+
+    Args:
+        Z: codes, shape (n, M).
+        labels: one label per sample, shape (n,); at least two distinct labels.
+        active: ``"nonzero"`` (z != 0, our default) or ``"positive"`` (z > 0).
+
+    Returns:
+        ``(avg, max)``, each of shape (M, C) with labels in ``np.unique(labels)`` order.
+    """
+    Z = np.asarray(Z)
+    labels = np.asarray(labels)
+    if Z.ndim != 2 or labels.ndim != 1 or labels.shape[0] != Z.shape[0]:
+        raise ValueError(f"Z must be (n, M) and labels (n,), got {Z.shape} and {labels.shape}")
+    if active not in ("nonzero", "positive"):
+        raise ValueError(f"active must be 'nonzero' or 'positive', got {active!r}")
+    classes, y = np.unique(labels, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(f"selectivity needs at least two distinct labels, got {classes.size}")
+    A = (Z != 0) if active == "nonzero" else (Z > 0)
+    onehot = np.zeros((Z.shape[0], classes.size))
+    onehot[np.arange(Z.shape[0]), y] = 1.0
+    n_i = onehot.sum(0)  # (C,)
+    counts = onehot.T @ A.astype(float)  # (C, M): active samples per label
+    p = counts / n_i[:, None]
+    p_rest = (counts.sum(0, keepdims=True) - counts) / (Z.shape[0] - n_i)[:, None]
+    avg = p - p_rest
+    top2 = np.sort(p, axis=0)[-2:]  # second largest, largest per feature (equal under a tie)
+    best_other = np.where(p >= top2[1][None, :], top2[0][None, :], top2[1][None, :])  # max_{j != i} p_j
+    mx = p - best_other
+    return avg.T, mx.T
+
+
+def dictionary_recovery(W, W_true, thr: float = 0.9, absolute: bool = False) -> float:
+    """Fraction of true atoms matched by some learned column with cosine > ``thr``.
+
+    Args:
+        W: learned dictionary, shape (d, M) (columns are atoms).
+        W_true: true dictionary, shape (d, K).
+        thr: cosine threshold (paper-style 0.9).
+        absolute: compare ``|cos|`` (sign-agnostic) instead of the signed cosine.
+
+    Returns:
+        The recovered fraction in [0, 1].
+    """
+    W = np.asarray(W, dtype=float)
+    W_true = np.asarray(W_true, dtype=float)
+    if W.ndim != 2 or W_true.ndim != 2 or W.shape[0] != W_true.shape[0]:
+        raise ValueError(f"W (d, M) and W_true (d, K) need the same d, got {W.shape} and {W_true.shape}")
+    if not -1 <= thr <= 1:
+        raise ValueError(f"thr must be in [-1, 1], got {thr!r}")
+    Wn = W / np.maximum(np.linalg.norm(W, axis=0, keepdims=True), 1e-12)
+    Tn = W_true / np.maximum(np.linalg.norm(W_true, axis=0, keepdims=True), 1e-12)
+    C = Tn.T @ Wn
+    if absolute:
+        C = np.abs(C)
+    return float((C.max(axis=1) > thr).mean())
+
+
+def reconstruction_cosine(X, X_hat) -> float:
+    """Mean cosine similarity between samples and their reconstructions (rows)."""
+    X, X_hat = np.asarray(X, dtype=float), np.asarray(X_hat, dtype=float)
+    if X.shape != X_hat.shape or X.ndim != 2:
+        raise ValueError(f"X and X_hat must be 2-D of the same shape, got {X.shape} and {X_hat.shape}")
+    num = (X * X_hat).sum(1)
+    den = np.maximum(np.linalg.norm(X, axis=1) * np.linalg.norm(X_hat, axis=1), 1e-12)
+    return float((num / den).mean())

@@ -1,0 +1,320 @@
+"""ICFL: OMP special cases against scikit-learn, an independent per-sample implementation of the
+batched update, whitening moments and invariance, resets, selectivity by brute force, bad input,
+a small learning problem and a smoke run of the experiment."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from scipy.optimize import nnls
+
+from icml25.papers.icfl import (
+    ICFL,
+    ControlWhitener,
+    TopKSAE,
+    batched_omp,
+    dictionary_recovery,
+    perturbation_screen,
+    reconstruction_cosine,
+    reset_duplicate_columns,
+    selectivity,
+)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """One CPU thread (the machine is shared); restored afterwards."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _dictionary(d=64, M=128, seed=0):
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((d, M))
+    return W / np.linalg.norm(W, axis=0, keepdims=True)
+
+
+def _sparse_signals(W, n=50, k=4, seed=1, positive=True):
+    rng = np.random.default_rng(seed)
+    Z = np.zeros((n, W.shape[1]))
+    for i in range(n):
+        idx = rng.choice(W.shape[1], k, replace=False)
+        mag = rng.uniform(1.0, 2.0, k)
+        Z[i, idx] = mag if positive else mag * rng.choice([-1, 1], k)
+    return Z @ W.T, Z
+
+
+# ----------------------------------------------------------------------------- the encoder
+@pytest.mark.parametrize("J,L", [(4, 1), (6, 1), (3, 2), (4, 2)])
+def test_exact_recovery_of_sparse_signals(J, L):
+    """Noise-free k-sparse signals in an incoherent dictionary are recovered exactly (L = 1: J >= k is OMP;
+    L > 1 picks several columns per round and needs some slack, J L > k)."""
+    W = _dictionary()
+    X, Z = _sparse_signals(W, k=4, positive=False)
+    Zhat = batched_omp(torch.tensor(X), torch.tensor(W), J=J, L=L, selection="abs", refit="support").double()
+    res = np.linalg.norm(X - Zhat.numpy() @ W.T, axis=1)
+    assert res.max() < 1e-5
+    np.testing.assert_allclose(Zhat.numpy(), Z, atol=1e-4)
+
+
+def test_l1_support_refit_matches_sklearn_omp():
+    """L = 1 with support re-fitting is orthogonal matching pursuit: same support and coefficients."""
+    from sklearn.linear_model import orthogonal_mp
+
+    W = _dictionary(d=32, M=80, seed=3)
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((40, 32))  # generic signals, not sparse
+    k = 6
+    ours = batched_omp(torch.tensor(X), torch.tensor(W), J=k, L=1, selection="abs", refit="support").double().numpy()
+    ref = orthogonal_mp(W, X.T, n_nonzero_coefs=k).T
+    np.testing.assert_array_equal(ours != 0, ref != 0)
+    np.testing.assert_allclose(ours, ref, atol=1e-4)
+
+
+def _reference_round_update(x, W, b, J, L, selection, nonneg):
+    """Independent per-sample NumPy implementation of the update as written in the paper."""
+    r = x - b
+    z = np.zeros(W.shape[1])
+    norms = [np.linalg.norm(r)]
+    for _ in range(J):
+        s = W.T @ r
+        s = np.abs(s) if selection == "abs" else s
+        S = np.argsort(-s, kind="stable")[:L]
+        c = nnls(W[:, S], r)[0] if nonneg else np.linalg.lstsq(W[:, S], r, rcond=None)[0]
+        z[S] += c
+        r = r - W[:, S] @ c
+        norms.append(np.linalg.norm(r))
+    return z, norms
+
+
+@pytest.mark.parametrize("selection,nonneg", [("signed", False), ("abs", False), ("signed", True)])
+def test_round_update_matches_reference_and_residual_decreases(selection, nonneg):
+    W = _dictionary(d=24, M=60, seed=5)
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((25, 24))
+    b = 0.1 * rng.standard_normal(24)
+    J, L = 4, 3
+    Z = batched_omp(torch.tensor(X), torch.tensor(W), torch.tensor(b), J=J, L=L, selection=selection,
+                    nonneg=nonneg).double().numpy()
+    for i in range(X.shape[0]):
+        z_ref, norms = _reference_round_update(X[i], W, b, J, L, selection, nonneg)
+        np.testing.assert_allclose(Z[i], z_ref, atol=2e-3 if nonneg else 1e-4)
+        assert np.all(np.diff(norms) <= 1e-9)  # ||r(t)|| is non-increasing
+    assert ((Z != 0).sum(1) <= J * L).all()
+    if nonneg:
+        assert (Z >= 0).all()
+    # prefix property: J rounds then one more never increases the residual
+    prev = np.inf
+    for j in range(1, 7):
+        Zj = batched_omp(torch.tensor(X), torch.tensor(W), torch.tensor(b), J=j, L=L, selection=selection,
+                         nonneg=nonneg).double().numpy()
+        res = np.linalg.norm(X - b - Zj @ W.T, axis=1)
+        assert (res <= prev + 1e-5).all()
+        prev = res
+
+
+def test_l1_round_refit_is_matching_pursuit():
+    """With L = 1 and per-round refitting the update is plain matching pursuit (unit-norm columns)."""
+    W = _dictionary(d=16, M=30, seed=8)
+    x = np.random.default_rng(9).standard_normal(16)
+    r, z = x.copy(), np.zeros(30)
+    for _ in range(5):
+        m = int(np.argmax(W.T @ r))
+        a = W[:, m] @ r
+        z[m] += a
+        r -= a * W[:, m]
+    ours = batched_omp(torch.tensor(x[None]), torch.tensor(W), J=5, L=1).double().numpy()[0]
+    np.testing.assert_allclose(ours, z, atol=1e-5)
+
+
+def test_duplicated_columns_stay_solvable():
+    """A round that picks two identical columns is rank deficient: the fit must stay finite and equal
+    the projection onto that single direction."""
+    W = _dictionary(d=10, M=6, seed=15)
+    W[:, 1] = W[:, 0]
+    x = 2.0 * W[:, 0] + 0.5 * W[:, 3]
+    Z = batched_omp(torch.tensor(x[None]), torch.tensor(W), J=1, L=2).double().numpy()[0]
+    assert np.isfinite(Z).all() and set(np.flatnonzero(Z)) == {0, 1}
+    assert Z[0] + Z[1] == pytest.approx(W[:, 0] @ x, abs=1e-4)
+
+
+def test_encoder_has_no_gradient():
+    W = torch.nn.Parameter(torch.tensor(_dictionary(d=8, M=20), dtype=torch.float32))
+    Z = batched_omp(torch.randn(5, 8), W, J=2, L=2)
+    assert not Z.requires_grad
+    model = ICFL(20, J=2, L=2, lr=1e-2, batch_size=16, n_steps=3, dead_window=2).fit(torch.randn(50, 8))
+    assert not hasattr(model, "W_enc_")  # decoder-only: W_dec_ and b_pre_ are the only parameters
+    assert set(k for k in vars(model) if k.endswith("_") and isinstance(getattr(model, k), torch.Tensor)) == \
+        {"W_dec_", "b_pre_"}
+
+
+# ----------------------------------------------------------------------------- whitening
+def test_whitened_controls_have_identity_moments():
+    data = perturbation_screen(n_control=5000, n_perturbed=100, d=16, n_atoms=40, n_labels=4, seed=0)
+    Xc = ControlWhitener(normalize=False).fit(data.X_control).transform(data.X_control).double().numpy()
+    np.testing.assert_allclose(Xc.mean(0), 0, atol=1e-2)
+    np.testing.assert_allclose(np.cov(Xc.T), np.eye(16), atol=1e-2)
+    Xn = ControlWhitener().fit(data.X_control).transform(data.X).numpy()
+    np.testing.assert_allclose(np.linalg.norm(Xn, axis=1), 1, atol=1e-5)
+
+
+def test_whitening_is_affine_invariant():
+    """Whitened norms are Mahalanobis distances: unchanged by any invertible affine map of the data."""
+    rng = np.random.default_rng(2)
+    Xc, X = rng.standard_normal((3000, 6)) * [5, 1, 1, 0.2, 3, 1], rng.standard_normal((10, 6))
+    A, c = rng.standard_normal((6, 6)), rng.standard_normal(6)
+    f = lambda Y: ControlWhitener(eps=0, normalize=False).fit(Y[0]).transform(Y[1]).double().numpy()  # noqa: E731
+    n1 = np.linalg.norm(f((Xc, X)), axis=1)
+    n2 = np.linalg.norm(f((Xc @ A.T + c, X @ A.T + c)), axis=1)
+    np.testing.assert_allclose(n1, n2, rtol=1e-3)
+    # without whitening it is only centring (and unit norm)
+    wh = ControlWhitener(whiten=False).fit(Xc)
+    v = X - Xc.mean(0)
+    np.testing.assert_allclose(wh.transform(X).numpy(), v / np.linalg.norm(v, axis=1, keepdims=True), atol=1e-5)
+
+
+def test_whitening_downweights_the_control_nuisance():
+    """Raw (centred) samples are mostly nuisance; after control whitening the nuisance is a small share."""
+    data = perturbation_screen(n_control=4000, n_perturbed=2000, d=32, n_atoms=64, n_labels=8, seed=1)
+    raw = ControlWhitener(whiten=False).fit(data.X_control).transform(data.X).double().numpy()
+    share_raw = np.mean(np.linalg.norm(raw @ data.nuisance_basis, axis=1) ** 2)
+    wh = ControlWhitener().fit(data.X_control)
+    white = wh.transform(data.X).double().numpy()
+    # whitened coordinates are PCA coordinates of the controls: the nuisance is the first 8
+    share_white = np.mean(np.linalg.norm(white[:, :8], axis=1) ** 2)
+    assert share_raw > 0.8 and share_white < 0.05
+    # the top-8 control principal directions span the nuisance subspace
+    P = wh.components_[:8].double().numpy()
+    assert np.linalg.svd(P @ data.nuisance_basis, compute_uv=False).min() > 0.999
+
+
+# ----------------------------------------------------------------------------- resets and training
+def test_reset_removes_duplicate_columns():
+    W = torch.tensor(_dictionary(d=32, M=40, seed=11), dtype=torch.float32)
+    W[:, 5] = W[:, 2] + 0.05 * torch.randn(32)
+    W[:, 30] = W[:, 2]
+    W[:, 12] = 2.0 * W[:, 7]
+    before = W.clone()
+    redrawn = reset_duplicate_columns(W, 0.9, torch.Generator().manual_seed(0))
+    assert set(torch.nonzero(redrawn).flatten().tolist()) == {5, 12, 30}
+    Wn = W / W.norm(dim=0)
+    C = Wn.T @ Wn - torch.eye(40)
+    assert C.max() <= 0.9
+    assert torch.equal(W[:, ~redrawn], before[:, ~redrawn])
+
+
+def test_icfl_learns_a_sparse_dictionary_and_beats_chance():
+    rng = np.random.default_rng(0)
+    D = _dictionary(d=16, M=24, seed=12)
+    Z = np.zeros((3000, 24))
+    for i in range(3000):
+        Z[i, rng.choice(24, 2, replace=False)] = rng.exponential(1.0, 2) + 0.2
+    X = Z @ D.T
+    model = ICFL(48, J=1, L=2, lr=1e-2, batch_size=256, n_steps=300, dead_window=50, seed=0,
+                 fit_bias=False).fit(X)
+    assert dictionary_recovery(model.dictionary_, D, 0.9) >= 0.8
+    assert model.loss_curve_[-1] < 0.2 * model.loss_curve_[0]
+    rand = dictionary_recovery(_dictionary(d=16, M=48, seed=13), D, 0.9)
+    assert rand == 0.0
+
+
+def test_topk_codes_and_api():
+    X = torch.nn.functional.normalize(torch.randn(300, 12), dim=1)
+    sae = TopKSAE(40, k=3, aux_k=8, lr=1e-2, batch_size=64, n_steps=20, dead_window=5).fit(X)
+    Z = sae.transform(X)
+    assert ((Z != 0).sum(1) <= 3).all() and (Z >= 0).all()
+    np.testing.assert_allclose(sae.inverse_transform(Z), Z @ sae.dictionary_.T + sae.b_pre_.numpy(), atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(sae.dictionary_, axis=0), 1, atol=1e-5)
+
+
+# ----------------------------------------------------------------------------- evaluation
+def test_selectivity_matches_brute_force():
+    rng = np.random.default_rng(4)
+    labels = rng.integers(4, size=200)
+    Z = rng.random((200, 7)) * (rng.random((200, 7)) < 0.3)
+    Z[:, 0] = labels == 2  # perfectly selective for label 2
+    avg, mx = selectivity(Z, labels)
+    A = Z != 0
+    for m in range(7):
+        p = np.array([A[labels == i, m].mean() for i in range(4)])
+        for i in range(4):
+            assert avg[m, i] == pytest.approx(p[i] - A[labels != i, m].mean())
+            assert mx[m, i] == pytest.approx(p[i] - max(p[j] for j in range(4) if j != i))
+    assert mx[0, 2] == pytest.approx(1.0) and avg[0, 2] == pytest.approx(1.0)
+    # a tie at the maximum gives zero max-selectivity
+    Zt = np.repeat(np.eye(2), 10, axis=0)[:, [0]]
+    _, mxt = selectivity(np.vstack([Zt, Zt]), np.r_[np.zeros(10), np.ones(10), 2 * np.ones(10), 3 * np.ones(10)])
+    assert mxt[0, 0] == pytest.approx(0.0)
+
+
+def test_dictionary_recovery_and_cosine():
+    D = _dictionary(d=20, M=30, seed=14)
+    perm = np.random.default_rng(0).permutation(30)
+    assert dictionary_recovery(3.0 * D[:, perm], D) == 1.0
+    assert dictionary_recovery(-D, D) == 0.0
+    assert dictionary_recovery(-D, D, absolute=True) == 1.0
+    assert dictionary_recovery(D[:, :15], D) == 0.5
+    X = np.random.default_rng(1).standard_normal((5, 4))
+    assert reconstruction_cosine(X, 2 * X) == pytest.approx(1.0)
+    assert reconstruction_cosine(X, -X) == pytest.approx(-1.0)
+
+
+def test_screen_labels_own_their_atoms():
+    data = perturbation_screen(n_control=10, n_perturbed=4000, d=16, n_atoms=40, n_labels=4, atoms_per_label=3,
+                               n_background=2, seed=3)
+    on = data.codes != 0
+    for lab in range(4):
+        own = on[data.labels == lab][:, 3 * lab:3 * lab + 3].mean()
+        other = on[data.labels != lab][:, 3 * lab:3 * lab + 3].mean()
+        assert own == pytest.approx(0.8, abs=0.04) and other == 0.0
+    assert (on[:, 12:].sum(1) == 2).all()
+
+
+# ----------------------------------------------------------------------------- bad input
+def test_bad_input_raises():
+    W = torch.tensor(_dictionary(d=8, M=10), dtype=torch.float32)
+    with pytest.raises(ValueError, match="columns"):
+        batched_omp(torch.randn(3, 7), W)
+    with pytest.raises(ValueError, match="L=11"):
+        batched_omp(torch.randn(3, 8), W, J=1, L=11)
+    with pytest.raises(ValueError, match="selection"):
+        batched_omp(torch.randn(3, 8), W, selection="max")
+    with pytest.raises(ValueError, match="NaN"):
+        batched_omp(torch.full((2, 8), float("nan")), W)
+    with pytest.raises(ValueError, match="J must"):
+        batched_omp(torch.randn(3, 8), W, J=0)
+    with pytest.raises(ValueError, match="not fitted"):
+        ControlWhitener().transform(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="at least 2"):
+        ControlWhitener().fit(np.ones((1, 3)))
+    with pytest.raises(ValueError, match="lr"):
+        ICFL(10, lr=-1.0).fit(np.random.randn(20, 4))
+    with pytest.raises(ValueError, match="k=50"):
+        TopKSAE(10, k=50).fit(np.random.randn(20, 4))
+    with pytest.raises(ValueError, match="two distinct"):
+        selectivity(np.ones((4, 2)), np.zeros(4))
+    with pytest.raises(ValueError, match="exceeds n_atoms"):
+        perturbation_screen(n_atoms=10, n_labels=5, atoms_per_label=3)
+
+
+# ----------------------------------------------------------------------------- the experiment
+def test_smoke_experiment():
+    from icml25.papers.icfl.repro import CLAIMS, EXPERIMENTS
+
+    exp = EXPERIMENTS[0]
+    cfg = exp.make_config("smoke")
+    m = exp.run(cfg, seed=0)
+    for cond in ("white", "raw"):
+        assert m[f"icfl_{cond}_nnz"] <= cfg.J * cfg.L + 1e-9
+        assert m[f"topk_{cond}_nnz"] <= cfg.k + 1e-9
+        for meth in ("icfl", "topk"):
+            assert 0.3 < m[f"{meth}_{cond}_cos"] <= 1.0
+            assert 0 <= m[f"{meth}_{cond}_dead"] <= cfg.n_features
+        assert m[f"cos_icfl_minus_topk_{cond}"] == pytest.approx(m[f"icfl_{cond}_cos"] - m[f"topk_{cond}_cos"])
+    assert m["selective_gain_icfl"] == m["icfl_white_selective"] - m["icfl_raw_selective"]
+    again = exp.run(cfg, seed=0)  # deterministic per seed (up to float rounding)
+    assert again == pytest.approx(m, rel=1e-6, abs=1e-9)
+    assert {c.metric for c in CLAIMS} <= set(m)
