@@ -1,0 +1,553 @@
+"""ReT-FHD: federated heterogeneous logit distillation with temperature control and a Z-score guard.
+
+Qi, Shi, Xu, Li and Xu, "Rethinking the Temperature for Federated Heterogeneous Distillation",
+ICML 2025 (OpenReview f9xsNQ8oSd). Read top to bottom:
+
+1. every client owns a multi-exit model (:class:`MultiExitMLP`); architectures may differ;
+2. after local training it uploads its class-conditional mean logits of the last exit,
+   ``Z_k[c] = mean_{x in D_k, y=c} z_k(x)`` (C x C floats, independent of model size) and counts;
+3. validators run the Z-score guard (:func:`zscore_guard`) on the uploads; a miner writes the
+   accepted uploads and the new global logits to a hash-chained ledger (:class:`HashChainLedger`);
+4. the global logits ``Z_g[c]`` are the count-weighted mean of the accepted uploads;
+5. each client distils every exit ``l`` towards ``Z_g[y]`` with a temperature ``T[l, y]``:
+   category-aware (:func:`category_temperature`, paper Eq. 4) times multi-level elastic
+   (:func:`elastic_temperature`, paper Eq. 3); local objective (:func:`distillation_loss`, Eq. 6).
+
+Equations 3, 4 and 6 were not retrievable; the forms here are reconstructions (see the doc).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ROLES = ("worker", "validator", "miner")
+ATTACKS = ("label_flip", "model_poison")
+
+
+# ----------------------------------------------------------------------------------------------
+# Model
+# ----------------------------------------------------------------------------------------------
+class MultiExitMLP(nn.Module):
+    """MLP with an exit (linear classifier head) after every hidden layer.
+
+    Args:
+        in_dim: input features.
+        hidden: widths of the hidden layers (at least one); exit ``l`` reads hidden layer ``l``.
+        n_classes: number of classes.
+
+    ``forward(x)`` returns a list of ``len(hidden)`` logit tensors of shape (B, n_classes);
+    the last one is the model's prediction.
+    """
+
+    def __init__(self, in_dim: int, hidden: Sequence[int], n_classes: int):
+        super().__init__()
+        hidden = list(hidden)
+        if in_dim < 1 or n_classes < 2 or not hidden or any(int(h) < 1 for h in hidden):
+            raise ValueError(f"MultiExitMLP needs in_dim >= 1, n_classes >= 2 and positive hidden widths; got "
+                             f"in_dim={in_dim}, hidden={hidden}, n_classes={n_classes}")
+        dims = [in_dim, *hidden]
+        self.blocks = nn.ModuleList(nn.Sequential(nn.Linear(a, b), nn.ReLU()) for a, b in zip(dims[:-1], dims[1:]))
+        self.exits = nn.ModuleList(nn.Linear(h, n_classes) for h in hidden)
+        self.n_classes = n_classes
+
+    @property
+    def n_exits(self) -> int:
+        """Number of exits L."""
+        return len(self.exits)
+
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        """Logits of every exit, shallowest first."""
+        out = []
+        for block, head in zip(self.blocks, self.exits):
+            x = block(x)
+            out.append(head(x))
+        return out
+
+
+def n_parameters(model: nn.Module) -> int:
+    """Number of trainable parameters (what FedAvg would upload per round)."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+# ----------------------------------------------------------------------------------------------
+# Knowledge carrier and temperatures
+# ----------------------------------------------------------------------------------------------
+def _as_batches(loader) -> Iterable[tuple[torch.Tensor, torch.Tensor]]:
+    if isinstance(loader, tuple) and len(loader) == 2 and isinstance(loader[0], torch.Tensor):
+        return [loader]
+    return loader
+
+
+@torch.no_grad()
+def class_mean_logits(model: MultiExitMLP, loader, n_classes: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Class-conditional mean logits of every exit on a client's data.
+
+    Args:
+        model: a multi-exit model.
+        loader: an ``(X, y)`` tuple of tensors or an iterable of ``(x, y)`` batches.
+        n_classes: C.
+
+    Returns:
+        ``Z`` of shape (L, C, C) with ``Z[l, c] = mean_{y=c} z^l(x)`` (zeros for absent classes)
+        and ``counts`` of shape (C,).
+    """
+    sums, counts = None, torch.zeros(n_classes)
+    was_training = model.training
+    model.eval()
+    for x, y in _as_batches(loader):
+        y = torch.as_tensor(y, dtype=torch.long)
+        if y.numel() and (y.min() < 0 or y.max() >= n_classes):
+            raise ValueError(f"labels must lie in [0, {n_classes - 1}], got range [{int(y.min())}, {int(y.max())}]")
+        z = torch.stack(model(x))  # (L, B, C)
+        if sums is None:
+            sums = torch.zeros(z.shape[0], n_classes, z.shape[2])
+        sums.index_add_(1, y, z)
+        counts += torch.bincount(y, minlength=n_classes).float()
+    model.train(was_training)
+    if sums is None:
+        raise ValueError("class_mean_logits got an empty loader")
+    return sums / counts.clamp_min(1)[None, :, None], counts
+
+
+def _check_square(Z: torch.Tensor, name: str) -> None:
+    if Z.ndim != 2 or Z.shape[0] != Z.shape[1]:
+        raise ValueError(f"{name} must have shape (C, C), got {tuple(Z.shape)}")
+
+
+def category_temperature(Z_g: torch.Tensor, T0: float = 4.0, a: float = 1.0,
+                         bounds: tuple[float, float] = (1.0, 10.0)) -> torch.Tensor:
+    """Category-aware global temperature (reconstruction of paper Eq. 4).
+
+    ``kappa_c = max softmax(Z_g[c])`` is the confidence of the global knowledge of class c;
+    ``T_c = clip(T0 (kappa_c / mean_c kappa)^a, bounds)``: confident classes are softened more.
+    ``a = 0`` gives the constant ``T0`` (clipped).
+
+    Args:
+        Z_g: global class-mean logits, shape (C, C).
+        T0: base temperature (> 0).
+        a: exponent (>= 0).
+        bounds: ``(T_min, T_max)`` with ``0 < T_min <= T_max``.
+
+    Returns:
+        T of shape (C,).
+    """
+    _check_square(Z_g, "Z_g")
+    if T0 <= 0 or a < 0 or not (0 < bounds[0] <= bounds[1]):
+        raise ValueError(f"need T0 > 0, a >= 0 and 0 < bounds[0] <= bounds[1]; got T0={T0}, a={a}, bounds={bounds}")
+    kappa = Z_g.softmax(-1).max(-1).values
+    return (T0 * (kappa / kappa.mean()) ** a).clamp(bounds[0], bounds[1])
+
+
+def elastic_temperature(Z_g: torch.Tensor, Z_k: torch.Tensor, T_c: torch.Tensor, eta: float = 0.5,
+                        bounds: tuple[float, float] = (1.0, 10.0), present: torch.Tensor | None = None
+                        ) -> torch.Tensor:
+    """Multi-level elastic temperature (reconstruction of paper Eq. 3).
+
+    ``T[l, c] = clip(T_c (1 + eta KL(softmax(Z_g[c]) || softmax(Z_k[l, c]))), bounds)``: an exit whose
+    class-c logits disagree more with the global knowledge gets a softer target.
+    ``eta = 0`` gives ``T[l, c] = T_c`` for every level.
+
+    Args:
+        Z_g: global class-mean logits, (C, C).
+        Z_k: the client's class-mean logits of each exit, (L, C, C).
+        T_c: category temperatures, (C,).
+        eta: elasticity (>= 0).
+        bounds: clip range.
+        present: optional bool (C,) of classes the client holds; absent classes get ``T_c``.
+
+    Returns:
+        T of shape (L, C).
+    """
+    _check_square(Z_g, "Z_g")
+    if Z_k.ndim != 3 or Z_k.shape[1:] != Z_g.shape:
+        raise ValueError(f"Z_k must have shape (L, {Z_g.shape[0]}, {Z_g.shape[1]}), got {tuple(Z_k.shape)}")
+    if eta < 0:
+        raise ValueError(f"eta must be >= 0, got {eta}")
+    p_g = Z_g.log_softmax(-1)
+    kl = (p_g.exp() * (p_g - Z_k.log_softmax(-1))).sum(-1)  # (L, C)
+    if present is not None:
+        kl = kl * present.float()[None]
+    return (T_c[None] * (1 + eta * kl)).clamp(bounds[0], bounds[1])
+
+
+def distillation_loss(exit_logits: Sequence[torch.Tensor], y: torch.Tensor, Z_g: torch.Tensor, T: torch.Tensor,
+                      level_weights: Sequence[float] | None = None, mask: torch.Tensor | None = None
+                      ) -> torch.Tensor:
+    """Temperature-scaled distillation towards the global class logits (KD term of paper Eq. 6).
+
+    ``sum_l lam_l mean_i T[l,y_i]^2 KL(softmax(Z_g[y_i] / T[l,y_i]) || softmax(z^l(x_i) / T[l,y_i]))``;
+    the ``T^2`` factor keeps gradient magnitudes independent of T (Hinton et al., 2015).
+
+    Args:
+        exit_logits: L tensors (B, C); the last ``T.shape[0]`` exits are distilled.
+        y: labels (B,).
+        Z_g: global class-mean logits (C, C).
+        T: temperatures (L', C) with L' <= L (L' = 1 distils only the last exit).
+        level_weights: lam_l, default ``1/L'``.
+        mask: optional bool (C,) of classes with global knowledge; other samples are skipped.
+
+    Returns:
+        Scalar loss (averaged over the batch, masked samples count as zero).
+    """
+    Lp = T.shape[0]
+    if Lp > len(exit_logits) or Lp < 1:
+        raise ValueError(f"T has {Lp} levels but the model has {len(exit_logits)} exits")
+    lam = [1.0 / Lp] * Lp if level_weights is None else list(level_weights)
+    if len(lam) != Lp:
+        raise ValueError(f"level_weights has {len(lam)} entries for {Lp} levels")
+    teacher = Z_g[y]  # (B, C)
+    keep = torch.ones_like(y, dtype=torch.float) if mask is None else mask[y].float()
+    loss = teacher.new_zeros(())
+    for w, z, t in zip(lam, exit_logits[-Lp:], T):
+        ty = t[y][:, None]
+        log_pt = (teacher / ty).log_softmax(-1)
+        kl = (log_pt.exp() * (log_pt - (z / ty).log_softmax(-1))).sum(-1)
+        loss = loss + w * (keep * ty[:, 0] ** 2 * kl).mean()
+    return loss
+
+
+# ----------------------------------------------------------------------------------------------
+# Z-score guard and ledger
+# ----------------------------------------------------------------------------------------------
+def zscore_guard(uploads: Sequence[torch.Tensor | np.ndarray], thresh: float = 2.0,
+                 counts: Sequence[torch.Tensor | np.ndarray] | None = None, robust: bool = True,
+                 standardize: bool = True, rel_floor: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
+    """Z-score guard run by the validators (reconstruction of the paper's Z-Score Guard).
+
+    1. With ``standardize``, every uploaded row is z-normalised, ``(Z_k[c] - mean) / std`` over its
+       entries, so heterogeneous models with different logit scales are comparable.
+    2. Reference ``M[c]`` = coordinate-wise median of the rows of the clients holding class c.
+    3. Deviation of client k: ``D_k = sum_c n_kc ||Z_k[c] - M[c]|| / sum_c n_kc`` (count-weighted,
+       so classes a client barely holds weigh little).
+    4. ``z_k = (D_k - center) / scale``: median and ``1.4826 MAD`` with ``robust`` (modified z-score;
+       the classical mean/std z-score of K values can never exceed ``(K-1)/sqrt(K)`` and is swamped
+       by 30% attackers), else mean and standard deviation. The scale is floored at ``rel_floor``
+       times the median row norm, so near-identical uploads are never rejected.
+    5. Reject ``z_k > thresh``.
+
+    Args:
+        uploads: K arrays of shape (C, D) (class-mean logits: D = C).
+        thresh: z threshold (> 0).
+        counts: optional K arrays (C,) of class counts (default: all ones).
+        robust: median/MAD (True) or mean/std (False).
+        standardize: z-normalise each row first.
+        rel_floor: relative floor on the scale.
+
+    Returns:
+        ``accepted`` bool array (K,) and the scores ``z`` (K,).
+    """
+    if len(uploads) < 3:
+        raise ValueError(f"zscore_guard needs at least 3 uploads, got {len(uploads)}")
+    if not thresh > 0:
+        raise ValueError(f"thresh must be > 0, got {thresh}")
+    U = np.stack([np.asarray(u, dtype=float) for u in uploads])  # (K, C, D)
+    if U.ndim != 3 or not np.all(np.isfinite(U)):
+        raise ValueError(f"uploads must be finite arrays of one shape (C, D); stacked shape {U.shape}")
+    K, C, _ = U.shape
+    n = np.ones((K, C)) if counts is None else np.stack([np.asarray(c, dtype=float) for c in counts])
+    if n.shape != (K, C) or np.any(n < 0):
+        raise ValueError(f"counts must be K={K} non-negative arrays of length C={C}, got shape {n.shape}")
+    if standardize:
+        U = (U - U.mean(-1, keepdims=True)) / (U.std(-1, keepdims=True) + 1e-8)
+    held = n > 0
+    with np.errstate(all="ignore"):
+        M = np.nan_to_num(np.nanmedian(np.where(held[..., None], U, np.nan), axis=0))
+    d = np.linalg.norm(U - M[None], axis=-1)  # (K, C)
+    D = (n * d).sum(1) / np.maximum(n.sum(1), 1e-12)
+    if robust:
+        center = np.median(D)
+        scale = 1.4826 * np.median(np.abs(D - center))
+    else:
+        center, scale = D.mean(), D.std()
+    floor = rel_floor * max(float(np.median(np.linalg.norm(U, axis=-1))), 1e-12)
+    z = (D - center) / max(float(scale), floor)
+    return z <= thresh, z
+
+
+class HashChainLedger:
+    """Append-only hash chain of blocks, the simulated blockchain of ReT-FHD.
+
+    Each block stores its payload (named arrays) and metadata; its hash covers the previous hash,
+    the metadata and the payload bytes, so editing any stored upload breaks :meth:`verify`.
+    """
+
+    def __init__(self) -> None:
+        self.blocks: list[dict] = []
+
+    @staticmethod
+    def _digest(prev: str, meta: dict, payload: dict[str, np.ndarray]) -> str:
+        h = hashlib.sha256(prev.encode())
+        h.update(json.dumps(meta, sort_keys=True).encode())
+        for k in sorted(payload):
+            h.update(k.encode())
+            h.update(np.ascontiguousarray(payload[k], dtype=np.float64).tobytes())
+        return h.hexdigest()
+
+    def append(self, meta: dict, payload: dict[str, np.ndarray]) -> str:
+        """Add a block; returns its hash."""
+        prev = self.blocks[-1]["hash"] if self.blocks else "genesis"
+        payload = {k: np.array(v, dtype=np.float64, copy=True) for k, v in payload.items()}
+        block = {"meta": dict(meta), "payload": payload, "prev": prev, "hash": self._digest(prev, meta, payload)}
+        self.blocks.append(block)
+        return block["hash"]
+
+    def verify(self) -> bool:
+        """Whether every block's hash matches its contents and links to its predecessor."""
+        prev = "genesis"
+        for b in self.blocks:
+            if b["prev"] != prev or b["hash"] != self._digest(prev, b["meta"], b["payload"]):
+                return False
+            prev = b["hash"]
+        return True
+
+
+# ----------------------------------------------------------------------------------------------
+# Federated runner
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class Client:
+    """One federated participant: its model, private data and (optionally) an attack.
+
+    ``attack`` is ``None`` (honest), ``"label_flip"`` (uploads its class means under flipped
+    labels, ``Z[c] <- Z[C-1-c]``) or ``"model_poison"`` (uploads random logits scaled to
+    ``attack_scale`` times its honest logit spread).
+    """
+
+    model: MultiExitMLP
+    X: torch.Tensor
+    y: torch.Tensor
+    attack: str | None = None
+    attack_scale: float = 3.0
+
+    def __post_init__(self) -> None:
+        if self.attack is not None and self.attack not in ATTACKS:
+            raise ValueError(f"attack must be None or one of {ATTACKS}, got {self.attack!r}")
+        if len(self.X) != len(self.y) or len(self.y) == 0:
+            raise ValueError(f"client needs matching non-empty X and y, got {len(self.X)} and {len(self.y)}")
+
+
+@dataclass
+class History:
+    """What :meth:`ReTFHD.run` returns."""
+
+    accuracy: list[float] = field(default_factory=list)
+    """Mean test accuracy of the honest clients' last exits after each round."""
+    client_accuracy: list[list[float]] = field(default_factory=list)
+    """Per-client test accuracy after each round."""
+    bytes_per_round: list[int] = field(default_factory=list)
+    """Bytes uploaded by all clients in each round (float32)."""
+    flagged: list[list[int]] = field(default_factory=list)
+    """Ids of uploads rejected (or ignored as blacklisted) in each round."""
+    roles: list[list[str]] = field(default_factory=list)
+    """Role of every client in each round."""
+    blacklist: list[int] = field(default_factory=list)
+    """Clients blacklisted by the end."""
+
+
+class ReTFHD:
+    """ReT-FHD federated training loop (simulated blockchain roles, guard, temperatures).
+
+    Args:
+        clients: the participants (models may differ in depth and width).
+        rounds: communication rounds.
+        local_epochs: local epochs per round.
+        role_probs: probabilities of worker / validator / miner (every client also trains and uploads,
+            Algorithm 1 line 3); at least one validator and one miner are drawn each round.
+        guard: run the Z-score guard (else every upload is accepted).
+        seed: seed of role draws and mini-batch order.
+        T0, a, bounds: category temperature (``category=False`` gives constant ``T0``).
+        eta: elastic temperature (``elastic=False`` sets eta = 0).
+        multi_level: distil every exit (else only the last one).
+        distill: False gives local training only.
+        kd_weight: weight of the distillation term.
+        lr, batch_size: Adam learning rate and mini-batch size.
+        guard_thresh, blacklist_after: z threshold, and rejections after which a client is blacklisted.
+        eval_data: ``(X_test, y_test)`` for the accuracy history.
+    """
+
+    def __init__(self, clients: Sequence[Client], rounds: int, local_epochs: int = 2,
+                 role_probs: tuple[float, float, float] = (0.7, 0.2, 0.1), guard: bool = True, seed: int = 0, *,
+                 T0: float = 4.0, a: float = 1.0, bounds: tuple[float, float] = (1.0, 10.0), eta: float = 0.5,
+                 category: bool = True, elastic: bool = True, multi_level: bool = True, distill: bool = True,
+                 kd_weight: float = 1.0, lr: float = 1e-3, batch_size: int = 32, guard_thresh: float = 2.0,
+                 blacklist_after: int = 3, eval_data: tuple[torch.Tensor, torch.Tensor] | None = None):
+        if len(clients) < 3:
+            raise ValueError(f"need at least 3 clients, got {len(clients)}")
+        if rounds < 1 or local_epochs < 1 or batch_size < 1:
+            raise ValueError(f"rounds, local_epochs and batch_size must be >= 1; got {rounds}, {local_epochs}, "
+                             f"{batch_size}")
+        p = np.asarray(role_probs, float)
+        if p.shape != (3,) or np.any(p < 0) or not np.isclose(p.sum(), 1):
+            raise ValueError(f"role_probs must be 3 non-negative numbers summing to 1, got {role_probs}")
+        C = {c.model.n_classes for c in clients}
+        if len(C) != 1:
+            raise ValueError(f"all client models must have the same n_classes, got {sorted(C)}")
+        self.clients, self.rounds, self.local_epochs, self.role_probs = list(clients), rounds, local_epochs, p
+        self.guard, self.seed, self.T0, self.a, self.bounds = guard, seed, T0, a, bounds
+        self.eta = eta if elastic else 0.0
+        self.category, self.multi_level, self.distill, self.kd_weight = category, multi_level, distill, kd_weight
+        self.lr, self.batch_size = lr, batch_size
+        self.guard_thresh, self.blacklist_after = guard_thresh, blacklist_after
+        self.eval_data = eval_data
+        self.n_classes = C.pop()
+        self.ledger = HashChainLedger()
+
+    # -- one client's pieces --------------------------------------------------------------------
+    def _temperatures(self, Z_g: torch.Tensor, Z_k: torch.Tensor, present: torch.Tensor, L: int) -> torch.Tensor:
+        T_c = category_temperature(Z_g, self.T0, self.a if self.category else 0.0, self.bounds)
+        if not self.multi_level:
+            return T_c[None]
+        return elastic_temperature(Z_g, Z_k, T_c, self.eta, self.bounds, present)[-L:]
+
+    def _local_update(self, client: Client, opt: torch.optim.Optimizer, Z_g: torch.Tensor | None,
+                      g_mask: torch.Tensor | None, Z_k: torch.Tensor, present: torch.Tensor, gen: torch.Generator):
+        model, n = client.model, len(client.y)
+        T = None if Z_g is None or not self.distill else self._temperatures(Z_g, Z_k, present, model.n_exits)
+        model.train()
+        for _ in range(self.local_epochs):
+            perm = torch.randperm(n, generator=gen)
+            for i in range(0, n, self.batch_size):
+                idx = perm[i:i + self.batch_size]
+                x, y = client.X[idx], client.y[idx]
+                outs = model(x)
+                loss = F.cross_entropy(outs[-1], y)  # Eq. 6: CE on the last exit ...
+                if T is not None:  # ... + temperature-scaled distillation of every exit
+                    loss = loss + self.kd_weight * distillation_loss(outs, y, Z_g, T, mask=g_mask)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+
+    def _upload(self, client: Client, Z_last: torch.Tensor, counts: torch.Tensor, gen: torch.Generator):
+        if client.attack == "label_flip":
+            return Z_last.flip(0), counts.flip(0)
+        if client.attack == "model_poison":
+            spread = Z_last[counts > 0].std() * client.attack_scale
+            return torch.randn(Z_last.shape, generator=gen) * spread, counts
+        return Z_last, counts
+
+    @torch.no_grad()
+    def _accuracy(self) -> list[float]:
+        X, y = self.eval_data
+        return [float((c.model(X)[-1].argmax(-1) == y).float().mean()) for c in self.clients]
+
+    # -- the loop (Algorithm 1) -----------------------------------------------------------------
+    def run(self) -> History:
+        """Train for ``rounds`` rounds; returns the :class:`History`."""
+        rng = np.random.default_rng([self.seed, 17])
+        gen = torch.Generator().manual_seed(self.seed)
+        K, C = len(self.clients), self.n_classes
+        opts = [torch.optim.Adam(c.model.parameters(), lr=self.lr) for c in self.clients]
+        honest = [k for k, c in enumerate(self.clients) if c.attack is None]
+        hist = History()
+        Z_g = g_mask = None
+        rejections, blacklist = np.zeros(K, int), set()
+        knowledge = [class_mean_logits(c.model, (c.X, c.y), C) for c in self.clients]
+        for t in range(self.rounds):
+            roles = rng.choice(3, size=K, p=self.role_probs)
+            for r in (1, 2):  # at least one validator and one miner
+                if not np.any(roles == r):
+                    roles[rng.choice(np.flatnonzero(roles == 0) if np.any(roles == 0) else K)] = r
+            hist.roles.append([ROLES[r] for r in roles])
+            # workers: download Z_g^{t-1}, local update (Eq. 6), compute the knowledge to upload
+            uploads = []
+            for k, c in enumerate(self.clients):
+                Zk, cnt = knowledge[k]
+                self._local_update(c, opts[k], Z_g, g_mask, Zk, cnt > 0, gen)
+                knowledge[k] = class_mean_logits(c.model, (c.X, c.y), C)
+                uploads.append(self._upload(c, knowledge[k][0][-1], knowledge[k][1], gen))
+            hist.bytes_per_round.append(K * 4 * (C * C + C) if self.distill else 0)
+            if not self.distill:
+                hist.flagged.append([])
+            else:
+                # validators: Z-score guard; blacklisted clients are ignored
+                if self.guard:
+                    accepted, _ = zscore_guard([u[0] for u in uploads], self.guard_thresh, [u[1] for u in uploads])
+                    rejections += ~accepted
+                    blacklist |= set(np.flatnonzero(rejections >= self.blacklist_after).tolist())
+                    accepted &= ~np.isin(np.arange(K), list(blacklist))
+                else:
+                    accepted = np.ones(K, bool)
+                hist.flagged.append(np.flatnonzero(~accepted).tolist())
+                # aggregation: count-weighted mean of accepted class logits
+                Zs = torch.stack([u[0] for u, ok in zip(uploads, accepted) if ok])
+                ns = torch.stack([u[1] for u, ok in zip(uploads, accepted) if ok])
+                tot = ns.sum(0)
+                Z_g = (ns[..., None] * Zs).sum(0) / tot.clamp_min(1)[:, None]
+                g_mask = tot > 0
+                # miner: write the block
+                miner = int(np.flatnonzero(roles == 2)[0])
+                self.ledger.append({"round": t, "miner": miner, "accepted": np.flatnonzero(accepted).tolist()},
+                                   {"Z_g": Z_g.numpy(), **{f"Z_{k}": u[0].numpy() for k, u in enumerate(uploads)}})
+            if self.eval_data is not None:
+                accs = self._accuracy()
+                hist.client_accuracy.append(accs)
+                hist.accuracy.append(float(np.mean([accs[k] for k in honest])))
+        hist.blacklist = sorted(blacklist)
+        self.global_logits_ = Z_g
+        return hist
+
+
+def FDFixedT(clients: Sequence[Client], rounds: int, local_epochs: int = 2, T: float = 1.0, seed: int = 0,
+             **kwargs) -> ReTFHD:
+    """Federated distillation baseline (Jeong et al., 2018): class-mean logits of the last exit, fixed T, no guard.
+
+    It is :class:`ReTFHD` with ``category=False, elastic=False, multi_level=False, guard=False, T0=T``.
+    """
+    return ReTFHD(clients, rounds, local_epochs, guard=False, seed=seed, T0=T, bounds=(min(1.0, T), max(10.0, T)),
+                  category=False, elastic=False, multi_level=False, **kwargs)
+
+
+def LocalOnly(clients: Sequence[Client], rounds: int, local_epochs: int = 2, seed: int = 0, **kwargs) -> ReTFHD:
+    """Local training only (no communication), the lower baseline."""
+    return ReTFHD(clients, rounds, local_epochs, guard=False, seed=seed, distill=False, **kwargs)
+
+
+class FedAvg:
+    """FedAvg (McMahan et al., 2017) for homogeneous clients: sample-size-weighted parameter averaging.
+
+    Args: as :class:`ReTFHD` (``clients`` must share one architecture).
+    """
+
+    def __init__(self, clients: Sequence[Client], rounds: int, local_epochs: int = 2, seed: int = 0,
+                 lr: float = 1e-3, batch_size: int = 32, eval_data: tuple[torch.Tensor, torch.Tensor] | None = None):
+        shapes = {tuple((k, tuple(v.shape)) for k, v in c.model.state_dict().items()) for c in clients}
+        if len(shapes) != 1:
+            raise ValueError("FedAvg needs every client to have the same architecture")
+        self.inner = LocalOnly(clients, rounds, local_epochs, seed=seed, lr=lr, batch_size=batch_size,
+                               eval_data=eval_data)
+        self.clients = list(clients)
+
+    @torch.no_grad()
+    def aggregate(self) -> None:
+        """Replace every client's parameters by the sample-size-weighted average."""
+        w = torch.tensor([float(len(c.y)) for c in self.clients])
+        w = w / w.sum()
+        states = [c.model.state_dict() for c in self.clients]
+        avg = {k: sum(wi * s[k] for wi, s in zip(w, states)) for k in states[0]}
+        for c in self.clients:
+            c.model.load_state_dict(avg)
+
+    def run(self) -> History:
+        """Local epochs then averaging, each round; bytes are the parameters uploaded."""
+        inner, hist = self.inner, History()
+        gen = torch.Generator().manual_seed(inner.seed)
+        opts = [torch.optim.Adam(c.model.parameters(), lr=inner.lr) for c in self.clients]
+        self.aggregate()
+        for _ in range(inner.rounds):
+            for c, opt in zip(self.clients, opts):
+                inner._local_update(c, opt, None, None, None, None, gen)
+            self.aggregate()
+            hist.bytes_per_round.append(4 * sum(n_parameters(c.model) for c in self.clients))
+            if inner.eval_data is not None:
+                accs = inner._accuracy()
+                hist.client_accuracy.append(accs)
+                hist.accuracy.append(float(np.mean(accs)))
+        return hist
