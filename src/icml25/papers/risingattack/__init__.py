@@ -1,0 +1,36 @@
+"""RisingAttacK: ordered top-K adversarial attacks from the right singular vectors of the adversarial
+Jacobian (Paniagua, Savadikar & Wu, ICML 2025).
+
+Sequential QP in image space: each step linearises the ordering constraints D z(x) >= m, takes the
+thin SVD of the adversarial Jacobian A = D dz/dx, and moves along the minimum-norm combination
+V_r alpha of its right singular vectors. Baselines: QuadAttacK (feature-space QP), C&W top-K, top-K PGD.
+"""
+
+from icml25.papers.risingattack.attacks import (
+    CWTopK,
+    QuadAttack,
+    RisingAttack,
+    TopKPGD,
+    adversarial_jacobian,
+    figure_of_merit,
+    min_norm_qp,
+    ordered_topk_success,
+    ordering_margins,
+    ordering_matrices,
+    ordering_matrix,
+    perturbation_norms,
+    topk_hinge_loss,
+)
+from icml25.papers.risingattack.data import (
+    MLP,
+    SmallCNN,
+    attack_set,
+    digits_dataset,
+    template_dataset,
+    train_classifier,
+)
+
+__all__ = ["CWTopK", "MLP", "QuadAttack", "RisingAttack", "SmallCNN", "TopKPGD", "adversarial_jacobian",
+           "attack_set", "digits_dataset", "figure_of_merit", "min_norm_qp", "ordered_topk_success",
+           "ordering_margins", "ordering_matrices", "ordering_matrix", "perturbation_norms", "template_dataset",
+           "topk_hinge_loss", "train_classifier"]

@@ -1,0 +1,250 @@
+"""RisingAttacK: exact min-norm step on linear models (vs cvxpy), row-space property, Jacobian vs
+finite differences, ordering constraints vs brute force, invariance, bad input, smoke runs."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from icml25.papers.risingattack import (
+    CWTopK,
+    QuadAttack,
+    RisingAttack,
+    TopKPGD,
+    adversarial_jacobian,
+    figure_of_merit,
+    min_norm_qp,
+    ordered_topk_success,
+    ordering_margins,
+    ordering_matrices,
+    ordering_matrix,
+    perturbation_norms,
+    topk_hinge_loss,
+)
+from icml25.papers.risingattack.repro import CLAIMS, EXPERIMENTS
+
+torch.set_num_threads(1)
+
+
+def _tanh_mlp(n_in: int, n_classes: int, seed: int = 0) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(n_in, 16), torch.nn.Tanh(), torch.nn.Linear(16, n_classes)).double()
+
+
+def _cvxpy_min_norm(A: np.ndarray, c: np.ndarray) -> np.ndarray:
+    cp = pytest.importorskip("cvxpy")
+    d = cp.Variable(A.shape[1])
+    cp.Problem(cp.Minimize(cp.sum_squares(d)), [A @ d >= c]).solve(solver="CLARABEL")
+    return d.value
+
+
+def test_ordering_matrix_rows():
+    D = ordering_matrix([4, 0, 2], 7)
+    assert D.shape == (6, 7)                       # K - 1 = 2 chain rows + C - K = 4 non-target rows
+    expected = np.zeros((6, 7))
+    expected[0, 4], expected[0, 0] = 1, -1
+    expected[1, 0], expected[1, 2] = 1, -1
+    for row, j in enumerate([1, 3, 5, 6]):
+        expected[2 + row, 2], expected[2 + row, j] = 1, -1
+    np.testing.assert_array_equal(D.numpy(), expected)
+    # K = 1 has no chain rows
+    assert ordering_matrix([3], 5).shape == (4, 5)
+
+
+def test_constraints_match_brute_force_topk():
+    """D z > 0 holds exactly when the sorted top-K equals the targets (over all ordered 2-subsets of 5 classes)."""
+    g = torch.Generator().manual_seed(0)
+    z = torch.randn(400, 5, generator=g)
+    for t in itertools.permutations(range(5), 2):
+        targets = torch.tensor(t).expand(400, 2)
+        brute = (z.argsort(dim=1, descending=True)[:, :2] == targets).all(1)
+        assert torch.equal(ordered_topk_success(z, targets), brute)
+        assert torch.equal((ordering_margins(z, targets) > 0).all(1), brute)
+        assert brute.any() and (~brute).any()
+
+
+def test_reduced_keeps_most_competitive_rows():
+    logits = torch.tensor([0.0, 5.0, 1.0, 4.0, -2.0, 3.0])
+    D = ordering_matrix([2, 0], 6, reduced=2, logits=logits)
+    assert D.shape == (3, 6)
+    assert D[1, 1] == -1 and D[2, 3] == -1         # classes 1 and 3 have the largest non-target logits
+
+
+def test_adversarial_jacobian_matches_finite_differences():
+    model = _tanh_mlp(6, 5)
+    x = torch.randn(3, 6, dtype=torch.float64)
+    targets = torch.tensor([[1, 3], [0, 4], [2, 1]])
+    D = ordering_matrices(targets, 5).double()
+    A = adversarial_jacobian(model, x, D)
+    assert A.shape == (3, 4, 6)
+    h = 1e-6
+    fd = torch.zeros_like(A)
+    with torch.no_grad():
+        for i in range(6):
+            e = torch.zeros(6, dtype=torch.float64)
+            e[i] = h
+            fd[:, :, i] = torch.einsum("bmc,bc->bm", D, model(x + e) - model(x - e)) / (2 * h)
+    np.testing.assert_allclose(A.numpy(), fd.numpy(), atol=1e-7)
+
+
+@pytest.mark.parametrize("solver", ["nnls", "osqp"])
+def test_linear_model_one_step_is_exact_min_norm_attack(solver):
+    """z = W x + b: one step (step = 1, no clipping) is the minimum-l2 solution of the ordering constraints."""
+    if solver == "osqp":
+        pytest.importorskip("osqp")
+    torch.manual_seed(1)
+    C, n, m = 10, 30, 0.5
+    lin = torch.nn.Linear(n, C).double()
+    x = torch.randn(4, n, dtype=torch.float64)
+    targets = torch.tensor([[3, 1, 7], [0, 2, 4], [9, 8, 5], [6, 5, 4]])
+    x_adv, info = RisingAttack(lin, K=3, margin=m, max_iter=1, clip=None, qp_solver=solver)(x, targets)
+    W, b = lin.weight.detach().numpy(), lin.bias.detach().numpy()
+    for i in range(4):
+        D = ordering_matrix(targets[i], C).double().numpy()
+        ref = _cvxpy_min_norm(D @ W, m - D @ (W @ x[i].numpy() + b))
+        np.testing.assert_allclose((x_adv[i] - x[i]).numpy(), ref, atol=2e-6)
+    # success, argsort top-K equals the targets, every margin >= m
+    assert info["success"].all()
+    assert torch.equal(lin(x_adv).argsort(dim=1, descending=True)[:, :3], targets)
+    assert info["margins"].min() >= m - 1e-6
+    assert (info["margins"].min(1).values < m + 1e-6).all()   # minimum norm: some constraint is active
+
+
+def test_step_lies_in_row_space_of_adversarial_jacobian():
+    model = _tanh_mlp(12, 6, seed=2)
+    x = torch.randn(5, 12, dtype=torch.float64)
+    targets = torch.tensor([[0, 1, 2]] * 5)
+    delta, rank = RisingAttack(model, K=3, clip=None).step_direction(x, targets)
+    A = adversarial_jacobian(model, x, ordering_matrices(targets, 6).double())
+    assert (rank == 5).all()                                   # M = C - 1 = 5 < n: full row rank
+    for b in range(5):
+        proj = A[b].T @ torch.linalg.lstsq(A[b].T, delta[b]).solution   # projection on the row space
+        assert (delta[b] - proj).norm() / delta[b].norm() < 1e-6
+        assert delta[b].norm() > 0
+
+
+def test_min_norm_qp_rank_deficient_matches_cvxpy():
+    """More constraints than variables (rank-deficient dual Hessian): NNLS dual still matches the QP."""
+    rng = np.random.default_rng(0)
+    B = rng.standard_normal((8, 3))
+    c = B @ rng.standard_normal(3) - rng.uniform(0.1, 1.0, 8)   # feasible by construction
+    ref = _cvxpy_min_norm(B, c)
+    np.testing.assert_allclose(min_norm_qp(B, c), ref, atol=1e-5)
+    assert np.all(B @ min_norm_qp(B, c) >= c - 1e-6)
+    np.testing.assert_array_equal(min_norm_qp(B, -np.abs(c)), 0.0)  # already feasible: no step
+
+
+def test_quadattack_feature_qp_matches_cvxpy():
+    torch.manual_seed(0)
+    head = torch.nn.Linear(12, 6)
+    att = QuadAttack(torch.nn.Sequential(torch.nn.Identity(), head), K=2, margin=0.3,
+                     feature_fn=lambda x: x, head=head)
+    f = torch.randn(3, 12)
+    targets = torch.tensor([[5, 0], [1, 2], [3, 4]])
+    f_star = att.feature_targets(f, targets)
+    W, bias = head.weight.detach().double().numpy(), head.bias.detach().double().numpy()
+    for i in range(3):
+        D = ordering_matrix(targets[i], 6).double().numpy()
+        ref = _cvxpy_min_norm(D @ W, 0.3 - D @ (W @ f[i].double().numpy() + bias))
+        np.testing.assert_allclose((f_star[i] - f[i]).numpy(), ref, atol=1e-4)
+    assert ordered_topk_success(head(f_star), targets).all()
+
+
+def test_hinge_zero_iff_ordered_with_margin():
+    g = torch.Generator().manual_seed(3)
+    z = torch.randn(300, 6, generator=g) * 2
+    targets = torch.tensor([[2, 5, 0]]).expand(300, 3)
+    loss = topk_hinge_loss(z, targets, margin=0.1)
+    with_margin = (ordering_margins(z, targets) >= 0.1).all(1)
+    assert torch.equal(loss == 0, with_margin)
+    assert with_margin.any() and (~with_margin).any()
+
+
+def test_invariance_to_permuting_non_target_classes():
+    """Relabelling the non-target classes changes neither the attack nor its success."""
+    model = _tanh_mlp(10, 7, seed=4)
+    perm = torch.tensor([0, 1, 6, 4, 3, 2, 5])             # fixes the targets 0 and 1
+    permuted = torch.nn.Sequential(model, _Permute(perm))
+    x = torch.rand(6, 10, dtype=torch.float64)
+    targets = torch.tensor([[1, 0]] * 6)
+    xa, ia = RisingAttack(model, K=2, max_iter=5)(x, targets)
+    xb, ib = RisingAttack(permuted, K=2, max_iter=5)(x, targets)
+    assert torch.equal(ia["success"], ib["success"])
+    np.testing.assert_allclose(xa.numpy(), xb.numpy(), atol=1e-8)
+
+
+class _Permute(torch.nn.Module):
+    def __init__(self, perm: torch.Tensor) -> None:
+        super().__init__()
+        self.perm = perm
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return z[:, self.perm]
+
+
+def test_norms_and_figure_of_merit():
+    d = torch.tensor([[3.0, -4.0, 0.0], [0.0, 0.0, -2.0]])
+    l1, l2, linf = perturbation_norms(d)
+    assert l1.tolist() == [7.0, 2.0] and l2.tolist() == [5.0, 2.0] and linf.tolist() == [4.0, 2.0]
+    assert figure_of_merit(0.8, [1, 2, 3], [1, 2, 3]) == pytest.approx(0.8)
+    assert figure_of_merit(0.5, [1, 1, 1], [2, 2, 2]) == pytest.approx(1.0)
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match="distinct"):
+        ordering_matrix([1, 1], 4)
+    with pytest.raises(ValueError, match=r"\[0, 3\]"):
+        ordering_matrix([0, 4], 4)
+    with pytest.raises(ValueError, match="reduced needs logits"):
+        ordering_matrix([0], 4, reduced=2)
+    with pytest.raises(ValueError, match="K must be"):
+        RisingAttack(torch.nn.Identity(), K=0)
+    with pytest.raises(ValueError, match="margin"):
+        RisingAttack(torch.nn.Identity(), K=1, margin=-1.0)
+    with pytest.raises(ValueError, match="qp_solver"):
+        RisingAttack(torch.nn.Identity(), K=1, qp_solver="cplex")
+    with pytest.raises(ValueError, match="linear head"):
+        QuadAttack(torch.nn.Identity(), K=1)
+    model = torch.nn.Linear(4, 5)
+    with pytest.raises(ValueError, match=r"shape \(B=2, K=2\)"):
+        RisingAttack(model, K=2)(torch.rand(2, 4), torch.tensor([[0, 1, 2], [1, 2, 3]]))
+    with pytest.raises(ValueError, match="NaN"):
+        CWTopK(model, K=1)(torch.full((1, 4), float("nan")), torch.tensor([[0]]))
+    with pytest.raises(ValueError, match="eps"):
+        TopKPGD(model, K=1, eps=0.0)
+    with pytest.raises(ValueError, match="norms"):
+        figure_of_merit(0.5, [1, 2], [1, 2, 3])
+
+
+def _smoke(name: str) -> dict:
+    exp = next(e for e in EXPERIMENTS if e.name == name)
+    return exp.run(exp.make_config("smoke"), seed=0)
+
+
+def test_smoke_templates():
+    m = _smoke("templates100")
+    assert m["test_accuracy"] > 0.8
+    assert m["asr_rising_k1"] == 1.0                       # top-1 targeted attack on a tiny CNN
+    assert m["asr_rising_k5"] >= 0.75
+    for key, value in m.items():
+        if key.startswith("asr_") and "minus" not in key:
+            assert 0.0 <= value <= 1.0
+    assert m["l2_rising_k5"] > m["l2_rising_k1"] > 0       # ordering 5 classes costs more than 1
+    assert m["min_asr_k1"] == min(m[f"asr_{k}_k1"] for k in ("rising", "quad", "cw", "pgd"))
+    assert m["l2_ratio_rising_over_quad_k1"] < 1.0            # min-norm SQP step vs feature matching
+
+
+def test_smoke_digits():
+    m = _smoke("digits")
+    assert m["mlp_test_accuracy"] > 0.9
+    assert m["mlp_asr_rising_k1"] == 1.0 and m["mlp_asr_rising_k3"] >= 0.9
+    assert m["asr_rising_minus_quad_k2plus"] == pytest.approx(m["mlp_asr_rising_k3"] - m["mlp_asr_quad_k3"])
+
+
+def test_claims_refer_to_metrics():
+    names = {e.name for e in EXPERIMENTS}
+    for claim in CLAIMS:
+        assert claim.experiment in names
