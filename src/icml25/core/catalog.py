@@ -38,7 +38,9 @@ CATALOG: tuple[Paper, ...] = (
                "recommendations. It proposes no method, model, data set or measurable claim, so there is "
                "nothing to implement or reproduce."),
     Paper("generative_bilevel", "A First-order Generative Bilevel Optimization Framework for Diffusion Models",
-          "2502.08808", "3qL4LRUaJ8", "afmsaif/bilevel_diffusion", "algorithm"),
+          "2502.08808", "3qL4LRUaJ8", "afmsaif/bilevel_diffusion", "algorithm",
+          status="partial",
+          note="Toy-scale reproduction of both scenarios: entropy tuning against an exact ground truth (Gaussian-mixture ring, closed-form diffused score) and noise-schedule learning for a two-moons DDPM with RBF-MMD standing in for FID. est1 (our derivation of the penalty objective's lambda-gradient; the official script's expression diverges) reaches 2% regret with 30% of grid search's samples (PASS); est2 is biased by approximate guidance (FAIL); the learned schedule beats the default cosine in 2 of 3 seeds (INCONCLUSIVE). The paper's algorithms and tables were not retrievable; Stable Diffusion and MNIST-FID are not wired in."),
     Paper("ibfs", "IBFS: Information-Bottleneck-driven Few-shot Neural Architecture Search",
           None, "fNixzmprun", None, "algorithm"),
     Paper("icfl", "Towards Scientific Discovery with Dictionary Learning: Extracting Biological Concepts from "

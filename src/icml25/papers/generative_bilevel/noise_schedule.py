@@ -1,0 +1,340 @@
+"""Scenario 2 of the paper: learning the noise schedule of a diffusion model while it trains (bilevel).
+
+Upper variable: a few schedule parameters beta(phi). Lower level: the denoising (epsilon-prediction) loss
+    g(phi, theta) = E_{x0, t, eps} || eps_theta(sqrt(abar_t) x0 + sqrt(1 - abar_t) eps, t) - eps ||^2.
+Upper level: a sample-quality metric f (FID in the paper; here any differentiable metric of DDIM samples) with
+truncated back-propagation through the last sampling step(s), or a zeroth-order estimate of its gradient.
+
+Per minibatch (official ``train_mnist_bilevel_cmg_01_04_cleaned_v2.py``), ``inner_loop`` times:
+  (i) one step of theta_y on g; (ii) sample with theta_z and evaluate f; (iii) one step of theta_z on f/gamma + g;
+then the schedule gets the first-order penalty hyper-gradient  grad_phi f/gamma + grad_phi g(theta_z) -
+grad_phi g(theta_y)  (:func:`penalty_hypergrad`), an AdamW step, and the parameters are clamped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from icml25.papers.generative_bilevel.entropy_tuning import penalty_hypergrad
+
+
+class LearnableNoiseSchedule(nn.Module):
+    """Parametric, differentiable noise schedule beta_1..beta_T.
+
+    ``kind="cosine"`` (parameters start, end, tau, eps; Chen 2023 as in the official code):
+        t' = t (end - start) + start for t = 0..T,  f_t = cos(((t'/T + eps)/(1 + eps)) pi/2)^(2 tau),
+        beta_t = clip(1 - f_t / f_{t-1}, 0, 0.999).  The defaults (0, 1, 1, 0.008) give the usual cosine schedule.
+    ``kind="sigmoid"`` (parameters start, end, tau):  f_t = (sigmoid(end/tau) - sigmoid((t/T (end-start) + start)/tau))
+        / (sigmoid(end/tau) - sigmoid(start/tau)) (the decreasing form of Chen 2023; the official script's
+        increasing sigmoid gives all-zero betas after clipping).
+    ``kind="linear"``: beta_t linear from ``start`` to ``end`` (fixed baseline; parameters still learnable).
+    """
+
+    DEFAULTS = {"cosine": (0.0, 1.0, 1.0, 0.008), "sigmoid": (-3.0, 3.0, 1.0), "linear": (None, None)}
+
+    def __init__(self, kind: str = "cosine", T: int = 1000, params: tuple[float, ...] | None = None):
+        super().__init__()
+        if kind not in self.DEFAULTS:
+            raise ValueError(f"kind must be one of {sorted(self.DEFAULTS)}, got {kind!r}")
+        if int(T) < 2:
+            raise ValueError(f"T must be >= 2, got {T}")
+        self.kind, self.T = kind, int(T)
+        if params is None:
+            params = self.DEFAULTS[kind] if kind != "linear" else (1e-4 * 1000 / T, 0.02 * 1000 / T)
+        names = {"cosine": ("start", "end", "tau", "eps"), "sigmoid": ("start", "end", "tau"),
+                 "linear": ("start", "end")}[kind]
+        if len(params) != len(names):
+            raise ValueError(f"kind {kind!r} takes {len(names)} parameters {names}, got {len(params)}")
+        for name, value in zip(names, params):
+            self.register_parameter(name, nn.Parameter(torch.tensor(float(value), dtype=torch.float64)))
+
+    @property
+    def betas(self) -> torch.Tensor:
+        """(T,) noise rates in [0, 0.999], differentiable in the schedule parameters."""
+        return self._get_betas(*self.parameters())
+
+    def _get_betas(self, start: torch.Tensor, end: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
+        T = self.T
+        steps = torch.arange(T + 1, dtype=torch.float64)
+        if self.kind == "linear":
+            return torch.clamp(start + (end - start) * torch.arange(T, dtype=torch.float64) / (T - 1), 0.0, 0.999)
+        if self.kind == "cosine":
+            tau, eps = rest
+            tp = steps * (end - start) + start
+            cos = torch.clamp(torch.cos((tp / T + eps) / (1 + eps) * math.pi / 2), 1e-12, 1.0)
+            f = cos ** (2 * tau)
+        else:
+            (tau,) = rest
+            lo, hi = torch.sigmoid(start / tau), torch.sigmoid(end / tau)
+            f = torch.clamp((hi - torch.sigmoid((steps / T * (end - start) + start) / tau)) / (hi - lo), 1e-12, 1.0)
+        return torch.clamp(1 - f[1:] / f[:-1], 0.0, 0.999)
+
+    @property
+    def alpha_bar(self) -> torch.Tensor:
+        """(T,) cumulative products prod_{s<=t} (1 - beta_s)."""
+        return torch.cumprod(1 - self.betas, 0)
+
+    @torch.no_grad()
+    def clamp_(self) -> None:
+        """Project the parameters onto their valid box (as the official code does after each step)."""
+        if self.kind == "cosine":
+            self.start.clamp_(0.0, 1.0)
+            self.end.clamp_(float(self.start) + 1e-6, 1.0)
+            self.tau.clamp_(1e-3, 1e6)
+            self.eps.clamp_(1e-4, 1.0)
+        elif self.kind == "sigmoid":
+            self.end.clamp_(float(self.start) + 1e-3, 1e6)
+            self.tau.clamp_(1e-3, 1e6)
+        else:
+            self.start.clamp_(0.0, 0.999)
+            self.end.clamp_(0.0, 0.999)
+
+
+class EpsMLP(nn.Module):
+    """Small epsilon-prediction network eps_theta(x_t, t) for low-dimensional data (sinusoidal time features)."""
+
+    def __init__(self, dim: int = 2, hidden: int = 128, T: int = 200, n_freq: int = 8):
+        super().__init__()
+        self.T = T
+        self.register_buffer("freq", 2.0 ** torch.arange(n_freq, dtype=torch.float32) * math.pi)
+        self.net = nn.Sequential(nn.Linear(dim + 2 * n_freq, hidden), nn.SiLU(), nn.Linear(hidden, hidden),
+                                 nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU(), nn.Linear(hidden, dim))
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        a = (t.float()[:, None] / self.T) * self.freq[None]
+        return self.net(torch.cat([x.float(), torch.sin(a), torch.cos(a)], 1))
+
+
+def dsm_loss(model: nn.Module, schedule: LearnableNoiseSchedule, x0: torch.Tensor,
+             gen: torch.Generator) -> torch.Tensor:
+    """Lower objective g: mean ||eps_theta(x_t, t) - eps||^2, differentiable in theta and the schedule."""
+    n = x0.shape[0]
+    t = torch.randint(0, schedule.T, (n,), generator=gen)
+    eps = torch.randn(x0.shape, generator=gen)
+    abar = schedule.alpha_bar[t].float()[:, None]
+    xt = torch.sqrt(abar) * x0 + torch.sqrt(1 - abar) * eps
+    return ((model(xt, t) - eps) ** 2).sum(1).mean()
+
+
+def ddim_sample(model: nn.Module, schedule: LearnableNoiseSchedule, n: int, steps: int, dim: int = 2,
+                gen: torch.Generator | None = None, truncation: int | None = None,
+                clip_x0: float | None = None) -> torch.Tensor:
+    """Deterministic DDIM (eta = 0) sampling on ``steps`` evenly spaced timesteps.
+
+    x_{prev} = sqrt(abar_prev) x0_hat + sqrt(1 - abar_prev) eps_hat,  x0_hat = (x - sqrt(1 - abar) eps_hat)/sqrt(abar),
+    with abar_prev = 1 after the last step. ``truncation=k`` keeps the autograd graph only through the last k
+    steps (truncated back-propagation, k=1 in the official code); ``None`` keeps all of it. ``clip_x0=c`` clamps
+    x0_hat to [-c, c] (the official ``clipped_reverse_diffusion``; needed when abar_T is ~0, as for cosine).
+    """
+    if int(steps) < 1 or int(steps) > schedule.T or int(n) < 1:
+        raise ValueError(f"need 1 <= steps <= T={schedule.T} and n >= 1, got steps={steps}, n={n}")
+    ts = torch.linspace(schedule.T - 1, 0, int(steps)).round().long().tolist()
+    abar = schedule.alpha_bar.float()
+    x = torch.randn(n, dim, generator=gen)
+    for i, t in enumerate(ts):
+        track = truncation is None or i >= len(ts) - int(truncation)
+        with torch.set_grad_enabled(track and torch.is_grad_enabled()):
+            if not track:
+                x = x.detach()
+            a = abar[t]
+            a_prev = abar[ts[i + 1]] if i + 1 < len(ts) else torch.ones((), dtype=a.dtype)
+            eps = model(x, torch.full((n,), t))
+            x0 = (x - torch.sqrt(1 - a) * eps) / torch.sqrt(a)
+            if clip_x0 is not None:
+                x0 = torch.clamp(x0, -clip_x0, clip_x0)
+                eps = (x - torch.sqrt(a) * x0) / torch.sqrt(1 - a).clamp_min(1e-12)
+            x = torch.sqrt(a_prev) * x0 + torch.sqrt(1 - a_prev) * eps
+    return x
+
+
+def rbf_mmd2(x: torch.Tensor, y: torch.Tensor, bandwidths: tuple[float, ...] = (0.1, 0.3, 1.0, 3.0)) -> torch.Tensor:
+    """Biased (V-statistic) squared MMD with a sum of Gaussian kernels exp(-||a-b||^2 / (2 h^2)); >= 0."""
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
+        raise ValueError(f"x and y must be (n, d) and (m, d), got {tuple(x.shape)} and {tuple(y.shape)}")
+    xy = torch.cat([x, y.to(x.dtype)])
+    d2 = torch.cdist(xy, xy) ** 2
+    k = sum(torch.exp(-d2 / (2 * h**2)) for h in bandwidths)
+    n = x.shape[0]
+    return k[:n, :n].mean() + k[n:, n:].mean() - 2 * k[:n, n:].mean()
+
+
+def zo_gradient(fn: Callable[[torch.Tensor], torch.Tensor], theta: torch.Tensor, mu: float = 1e-2,
+                n_dirs: int = 8, gen: torch.Generator | None = None) -> torch.Tensor:
+    """Zeroth-order (Gaussian-smoothing) gradient: mean_k (fn(theta + mu u_k) - fn(theta)) / mu * u_k, u_k ~ N(0, I).
+
+    Unbiased for the gradient of the smoothed function E fn(theta + mu u); exactly unbiased for quadratics.
+    """
+    if not mu > 0 or int(n_dirs) < 1:
+        raise ValueError(f"need mu > 0 and n_dirs >= 1, got {mu}, {n_dirs}")
+    theta = theta.detach()
+    f0 = fn(theta)
+    u = torch.randn((int(n_dirs),) + tuple(theta.shape), generator=gen, dtype=theta.dtype)
+    diffs = torch.stack([(fn(theta + mu * uk) - f0) / mu for uk in u])
+    return (diffs.reshape(-1, *([1] * theta.ndim)) * u).mean(0)
+
+
+@dataclass
+class ScheduleTrainResult:
+    """Output of :func:`bilevel_schedule_train` / :func:`train_with_schedule`."""
+
+    schedule: LearnableNoiseSchedule
+    model: nn.Module
+    """The network used for sampling (theta_z for the bilevel method)."""
+    model_lower: nn.Module | None = None
+    """theta_y (the pure lower-level copy) for the bilevel method."""
+    history: dict[str, list[float]] = field(default_factory=dict)
+
+
+def _flat_params(schedule: LearnableNoiseSchedule) -> torch.Tensor:
+    return torch.stack([p.detach() for p in schedule.parameters()])
+
+
+def _set_params(schedule: LearnableNoiseSchedule, values: torch.Tensor) -> None:
+    with torch.no_grad():
+        for p, v in zip(schedule.parameters(), values):
+            p.copy_(v)
+
+
+def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module],
+                           upper_metric: Callable[[torch.Tensor], torch.Tensor], zo: bool = False,
+                           schedule: LearnableNoiseSchedule | None = None, iters: int = 1000, batch_size: int = 128,
+                           inner_loop: int = 1, gamma: float = 1.0, lr: float = 1e-3, lr_beta: float = 0.05,
+                           n_samples: int = 128, ddim_steps: int = 20, truncation: int = 1, zo_mu: float = 1e-2,
+                           zo_dirs: int = 4, clip_x0: float | None = None, seed: int = 0) -> ScheduleTrainResult:
+    """Train a diffusion model and its noise schedule jointly by the first-order penalty method.
+
+    Args:
+        data: (N, d) training data.
+        model_fn: builds a fresh epsilon network ``net(x_t, t)``; theta_y and theta_z start from the same weights.
+        upper_metric: ``f(samples) -> scalar`` to minimise (differentiable unless ``zo``), e.g. MMD to held-out data.
+        zo: estimate grad_phi f by :func:`zo_gradient` on the schedule parameters (official ``*_ZO.py``) instead of
+            truncated back-propagation.
+        schedule: the learnable schedule (default: cosine with T = 200).
+        iters: outer iterations (minibatches); inner_loop: lower steps per minibatch.
+        gamma: penalty constant; lr: AdamW rate of theta_y and theta_z; lr_beta: AdamW rate of the schedule
+            (all with OneCycle annealing, as in the official code).
+        n_samples, ddim_steps, truncation: DDIM samples per upper evaluation, their steps, back-propagated steps.
+        clip_x0: clamp of the DDIM x0 prediction (see :func:`ddim_sample`).
+        seed: seeds the initial weights, minibatches, noises and samples.
+
+    Returns:
+        :class:`ScheduleTrainResult` with theta_z as ``model`` and theta_y as ``model_lower``; ``history`` holds
+        the schedule parameters, f and g per iteration.
+    """
+    data = torch.as_tensor(data, dtype=torch.float32)
+    if data.ndim != 2 or data.shape[0] < 2:
+        raise ValueError(f"data must be (N, d) with N >= 2, got shape {tuple(data.shape)}")
+    if gamma <= 0 or iters < 1 or inner_loop < 1 or batch_size < 1:
+        raise ValueError(f"need gamma > 0 and iters, inner_loop, batch_size >= 1; got {gamma}, {iters}, "
+                         f"{inner_loop}, {batch_size}")
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    schedule = schedule if schedule is not None else LearnableNoiseSchedule("cosine", 200)
+    theta_z = model_fn()
+    theta_y = model_fn()
+    theta_y.load_state_dict(theta_z.state_dict())
+    opt_y = torch.optim.AdamW(theta_y.parameters(), lr=lr)
+    opt_z = torch.optim.AdamW(theta_z.parameters(), lr=lr)
+    opt_b = torch.optim.AdamW(schedule.parameters(), lr=lr_beta)
+    one_cycle = lambda opt, r, n: torch.optim.lr_scheduler.OneCycleLR(opt, r, total_steps=n, pct_start=0.25)  # noqa
+    sch_y, sch_z = one_cycle(opt_y, lr, iters * inner_loop), one_cycle(opt_z, lr, iters * inner_loop)
+    sch_b = one_cycle(opt_b, lr_beta, iters)
+    dim = data.shape[1]
+    hist: dict[str, list[float]] = {"upper": [], "lower_y": [], **{n: [] for n, _ in schedule.named_parameters()}}
+
+    def batch() -> torch.Tensor:
+        return data[torch.randint(0, data.shape[0], (batch_size,), generator=gen)]
+
+    def sample_upper(model: nn.Module, grad: bool = True) -> torch.Tensor:
+        with torch.set_grad_enabled(grad):
+            return upper_metric(ddim_sample(model, schedule, n_samples, ddim_steps, dim, gen, truncation, clip_x0))
+
+    params = list(schedule.parameters())
+    for _ in range(int(iters)):
+        x0 = batch()
+        for _ in range(int(inner_loop)):
+            # (i) theta_y <- theta_y - lr grad_theta g(phi, theta_y)
+            opt_y.zero_grad()
+            loss_y = dsm_loss(theta_y, schedule, x0, gen)
+            theta_y_grads = torch.autograd.grad(loss_y, list(theta_y.parameters()))
+            for p, g in zip(theta_y.parameters(), theta_y_grads):
+                p.grad = g
+            opt_y.step()
+            sch_y.step()
+            # (ii)-(iii) theta_z <- theta_z - lr grad_theta [f/gamma + g](phi, theta_z)
+            opt_z.zero_grad()
+            upper = sample_upper(theta_z, grad=not zo)
+            combined = dsm_loss(theta_z, schedule, x0, gen) + (upper / gamma if not zo else 0.0)
+            if not zo:  # grad_phi f from the same samples (the official code re-samples; this saves one run)
+                g_f = torch.autograd.grad(upper, params, retain_graph=True, allow_unused=True)
+                g_f = [torch.zeros_like(p) if g is None else g for p, g in zip(params, g_f)]
+            z_grads = torch.autograd.grad(combined, list(theta_z.parameters()))
+            for p, g in zip(theta_z.parameters(), z_grads):
+                p.grad = g
+            opt_z.step()
+            sch_z.step()
+        # schedule: grad_phi f / gamma + grad_phi g(theta_z) - grad_phi g(theta_y)
+        g_y = torch.autograd.grad(dsm_loss(theta_y, schedule, x0, gen), params)
+        g_z = torch.autograd.grad(dsm_loss(theta_z, schedule, x0, gen), params)
+        if zo:
+            phi0 = _flat_params(schedule)
+            state = gen.get_state()
+
+            def f_at(phi: torch.Tensor) -> torch.Tensor:
+                _set_params(schedule, phi)
+                gen.set_state(state)  # common random numbers across the perturbations
+                with torch.no_grad():
+                    return upper_metric(ddim_sample(theta_z, schedule, n_samples, ddim_steps, dim, gen, None, clip_x0))
+
+            g_f_flat = zo_gradient(f_at, phi0, zo_mu, zo_dirs, torch.Generator().manual_seed(int(
+                torch.randint(0, 2**31 - 1, (1,), generator=gen))))
+            _set_params(schedule, phi0)
+            g_f = list(g_f_flat)
+            f_val = float(f_at(phi0))
+            _set_params(schedule, phi0)
+        else:
+            f_val = float(upper.detach())
+        if not all(torch.isfinite(g).all() for g in (*g_f, *g_z, *g_y)):
+            raise FloatingPointError("non-finite schedule gradient; try clip_x0 or a smaller lr_beta")
+        opt_b.zero_grad()
+        for p, gf, gz, gy in zip(params, g_f, g_z, g_y):
+            p.grad = penalty_hypergrad(gf.detach(), gz.detach(), gy.detach(), gamma)
+        opt_b.step()
+        sch_b.step()
+        schedule.clamp_()
+        hist["upper"].append(f_val)
+        hist["lower_y"].append(float(loss_y.detach()))
+        for n, p in schedule.named_parameters():
+            hist[n].append(float(p.detach()))
+    return ScheduleTrainResult(schedule, theta_z, theta_y, hist)
+
+
+def train_with_schedule(data: torch.Tensor, model_fn: Callable[[], nn.Module], schedule: LearnableNoiseSchedule,
+                        iters: int = 1000, batch_size: int = 128, lr: float = 1e-3, seed: int = 0
+                        ) -> ScheduleTrainResult:
+    """Baseline: ordinary DSM training with a fixed schedule (AdamW + OneCycle, same settings as theta_y)."""
+    data = torch.as_tensor(data, dtype=torch.float32)
+    if data.ndim != 2 or data.shape[0] < 2 or iters < 1:
+        raise ValueError(f"data must be (N, d) with N >= 2 and iters >= 1, got {tuple(data.shape)}, {iters}")
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    model = model_fn()
+    for p in schedule.parameters():
+        p.requires_grad_(False)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    sch = torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=int(iters), pct_start=0.25)
+    losses = []
+    for _ in range(int(iters)):
+        x0 = data[torch.randint(0, data.shape[0], (batch_size,), generator=gen)]
+        opt.zero_grad()
+        loss = dsm_loss(model, schedule, x0, gen)
+        loss.backward()
+        opt.step()
+        sch.step()
+        losses.append(float(loss.detach()))
+    return ScheduleTrainResult(schedule, model, None, {"lower": losses})

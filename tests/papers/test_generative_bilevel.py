@@ -1,0 +1,223 @@
+"""generative_bilevel: closed forms (Gaussian tilt, quadratic bilevel), finite differences, gradcheck,
+an independent score/ground truth, ZO unbiasedness, bad input, smoke runs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from icml25.papers.generative_bilevel import (
+    BilevelEntropyTuner,
+    LearnableNoiseSchedule,
+    VPSchedule,
+    bayes_opt_search,
+    grid_search,
+    lambda_grad_est1,
+    penalty_hypergrad,
+    penalty_objective,
+    rbf_mmd2,
+    ring_mixture,
+    tilted_guided_sampler,
+    tilted_upper_value,
+    zo_gradient,
+)
+from icml25.papers.generative_bilevel.repro import EXPERIMENTS
+
+torch.set_num_threads(1)  # the machine is shared; the experiments do the same inside run()
+
+
+def gaussian_score(mean, std, schedule=VPSchedule()):
+    m = torch.as_tensor(mean, dtype=torch.float64)
+
+    def score(x, t):
+        abar = schedule.alpha_bar(t)[:, None]
+        return (torch.sqrt(abar) * m - x) / (abar * std**2 + 1 - abar)
+
+    return score
+
+
+def test_guided_sampler_gaussian_linear_reward_mean_shift_and_kl():
+    # p_pre = N(m, s^2 I), r(x) = a.x: the tilt is N(m + s^2 a / lam, s^2 I), KL = s^2 |a|^2 / (2 lam^2)
+    m, s, a, lam = np.array([0.5, -1.0]), 0.8, np.array([1.0, 2.0]), 2.0
+    at = torch.tensor(a)
+    x, kl = tilted_guided_sampler(gaussian_score(m, s), lambda x: x @ at, lam, steps=100, n=1000, seed=1,
+                                  return_kl=True)
+    x0 = tilted_guided_sampler(gaussian_score(m, s), None, lam, steps=100, n=1000, seed=1)
+    shift = (x - x0).mean(0).numpy()  # common random numbers: the MC noise cancels
+    np.testing.assert_allclose(shift, s**2 * a / lam, rtol=0.05, atol=0.01)
+    np.testing.assert_allclose(x.mean(0).numpy(), m + s**2 * a / lam, atol=4 * s / math.sqrt(1000) + 0.02)
+    assert abs(x.std(0).mean().item() - s) < 0.05
+    assert kl.mean().item() == pytest.approx(s**2 * (a @ a) / (2 * lam**2), rel=0.05)
+
+
+def test_mixture_score_matches_autograd_of_log_density():
+    mix = ring_mixture(5, 1.5, 0.4)
+    sched = VPSchedule()
+    x = torch.randn(7, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0)).requires_grad_(True)
+    t = torch.full((7,), 0.3, dtype=torch.float64)
+    abar = sched.alpha_bar(t)[0]
+    var = abar * 0.4**2 + 1 - abar
+    mu = torch.as_tensor(mix.means) * torch.sqrt(abar)
+    logp = torch.logsumexp(-((x[:, None] - mu[None]) ** 2).sum(-1) / (2 * var), 1).sum()
+    (g,) = torch.autograd.grad(logp, x)
+    np.testing.assert_allclose(mix.score(sched)(x.detach(), t).numpy(), g.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_closed_form_upper_value_matches_importance_reweighting():
+    mix = ring_mixture()
+    x = mix.sample(100_000, np.random.default_rng(0))
+    a, c = np.array([1.0, 0.0]), np.array([2.5, 0.0])
+    r1, r2 = -((x - c) ** 2).sum(1), x @ a
+    for lam in (0.5, 1.0, 3.0):
+        w = np.exp((r2 - r2.max()) / lam)
+        assert (w @ r1) / w.sum() == pytest.approx(tilted_upper_value(mix, a, c, lam)[0], rel=0.03)
+    f = tilted_upper_value(mix, a, c, np.geomspace(0.05, 5, 200))
+    assert 0 < np.argmax(f) < 199  # interior optimum: the toy is not trivially won
+
+
+def test_est1_is_derivative_of_penalty_objective():
+    rng = np.random.default_rng(2)
+    r2 = rng.normal(size=300)
+    r1 = -(r2 - 1.0) ** 2 + 0.3 * rng.normal(size=300)
+    for lam, gamma in [(0.3, 5.0), (1.0, 10.0), (2.0, 100.0)]:
+        h = 1e-6
+        fd = (penalty_objective(r1, r2, lam + h, gamma) - penalty_objective(r1, r2, lam - h, gamma)) / (2 * h)
+        assert lambda_grad_est1(r1, r2, lam, gamma) == pytest.approx(fd, rel=1e-5, abs=1e-6)
+
+
+def test_est1_zero_is_near_true_optimum_and_code_form_is_not():
+    mix = ring_mixture()
+    x = mix.sample(20_000, np.random.default_rng(1))
+    r1, r2 = -((x - [2.5, 0.0]) ** 2).sum(1), x[:, 0]
+    lams = np.geomspace(0.1, 1.0, 25)
+    g = np.array([lambda_grad_est1(r1, r2, l, 10.0) for l in lams])
+    crossing = lams[np.nonzero(np.diff(np.sign(g)) > 0)[0]]  # d(-F)/dlam: negative then positive
+    grid = np.geomspace(0.05, 5, 400)
+    lam_star = grid[np.argmax(tilted_upper_value(mix, [1, 0], [2.5, 0], grid))]
+    assert len(crossing) == 1 and abs(crossing[0] / lam_star - 1) < 0.1
+    code = np.array([lambda_grad_est1(r1, r2, l, 10.0, form="code") for l in lams])
+    assert np.all(code > 0)  # the literal script expression has no zero here: it drives lambda to 0
+
+
+def test_penalty_hypergrad_converges_on_quadratic():
+    # min_l (y*(l) - 1)^2, y*(l) = argmin_y (y - l)^2 = l: true hyper-gradient 2 (l - 1)
+    lam = 0.3
+    errors = []
+    for gamma in (1.0, 10.0, 100.0, 1000.0):
+        z = (1 + gamma * lam) / (1 + gamma)  # argmin_y (y - 1)^2 / gamma + (y - lam)^2
+        y = lam
+        h = penalty_hypergrad(np.array(0.0), np.array(-2 * (z - lam)), np.array(-2 * (y - lam)), gamma)
+        errors.append(abs(gamma * h - 2 * (lam - 1)))
+        assert errors[-1] == pytest.approx(2 * abs(lam - 1) / (1 + gamma), rel=1e-9)
+    assert errors[-1] < 2e-3 and all(np.diff(errors) < 0)
+
+
+@pytest.mark.parametrize("kind,params", [("cosine", None), ("cosine", (0.1, 0.9, 1.7, 0.2)), ("sigmoid", None),
+                                         ("sigmoid", (-2.0, 4.0, 0.7)), ("linear", None)])
+def test_schedule_betas_in_range_and_alpha_bar_decreasing(kind, params):
+    s = LearnableNoiseSchedule(kind, 100, params)
+    b = s.betas.detach()
+    assert b.shape == (100,) and b.min() >= 0 and b.max() <= 0.999
+    assert torch.all(torch.diff(s.alpha_bar.detach()) <= 0)
+    assert s.alpha_bar[-1] < s.alpha_bar[0]
+
+
+def test_default_cosine_matches_nichol_dhariwal():
+    T, eps = 50, 0.008
+    t = np.arange(T + 1)
+    f = np.cos((t / T + eps) / (1 + eps) * np.pi / 2) ** 2
+    ref = np.clip(1 - f[1:] / f[:-1], 0, 0.999)
+    np.testing.assert_allclose(LearnableNoiseSchedule("cosine", T).betas.detach().numpy(), ref, atol=1e-10)
+
+
+def test_schedule_gradcheck():
+    def betas_of(start, end, tau, eps):
+        s = LearnableNoiseSchedule("cosine", 20)
+        return s._get_betas(start, end, tau, eps)[:-2]  # the last betas hit the 0.999 clip
+
+    args = tuple(torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (0.05, 0.9, 1.2, 0.05))
+    assert torch.autograd.gradcheck(betas_of, args)
+
+
+def test_zo_gradient_unbiased_on_quadratic():
+    A = torch.tensor([[3.0, 1.0], [1.0, 2.0]], dtype=torch.float64)
+    b = torch.tensor([0.5, -1.0], dtype=torch.float64)
+    fn = lambda th: 0.5 * th @ A @ th + b @ th  # noqa: E731
+    th = torch.tensor([0.7, -0.2], dtype=torch.float64)
+    est = zo_gradient(fn, th, mu=0.5, n_dirs=10_000, gen=torch.Generator().manual_seed(0))
+    np.testing.assert_allclose(est.numpy(), (A @ th + b).numpy(), atol=0.15)  # unbiased for any mu; ~5 s.e.
+
+
+def test_mmd_zero_on_identical_and_positive_on_shifted():
+    x = torch.randn(200, 2, generator=torch.Generator().manual_seed(0))
+    assert abs(rbf_mmd2(x, x).item()) < 1e-6
+    assert rbf_mmd2(x, x + 1.0).item() > 0.1
+    assert rbf_mmd2(x, x[torch.randperm(200)]).item() == pytest.approx(0.0, abs=1e-6)
+
+
+def test_searches_find_known_maximum():
+    f = lambda l: -(math.log(l) - math.log(0.3)) ** 2  # noqa: E731
+    lam, hist = grid_search(f, 0.05, 5.0, 21)
+    assert hist.shape == (21, 2) and abs(math.log(lam / 0.3)) <= math.log(100) / 20 / 2 + 1e-9
+    lam_bo, _ = bayes_opt_search(f, 0.05, 5.0, 7, np.random.default_rng(0))
+    assert abs(math.log(lam_bo / 0.3)) < 0.15
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match="lam"):
+        lambda_grad_est1([1.0, 2.0], [0.0, 1.0], -1.0, 1.0)
+    with pytest.raises(ValueError, match="same length"):
+        lambda_grad_est1([1.0, 2.0, 3.0], [0.0, 1.0], 1.0, 1.0)
+    with pytest.raises(ValueError, match="form"):
+        lambda_grad_est1([1.0, 2.0], [0.0, 1.0], 1.0, 1.0, form="nope")
+    with pytest.raises(ValueError, match="one shape"):
+        penalty_hypergrad(np.zeros(2), np.zeros(3), np.zeros(2), 1.0)
+    with pytest.raises(ValueError, match="gamma"):
+        penalty_hypergrad(0.0, 0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="kind"):
+        LearnableNoiseSchedule("quadratic", 10)
+    with pytest.raises(ValueError, match="lo"):
+        grid_search(lambda l: 0.0, 0.0, 1.0, 3)
+    with pytest.raises(ValueError, match="estimator"):
+        BilevelEntropyTuner(None, None, None, estimator="est3").fit(1.0, 1)
+
+
+def test_smoke_entropy_toy():
+    exp = EXPERIMENTS[0]
+    cfg = exp.make_config("smoke")
+    m = exp.run(cfg, seed=0)
+    grid = np.geomspace(cfg.lam_lo, cfg.lam_hi, cfg.truth_points)
+    f = tilted_upper_value(ring_mixture(), [1, 0], [cfg.target_x, 0], grid)
+    assert m["lam_star"] == pytest.approx(grid[np.argmax(f)]) and m["f_star"] == pytest.approx(f.max())
+    assert m["equal_budget_calls"] == cfg.iters * cfg.n_samples // cfg.baseline_samples
+    for k, v in m.items():
+        if k.startswith("regret_"):
+            assert v >= 0
+        if k.startswith("frac_"):
+            assert 0 <= v <= 1
+    assert m["est1_minus_grid_equal"] == pytest.approx(m["regret_est1"] - m["regret_grid_equal"])
+    assert m["regret_est1_codeform"] > 1.0  # the literal code expression overshoots past the optimum to lambda_min
+
+
+def test_smoke_schedule():
+    exp = EXPERIMENTS[1]
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    assert 0 <= m["learned_start"] < m["learned_end"] <= 1 and m["learned_tau"] > 0
+    assert all(m[f"mmd_{k}"] >= -1e-6 for k in ("bilevel", "cosine", "linear", "random_best"))
+    assert m["bilevel_minus_cosine"] == pytest.approx(m["mmd_bilevel"] - m["mmd_cosine"])
+    assert m["learned_eps"] != pytest.approx(0.008)  # the schedule moved
+
+
+def test_zeroth_order_schedule_training_moves_schedule():
+    from icml25.papers.generative_bilevel import EpsMLP, bilevel_schedule_train
+
+    data = torch.randn(64, 2, generator=torch.Generator().manual_seed(0))
+    ref = torch.randn(64, 2, generator=torch.Generator().manual_seed(1)) + 1.0
+    res = bilevel_schedule_train(data, lambda: EpsMLP(2, 16, 20), lambda s: rbf_mmd2(s, ref), zo=True,
+                                 schedule=LearnableNoiseSchedule("cosine", 20), iters=3, batch_size=16,
+                                 n_samples=16, ddim_steps=3, clip_x0=3.0, zo_dirs=2, seed=0)
+    assert len(res.history["upper"]) == 3 and all(np.isfinite(res.history["upper"]))
+    assert res.history["tau"][-1] != pytest.approx(1.0)
