@@ -125,7 +125,9 @@ CATALOG: tuple[Paper, ...] = (
           note="Position paper; its empirical check is implemented (UCBVI with the original Hoeffding and Bernstein bonuses, MVP, RiverSwim and random MDPs), but the refined CH-I/BF-I constants of arXiv 2502.17370 could not be retrieved: the refined variants need them passed in (ch_refined_constants / bf_refined_constants) and their claims stay INCONCLUSIVE; MVP's constants are unverified."),
     Paper("valt_sac", "Off-Policy Actor-Critic for Adversarial Observation Robustness: Virtual Alternative "
           "Training via Symmetric Policy Evaluation", "2506.16753", "3vjsUgCsZ4", "nakanakakosuke/VALT_SAC",
-          "algorithm"),
+          "algorithm",
+          status="partial",
+          note="VALT-EPS/SOFT-SAC, SAC and Robust-SAC share one training loop, with random, MAD and PGD-Q observation attacks; the symmetry theorem is verified exactly on tabular SA-MDPs. The official code's constants (kappa_worst, the PGD schedule, the adversary ratio, alpha_attk) are unconfirmed. The quick preset is a point-mass reach task (Pendulum does not fit the CPU budget; it is the full preset): there VALT does not beat SAC under PGD-Q (INCONCLUSIVE, lower in every seed), though it beats SAC under the MAD attack. MuJoCo runs, the learned SA-RL/PA-AD attackers and the ablations are not run."),
     Paper("vlgpo", "A Variational Perspective on Generative Protein Fitness Optimization (VLGPO)",
           "2501.19200", None, "uzh-dqbm-cmi/VLGPO", "algorithm"),
 )

@@ -1,0 +1,263 @@
+"""VALT-SAC: symmetry theorem on a tabular SA-MDP, the Gibbs adversary against a convex solver,
+PGD / MAD properties, reduction to SAC at eps = 0, log-densities against torch.distributions, bad input, smoke run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from icml25.papers.valt_sac import (
+    Actor,
+    PerturbationModel,
+    PerturbedObservation,
+    PointMassReach,
+    TwinCritic,
+    ValtSAC,
+    ValtSACConfig,
+    adversary_soft_optimal_value,
+    agent_soft_worst_case_value,
+    evaluate_under_attack,
+    gibbs_adversary,
+    mad_attack,
+    pgd_q_attack,
+    policy_kl,
+    random_attack,
+    random_sa_mdp,
+    valt_sac_train,
+)
+from icml25.papers.valt_sac.repro import CLAIMS, EXPERIMENTS, RobustnessConfig, run_robustness
+from icml25.papers.valt_sac.tabular import _policy_entropy
+
+torch.set_num_threads(1)
+
+
+# ------------------------------------------------------------------ tabular theory
+
+@pytest.mark.parametrize("seed,alpha_ent,alpha_attk,ball", [(0, 0.3, 0.5, 3), (1, 0.0, 2.0, 5), (2, 1.0, 0.05, 3)])
+def test_symmetric_policy_evaluation(seed, alpha_ent, alpha_attk, ball):
+    """Theorem: the adversary's soft-optimal value (its own MDP, independent DP) is minus the agent's."""
+    m = random_sa_mdp(n_states=7, n_actions=3, ball_size=ball, gamma=0.9, seed=seed)
+    v_agent, _ = agent_soft_worst_case_value(m, alpha_ent, alpha_attk)
+    v_adv = adversary_soft_optimal_value(m, alpha_ent, alpha_attk)
+    np.testing.assert_allclose(v_adv, -v_agent, rtol=0, atol=1e-8)
+    assert np.ptp(v_agent) > 1e-3  # not a degenerate constant
+
+
+def _soft_g(m, v, alpha_ent):
+    q = m.R + m.gamma * m.P @ v
+    return q @ m.pi.T + alpha_ent * _policy_entropy(m.pi)[None, :]
+
+
+def test_gibbs_closed_form_matches_explicit_formula_and_convex_solver():
+    """nu* = p exp(-(E_pi Q + alpha_ent H)/alpha_attk) / Z, and it solves min_nu E_nu G + alpha_attk KL(nu||p)."""
+    cp = pytest.importorskip("cvxpy")
+    m = random_sa_mdp(n_states=5, n_actions=3, ball_size=3, seed=4)
+    alpha_ent, alpha_attk = 0.2, 0.7
+    v, nu = agent_soft_worst_case_value(m, alpha_ent, alpha_attk)
+    G = _soft_g(m, v, alpha_ent)
+    q = m.R + m.gamma * m.P @ v
+    H = -(m.pi * np.log(m.pi)).sum(1)
+    w = m.prior * np.exp(-(q @ m.pi.T + alpha_ent * H[None, :]) / alpha_attk)
+    np.testing.assert_allclose(nu, w / w.sum(1, keepdims=True), atol=1e-12)
+    for s in range(5):
+        support = np.flatnonzero(m.prior[s] > 0)
+        x = cp.Variable(support.size, nonneg=True)
+        p = m.prior[s, support]
+        obj = G[s, support] @ x + alpha_attk * cp.sum(cp.kl_div(x, p))  # kl_div(x,p)=x log(x/p)-x+p; sums cancel
+        cp.Problem(cp.Minimize(obj), [cp.sum(x) == 1]).solve()
+        np.testing.assert_allclose(x.value, nu[s, support], atol=1e-4)
+        assert obj.value == pytest.approx(v[s], abs=1e-4)  # the agent's value is the adversary's minimum
+
+
+def test_soft_adversary_tends_to_hard_worst_case():
+    """As alpha_attk -> 0 the soft worst-case value approaches the hard robust value min_{s~ in B(s)} G(s, s~)."""
+    m = random_sa_mdp(n_states=6, n_actions=2, ball_size=3, seed=7)
+    v_hard = np.zeros(6)
+    mask = m.prior > 0
+    for _ in range(600):
+        v_hard = np.where(mask, _soft_g(m, v_hard, 0.0), np.inf).min(1)
+    v_soft, _ = agent_soft_worst_case_value(m, 0.0, 1e-4)
+    np.testing.assert_allclose(v_soft, v_hard, atol=1e-2)
+    v_weak, _ = agent_soft_worst_case_value(m, 0.0, 10.0)
+    assert np.all(v_weak > v_hard + 1e-3)  # a heavily constrained adversary hurts less
+
+
+def test_gibbs_adversary_bad_input():
+    with pytest.raises(ValueError, match="alpha_attk"):
+        gibbs_adversary(np.zeros((2, 2)), np.full((2, 2), 0.5), 0.0)
+    with pytest.raises(ValueError, match="ball_size"):
+        random_sa_mdp(n_states=4, ball_size=2)
+
+
+# ------------------------------------------------------------------ networks and attacks
+
+def _nets(obs_dim=3, act_dim=2, seed=0):
+    torch.manual_seed(seed)
+    low, high = -2 * np.ones(act_dim), 2 * np.ones(act_dim)
+    return Actor(obs_dim, act_dim, 16, low, high), TwinCritic(obs_dim, act_dim, 16)
+
+
+def test_actor_log_prob_matches_torch_distributions():
+    actor, _ = _nets()
+    obs = torch.randn(50, 3)
+    torch.manual_seed(3)
+    a, logp = actor.sample(obs)
+    mean, log_std = actor.gaussian(obs)
+    dist = torch.distributions.TransformedDistribution(
+        torch.distributions.Normal(mean, log_std.exp()),
+        [torch.distributions.TanhTransform(), torch.distributions.AffineTransform(actor.bias, actor.scale)])
+    ref = dist.log_prob(a.clamp(-2 + 1e-5, 2 - 1e-5)).sum(-1)
+    np.testing.assert_allclose(logp.detach(), ref.detach(), atol=2e-3)
+
+
+def test_policy_kl_matches_torch_distributions():
+    actor, _ = _nets()
+    s, st = torch.randn(20, 3), torch.randn(20, 3)
+    m1, l1 = actor.gaussian(s)
+    m2, l2 = actor.gaussian(st)
+    ref = torch.distributions.kl_divergence(torch.distributions.Normal(m1, l1.exp()),
+                                            torch.distributions.Normal(m2, l2.exp())).sum(-1)
+    np.testing.assert_allclose(policy_kl(actor, s, st).detach(), ref.detach(), atol=1e-5)
+
+
+def test_pgd_stays_in_ball_and_never_increases_q():
+    actor, critic = _nets()
+    obs = torch.randn(200, 3)
+    eps = 0.3
+    adv = pgd_q_attack(actor, critic, obs, eps, steps=10)
+    assert torch.all((adv - obs).abs() <= eps + 1e-6)
+    with torch.no_grad():
+        q_clean = critic.min_q(obs, actor.mean_action(obs))
+        q_adv = critic.min_q(obs, actor.mean_action(adv))
+        q_rand = critic.min_q(obs, actor.mean_action(random_attack(obs, eps, torch.Generator().manual_seed(0))))
+    assert torch.all(q_adv <= q_clean + 1e-6)
+    assert (q_adv < q_clean - 1e-4).float().mean() > 0.9  # it actually attacks
+    assert q_adv.mean() < q_rand.mean()                   # and beats random noise
+    assert torch.equal(pgd_q_attack(actor, critic, obs, 0.0), obs)
+
+
+def test_mad_attack_in_ball_and_beats_its_random_start():
+    actor, _ = _nets()
+    obs = torch.randn(100, 3)
+    eps = 0.2
+    adv = mad_attack(actor, obs, eps, steps=10, generator=torch.Generator().manual_seed(5))
+    start = random_attack(obs, eps, torch.Generator().manual_seed(5))
+    assert torch.all((adv - obs).abs() <= eps + 1e-6)
+    with torch.no_grad():
+        kl_adv, kl_start = policy_kl(actor, obs, adv), policy_kl(actor, obs, start)
+    assert torch.all(kl_adv >= kl_start - 1e-6)
+    assert kl_adv.mean() > 1.5 * kl_start.mean()
+
+
+def test_soft_perturbation_model_stays_in_ball():
+    torch.manual_seed(0)
+    model = PerturbationModel(3, 16, eps=0.05)
+    obs = 10 * torch.randn(100, 3)
+    st, logp = model.sample(obs)
+    assert torch.all((st - obs).abs() <= 0.05 + 1e-6) and torch.isfinite(logp).all()
+
+
+def _batch(seed=0, n=32):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(n, 3, generator=g), torch.rand(n, 1, generator=g) * 4 - 2, torch.randn(n, generator=g),
+            torch.randn(n, 3, generator=g), (torch.rand(n, generator=g) < 0.1).float())
+
+
+def _agent(variant, eps):
+    torch.manual_seed(11)
+    return ValtSAC(3, 1, np.array([-2.0]), np.array([2.0]), ValtSACConfig(variant=variant, eps=eps, hidden=16))
+
+
+@pytest.mark.parametrize("variant", ["eps", "soft"])
+def test_eps_zero_reduces_to_sac(variant):
+    """With eps = 0 the virtual adversary is the identity: same critic, actor and alpha losses as SAC."""
+    batch = _batch()
+    out = {}
+    for name, v, e in [("sac", "none", 0.1), ("valt0", variant, 0.0), ("valt", variant, 0.2)]:
+        agent = _agent(v, e)
+        agent.critic_target.load_state_dict(_agent("none", 0.0).critic_target.state_dict())
+        torch.manual_seed(5)
+        critic = agent.critic_loss(*batch)
+        actor, alpha = agent.actor_losses(batch[0])
+        out[name] = torch.stack([critic, actor, alpha]).detach()
+    torch.testing.assert_close(out["valt0"], out["sac"], rtol=0, atol=0)
+    assert not torch.allclose(out["valt"], out["sac"])
+
+
+def test_pointmass_dynamics_closed_form():
+    env = PointMassReach(horizon=3)
+    obs, _ = env.reset(seed=0)
+    p0 = obs[:2].astype(float)
+    obs1, r, term, trunc, _ = env.step(np.array([1.0, -0.5]))
+    v1 = 0.5 * np.array([1.0, -0.5])
+    np.testing.assert_allclose(obs1, np.r_[p0 + 0.1 * v1, v1], atol=1e-6)
+    assert r == pytest.approx(-np.linalg.norm(p0 + 0.1 * v1), abs=1e-6) and not term and not trunc
+    obs2, *_ = env.step(np.array([3.0, 0.0]))  # action clipped to 1
+    np.testing.assert_allclose(obs2[2:], 0.8 * v1 + 0.5 * np.array([1.0, 0.0]), atol=1e-6)
+
+
+def test_wrapper_and_lockstep_evaluation_agree():
+    """evaluate_under_attack (batched lockstep) gives what PerturbedObservation gives episode by episode."""
+    actor, _ = _nets(obs_dim=4, act_dim=2)
+    eps = 0.1
+    lock = evaluate_under_attack(actor, "PointMassReach", lambda o: o + eps, eps, n_episodes=2, seed=3)
+    ref = []
+    for i in range(2):
+        env = PerturbedObservation(PointMassReach(), lambda o: o + eps)
+        obs, _ = env.reset(seed=3 + i)
+        total, done = 0.0, False
+        while not done:
+            with torch.no_grad():
+                act = actor.mean_action(torch.as_tensor(obs).unsqueeze(0)).squeeze(0).numpy()
+            obs, r, term, trunc, _ = env.step(act)
+            np.testing.assert_allclose(obs, env.clean_obs + eps, atol=1e-6)
+            total, done = total + r, term or trunc
+        ref.append(total)
+    np.testing.assert_allclose(lock, ref, atol=1e-9)
+    clean = evaluate_under_attack(actor, "PointMassReach", "none", 0.0, n_episodes=2, seed=3)
+    assert not np.allclose(clean, lock)
+
+
+def test_training_is_deterministic_and_counts_env_steps():
+    cfg = ValtSACConfig(variant="eps", total_steps=120, learning_starts=100, hidden=8, batch_size=16, pgd_steps=1)
+    a1, _, log1 = valt_sac_train("PointMassReach", cfg, seed=1)
+    a2, _, log2 = valt_sac_train("PointMassReach", cfg, seed=1)
+    assert log1.env_steps == 120 and log1.updates == 20
+    assert log1.episode_returns == log2.episode_returns
+    for p1, p2 in zip(a1.parameters(), a2.parameters()):
+        assert torch.equal(p1, p2)
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match="variant"):
+        ValtSACConfig(variant="atla")
+    with pytest.raises(ValueError, match="eps"):
+        ValtSACConfig(eps=-0.1)
+    with pytest.raises(ValueError, match="kappa_worst"):
+        ValtSACConfig(kappa_worst=1.5)
+    actor, critic = _nets(obs_dim=4)
+    with pytest.raises(ValueError, match="attack"):
+        evaluate_under_attack(actor, "PointMassReach", "fgsm", 0.1, 1)
+    with pytest.raises(ValueError, match="critic"):
+        evaluate_under_attack(actor, "PointMassReach", "pgd_q", 0.1, 1)
+    with pytest.raises(ValueError, match="eps"):
+        random_attack(torch.zeros(2, 3), -1.0)
+    with pytest.raises(ValueError, match="horizon"):
+        PointMassReach(horizon=0)
+    with pytest.raises(ValueError, match="methods"):
+        run_robustness(RobustnessConfig(methods=("eps",)), seed=0)
+
+
+# ------------------------------------------------------------------ experiment
+
+def test_smoke_run():
+    exp = EXPERIMENTS[0]
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    assert m["eps_env_step_difference"] == 0 and m["none_env_steps"] == 300
+    for attack in ("none", "random", "mad", "pgd_q"):
+        assert m[f"eps_minus_sac_{attack}"] == pytest.approx(m[f"eps_{attack}"] - m[f"none_{attack}"])
+        for method in ("none", "eps"):
+            assert -50 * 2 * np.sqrt(2) <= m[f"{method}_{attack}"] < 0
+    assert m["eps_clean_rel_drop"] == pytest.approx((m["none_none"] - m["eps_none"]) / abs(m["none_none"]))
+    assert {c.metric for c in CLAIMS} <= set(m)
