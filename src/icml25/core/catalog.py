@@ -129,5 +129,7 @@ CATALOG: tuple[Paper, ...] = (
           status="partial",
           note="VALT-EPS/SOFT-SAC, SAC and Robust-SAC share one training loop, with random, MAD and PGD-Q observation attacks; the symmetry theorem is verified exactly on tabular SA-MDPs. The official code's constants (kappa_worst, the PGD schedule, the adversary ratio, alpha_attk) are unconfirmed. The quick preset is a point-mass reach task (Pendulum does not fit the CPU budget; it is the full preset): there VALT does not beat SAC under PGD-Q (INCONCLUSIVE, lower in every seed), though it beats SAC under the MAD attack. MuJoCo runs, the learned SA-RL/PA-AD attackers and the ablations are not run."),
     Paper("vlgpo", "A Variational Perspective on Generative Protein Fitness Optimization (VLGPO)",
-          "2501.19200", None, "uzh-dqbm-cmi/VLGPO", "algorithm"),
+          "2501.19200", None, "uzh-dqbm-cmi/VLGPO", "algorithm",
+          status="partial",
+          note="The VLGPO sampler (flow-matching prior in a VAE latent space, manifold-constrained predictor guidance, predictor top-k) follows the official sample.py. It is reproduced on a synthetic Potts fitness landscape with GGS-style medium/hard splits, because the GGS GFP/AAV data and the predictor/oracle checkpoints cannot be fetched offline; the models are small CPU versions, only the unsmoothed predictor is implemented, and the GWG/GGS/CbAS/BO baselines are missing. Hard split: PASS against prior-only sampling and latent ascent; medium: INCONCLUSIVE (weak predictor); FAIL against our AdaLead-style baseline on hard."),
 )

@@ -1,0 +1,235 @@
+"""VLGPO: special cases of the sampler, CFM moments, likelihood descent and gradients, VAE reconstruction,
+brute-force metrics and landscape, oracle isolation, determinism, bad input, smoke run."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from icml25.papers.vlgpo import (
+    FitnessCNN,
+    LatentFlowPrior,
+    SeqVAE,
+    adalead_sample,
+    decode_tokens,
+    diversity,
+    encode_sequences,
+    evaluate,
+    latent_ascent_sample,
+    levenshtein_matrix,
+    make_landscape_task,
+    novelty,
+    select_top_k,
+    vlgpo_sample,
+)
+from icml25.papers.vlgpo.repro import CLAIMS, EXPERIMENTS, METHODS, _train, propose
+from icml25.papers.vlgpo.sampling import _likelihood_loss
+
+torch.set_num_threads(1)
+
+
+def _brute_lev(a, b) -> int:
+    d = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        prev, d[0] = d[0], i
+        for j in range(1, len(b) + 1):
+            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (a[i - 1] != b[j - 1]))
+    return d[-1]
+
+
+@pytest.fixture(scope="module")
+def small_task():
+    return make_landscape_task(L=12, difficulty="medium", seed=3, n_library=3000, max_mutations=6)
+
+
+@pytest.fixture(scope="module")
+def untrained():
+    torch.manual_seed(0)
+    return LatentFlowPrior(4, hidden=16), SeqVAE(12, latent_dim=4, hidden=32), FitnessCNN(12, width=8)
+
+
+# ------------------------------------------------------------------------------------------ the sampler
+@pytest.mark.parametrize("J, alpha", [(0, 5.0), (3, 0.0)])
+def test_no_likelihood_is_plain_euler(untrained, J, alpha):
+    flow, vae, pred = untrained
+    seqs, z = vlgpo_sample(flow, vae, pred, n_samples=20, ode_steps=6, J=J, alpha=alpha, seed=4, return_latents=True)
+    ref = flow.sample(20, ode_steps=6, seed=4)
+    torch.testing.assert_close(z, ref, rtol=0, atol=0)
+    assert seqs == ["".join(s) for s in np.array(list("ACDEFGHIKLMNPQRSTVWY"))[vae.decode_tokens(ref)]]
+
+
+def test_guidance_changes_latents(untrained):
+    flow, vae, pred = untrained
+    z0 = flow.sample(10, ode_steps=4, seed=1)
+    _, z = vlgpo_sample(flow, vae, pred, n_samples=10, ode_steps=4, J=2, alpha=50.0, seed=1, return_latents=True)
+    assert (z - z0).abs().max() > 1e-4
+
+
+def test_likelihood_step_lowers_loss():
+    torch.manual_seed(1)
+    flow, vae, pred = (m.double() for m in (LatentFlowPrior(4, hidden=16), SeqVAE(12, latent_dim=4, hidden=32),
+                                             FitnessCNN(12, width=8)))
+    z = torch.randn(16, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0)).requires_grad_(True)
+    t, h = 0.25, 0.125
+
+    def manifold_loss(z):
+        return _likelihood_loss(vae, pred, z + (1 - t - h) * flow(z, t), 1.0, 0.0, 1.0)
+
+    loss = manifold_loss(z)
+    (grad,) = torch.autograd.grad(loss.sum(), z)
+    eps = 1e-2 / grad.abs().max()
+    with torch.no_grad():
+        new = manifold_loss(z - eps * grad)
+    drop = (loss - new).detach()
+    assert torch.all(drop > 0)
+    torch.testing.assert_close(drop, eps * (grad ** 2).sum(1), rtol=0.05, atol=0)   # first-order decrease
+
+
+def test_manifold_loss_gradcheck(untrained):
+    flow, vae, pred = (m.double() for m in (LatentFlowPrior(3, hidden=8), SeqVAE(6, latent_dim=3, hidden=8),
+                                             FitnessCNN(6, width=4, kernel_size=3)))
+    z = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda z: _likelihood_loss(vae, pred, z + 0.5 * flow(z, 0.3), 1.0, 0.2, 1.5), (z,))
+
+
+# ----------------------------------------------------------------------------------------------- models
+def test_flow_prior_matches_2d_gaussian():
+    torch.manual_seed(0)
+    mean = torch.tensor([2.0, -1.0])
+    chol = torch.tensor([[1.0, 0.0], [0.6, 0.5]])
+    data = mean + torch.randn(4000, 2, generator=torch.Generator().manual_seed(1)) @ chol.T
+    flow = LatentFlowPrior(2, hidden=64).fit(data, n_steps=800, batch_size=256, lr=3e-3, seed=0)
+    s = flow.sample(4000, ode_steps=50, seed=2)
+    torch.testing.assert_close(s.mean(0), mean, atol=0.12, rtol=0)
+    torch.testing.assert_close(torch.cov(s.T), chol @ chol.T, atol=0.2, rtol=0)
+
+
+def test_vae_reconstructs_training_positions(small_task):
+    torch.manual_seed(0)
+    x = small_task.train_x[:150]
+    vae = SeqVAE(12, latent_dim=8, hidden=128).fit(x, n_steps=500, seed=0)
+    assert vae.reconstruction_accuracy(x) >= 0.95
+
+
+def test_predictor_soft_equals_hard_on_one_hot(small_task):
+    pred = FitnessCNN(12, width=8)
+    x = small_task.train_x[:10]
+    onehot = torch.nn.functional.one_hot(torch.as_tensor(x), 20).float()
+    torch.testing.assert_close(pred.forward_soft(onehot), pred(x))
+
+
+# ---------------------------------------------------------------------------------------------- metrics
+def test_levenshtein_matches_brute_force():
+    rng = np.random.default_rng(0)
+    for la, lb in [(7, 7), (5, 9), (63, 40), (70, 66)]:   # bit-parallel up to 63, DP beyond
+        a, b = rng.integers(0, 4, (6, la)), rng.integers(0, 4, (5, lb))
+        ref = np.array([[_brute_lev(list(r), list(s)) for s in b] for r in a])
+        np.testing.assert_array_equal(levenshtein_matrix(a, b), ref)
+    np.testing.assert_array_equal(levenshtein_matrix(["ACD"], ["ACD", "CDA", "WWW"]), [[0, 2, 3]])
+
+
+def test_diversity_and_novelty_match_brute_force():
+    rng = np.random.default_rng(1)
+    x, t = rng.integers(0, 3, (9, 8)), rng.integers(0, 3, (7, 8))
+    pairs = [_brute_lev(list(x[i]), list(x[j])) for i, j in itertools.combinations(range(9), 2)]
+    assert diversity(x) == np.median(pairs)
+    nov = [min(_brute_lev(list(r), list(s)) for s in t) for r in x]
+    assert novelty(x, t) == np.median(nov)
+    assert diversity(x[:1]) == 0.0
+
+
+# -------------------------------------------------------------------------------------------- landscape
+def test_potts_oracle_and_difficulty_filters(small_task):
+    o = small_task.oracle
+    x = small_task.library_x[:20]
+    brute = [sum(o.h[i, s[i]] for i in range(12)) + sum(o.couplings[e, s[i], s[j]] for e, (i, j) in enumerate(o.edges))
+             for s in x]
+    np.testing.assert_allclose(o.raw(x), brute, rtol=1e-12)
+    y = small_task.library_y
+    assert y.min() == 0.0 and y.max() == pytest.approx(1.0)
+    assert np.all(small_task.train_y >= np.quantile(y, 0.2) - 1e-12)
+    assert np.all(small_task.train_y <= np.quantile(y, 0.4) + 1e-12)
+    top = small_task.library_x[y >= np.quantile(y, 0.99)]
+    assert (small_task.train_x[:, None, :] != top[None]).sum(-1).min() >= 6
+    hard = make_landscape_task(L=12, difficulty="hard", seed=3, n_library=3000, max_mutations=6)
+    assert np.all(hard.train_y < np.quantile(y, 0.3)) and len(hard.train_x) > 0
+
+
+def test_select_top_k_uses_predictor_not_oracle(small_task):
+    class Reversed:  # ranks exactly opposite to the oracle
+        def predict(self, seqs):
+            return -small_task.oracle.raw(encode_sequences(seqs))
+
+    seqs = decode_tokens(small_task.library_x[:30])
+    before = small_task.oracle.n_calls
+    top = select_top_k(seqs + seqs[:5], Reversed(), k=5)
+    assert small_task.oracle.n_calls == before
+    assert len(set(top)) == 5
+    raw = small_task.oracle.raw(encode_sequences(seqs))
+    assert set(top) == {seqs[i] for i in np.argsort(raw)[:5]}   # the oracle's worst: the predictor's best
+
+
+def test_pipeline_never_calls_oracle_before_evaluation():
+    exp = EXPERIMENTS[0]
+    cfg = exp.make_config("smoke", {"n_library": 1500, "vae_steps": 50, "flow_steps": 50, "predictor_steps": 30})
+    task = make_landscape_task(cfg.seq_len, difficulty="medium", seed=0, n_library=cfg.n_library)
+    vae, flow, pred = _train(task, cfg, 0)
+    designs = {m: propose(m, task, vae, flow, pred, cfg, 0) for m in METHODS}
+    assert task.oracle.n_calls == 0
+    assert all(1 <= len(d) <= cfg.top_k and len(set(d)) == len(d) for d in designs.values())
+    evaluate(designs["vlgpo"], task.oracle, task.train_x)
+    assert task.oracle.n_calls == 1
+
+
+def test_baselines_outputs(small_task, untrained):
+    flow, vae, pred = untrained
+    ada = adalead_sample(pred, small_task.train_x, n_samples=30, rounds=3, seed=0)
+    train = {"".join(np.array(list("ACDEFGHIKLMNPQRSTVWY"))[r]) for r in small_task.train_x}
+    assert len(ada) == len(set(ada)) <= 30 and not set(ada) & train
+    p = pred.predict(ada)
+    assert np.all(np.diff(p) <= 1e-6)                     # returned best-first by the predictor
+    la = latent_ascent_sample(vae, pred, small_task.train_x, n_samples=8, n_steps=0, seed=0)
+    assert len(la) == 8
+
+
+# ------------------------------------------------------------------------------- determinism, smoke, errors
+def test_smoke_run_values_and_determinism():
+    exp = EXPERIMENTS[1]
+    cfg = exp.make_config("smoke")
+    a, b = exp.run(cfg, seed=0), exp.run(cfg, seed=0)
+    assert a == b
+    assert a["oracle_calls_before_evaluation"] == 0.0
+    for m in METHODS[1:]:
+        assert a[f"fitness_vlgpo_minus_{m}"] == pytest.approx(a["fitness_vlgpo"] - a[f"fitness_{m}"])
+    assert all(1 <= a[f"n_designs_{m}"] <= cfg.top_k for m in METHODS)
+    assert 0.0 <= a["fitness_vlgpo"] <= 1.5 and a["novelty_adalead"] >= 1.0
+    assert {c.experiment for c in CLAIMS} == {e.name for e in EXPERIMENTS}
+
+
+def test_bad_input_raises(untrained, small_task):
+    flow, vae, pred = untrained
+    with pytest.raises(ValueError, match="difficulty"):
+        make_landscape_task(difficulty="easy")
+    with pytest.raises(ValueError, match="kind"):
+        make_landscape_task(kind="nk")
+    with pytest.raises(ValueError, match="J must be"):
+        vlgpo_sample(flow, vae, pred, n_samples=4, J=-1)
+    with pytest.raises(ValueError, match="alpha"):
+        vlgpo_sample(flow, vae, pred, n_samples=4, alpha=-1.0)
+    with pytest.raises(ValueError, match="f_max"):
+        vlgpo_sample(flow, vae, pred, n_samples=4, f_min=1.0, f_max=1.0)
+    with pytest.raises(ValueError, match="unknown amino-acid letter 'B'"):
+        encode_sequences(["ACB"])
+    with pytest.raises(ValueError, match="same length"):
+        encode_sequences(["AC", "ACD"])
+    with pytest.raises(ValueError, match="length 5"):
+        pred.predict(["ACDEF"])
+    with pytest.raises(ValueError, match="y must have shape"):
+        FitnessCNN(12).fit(small_task.train_x[:5], np.zeros(4))
+    with pytest.raises(ValueError, match="k must be"):
+        select_top_k(["A"], pred, k=0)
+    with pytest.raises(ValueError, match="Z must have shape"):
+        LatentFlowPrior(4).fit(np.zeros((5, 3)))
