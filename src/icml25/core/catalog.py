@@ -94,7 +94,9 @@ CATALOG: tuple[Paper, ...] = (
     Paper("re_bench", "RE-Bench: Evaluating Frontier AI R&D Capabilities of Language Model Agents against Human "
           "Experts", "2411.15114", None, "METR/ai-rd-tasks", "benchmark"),
     Paper("resgen", "Efficient Generative Modeling with Residual Vector Quantization-Based Tokens",
-          "2412.10208", "f8uPzuMNDq", None, "model"),
+          "2412.10208", "f8uPzuMNDq", None, "model",
+          status="partial",
+          note="ResGen (RVQ suffix masking, a cumulative-embedding Gaussian-mixture head, a T-step residual-quantising sampler) with TokenMaskGIT, depth-sequential and flat autoregressive baselines on RVQ-tokenised sklearn digits. The paper's method sections could not be retrieved: the schedule, the count allocation, the mixture parameterisation (scale floor, detached scale head), the split loss and the confidence rule are inferred. NFE independent of depth and RVQ fidelity improving with depth PASS; at toy scale ResGen's feature FD is worse at D = 8 than at D = 4 (FAIL) and about 1.65x the depth-sequential baseline's at D = 4 (INCONCLUSIVE) with 4x fewer network evaluations."),
     Paper("ret_fhd", "Rethinking the Temperature for Federated Heterogeneous Distillation (ReT-FHD)",
           None, "f9xsNQ8oSd", None, "algorithm",
           status="partial",
