@@ -1,0 +1,152 @@
+"""Green-list text watermarks (the attacked schemes) with their z-score detectors.
+
+* :class:`KGW` (Kirchenbauer et al. 2023): the previous token and a secret key seed a
+  green list of ``gamma*V`` tokens; green logits get ``+delta``.
+* :class:`Unigram` (Zhao et al. 2024): one fixed, key-seeded green list.
+* :class:`EntropyGatedKGW` (SWEET-like, Lee et al. 2024): KGW applied, and scored, only
+  where the model's next-token entropy exceeds ``threshold`` nats.
+
+Detection: ``z = (|green| - gamma T) / sqrt(T gamma (1-gamma))`` over the T scored tokens
+(tokens ``1..n-1`` of the text; token 0 has no in-text predecessor).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _check_common(gamma: float, delta: float) -> None:
+    if not 0.0 < gamma < 1.0:
+        raise ValueError(f"gamma must be in (0, 1), got {gamma}")
+    if not np.isfinite(delta) or delta < 0:
+        raise ValueError(f"delta must be finite and >= 0, got {delta}")
+
+
+def green_list_matrix(vocab_size: int, gamma: float, key: int) -> np.ndarray:
+    """``(V, V)`` boolean: row ``prev`` is the green list after token ``prev``; exactly ``round(gamma V)`` per row."""
+    rng = np.random.default_rng([int(key), int(vocab_size), 1])
+    k = int(round(gamma * vocab_size))
+    ranks = np.argsort(np.argsort(rng.random((vocab_size, vocab_size)), axis=1), axis=1)
+    return ranks < k
+
+
+def _z(green: np.ndarray, scored: np.ndarray, gamma: float) -> np.ndarray:
+    T = scored.sum(axis=1)
+    g = (green & scored).sum(axis=1)
+    denom = np.sqrt(np.maximum(T, 1) * gamma * (1 - gamma))
+    return np.where(T > 0, (g - gamma * T) / denom, 0.0)
+
+
+def entropy(p: np.ndarray) -> np.ndarray:
+    """Shannon entropy (nats) over the last axis."""
+    return -(p * np.log(np.clip(p, 1e-300, None))).sum(axis=-1)
+
+
+class KGW:
+    """KGW watermark with a context of one previous token.
+
+    Args:
+        gamma: green-list fraction.
+        delta: logit bias added to green tokens (0 = no watermark).
+        key: secret integer key.
+        context: number of previous tokens hashed into the seed (only 1 is supported).
+    """
+
+    def __init__(self, gamma: float = 0.25, delta: float = 2.0, key: int = 15485863, context: int = 1):
+        _check_common(gamma, delta)
+        if context != 1:
+            raise ValueError(f"only context=1 is supported, got {context}")
+        self.gamma, self.delta, self.key, self.context = gamma, delta, int(key), context
+        self._cache: dict[int, np.ndarray] = {}
+
+    def green_matrix(self, vocab_size: int) -> np.ndarray:
+        """The ``(V, V)`` green lists, reproducible from the key."""
+        if vocab_size not in self._cache:
+            self._cache[vocab_size] = green_list_matrix(vocab_size, self.gamma, self.key)
+        return self._cache[vocab_size]
+
+    def _green_next(self, prev: np.ndarray, V: int) -> np.ndarray:  # (B, V) candidates green?
+        return self.green_matrix(V)[prev]
+
+    def _active(self, p: np.ndarray) -> np.ndarray:  # (B,) where the bias is applied
+        return np.ones(p.shape[0], dtype=bool)
+
+    def generate(self, lm, prompt, n: int, seed: int = 0) -> np.ndarray:
+        """Sample ``n`` watermarked tokens from ``lm`` after ``prompt`` (``(B, L)`` or 1-D); returns ``(B, n)``.
+
+        Multinomial sampling from ``softmax(log p + delta * green)``; vectorised over rows.
+        """
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        ctx = np.atleast_2d(np.asarray(prompt, dtype=np.int64))
+        if ctx.shape[1] < 1:
+            raise ValueError("prompt must contain at least one token")
+        rng = np.random.default_rng(seed)
+        V = lm.vocab_size
+        out = np.empty((ctx.shape[0], n), dtype=np.int64)
+        for i in range(n):
+            p = lm.next_probs(ctx)
+            w = p * np.exp(self.delta * self._green_next(ctx[:, -1], V) * self._active(p)[:, None])
+            cdf = np.cumsum(w, axis=1)
+            u = rng.random(ctx.shape[0])[:, None] * cdf[:, -1:]
+            tok = np.minimum((cdf < u).sum(axis=1), V - 1)
+            out[:, i] = tok
+            ctx = np.concatenate([ctx[:, -2:], tok[:, None]], axis=1)
+        return out
+
+    def scored_mask(self, tokens, lm=None) -> np.ndarray:
+        """``(B, n-1)`` boolean: which tokens ``1..n-1`` the detector counts (all of them for KGW)."""
+        x = np.atleast_2d(np.asarray(tokens, dtype=np.int64))
+        return np.ones((x.shape[0], x.shape[1] - 1), dtype=bool)
+
+    def green_flags(self, tokens, vocab_size: int) -> np.ndarray:
+        """``(B, n-1)`` boolean: is token ``i`` (``i >= 1``) green given token ``i-1``."""
+        x = np.atleast_2d(np.asarray(tokens, dtype=np.int64))
+        return self.green_matrix(vocab_size)[x[:, :-1], x[:, 1:]]
+
+    def detect(self, tokens, lm=None, vocab_size: int | None = None) -> np.ndarray:
+        """z-scores ``(B,)`` of ``tokens`` (``(B, n)`` or 1-D). Needs ``vocab_size`` or ``lm``."""
+        x = np.atleast_2d(np.asarray(tokens, dtype=np.int64))
+        if x.shape[1] < 2:
+            raise ValueError(f"need at least 2 tokens to detect, got {x.shape[1]}")
+        V = vocab_size if vocab_size is not None else getattr(lm, "vocab_size", None)
+        if V is None:
+            raise ValueError("detect needs vocab_size or an lm with vocab_size")
+        return _z(self.green_flags(x, V), self.scored_mask(x, lm), self.gamma)
+
+
+class Unigram(KGW):
+    """Unigram watermark: one fixed green list of ``gamma*V`` tokens, independent of context."""
+
+    def __init__(self, gamma: float = 0.25, delta: float = 2.0, key: int = 15485863):
+        super().__init__(gamma, delta, key, context=1)
+
+    def green_matrix(self, vocab_size: int) -> np.ndarray:
+        if vocab_size not in self._cache:
+            row = green_list_matrix(vocab_size, self.gamma, self.key)[0]
+            self._cache[vocab_size] = np.broadcast_to(row, (vocab_size, vocab_size))
+        return self._cache[vocab_size]
+
+
+class EntropyGatedKGW(KGW):
+    """SWEET-like KGW: bias and score only tokens whose next-token entropy exceeds ``threshold`` (nats).
+
+    Detection recomputes the entropies with the generating ``lm`` (as SWEET does), so
+    ``detect`` needs it.
+    """
+
+    def __init__(self, threshold: float = 1.0, gamma: float = 0.25, delta: float = 2.0, key: int = 15485863):
+        if not np.isfinite(threshold) or threshold < 0:
+            raise ValueError(f"threshold must be finite and >= 0, got {threshold}")
+        super().__init__(gamma, delta, key, context=1)
+        self.threshold = threshold
+
+    def _active(self, p: np.ndarray) -> np.ndarray:
+        return entropy(p) > self.threshold
+
+    def scored_mask(self, tokens, lm=None) -> np.ndarray:
+        """Tokens whose entropy under ``lm`` exceeds the threshold."""
+        x = np.atleast_2d(np.asarray(tokens, dtype=np.int64))
+        if lm is None:
+            raise ValueError("EntropyGatedKGW.detect needs the generating lm to recompute entropies")
+        return entropy(lm.sequence_probs(x)) > self.threshold

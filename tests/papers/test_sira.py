@@ -1,0 +1,196 @@
+"""SIRA: n-gram LM against hand-computed Kneser-Ney, SI masking rules, watermark nulls and closed forms,
+rewriter invariants, bad input, and a smoke run."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from icml25.papers.sira import (
+    KGW,
+    ConceptRewriter,
+    EntropyGatedKGW,
+    KneserNeyLM,
+    RandomMaskRewrite,
+    SIRAAttack,
+    Unigram,
+    WordSubstitution,
+    blank_template,
+    build_lexicon,
+    green_list_matrix,
+    reference_paraphrase,
+    sample_corpus,
+    self_information,
+)
+from icml25.papers.sira.repro import EXPERIMENTS
+
+
+@pytest.fixture(scope="module")
+def world():
+    lex = build_lexicon()
+    target = KneserNeyLM(lex.vocab_size, order=3, pad_id=lex.end_id).fit(sample_corpus(lex, 3000, seed=0))
+    surrogate = KneserNeyLM(lex.vocab_size, order=2, pad_id=lex.end_id).fit(sample_corpus(lex, 3000, seed=1))
+    return lex, target, surrogate
+
+
+def _kn_bigram_by_hand(stream, V, d, prev, w):
+    """Interpolated KN bigram probability with explicit counting loops (independent of the library)."""
+    pairs = list(zip(stream[:-1], stream[1:]))
+    distinct = set(pairs)
+    cont = sum(1 for (a, b) in distinct if b == w) / len(distinct)
+    cont = (1 - 1e-6) * cont + 1e-6 / V
+    c_prev = sum(1 for (a, b) in pairs if a == prev)
+    c_pw = sum(1 for (a, b) in pairs if a == prev and b == w)
+    types = sum(1 for (a, b) in distinct if a == prev)
+    return max(c_pw - d, 0) / c_prev + d * types / c_prev * cont
+
+
+def test_self_information_matches_hand_computed_kneser_ney():
+    stream = [0, 1, 0, 2, 0, 1, 3, 1, 0]
+    lm = KneserNeyLM(4, order=2, discount=0.75, pad_id=3).fit(stream)
+    text = [0, 1, 3, 1, 0, 2]
+    expected = [-math.log(_kn_bigram_by_hand(stream, 4, 0.75, a, b)) for a, b in zip(text[:-1], text[1:])]
+    np.testing.assert_allclose(self_information(lm, text), expected, rtol=1e-12)
+
+
+def test_trigram_rows_are_distributions_and_si_gathers_them(world):
+    lex, target, _ = world
+    np.testing.assert_allclose(target.probs_.sum(axis=-1), 1.0, atol=1e-10)
+    assert target.probs_.min() > 0
+    x = sample_corpus(lex, 5, seed=3)[:12]
+    si = self_information(target, x)
+    ctx = np.concatenate([[lex.end_id], x])  # pad then text
+    manual = [-np.log(target.probs_[ctx[i - 1], ctx[i], x[i]]) for i in range(1, len(x))]
+    np.testing.assert_allclose(si, manual, rtol=1e-12)
+
+
+def test_blank_template_percentile_rule():
+    rng = np.random.default_rng(0)
+    toks = list(range(21))
+    si = rng.exponential(size=20)
+    for p in (10, 30, 70):
+        tmpl = blank_template(toks, si, p)
+        assert tmpl[0] == 0  # first token (no SI) is kept
+        n_blank = sum(t is None for t in tmpl)
+        assert n_blank == 20 - int((si <= np.percentile(si, p)).sum())
+        assert all((t is None) == (s > np.percentile(si, p)) for t, s in zip(tmpl[1:], si))
+    assert None not in blank_template(toks, si, 100)
+    kept = [t for t in blank_template(toks, si, 0)[1:] if t is not None]
+    assert kept == [1 + int(np.argmin(si))]
+
+
+def test_green_lists_reproducible_and_exact_size():
+    g1, g2 = green_list_matrix(50, 0.25, key=7), green_list_matrix(50, 0.25, key=7)
+    np.testing.assert_array_equal(g1, g2)
+    np.testing.assert_array_equal(g1.sum(axis=1), np.full(50, 12))  # round(0.25*50)
+    assert (g1 != green_list_matrix(50, 0.25, key=8)).any()
+    uni = Unigram(0.25, 2.0, key=7).green_matrix(50)
+    assert (uni == uni[0]).all()
+
+
+def test_z_closed_form_on_all_green_path():
+    wm = KGW(gamma=0.25, key=3)
+    G = wm.green_matrix(30)
+    toks = [0]
+    for _ in range(40):
+        toks.append(int(np.flatnonzero(G[toks[-1]])[0]))
+    T = 40
+    assert wm.detect(toks, vocab_size=30)[0] == pytest.approx(math.sqrt(T * 0.75 / 0.25))
+
+
+def test_unwatermarked_z_is_standard_normal_and_delta_zero_is_keyless(world):
+    lex, target, _ = world
+    prompt = np.full((1000, 1), lex.end_id)
+    plain = KGW(delta=0.0, key=1).generate(target, prompt, 60, seed=5)
+    np.testing.assert_array_equal(plain, KGW(delta=0.0, key=999).generate(target, prompt, 60, seed=5))
+    # the null is over the secret key: one independent key per text (a fixed key correlates texts
+    # through their shared near-deterministic bigrams)
+    z = np.array([KGW(key=k).detect(plain[k], lm=target)[0] for k in range(1000)])
+    # repeated bigrams within a text share their green status, so language text is overdispersed
+    assert abs(z.mean()) < 0.1 and 0.9 < z.std() < 1.3
+    # i.i.d. uniform tokens (no repeats to speak of): exactly the N(0, 1) null of the z-test
+    iid = np.random.default_rng(0).integers(0, lex.vocab_size, size=(1000, 60))
+    z_iid = KGW(key=12345).detect(iid, vocab_size=lex.vocab_size)
+    assert abs(z_iid.mean()) < 0.1 and 0.9 < z_iid.std() < 1.1
+    zw = KGW(key=12345).detect(KGW(key=12345).generate(target, prompt[:200], 60, seed=6), lm=target)
+    assert zw.mean() > 4
+
+
+def test_entropy_gate_limits(world):
+    lex, target, _ = world
+    prompt = np.full((50, 1), lex.end_id)
+    x = KGW(key=4).generate(target, prompt, 40, seed=1)
+    # threshold 0: every token (all entropies > 0) is biased and scored, i.e. plain KGW
+    np.testing.assert_array_equal(EntropyGatedKGW(0.0, key=4).generate(target, prompt, 40, seed=1), x)
+    np.testing.assert_allclose(EntropyGatedKGW(0.0, key=4).detect(x, lm=target), KGW(key=4).detect(x, lm=target))
+    # threshold above log V: nothing is biased or scored
+    big = EntropyGatedKGW(10.0, key=4)
+    np.testing.assert_array_equal(big.generate(target, prompt, 40, seed=1),
+                                  KGW(delta=0.0, key=4).generate(target, prompt, 40, seed=1))
+    assert (big.detect(x, lm=target) == 0).all()
+    with pytest.raises(ValueError, match="lm"):
+        big.detect(x)
+
+
+def test_rewriter_keeps_unblanked_and_preserves_concepts(world):
+    lex, _, surrogate = world
+    x = KGW(key=1).generate(world[1], np.full((30, 1), lex.end_id), 50, seed=2)
+    ref = reference_paraphrase(lex, x)
+    rw = ConceptRewriter(lex, surrogate, seed=0)
+    blanks = np.random.default_rng(1).random(x.shape) < 0.5
+    y = rw.fill(x, blanks, ref)
+    np.testing.assert_array_equal(y[~blanks], x[~blanks])
+    np.testing.assert_array_equal(lex.concept_of[y], ref)
+    assert (y[blanks] != x[blanks]).mean() > 0.2  # blanks really are resampled
+    np.testing.assert_array_equal(SIRAAttack(surrogate, rw, percentile=100).attack(x, ref), x)
+    np.testing.assert_array_equal(RandomMaskRewrite(rw, 0.3).blanks(x).sum(axis=1), round(0.3 * 49))
+    ws = WordSubstitution(lex, 1.0, seed=0).attack(x)
+    np.testing.assert_array_equal(lex.concept_of[ws], ref)
+    multi = lex.members[lex.concept_of[x]].sum(axis=2) > 1
+    assert (ws[multi] != x[multi]).all() and (ws[~multi] == x[~multi]).all()
+
+
+def test_sira_blanks_high_si_tokens(world):
+    lex, target, surrogate = world
+    x = KGW(key=1).generate(target, np.full((20, 1), lex.end_id), 60, seed=3)
+    sira = SIRAAttack(surrogate, ConceptRewriter(lex, surrogate), percentile=30)
+    b = sira.blanks(x)
+    si = self_information(surrogate, x)
+    assert not b[:, 0].any()
+    tau = np.percentile(si, 30, axis=1, keepdims=True)
+    np.testing.assert_array_equal(b[:, 1:], si > tau)
+    assert 0.6 < b[:, 1:].mean() < 0.72
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: KneserNeyLM(10, order=4), "order"),
+    (lambda: KneserNeyLM(10, discount=1.5), "discount"),
+    (lambda: KneserNeyLM(5).fit([0, 1, 9]), "token ids"),
+    (lambda: KneserNeyLM(5).next_probs([[0, 1]]), "not fitted"),
+    (lambda: KGW(gamma=1.2), "gamma"),
+    (lambda: KGW(delta=-1), "delta"),
+    (lambda: KGW(context=2), "context"),
+    (lambda: EntropyGatedKGW(threshold=-1), "threshold"),
+    (lambda: blank_template([1, 2, 3], [0.1], 30), "len"),
+    (lambda: blank_template([1, 2, 3], [0.1, 0.2], 130), "percentile"),
+    (lambda: RandomMaskRewrite(None, 1.5), "rate"),
+    (lambda: build_lexicon().encode("the zebra"), "zebra"),
+])
+def test_bad_input_raises(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_smoke_run_values():
+    exp = EXPERIMENTS[0]
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    assert m["max_fpr"] <= 0.05
+    for s in ("kgw", "unigram", "gated"):
+        assert m[f"{s}_none_edit"] == 0 and m[f"{s}_none_concept_acc"] == 1
+        assert m[f"{s}_sira_concept_acc"] == 1.0
+        assert m[f"{s}_sira_z"] < m[f"{s}_none_z"] - 3
+        assert 0.6 < m[f"{s}_sira_blank_rate"] < 0.75
+        assert m[f"{s}_entropy_blanked"] > m[f"{s}_entropy_kept"]
+        assert m[f"{s}_green_excess_share_blanked"] > 0.7
