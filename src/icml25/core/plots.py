@@ -7,6 +7,7 @@ Figures show the mean over seeds with the same 95% Student-t interval the claims
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -57,3 +58,13 @@ def seed_bars(ax, per_seed: Sequence[dict[str, Any]], keys: Sequence[str], label
     if threshold is not None:
         ax.axhline(threshold, ls="--", c="k", lw=0.8)
     return bars
+
+
+def save_figure(fig, path: Path, dpi: int = 120) -> Path:
+    """Lay out, write and close a figure; returns ``path`` (figure functions return a list of these)."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path

@@ -18,7 +18,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.autogfm.model import OPS, AutoGFM, FixedOpGNN, SharedDARTS
 from icml25.papers.autogfm.suite import make_suite
 from icml25.papers.autogfm.train import evaluate, fit_gfm, mean_architecture
@@ -134,11 +134,7 @@ def suite_figures(per_seed: list[Metrics], cfg: SuiteConfig, outdir: Path) -> li
     axes[1].set_yticks(range(len(DATASETS)), DATASETS)
     axes[1].set_title("AutoGFM mean op probability per dataset")
     fig.colorbar(im, ax=axes[1])
-    fig.tight_layout()
-    path = outdir / "autogfm_suite.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "autogfm_suite.png")]
 
 
 EXPERIMENTS = [

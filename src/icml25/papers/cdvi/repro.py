@@ -23,7 +23,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.cdvi import metrics as survmetrics
 from icml25.papers.cdvi.data import load_bundled, simulate_censored_gibbs, split_indices, split_standardise
 from icml25.papers.cdvi.model import CDCVAE, LogNormalAFT, split_survival_array
@@ -186,11 +186,7 @@ def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticConfig, outdir: Pat
         ax.set_ylabel(f"{kind.replace('_', ' ')} vs CVAE (nats/sample)")
         ax.tick_params(axis="x", labelsize=8)
     fig.suptitle(f"Gibbs generator, n={cfg.n}: CD-CVAE minus CVAE (positive = CD-CVAE better)")
-    fig.tight_layout()
-    path = outdir / "synthetic_elbo_gap.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "synthetic_elbo_gap.png")]
 
 
 def real_figures(per_seed: list[Metrics], cfg: RealConfig, outdir: Path) -> list[Path]:
@@ -206,11 +202,7 @@ def real_figures(per_seed: list[Metrics], cfg: RealConfig, outdir: Path) -> list
                       highlight=("CD dense", "CD split"))
             ax.set_title(f"{name}: {'IBS (lower better)' if metric == 'ibs' else 'C_td (higher better)'}")
             ax.tick_params(axis="x", rotation=30, labelsize=8)
-    fig.tight_layout()
-    path = outdir / "real_ibs_ctd.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "real_ibs_ctd.png")]
 
 
 EXPERIMENTS = [

@@ -20,6 +20,7 @@ from torch import nn
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
+from icml25.core.plots import save_figure
 from icml25.papers.certified_unlearning.unlearning import (
     Certificate,
     finetune,
@@ -238,11 +239,7 @@ def digits_figures(per_seed: list[Metrics], cfg: DigitsUnlearningConfig, outdir:
     axes[1].axhline(np.mean([m["auc_original"] for m in per_seed]), color="k", ls="--", label="original model")
     axes[1].legend(fontsize=7)
     fig.suptitle(f"digits MLP, ({cfg.epsilon:g}, {cfg.delta:g})-unlearning of {cfg.forget_fraction:.0%} of train")
-    fig.tight_layout()
-    path = outdir / "digits_unlearning.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "digits_unlearning.png")]
 
 
 EXPERIMENTS = [

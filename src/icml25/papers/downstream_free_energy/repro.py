@@ -21,7 +21,7 @@ from torch.nn import functional as F
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.downstream_free_energy.free_energy import full_loss, hessian_trace, pretraining_free_energy
 from icml25.papers.downstream_free_energy.transfer import (
     FineTuner,
@@ -141,11 +141,7 @@ def selection_figures(per_seed: list[Metrics], cfg: SelectionConfig, outdir: Pat
     seed_bars(axes[2], per_seed, [f"spearman_{k}" for k in METRICS], METRICS, highlight=METRICS[0], threshold=0.5)
     axes[2].set_ylabel("Spearman rho with downstream error (95% CI)")
     fig.suptitle(f"{cfg.dataset}: {len(per_seed[0]['ckpt_free_energy'])} checkpoints per seed")
-    fig.tight_layout()
-    path = outdir / f"selection_{cfg.dataset}.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / f"selection_{cfg.dataset}.png")]
 
 
 _SMOKE = {"lrs": (0.05, 0.2), "batch_sizes": (64,), "momenta": (0.0, 0.9), "epochs": 3, "sgld_chains": 2,

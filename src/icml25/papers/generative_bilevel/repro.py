@@ -16,7 +16,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.generative_bilevel.entropy_tuning import BilevelEntropyTuner, tilted_guided_sampler
 from icml25.papers.generative_bilevel.noise_schedule import (
     EpsMLP,
@@ -188,11 +188,7 @@ def entropy_figures(per_seed: list[Metrics], cfg: EntropyToyConfig, outdir: Path
     ax.set_ylabel("(F* - F(lambda_hat)) / (F* - F_pre)")
     ax.tick_params(axis="x", rotation=30)
     ax.set_title("toy entropy tuning: normalised regret (dashed: 2%)")
-    fig.tight_layout()
-    path = outdir / "entropy_regret.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "entropy_regret.png")]
 
 
 # ----------------------------------------------------------------------------------------------- scenario 2
@@ -310,11 +306,7 @@ def schedule_figures(per_seed: list[Metrics], cfg: ScheduleConfig, outdir: Path)
     ax.set_ylabel("test MMD^2 of DDIM samples")
     ax.tick_params(axis="x", rotation=30)
     ax.set_title(f"two-moons DDPM (T={cfg.T}, {cfg.iters} iterations)")
-    fig.tight_layout()
-    path = outdir / "schedule_mmd.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "schedule_mmd.png")]
 
 
 EXPERIMENTS = [

@@ -17,6 +17,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim, Summary
+from icml25.core.plots import save_figure
 from icml25.papers.icfl.data import perturbation_screen
 from icml25.papers.icfl.dictionary import (
     ICFL,
@@ -141,11 +142,7 @@ def screen_figures(per_seed: list[Metrics], cfg: ScreenConfig, outdir: Path) -> 
         ax.bar(names, mean, yerr=err, color=colours, capsize=3)
         ax.set_title(title, fontsize=10)
     fig.suptitle(f"synthetic screen, M={cfg.n_features}, J*L=k={cfg.k}, {cfg.n_steps} steps")
-    fig.tight_layout()
-    path = outdir / "icfl_screen.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "icfl_screen.png")]
 
 
 EXPERIMENTS = [

@@ -26,7 +26,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.infeasible_targets.env import SwordShieldMonster
 from icml25.papers.infeasible_targets.evaluator import ReplayBuffer, TargetEvaluator, train_evaluator
 from icml25.papers.infeasible_targets.planning import (
@@ -209,11 +209,7 @@ def ssm_figures(per_seed: list[Metrics], cfg: SSMConfig, outdir: Path) -> list[P
     seed_bars(axes[3], per_seed, [f"delusion_rate_{v}" for v in VARIANTS], list(VARIANTS), highlight="EGP")
     axes[3].set_title("delusion rate (steps chasing infeasible targets)")
     fig.suptitle(f"SSM-lite {cfg.size}x{cfg.size}, delta={cfg.difficulty}, {cfg.env_steps} env steps")
-    fig.tight_layout()
-    path = outdir / "ssm_evaluators.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "ssm_evaluators.png", dpi=110)]
 
 
 EXPERIMENTS = [

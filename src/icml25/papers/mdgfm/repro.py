@@ -19,7 +19,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import mean_and_half_width
+from icml25.core.plots import mean_and_half_width, save_figure
 from icml25.papers.mdgfm.baselines import GCNProto, MLPProto, PretrainNoRefine
 from icml25.papers.mdgfm.data import SIX_DOMAINS, DomainSpec, few_shot_tasks, inject_random_edges, make_domains
 from icml25.papers.mdgfm.model import MDGFM
@@ -145,11 +145,7 @@ def transfer_figures(per_seed: list[Metrics], cfg: TransferConfig, outdir: Path)
         ax.set_ylabel("1-shot accuracy (%)")
         ax.set_title(f"{tag}philic target (generated CSBM)")
         ax.legend()
-    fig.tight_layout()
-    path = outdir / "mdgfm_transfer.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "mdgfm_transfer.png")]
 
 
 EXPERIMENTS = [

@@ -20,6 +20,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim, Summary
+from icml25.core.plots import save_figure
 from icml25.papers.mutransfer_fno.data import burgers_dataset
 from icml25.papers.mutransfer_fno.fno import mup_scale
 from icml25.papers.mutransfer_fno.transfer import TrainSettings, optimum_index, train_fno_lr_grid
@@ -134,11 +135,7 @@ def lr_curve_figures(per_seed: list[Metrics], cfg: BurgersTransferConfig, outdir
         ax.legend()
     axes[0].set_ylabel("test relative L2 error")
     fig.suptitle(f"Burgers nu={cfg.nu}, FNO-1D width {cfg.width}, {cfg.epochs} epochs, {len(per_seed)} seeds")
-    fig.tight_layout()
-    path = outdir / "burgers_lr_curves.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "burgers_lr_curves.png")]
 
 
 EXPERIMENTS = [

@@ -23,6 +23,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim, Summary
+from icml25.core.plots import save_figure
 from icml25.papers.naiad.active_learning import ActiveLearner, top_n_recall
 from icml25.papers.naiad.data import CombinatorialScreen, load_screen_csv, make_synthetic_screen
 from icml25.papers.naiad.model import NAIADRegressor, SingleEffectLinearRegressor
@@ -200,11 +201,7 @@ def small_sample_figures(per_seed: list[Metrics], cfg: SmallSampleConfig, outdir
         ax.set_xlabel("training pairs")
     axes[0].legend(fontsize=8)
     fig.suptitle(f"{cfg.data_path or f'Synthetic screen, {cfg.n_genes} genes'}, {len(per_seed)} seeds")
-    fig.tight_layout()
-    path = outdir / "small_sample_rmse.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "small_sample_rmse.png")]
 
 
 def active_learning_figures(per_seed: list[Metrics], cfg: ActiveLearningConfig, outdir: Path) -> list[Path]:
@@ -218,11 +215,7 @@ def active_learning_figures(per_seed: list[Metrics], cfg: ActiveLearningConfig, 
     ax.set_xlabel("measured pairs")
     ax.set_ylabel(f"true top-{cfg.top_n} pairs found")
     ax.legend()
-    fig.tight_layout()
-    path = outdir / "active_learning_found.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "active_learning_found.png")]
 
 
 _DATA = ("The real screens are not bundled: download tutorials/data/<screen>_gamma.csv (Norman, Horlbeck K562/Jurkat, "

@@ -26,6 +26,7 @@ import numpy as np
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim, Summary
+from icml25.core.plots import save_figure
 from icml25.papers.ntk_early_stopping.kernels import (
     KernelGD,
     make_rkhs_target,
@@ -240,11 +241,7 @@ def rate_figures(per_seed: list[Metrics], cfg: RateConfig, outdir: Path) -> list
         ax.set_ylabel("test risk ||f - f*||^2 (95% t interval over seeds)")
         ax.set_title(f"{dist}, d={cfg.d}, m={cfg.width}, sigma={cfg.sigma}")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = outdir / "rate.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "rate.png")]
 
 
 def tracking_figures(per_seed: list[Metrics], cfg: TrackingConfig, outdir: Path) -> list[Path]:
@@ -263,11 +260,7 @@ def tracking_figures(per_seed: list[Metrics], cfg: TrackingConfig, outdir: Path)
     ax.set_ylabel("max_{t<=T} max_x |f_NN - f_KGD|")
     ax.set_title(f"NTK tracking, n={cfg.n}, {cfg.dist}")
     ax.legend()
-    fig.tight_layout()
-    path = outdir / "width_tracking.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "width_tracking.png")]
 
 
 EXPERIMENTS = [

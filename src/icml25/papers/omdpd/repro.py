@@ -19,6 +19,7 @@ import numpy as np
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
+from icml25.core.plots import save_figure
 from icml25.papers.omdpd.cmdp import adversarial_instance, occupancy_lp
 from icml25.papers.omdpd.omdpd import OMDPD, OptPrimalDualCMDP, UnconstrainedUCBVI, run_online
 
@@ -147,11 +148,7 @@ def growth_figures(per_seed: list[Metrics], cfg: GrowthConfig, outdir: Path) -> 
             ax.set_title(f"{kind} constraints")
             ax.legend(fontsize=8)
     fig.suptitle(f"Random CMDPs S={cfg.n_states}, A={cfg.n_actions}, H={cfg.horizon}; mean and 95% CI over seeds")
-    fig.tight_layout()
-    path = outdir / "omdpd_growth.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "omdpd_growth.png")]
 
 
 EXPERIMENTS = [

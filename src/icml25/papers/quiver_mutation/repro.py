@@ -29,7 +29,7 @@ import numpy as np
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.quiver_mutation.explainability import connected_motif, identify_mutation_type
 from icml25.papers.quiver_mutation.models import (
     DirGINE,
@@ -310,11 +310,7 @@ def explainability_figures(per_seed: list[Metrics], cfg: ExplainabilityConfig, o
         nx.draw_networkx_edge_labels(G, pos, ax=ax, edge_labels={(i, j): d["w"] for i, j, d in G.edges(data=True)
                                                                  if d["w"] > 1}, font_size=8)
         ax.set_title(f"motif {r + 1}: {first[f'motif{r}_share']:.0%}\n(seed 0)", fontsize=9)
-    fig.tight_layout()
-    path = outdir / "explainability.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "explainability.png")]
 
 
 def generalisation_figures(per_seed: list[Metrics], cfg: GeneralisationConfig, outdir: Path) -> list[Path]:
@@ -328,11 +324,7 @@ def generalisation_figures(per_seed: list[Metrics], cfg: GeneralisationConfig, o
     ax.set_title(f"train n = {', '.join(map(str, cfg.train_sizes))}; test n = {cfg.test_size}")
     ax.tick_params(axis="x", rotation=20)
     ax.legend()
-    fig.tight_layout()
-    path = outdir / "generalisation_accuracy.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "generalisation_accuracy.png")]
 
 
 EXPERIMENTS = [

@@ -28,6 +28,7 @@ from icml25.common.mdp import (
 )
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
+from icml25.core.plots import save_figure
 from icml25.papers.r1vi.r1vi import r1_q_learning, r1_value_iteration
 
 PLANNERS = {
@@ -118,11 +119,7 @@ def planning_figures(per_seed: list[Metrics], cfg: PlanningConfig, outdir: Path)
     ax.set_ylabel("median Bellman applications to target accuracy")
     ax.set_title(f"Garnet S={cfg.n_states}, A={cfg.n_actions}, b={cfg.branching}")
     ax.legend()
-    fig.tight_layout()
-    path = outdir / "planning_evals.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "planning_evals.png")]
 
 
 @dataclass

@@ -20,7 +20,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.resgen.baselines import ARRQ, DepthSequentialMask, TokenMaskGIT
 from icml25.papers.resgen.data import DigitFeatures, digits_patches, frechet_distance, patches_to_images
 from icml25.papers.resgen.model import ResGenTransformer, sample, train_generator
@@ -161,11 +161,7 @@ def digits_figures(per_seed: list[Metrics], cfg: DigitsConfig, outdir: Path) -> 
         ax.set_title(label)
         ax.tick_params(axis="x", rotation=30)
     fig.suptitle(f"digits, RVQ K={cfg.codebook_size}, T={cfg.sample_steps}, {cfg.train_steps} training steps")
-    fig.tight_layout()
-    path = outdir / "resgen_digits.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "resgen_digits.png")]
 
 
 EXPERIMENTS = [

@@ -15,7 +15,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.ret_fhd.data import dirichlet_split, load_dataset, make_clients
 from icml25.papers.ret_fhd.federated import FDFixedT, LocalOnly, ReTFHD, n_parameters
 
@@ -138,11 +138,7 @@ def fhd_figures(per_seed: list[Metrics], cfg: FHDConfig, outdir: Path) -> list[P
     axes[1].set_ylabel("accuracy (last rounds)")
     axes[1].tick_params(axis="x", rotation=30)
     fig.suptitle(f"ReT-FHD on {cfg.dataset}: {cfg.n_clients} clients, Dir({cfg.alpha}), {cfg.rounds} rounds")
-    fig.tight_layout()
-    path = outdir / f"retfhd_{cfg.dataset}.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / f"retfhd_{cfg.dataset}.png")]
 
 
 _SMOKE = {"n_clients": 6, "rounds": 3, "n_attackers": 1, "last_rounds": 1}

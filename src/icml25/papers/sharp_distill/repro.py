@@ -21,7 +21,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.sharp_distill.data import synthetic_reviews
 from icml25.papers.sharp_distill.model import (
     CompactGCN,
@@ -174,11 +174,7 @@ def sharp_figures(per_seed: list[Metrics], cfg: SharpConfig, outdir: Path) -> li
         ax.tick_params(axis="x", rotation=35)
     axes[1].set_title(f"score all users x all items, {cfg.threads} thread(s)")
     axes[0].set_title(f"{cfg.n_users} users x {cfg.n_items} items, generated reviews")
-    fig.tight_layout()
-    path = outdir / "sharp_distill.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "sharp_distill.png")]
 
 
 EXPERIMENTS = [

@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim, Summary
+from icml25.core.plots import save_figure
 from icml25.papers.soft_inductive_bias.compression import subspace_compression_bound
 from icml25.papers.soft_inductive_bias.gp import centred_one_hot, gp_label_noise_study
 from icml25.papers.soft_inductive_bias.polynomial import OrderDependentPolyRegressor
@@ -167,11 +168,7 @@ def polynomial_figures(per_seed: list[Metrics], cfg: PolynomialConfig, outdir: P
     ax.set(xscale="log", yscale="log", xlabel="n", ylabel="train MSE", title="pure noise: train MSE")
     ax.legend(fontsize=7)
     fig.suptitle(f"order-dependent polynomial, J={cfg.degree}, gamma={cfg.gamma}, alpha={cfg.alpha:g}")
-    fig.tight_layout()
-    path = outdir / "polynomial.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "polynomial.png", dpi=110)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -235,11 +232,7 @@ def gp_figures(per_seed: list[Metrics], cfg: GPConfig, outdir: Path) -> list[Pat
         ax.set(xlabel="fraction of random labels", title=title)
         ax.legend(fontsize=8)
     fig.suptitle(f"GP (RBF, noise {cfg.noise:g}) on digits, n={cfg.n_train}")
-    fig.tight_layout()
-    path = outdir / "gp_label_noise.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "gp_label_noise.png", dpi=110)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -299,11 +292,7 @@ def double_descent_figures(per_seed: list[Metrics], cfg: DoubleDescentConfig, ou
     ax2.set_ylabel("effective dimensionality", color="C3")
     ax.legend(loc="upper right", fontsize=8)
     ax.set_title(f"min-norm ReLU random features on digits, n={cfg.n_train}")
-    fig.tight_layout()
-    path = outdir / "double_descent.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "double_descent.png", dpi=110)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -360,11 +349,7 @@ def compression_figures(per_seed: list[Metrics], cfg: CompressionConfig, outdir:
     ax.set(xscale="log", xlabel="subspace dimension k", ylabel="0-1 error", ylim=(0, 1),
            title=f"compression bound, digits n={cfg.n_train}, {cfg.levels[0]} levels")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = outdir / "compression.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "compression.png", dpi=110)]
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.valt_sac.valt_sac import ATTACKS, VARIANTS, ValtSACConfig, evaluate_under_attack, valt_sac_train
 
 METHOD_LABELS = {"none": "SAC", "eps": "VALT-EPS-SAC", "soft": "VALT-SOFT-SAC", "sa_reg": "Robust-SAC (SA-reg)"}
@@ -100,11 +100,7 @@ def robustness_figures(per_seed: list[Metrics], cfg: RobustnessConfig, outdir: P
         ax.set_ylabel("episode return")
         ax.tick_params(axis="x", rotation=30)
     fig.suptitle(f"{cfg.env_id}, {cfg.total_steps} env steps per method")
-    fig.tight_layout()
-    path = outdir / "robustness_returns.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "robustness_returns.png")]
 
 
 EXPERIMENTS = [

@@ -20,7 +20,7 @@ from scipy.stats import spearmanr
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.vlgpo.landscape import evaluate, make_landscape_task
 from icml25.papers.vlgpo.models import FitnessCNN, LatentFlowPrior, SeqVAE
 from icml25.papers.vlgpo.sampling import adalead_sample, latent_ascent_sample, select_top_k, vlgpo_sample
@@ -124,11 +124,7 @@ def task_figures(per_seed: list[Metrics], cfg: TaskConfig, outdir: Path) -> list
         ax.set_title(f"{metric} of the top-{cfg.top_k}")
         ax.tick_params(axis="x", rotation=20)
     fig.suptitle(f"synthetic Potts L={cfg.seq_len}, {cfg.difficulty} split")
-    fig.tight_layout()
-    path = outdir / f"vlgpo_{cfg.difficulty}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / f"vlgpo_{cfg.difficulty}.png", dpi=110)]
 
 
 _SMOKE = {"n_library": 3000, "vae_steps": 300, "flow_steps": 200, "predictor_steps": 100, "n_samples": 48,
