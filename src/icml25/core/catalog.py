@@ -11,7 +11,9 @@ from icml25.core.paper import Paper
 
 CATALOG: tuple[Paper, ...] = (
     Paper("alphaqcm", "AlphaQCM: Alpha Discovery in Finance with Distributional Reinforcement Learning",
-          None, "3sXMHlhBSs", "ZhuZhouFan/AlphaQCM", "algorithm"),
+          None, "3sXMHlhBSs", "ZhuZhouFan/AlphaQCM", "algorithm",
+          status="partial",
+          note="The AlphaQCM agent (a QR-DQN quantile network plus a mean Q network, acting on Q + lambda * the QCM standard deviation), an AlphaGen-style RPN environment and alpha pool, and a synthetic market with two planted alphas. The quick 3-seed run against lambda = 0 and random search is INCONCLUSIVE at 2k env steps (seed spread dominates; no method recovers a planted alpha). Missing: the real CSI300/CSI500 data (needs qlib), the IQN variant, prioritised replay and the GP/ML/PPO baselines; the QCM details come from the spec card, the official code was not checked."),
     Paper("autogfm", "AutoGFM: Automated Graph Foundation Model with Adaptive Architecture Customization",
           None, "fCPB0qRJT2", None, "algorithm",
           status="partial",

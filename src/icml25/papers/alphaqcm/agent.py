@@ -1,0 +1,284 @@
+"""AlphaQCM's agent: QR-DQN quantiles + a separate mean (Q) network + the QCM variance bonus.
+
+Action choice (paper, Sec. 3): ``argmax_a Q(s,a) + lambda * std(s,a)`` over valid tokens,
+where ``std`` is the quantiled conditional moment (QCM) scale estimate of the quantile
+network's output, ``epsilon``-greedy. ``std_lam = 0`` is plain (mean-greedy) distributional DQN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy.stats import norm
+from torch import nn
+
+# ----------------------------------------------------------------------------- pure functions
+
+
+def quantile_midpoints(n: int) -> np.ndarray:
+    """``tau_i = (2i - 1) / (2n)``, i = 1..n."""
+    if n < 1:
+        raise ValueError(f"number of quantiles must be >= 1, got {n}")
+    return (2 * np.arange(1, n + 1) - 1) / (2.0 * n)
+
+
+def qcm_design(taus) -> torch.Tensor:
+    """Hermite (Cornish-Fisher) design ``X = [1, x, x^2 - 1, x^3 - 3x]`` with ``x = Phi^{-1}(tau)``, shape ``(N, 4)``."""
+    taus = np.asarray(taus, dtype=float)
+    if taus.ndim != 1 or len(taus) < 4 or np.any((taus <= 0) | (taus >= 1)):
+        raise ValueError("taus must be a 1-d array of at least 4 levels strictly inside (0, 1)")
+    x = norm.ppf(taus)
+    return torch.tensor(np.stack([np.ones_like(x), x, x**2 - 1, x**3 - 3 * x], 1), dtype=torch.float64)
+
+
+def qcm_moments(quantiles, taus) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Quantiled conditional moments: regress quantiles on the Hermite design.
+
+    ``beta = (X'X)^{-1} X' q``; ``std = beta_1``, ``skew = 6 beta_2 / beta_1``,
+    ``kurt = 24 beta_3 / beta_1 + 3``. Adding a constant to every quantile changes only
+    ``beta_0``, so the scale estimate is unaffected by a bias of the quantile network.
+
+    Args:
+        quantiles: ``(..., N)`` quantile values at levels ``taus`` (tensor or array).
+        taus: ``(N,)`` levels in (0, 1), N >= 4.
+
+    Returns:
+        ``(std, skew, kurt)``, each of shape ``(...)`` (same dtype as ``quantiles``).
+    """
+    q = torch.as_tensor(quantiles)
+    X = qcm_design(taus).to(q.device)
+    if q.shape[-1] != X.shape[0]:
+        raise ValueError(f"quantiles have {q.shape[-1]} levels but taus has {X.shape[0]}")
+    proj = torch.linalg.solve(X.T @ X, X.T).to(q.dtype if q.is_floating_point() else torch.float64)  # (4, N)
+    beta = q.to(proj.dtype) @ proj.T
+    b1 = beta[..., 1]
+    return b1, 6 * beta[..., 2] / b1, 24 * beta[..., 3] / b1 + 3
+
+
+def quantile_huber_loss(pred: torch.Tensor, target: torch.Tensor, taus: torch.Tensor, kappa: float = 1.0) -> torch.Tensor:
+    """QR-DQN loss ``mean_b sum_i mean_j |tau_i - 1{u_ij < 0}| L_kappa(u_ij) / kappa`` with ``u_ij = target_j - pred_i``.
+
+    Args:
+        pred: ``(B, N)`` predicted quantiles at levels ``taus``.
+        target: ``(B, N')`` target samples (no gradient).
+        taus: ``(N,)`` quantile levels.
+        kappa: Huber threshold (> 0).
+    """
+    if kappa <= 0:
+        raise ValueError(f"kappa must be > 0, got {kappa}")
+    u = target.unsqueeze(1) - pred.unsqueeze(2)  # (B, N, N')
+    huber = torch.where(u.abs() <= kappa, 0.5 * u**2, kappa * (u.abs() - 0.5 * kappa))
+    w = (taus.view(1, -1, 1) - (u.detach() < 0).to(u.dtype)).abs()
+    return (w * huber / kappa).mean(2).sum(1).mean()
+
+
+# ----------------------------------------------------------------------------- networks
+class TokenLSTMNet(nn.Module):
+    """LSTM encoder over the token prefix (with a start token), then MLP ``d -> 64 -> n_actions * n_out``."""
+
+    def __init__(self, n_tokens: int, n_out: int = 1, d_model: int = 128, hidden: int = 64):
+        super().__init__()
+        self.n_actions, self.n_out = n_tokens, n_out
+        self.embed = nn.Embedding(n_tokens + 2, d_model)  # 0 pad, 1..n tokens, n+1 start
+        self.lstm = nn.LSTM(d_model, d_model, batch_first=True)
+        self.head = nn.Sequential(nn.Linear(d_model, hidden), nn.ReLU(), nn.Linear(hidden, n_tokens * n_out))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """``obs`` ``(B, L)`` int64 (0 = padding) -> ``(B, n_actions, n_out)``."""
+        start = torch.full((obs.shape[0], 1), self.n_actions + 1, dtype=obs.dtype, device=obs.device)
+        h, _ = self.lstm(self.embed(torch.cat([start, obs], 1)))
+        last = (obs > 0).sum(1)  # index of the last real token (0 = start token)
+        h = h[torch.arange(obs.shape[0], device=obs.device), last]
+        return self.head(h).view(-1, self.n_actions, self.n_out)
+
+
+@dataclass
+class AlphaQCMConfig:
+    """Hyperparameters of :class:`AlphaQCMAgent` (defaults: the paper's qrdqn.yaml where stated)."""
+
+    n_quantiles: int = 200
+    """N quantiles at tau_i = (2i-1)/(2N)."""
+    std_lam: float = 1.0
+    """lambda: weight of the QCM std bonus (0 = plain distributional DQN)."""
+    skew_lam: float = 0.0
+    """Weight of the QCM skewness (paper default 0)."""
+    kurt_lam: float = 0.0
+    """Weight of the QCM kurtosis (paper default 0)."""
+    d_model: int = 128
+    """LSTM embedding/hidden width."""
+    hidden: int = 64
+    """MLP hidden width."""
+    lr: float = 5e-5
+    """Adam learning rate."""
+    batch_size: int = 128
+    """Replay minibatch size."""
+    gamma: float = 1.0
+    """Discount."""
+    multi_step: int = 3
+    """n of n-step returns."""
+    memory_size: int = 100_000
+    """Replay capacity (uniform replay here; the paper uses PER)."""
+    learning_starts: int = 10_000
+    """Env steps before the first update."""
+    update_every: int = 1
+    """Env steps between updates."""
+    target_update: int = 5_000
+    """Env steps between target-network copies."""
+    eps_start: float = 1.0
+    """Initial epsilon."""
+    eps_end: float = 0.01
+    """Final epsilon."""
+    eps_decay_steps: int = 25_000
+    """Env steps of the linear epsilon decay."""
+    kappa: float = 1.0
+    """Quantile-Huber threshold."""
+
+
+class AlphaQCMAgent:
+    """QR-DQN quantile net + mean (Q) net, acting by ``Q + lambda * std_QCM`` (epsilon-greedy over valid actions).
+
+    Args:
+        cfg: :class:`AlphaQCMConfig`.
+        n_actions: size of the token set.
+        max_len: observation length.
+        seed: torch/numpy seed.
+    """
+
+    def __init__(self, cfg: AlphaQCMConfig, n_actions: int, max_len: int, seed: int = 0, device: str = "cpu"):
+        if cfg.n_quantiles < 4:
+            raise ValueError(f"n_quantiles must be >= 4 for the QCM regression, got {cfg.n_quantiles}")
+        if cfg.std_lam < 0:
+            raise ValueError(f"std_lam must be >= 0, got {cfg.std_lam}")
+        torch.manual_seed(seed)
+        self.cfg, self.n_actions, self.max_len, self.device = cfg, n_actions, max_len, device
+        self.rng = np.random.default_rng(seed)
+        mk = lambda n_out: TokenLSTMNet(n_actions, n_out, cfg.d_model, cfg.hidden).to(device)  # noqa: E731
+        self.qnet, self.mean_net = mk(cfg.n_quantiles), mk(1)
+        self.qnet_t, self.mean_net_t = mk(cfg.n_quantiles), mk(1)
+        self.qnet_t.load_state_dict(self.qnet.state_dict())
+        self.mean_net_t.load_state_dict(self.mean_net.state_dict())
+        opt = lambda net: torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-2 / cfg.batch_size)  # noqa: E731
+        self.opt_q, self.opt_m = opt(self.qnet), opt(self.mean_net)
+        self.taus_np = quantile_midpoints(cfg.n_quantiles)
+        self.taus = torch.tensor(self.taus_np, dtype=torch.float32, device=device)
+        M = cfg.memory_size
+        self.buf_obs = np.zeros((M, max_len), np.int64)
+        self.buf_next = np.zeros((M, max_len), np.int64)
+        self.buf_next_mask = np.zeros((M, n_actions), bool)
+        self.buf_a = np.zeros(M, np.int64)
+        self.buf_r = np.zeros(M, np.float32)
+        self.buf_done = np.zeros(M, np.float32)
+        self.n_stored = 0
+        self.steps = 0
+
+    def epsilon(self) -> float:
+        """Linear schedule from ``eps_start`` to ``eps_end`` over ``eps_decay_steps``."""
+        frac = min(1.0, self.steps / max(1, self.cfg.eps_decay_steps))
+        return self.cfg.eps_start + frac * (self.cfg.eps_end - self.cfg.eps_start)
+
+    @torch.no_grad()
+    def scores(self, obs: np.ndarray) -> np.ndarray:
+        """``Q(s,a) + lambda std + lambda_s skew + lambda_k kurt`` for every action (online nets), shape ``(n_actions,)``."""
+        o = torch.as_tensor(obs[None], device=self.device)
+        q = self.mean_net(o)[0, :, 0].double()
+        c = self.cfg
+        if c.std_lam or c.skew_lam or c.kurt_lam:
+            std, skew, kurt = qcm_moments(self.qnet(o)[0].double(), self.taus_np)
+            q = q + c.std_lam * std + c.skew_lam * torch.nan_to_num(skew) + c.kurt_lam * torch.nan_to_num(kurt)
+        return q.cpu().numpy()
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, eps: float | None = None) -> int:
+        """Epsilon-greedy action among ``mask``-valid tokens."""
+        valid = np.flatnonzero(mask)
+        if not valid.size:
+            raise ValueError("no valid action in mask")
+        eps = self.epsilon() if eps is None else eps
+        if self.rng.random() < eps:
+            return int(self.rng.choice(valid))
+        s = self.scores(obs)
+        return int(valid[np.argmax(s[valid])])
+
+    def store_episode(self, obs: list[np.ndarray], actions: list[int], rewards: list[float], masks: list[np.ndarray]) -> None:
+        """Store an episode's n-step transitions. ``obs``/``masks`` have one more entry than ``actions``."""
+        T, n, g = len(actions), self.cfg.multi_step, self.cfg.gamma
+        for t in range(T):
+            k = min(n, T - t)
+            i = self.n_stored % self.cfg.memory_size
+            self.buf_obs[i], self.buf_a[i] = obs[t], actions[t]
+            self.buf_r[i] = sum(g**j * rewards[t + j] for j in range(k))
+            self.buf_next[i], self.buf_next_mask[i] = obs[t + k], masks[t + k]
+            self.buf_done[i] = float(t + k >= T)
+            self.n_stored += 1
+
+    def learn(self) -> tuple[float, float]:
+        """One minibatch update of both networks; returns (quantile loss, mean-net loss)."""
+        c = self.cfg
+        idx = self.rng.integers(0, min(self.n_stored, c.memory_size), c.batch_size)
+        t = lambda a: torch.as_tensor(a[idx], device=self.device)  # noqa: E731
+        obs, nxt, nmask, a, r, done = t(self.buf_obs), t(self.buf_next), t(self.buf_next_mask), t(self.buf_a), t(self.buf_r), t(self.buf_done)
+        disc = (1 - done) * c.gamma**c.multi_step
+        ar = torch.arange(len(idx), device=self.device)
+        with torch.no_grad():
+            tq = self.qnet_t(nxt)  # (B, A, N)
+            a_star = tq.mean(2).masked_fill(~nmask, -1e9).argmax(1)
+            target_q = r[:, None] + disc[:, None] * tq[ar, a_star]
+            tm = self.mean_net_t(nxt)[:, :, 0].masked_fill(~nmask, -1e9).max(1).values
+            target_m = r + disc * torch.where(done > 0, torch.zeros_like(tm), tm)
+            target_q = torch.where(done[:, None] > 0, r[:, None].expand_as(target_q), target_q)
+        loss_q = quantile_huber_loss(self.qnet(obs)[ar, a], target_q, self.taus, c.kappa)
+        self.opt_q.zero_grad()
+        loss_q.backward()
+        self.opt_q.step()
+        loss_m = ((self.mean_net(obs)[ar, a, 0] - target_m) ** 2).mean()
+        self.opt_m.zero_grad()
+        loss_m.backward()
+        self.opt_m.step()
+        return float(loss_q.detach()), float(loss_m.detach())
+
+    def train(self, env, total_steps: int, progress=None) -> dict:
+        """Run ``total_steps`` env steps of acting + learning on ``env`` (an :class:`AlphaEnv`).
+
+        Returns a dict with ``episodes`` (completed) and ``rewards`` (terminal reward per episode).
+        """
+        c = self.cfg
+        ep_rewards = []
+        while self.steps < total_steps:
+            o, _ = env.reset()
+            m = env.action_masks()
+            obs, masks, acts, rews, done = [o], [m], [], [], False
+            while not done:
+                a = self.act(o, m)
+                o, r, done, trunc, _ = env.step(a)
+                done = done or trunc
+                m = env.action_masks() if not done else np.zeros(self.n_actions, bool)
+                obs.append(o)
+                masks.append(m)
+                acts.append(a)
+                rews.append(r)
+                self.steps += 1
+                if self.steps >= c.learning_starts and self.n_stored >= c.batch_size and self.steps % c.update_every == 0:
+                    self.learn()
+                if self.steps % c.target_update == 0:
+                    self.qnet_t.load_state_dict(self.qnet.state_dict())
+                    self.mean_net_t.load_state_dict(self.mean_net.state_dict())
+            self.store_episode(obs, acts, rews, masks)
+            ep_rewards.append(rews[-1])
+            if progress is not None:
+                progress(min(self.steps, total_steps), total_steps)
+        return {"episodes": len(ep_rewards), "rewards": ep_rewards}
+
+
+def random_search(env, n_episodes: int, seed: int = 0) -> list[float]:
+    """Baseline: ``n_episodes`` expressions with tokens drawn uniformly among the valid ones."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_episodes):
+        env.reset()
+        done, r = False, 0.0
+        while not done:
+            a = int(rng.choice(np.flatnonzero(env.action_masks())))
+            _, r, done, _, _ = env.step(a)
+        out.append(r)
+    return out

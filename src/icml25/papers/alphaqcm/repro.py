@@ -1,0 +1,194 @@
+"""AlphaQCM reproduction on a synthetic market with planted formulaic alphas.
+
+Per seed: one synthetic market (train/valid/test by time 60/20/20), then three searches
+with the same pool settings: AlphaQCM (lambda = 1), the same agent with lambda = 0, and
+uniform random valid-expression search given as many pool evaluations as AlphaQCM made.
+The metric is the test-period IC of each final pool (weights fitted on train). Claims
+use per-seed paired differences. Settings and thresholds were fixed before the first run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.paper import Claim
+from icml25.core.plots import seed_bars
+from icml25.papers.alphaqcm.agent import AlphaQCMAgent, AlphaQCMConfig, random_search
+from icml25.papers.alphaqcm.data import synthetic_market
+from icml25.papers.alphaqcm.env import AlphaEnv
+from icml25.papers.alphaqcm.expressions import TokenSet, evaluate_rpn, parse_rpn, reduced_token_set
+from icml25.papers.alphaqcm.pool import AlphaPool, daily_ic, normalize_by_day
+
+METHODS = ("alphaqcm", "lam0", "random")
+
+
+@dataclass
+class SyntheticSearchConfig(ExperimentConfig):
+    n_stocks: int = 100
+    """Stocks in the synthetic market."""
+    n_days: int = 750
+    """Trading days (split 60/20/20 by time into train/valid/test)."""
+    noise: float = 1.0
+    """Return-noise scale of the market (larger = weaker planted signals)."""
+    reduced_tokens: bool = True
+    """Use the ~30-token vocabulary (False: the paper's full token set)."""
+    max_len: int = 12
+    """Maximum expression length in tokens."""
+    capacity: int = 10
+    """Alpha-pool capacity K."""
+    env_steps: int = 2000
+    """Environment steps (tokens written) per RL agent."""
+    std_lam: float = 1.0
+    """lambda of AlphaQCM's QCM std bonus."""
+    n_quantiles: int = 32
+    """Quantiles N of the QR network."""
+    d_model: int = 32
+    """LSTM width."""
+    hidden: int = 32
+    """MLP hidden width."""
+    batch_size: int = 32
+    """Replay minibatch."""
+    lr: float = 5e-4
+    """Adam learning rate."""
+    learning_starts: int = 300
+    """Env steps before learning starts."""
+    update_every: int = 4
+    """Env steps per gradient update."""
+    target_update: int = 300
+    """Env steps between target copies."""
+    eps_decay_steps: int = 1000
+    """Env steps of the epsilon decay 1 -> 0.01."""
+
+
+def _pool_test_ic(pool: AlphaPool, tokens: TokenSet, panel: dict, target: np.ndarray, test: slice,
+                  planted_values: list[np.ndarray]) -> tuple[float, float, list[float]]:
+    """Test IC, rank IC and, per planted alpha, the largest |mean daily correlation| of a pool member with it."""
+    values = [evaluate_rpn(parse_rpn(e, tokens), tokens, panel) for e in pool.exprs]
+    ic, ric = pool.evaluate([v[test] for v in values], target[test])
+    found = []
+    for p in planted_values:
+        c = [abs(np.nanmean(daily_ic(normalize_by_day(v[test]), p[test]))) for v in values]
+        found.append(float(max(c)) if c else 0.0)
+    return ic, ric, found
+
+
+def run_synthetic_search(cfg: SyntheticSearchConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
+    """AlphaQCM vs its lambda=0 ablation vs random search on one synthetic market."""
+    torch.set_num_threads(1)
+    tokens = reduced_token_set() if cfg.reduced_tokens else TokenSet()
+    market = synthetic_market(cfg.n_stocks, cfg.n_days, noise=cfg.noise, seed=seed)
+    n_train, n_valid = int(0.6 * cfg.n_days), int(0.2 * cfg.n_days)
+    train_panel, train_target = market.split(0, n_train)
+    test = slice(n_train + n_valid, cfg.n_days)
+    full_tokens = TokenSet()
+    planted = [evaluate_rpn(parse_rpn(p, full_tokens), full_tokens, market.panel) for p in market.planted]
+    agent_cfg = dict(n_quantiles=cfg.n_quantiles, d_model=cfg.d_model, hidden=cfg.hidden, batch_size=cfg.batch_size,
+                     lr=cfg.lr, learning_starts=cfg.learning_starts, update_every=cfg.update_every,
+                     target_update=cfg.target_update, eps_decay_steps=cfg.eps_decay_steps,
+                     memory_size=max(cfg.env_steps, 1000))
+    out: Metrics = {}
+    n_eval = 0
+    for k, name in enumerate(METHODS):
+        pool = AlphaPool(cfg.capacity, train_target, tokens=tokens)
+        env = AlphaEnv(pool, train_panel, tokens, cfg.max_len)
+        if name == "random":
+            random_search(env, n_eval, seed=seed)
+        else:
+            lam = cfg.std_lam if name == "alphaqcm" else 0.0
+            agent = AlphaQCMAgent(AlphaQCMConfig(std_lam=lam, **agent_cfg), len(tokens), cfg.max_len, seed=seed)
+            res = agent.train(env, cfg.env_steps)
+            if name == "alphaqcm":
+                n_eval = res["episodes"]
+        ic, ric, found = _pool_test_ic(pool, tokens, market.panel, market.target, test, planted)
+        out[f"test_ic_{name}"] = ic
+        out[f"test_rank_ic_{name}"] = ric
+        out[f"train_ic_{name}"] = pool.ic
+        out[f"planted_match_{name}"] = found
+        out[f"planted_recovered_{name}"] = float(np.mean(np.array(found) > 0.9))
+        out[f"evaluations_{name}"] = float(pool.n_evaluated)
+        progress(k + 1, len(METHODS))
+    oracle = AlphaPool(len(planted), train_target)
+    for p in planted:
+        oracle.try_new_expr(p[:n_train])
+    out["test_ic_planted_oracle"] = oracle.evaluate([p[test] for p in planted], market.target[test])[0]
+    out["qcm_minus_random"] = out["test_ic_alphaqcm"] - out["test_ic_random"]
+    out["qcm_minus_lam0"] = out["test_ic_alphaqcm"] - out["test_ic_lam0"]
+    out["lam0_minus_random"] = out["test_ic_lam0"] - out["test_ic_random"]
+    return out
+
+
+def search_figures(per_seed: list[Metrics], cfg: SyntheticSearchConfig, outdir: Path) -> list[Path]:
+    """Bar chart of the test-period pool IC of each method (mean and 95% interval over seeds)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    keys = [f"test_ic_{m}" for m in METHODS] + ["test_ic_planted_oracle"]
+    labels = ["AlphaQCM (lam=1)", "lam=0", "random", "planted oracle"]
+    seed_bars(ax, per_seed, keys, labels, highlight=labels[0])
+    ax.set_ylabel("test-period pool IC")
+    ax.set_title(f"synthetic market, {cfg.env_steps} env steps, K={cfg.capacity}")
+    fig.tight_layout()
+    path = outdir / "alphaqcm_test_ic.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]
+
+
+EXPERIMENTS = [
+    Experiment(
+        name="synthetic_search",
+        description="Synthetic 100-stock market with planted reversal and price-volume-correlation alphas; "
+                    "test-period IC of the final alpha pool found by AlphaQCM (lambda=1), its lambda=0 ablation, "
+                    "and random valid-expression search with the same number of pool evaluations.",
+        config=SyntheticSearchConfig,
+        run=run_synthetic_search,
+        presets={
+            "smoke": {"n_stocks": 30, "n_days": 200, "env_steps": 120, "learning_starts": 40, "update_every": 8,
+                      "batch_size": 16, "n_quantiles": 8, "d_model": 16, "hidden": 16, "capacity": 3},
+            "quick": {},
+            "full": {"reduced_tokens": False, "max_len": 20, "capacity": 20, "env_steps": 200_000, "n_quantiles": 200,
+                     "d_model": 128, "hidden": 64, "batch_size": 128, "lr": 5e-5, "learning_starts": 10_000,
+                     "update_every": 1, "target_update": 5_000, "eps_decay_steps": 25_000},
+        },
+        seeds={"smoke": 1, "quick": 3, "full": 5},
+        figures=search_figures,
+        full_requirements="The paper's CSI300/CSI500/all-A-share results need a qlib data directory (pyqlib + "
+                          "baostock downloads) and 2M steps on a GPU; the 'full' preset here is a larger synthetic run.",
+    ),
+]
+
+CLAIMS = [
+    Claim("qcm_beats_random", "AlphaQCM's final pool has a higher test IC than random valid-expression search with "
+          "the same number of pool evaluations (paired difference >= 0).",
+          "AlphaQCM best of all baselines: test IC 8.49% / 9.55% / 9.16% (CSI300 / CSI500 / market)",
+          "synthetic_search", "qcm_minus_random", ">=", 0.0),
+    Claim("qcm_beats_lam0", "The QCM std bonus helps: AlphaQCM (lambda=1) beats the same agent with lambda=0 on "
+          "test IC (paired difference >= 0).", "ablations support each component (abstract)",
+          "synthetic_search", "qcm_minus_lam0", ">=", 0.0),
+    Claim("lam0_beats_random", "The learned distributional agent without the bonus still beats random search "
+          "(paired difference >= 0).", "RL baselines beat GP/random-like search (Table 1)",
+          "synthetic_search", "lam0_minus_random", ">=", 0.0),
+]
+
+API_EXAMPLE = """
+import numpy as np
+from icml25.papers.alphaqcm import (AlphaEnv, AlphaPool, AlphaQCMAgent, AlphaQCMConfig, qcm_moments,
+                                    reduced_token_set, synthetic_market)
+
+taus = (2 * np.arange(1, 201) - 1) / 400
+from scipy.stats import norm
+print("QCM std of N(2, 3^2) quantiles:", float(qcm_moments(2 + 3 * norm.ppf(taus), taus)[0]))
+tokens = reduced_token_set()
+market = synthetic_market(n_stocks=30, n_days=200, seed=0)
+panel, target = market.split(0, 120)
+env = AlphaEnv(AlphaPool(5, target, tokens=tokens), panel, tokens, max_len=8)
+agent = AlphaQCMAgent(AlphaQCMConfig(n_quantiles=16, d_model=16, hidden=16, batch_size=16,
+                                     learning_starts=50, update_every=4), len(tokens), 8)
+agent.train(env, total_steps=150)
+print("pool IC", round(env.pool.ic, 3), env.pool.exprs[:3])
+"""
