@@ -44,7 +44,9 @@ CATALOG: tuple[Paper, ...] = (
           status="partial",
           note="Toy-scale reproduction of both scenarios: entropy tuning against an exact ground truth (Gaussian-mixture ring, closed-form diffused score) and noise-schedule learning for a two-moons DDPM with RBF-MMD standing in for FID. est1 (our derivation of the penalty objective's lambda-gradient; the official script's expression diverges) reaches 2% regret with 30% of grid search's samples (PASS); est2 is biased by approximate guidance (FAIL); the learned schedule beats the default cosine in 2 of 3 seeds (INCONCLUSIVE). The paper's algorithms and tables were not retrievable; Stable Diffusion and MNIST-FID are not wired in."),
     Paper("ibfs", "IBFS: Information-Bottleneck-driven Few-shot Neural Architecture Search",
-          None, "fNixzmprun", None, "algorithm"),
+          None, "fNixzmprun", None, "algorithm",
+          status="partial",
+          note="A training-free few-shot NAS score reconstructed from the abstract only (a kernel information bottleneck: CKA label alignment minus 0.5 x CKA input alignment over pooled stage features, with an optional first-order MAML step), with NASWOT, SynFlow, grad-norm, #params and random baselines and a FOMAML ground truth on procedural glyph classes. The paper's exact estimator and all its numbers were not retrievable. Quick run (3 seeds x 12 architectures): IBFS's Kendall tau with trained accuracy is 0.31 +- 0.36, below #params in every seed; all three claims are INCONCLUSIVE. The paper's data sets and cell search space need downloads and a GPU."),
     Paper("icfl", "Towards Scientific Discovery with Dictionary Learning: Extracting Biological Concepts from "
           "Microscopy Foundation Models", "2412.16247", "fBn6om49Ur", None, "algorithm",
           status="partial",

@@ -1,0 +1,385 @@
+"""IBFS: an information-bottleneck expressivity score to pick few-shot architectures without training.
+
+Reconstruction from the abstract (the paper's exact score was not retrievable):
+for a candidate network at initialisation (optionally after one first-order MAML
+inner step on the new task's support set), take the globally pooled output T_l of
+every stage and score
+
+    s(A) = mean_episodes  (1/L) sum_l [ c(K_l, K_Y) - beta * c(K_l, K_X) ],
+
+where K_l, K_X are Gaussian kernels (median bandwidth) on T_l and the flattened
+inputs, K_Y = Y Y^T on one-hot labels, and c is normalised HSIC (CKA):
+c(A, B) = tr(HAHB) / sqrt(tr(HAHA) tr(HBHB)), H = I - 11^T/n. High label
+alignment (relevance) and low input alignment (compression) is the IB trade-off.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.func import functional_call
+
+OPS: tuple[str, ...] = ("conv3x3", "conv5x5", "dwsep3x3", "pool_conv1x1", "identity")
+"""Candidate operations of one stage."""
+WIDTHS: tuple[int, ...] = (8, 16, 24)
+"""Candidate channel widths of one stage."""
+
+Arch = tuple[tuple[str, int], ...]
+"""An architecture: one (operation, width) pair per stage."""
+
+
+class TaskSampler(Protocol):
+    """Anything with ``n_way`` and ``sample(rng) -> (x_support, y_support, x_query, y_query)``."""
+
+    n_way: int
+
+    def sample(self, rng: np.random.Generator) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
+
+
+# ----------------------------------------------------------------------------- kernels and CKA
+def gaussian_kernel(T: Tensor, sigma: float | None = None) -> Tensor:
+    """Gaussian kernel exp(-||t_i - t_j||^2 / (2 sigma^2)) of the rows of ``T`` (n, ...), flattened.
+
+    ``sigma=None`` uses the median pairwise distance (1.0 if all rows coincide).
+    """
+    T = T.reshape(T.shape[0], -1).double()
+    if T.shape[0] < 2:
+        raise ValueError(f"need at least 2 rows to build a kernel, got {T.shape[0]}")
+    d2 = torch.cdist(T, T).pow(2)
+    if sigma is None:
+        off = d2[~torch.eye(T.shape[0], dtype=torch.bool)]
+        med = off.median().sqrt()
+        sigma = float(med) if med > 0 else 1.0
+    elif sigma <= 0:
+        raise ValueError(f"sigma must be > 0, got {sigma!r}")
+    return torch.exp(-d2 / (2 * sigma**2))
+
+
+def linear_kernel(T: Tensor) -> Tensor:
+    """Linear kernel T T^T of the flattened rows of ``T``."""
+    T = T.reshape(T.shape[0], -1).double()
+    return T @ T.T
+
+
+def cka(K1: Tensor, K2: Tensor) -> float:
+    """Normalised HSIC tr(H K1 H K2) / sqrt(tr(H K1 H K1) tr(H K2 H K2)); 0.0 if a kernel is constant."""
+    if K1.ndim != 2 or K1.shape[0] != K1.shape[1] or K1.shape != K2.shape:
+        raise ValueError(f"cka needs two square kernels of the same shape, got {tuple(K1.shape)}, {tuple(K2.shape)}")
+    n = K1.shape[0]
+    H = torch.eye(n, dtype=torch.float64) - 1.0 / n
+    A, B = H @ K1.double() @ H, H @ K2.double() @ H
+    denom = torch.sqrt((A * A).sum() * (B * B).sum())
+    return float((A * B).sum() / denom) if denom > 1e-12 else 0.0
+
+
+# ----------------------------------------------------------------------------- the IB expressivity score
+def _pooled_features(model: nn.Module, x: Tensor, layers: Sequence[str], params=None) -> list[Tensor]:
+    """Outputs of the named submodules on ``x``, globally average-pooled to (n, channels)."""
+    modules = dict(model.named_modules())
+    missing = [name for name in layers if name not in modules]
+    if missing:
+        raise ValueError(f"unknown layer {missing[0]!r}; the model has {sorted(k for k in modules if k)[:8]}...")
+    feats: dict[str, Tensor] = {}
+    hooks = [modules[name].register_forward_hook(lambda m, i, o, name=name: feats.__setitem__(name, o))
+             for name in layers]
+    try:
+        with torch.no_grad():
+            functional_call(model, params, (x,)) if params is not None else model(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    return [feats[n].mean(dim=(2, 3)) if feats[n].ndim == 4 else feats[n].reshape(x.shape[0], -1) for n in layers]
+
+
+def first_order_step(model: nn.Module, x: Tensor, y: Tensor, inner_lr: float) -> dict[str, Tensor]:
+    """theta_1 = theta_0 - inner_lr * grad L_S(theta_0), returned as a new parameter dict (model untouched)."""
+    params = dict(model.named_parameters())
+    loss = F.cross_entropy(functional_call(model, params, (x,)), y)
+    grads = torch.autograd.grad(loss, list(params.values()), allow_unused=True)
+    return {k: (p - inner_lr * g if g is not None else p).detach() for (k, p), g in zip(params.items(), grads)}
+
+
+def ib_expressivity(model: nn.Module, x: Tensor, y: Tensor, *, beta: float = 0.5, adapt_steps: int = 0,
+                    inner_lr: float = 0.01, layers: list[str] | None = None) -> float:
+    """IB expressivity of ``model`` on one labelled support set (higher is better).
+
+    Args:
+        model: network mapping x to class logits (needed only when ``adapt_steps=1``).
+        x: support inputs (n, ...), n >= 2.
+        y: integer labels (n,).
+        beta: weight of the compression term c(K_l, K_X); 0 gives pure label alignment.
+        adapt_steps: 0 scores theta_0; 1 scores after one first-order inner step (FOMAML).
+        inner_lr: step size of that inner step.
+        layers: names of the submodules whose pooled outputs are T_l; default ``model.ib_layers``.
+
+    Returns:
+        (1/L) sum_l [c(K_l, K_Y) - beta c(K_l, K_X)] with Gaussian K_l, K_X and K_Y = Y Y^T.
+    """
+    if x.shape[0] != y.shape[0] or y.ndim != 1:
+        raise ValueError(f"x and y must have the same number of rows and y must be 1-D, got {tuple(x.shape)}, "
+                         f"{tuple(y.shape)}")
+    if x.shape[0] < 2:
+        raise ValueError(f"need at least 2 support examples, got {x.shape[0]}")
+    if adapt_steps not in (0, 1):
+        raise ValueError(f"adapt_steps must be 0 or 1, got {adapt_steps!r}")
+    layers = list(layers if layers is not None else getattr(model, "ib_layers", []))
+    if not layers:
+        raise ValueError("no layers to score: pass layers=[...] or give the model an `ib_layers` attribute")
+    params = first_order_step(model, x, y, inner_lr) if adapt_steps == 1 else None
+    Y = F.one_hot(y.long()).double()
+    K_Y, K_X = linear_kernel(Y), gaussian_kernel(x)
+    feats = _pooled_features(model, x, layers, params)
+    return float(np.mean([cka(K := gaussian_kernel(T), K_Y) - beta * cka(K, K_X) for T in feats]))
+
+
+# ----------------------------------------------------------------------------- zero-cost baselines
+def naswot_score(model: nn.Module, x: Tensor) -> float:
+    """NASWOT (Mellor et al. 2021): log|det K_H|, K_H[i,j] = #ReLUs where i and j share the on/off pattern.
+
+    A model without ``nn.ReLU`` modules has no activation codes (K_H = 0) and scores ``-inf``.
+    """
+    codes: list[Tensor] = []
+    hooks = [m.register_forward_hook(lambda m, i, o: codes.append((o > 0).reshape(o.shape[0], -1).double()))
+             for m in model.modules() if isinstance(m, nn.ReLU)]
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    if not codes:
+        return float("-inf")
+    C = torch.cat(codes, 1)
+    K = C @ C.T + (1 - C) @ (1 - C).T
+    return float(torch.linalg.slogdet(K)[1])
+
+
+def _without_batchnorm(model: nn.Module) -> nn.Module:
+    clone = copy.deepcopy(model)
+    for parent in clone.modules():
+        for name, child in parent.named_children():
+            if isinstance(child, nn.modules.batchnorm._BatchNorm):
+                setattr(parent, name, nn.Identity())
+    return clone
+
+
+def synflow_score(model: nn.Module, input_shape: Sequence[int]) -> float:
+    """SynFlow (Tanaka et al. 2020, as a proxy in Abdelfattah et al. 2021): sum |theta * dR/dtheta|.
+
+    R = sum of the output of the network with |theta| on an all-ones input, in float64,
+    batch-norm removed; computed on a copy, the model is untouched.
+    """
+    net = _without_batchnorm(model).double()
+    params = {k: p.detach().abs().requires_grad_(True) for k, p in net.named_parameters()}
+    out = functional_call(net, params, (torch.ones(1, *input_shape, dtype=torch.float64),))
+    grads = torch.autograd.grad(out.sum(), list(params.values()), allow_unused=True)
+    return float(sum(float((p.detach() * g).abs().sum()) for p, g in zip(params.values(), grads) if g is not None))
+
+
+def grad_norm_score(model: nn.Module, x: Tensor, y: Tensor) -> float:
+    """grad-norm (Abdelfattah et al. 2021): sum over parameter tensors of ||dL_CE/dtheta||_2."""
+    params = dict(model.named_parameters())
+    loss = F.cross_entropy(functional_call(model, params, (x,)), y)
+    grads = torch.autograd.grad(loss, list(params.values()), allow_unused=True)
+    return float(sum(g.norm() for g in grads if g is not None))
+
+
+def param_count(model: nn.Module) -> float:
+    """Number of trainable parameters."""
+    return float(sum(p.numel() for p in model.parameters() if p.requires_grad))
+
+
+# ----------------------------------------------------------------------------- search space
+class _Pad(nn.Module):
+    """Parameter-free identity that zero-pads or truncates channels to ``c_out``."""
+
+    def __init__(self, c_out: int):
+        super().__init__()
+        self.c_out = c_out
+
+    def forward(self, x: Tensor) -> Tensor:
+        c = x.shape[1]
+        return x[:, : self.c_out] if c >= self.c_out else F.pad(x, (0, 0, 0, 0, 0, self.c_out - c))
+
+
+def _op(name: str, c_in: int, c_out: int) -> nn.Module:
+    if name == "identity":
+        return _Pad(c_out)
+    if name == "conv3x3":
+        core = nn.Conv2d(c_in, c_out, 3, padding=1)
+    elif name == "conv5x5":
+        core = nn.Conv2d(c_in, c_out, 5, padding=2)
+    elif name == "dwsep3x3":
+        core = nn.Sequential(nn.Conv2d(c_in, c_in, 3, padding=1, groups=c_in), nn.Conv2d(c_in, c_out, 1))
+    elif name == "pool_conv1x1":
+        core = nn.Sequential(nn.MaxPool2d(3, 1, 1), nn.Conv2d(c_in, c_out, 1))
+    else:
+        raise ValueError(f"unknown operation {name!r}; choose from {OPS}")
+    return nn.Sequential(core, nn.BatchNorm2d(c_out, track_running_stats=False), nn.ReLU())
+
+
+class StageNet(nn.Module):
+    """A chain of stages (op + BN + ReLU), 2x max-pooling after all but the last, GAP and a linear head.
+
+    ``ib_layers`` names the stage outputs that :func:`ib_expressivity` scores.
+    """
+
+    def __init__(self, arch: Arch, n_way: int, in_channels: int = 1):
+        super().__init__()
+        stages, c = [], in_channels
+        for i, (op, width) in enumerate(arch):
+            stages.append(nn.Sequential(_op(op, c, width), nn.MaxPool2d(2) if i < len(arch) - 1 else nn.Identity()))
+            c = width
+        self.stages = nn.Sequential(*stages)
+        self.head = nn.Linear(c, n_way)
+        self.ib_layers = [f"stages.{i}" for i in range(len(arch))]
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.head(self.stages(x).mean(dim=(2, 3)))
+
+
+class SearchSpace:
+    """Chain-structured space: ``n_stages`` stages, each an op from ``ops`` with a width from ``widths``."""
+
+    def __init__(self, n_stages: int = 4, ops: Sequence[str] = OPS, widths: Sequence[int] = WIDTHS,
+                 in_channels: int = 1):
+        if n_stages < 1:
+            raise ValueError(f"n_stages must be >= 1, got {n_stages!r}")
+        bad = [o for o in ops if o not in OPS]
+        if bad or not ops:
+            raise ValueError(f"unknown operation {bad[0] if bad else None!r}; choose from {OPS}")
+        if not widths or any(int(w) < 1 for w in widths):
+            raise ValueError(f"widths must be positive integers, got {widths!r}")
+        self.n_stages, self.ops, self.widths, self.in_channels = n_stages, tuple(ops), tuple(widths), in_channels
+
+    @property
+    def size(self) -> int:
+        """Number of architectures in the space."""
+        return (len(self.ops) * len(self.widths)) ** self.n_stages
+
+    def enumerate(self):
+        """Iterate over every architecture (beware: ``size`` can be large)."""
+        choices = list(itertools.product(self.ops, self.widths))
+        return itertools.product(choices, repeat=self.n_stages)
+
+    def sample(self, n: int, rng: np.random.Generator) -> list[Arch]:
+        """``n`` distinct architectures drawn uniformly without replacement."""
+        if not 1 <= n <= self.size:
+            raise ValueError(f"n must be in [1, {self.size}], got {n!r}")
+        seen: dict[Arch, None] = {}
+        while len(seen) < n:
+            seen[tuple((self.ops[rng.integers(len(self.ops))], self.widths[rng.integers(len(self.widths))])
+                       for _ in range(self.n_stages))] = None
+        return list(seen)
+
+    def build(self, arch: Arch, n_way: int) -> StageNet:
+        """The torch model of ``arch`` with an ``n_way`` linear head."""
+        if len(arch) != self.n_stages:
+            raise ValueError(f"arch must have {self.n_stages} stages, got {len(arch)}")
+        return StageNet(arch, n_way, self.in_channels)
+
+
+# ----------------------------------------------------------------------------- the search
+class IBFSSearch:
+    """Rank architectures of ``space`` by the IB expressivity on a few episodes of the new task, no training.
+
+    Every candidate is initialised from the same seed and scored on the same
+    ``n_episodes`` support sets; the score is the mean over episodes.
+    """
+
+    def __init__(self, space: SearchSpace, beta: float = 0.5, n_episodes: int = 3, adapt_steps: int = 0,
+                 seed: int = 0, inner_lr: float = 0.01, n_candidates: int | None = None):
+        if n_episodes < 1:
+            raise ValueError(f"n_episodes must be >= 1, got {n_episodes!r}")
+        if adapt_steps not in (0, 1):
+            raise ValueError(f"adapt_steps must be 0 or 1, got {adapt_steps!r}")
+        self.space, self.beta, self.n_episodes, self.adapt_steps = space, beta, n_episodes, adapt_steps
+        self.seed, self.inner_lr, self.n_candidates = seed, inner_lr, n_candidates
+
+    def _episodes(self, task_sampler: TaskSampler):
+        rng = np.random.default_rng([self.seed, 3])
+        return [task_sampler.sample(rng)[:2] for _ in range(self.n_episodes)]
+
+    def score(self, arch: Arch, task_sampler: TaskSampler, episodes=None) -> float:
+        """IB expressivity of one architecture, averaged over the search's episodes."""
+        episodes = episodes if episodes is not None else self._episodes(task_sampler)
+        torch.manual_seed(self.seed)
+        model = self.space.build(arch, task_sampler.n_way)
+        return float(np.mean([ib_expressivity(model, xs, ys, beta=self.beta, adapt_steps=self.adapt_steps,
+                                              inner_lr=self.inner_lr) for xs, ys in episodes]))
+
+    def rank(self, task_sampler: TaskSampler, archs: Sequence[Arch] | None = None) -> list[tuple[Arch, float]]:
+        """(arch, score) pairs, best first; ``archs`` defaults to ``n_candidates`` samples (or the whole space)."""
+        if archs is None:
+            rng = np.random.default_rng([self.seed, 5])
+            archs = (self.space.sample(self.n_candidates, rng) if self.n_candidates
+                     else list(self.space.enumerate()))
+        episodes = self._episodes(task_sampler)
+        scored = [(tuple(a), self.score(tuple(a), task_sampler, episodes)) for a in archs]
+        return sorted(scored, key=lambda t: -t[1])
+
+    def select(self, task_sampler: TaskSampler, archs: Sequence[Arch] | None = None) -> Arch:
+        """The top-ranked architecture."""
+        return self.rank(task_sampler, archs)[0][0]
+
+
+# ----------------------------------------------------------------------------- ground truth: FOMAML
+def _adapt(model: nn.Module, params: dict[str, Tensor], x: Tensor, y: Tensor, steps: int, lr: float):
+    """``steps`` first-order SGD steps on (x, y) from ``params``; returns detached adapted params."""
+    fast = {k: v.detach().requires_grad_(True) for k, v in params.items()}
+    for _ in range(steps):
+        loss = F.cross_entropy(functional_call(model, fast, (x,)), y)
+        grads = torch.autograd.grad(loss, list(fast.values()))
+        fast = {k: (v - lr * g).detach().requires_grad_(True) for (k, v), g in zip(fast.items(), grads)}
+    return fast
+
+
+def fomaml_evaluate(model: nn.Module, task_sampler: TaskSampler, episodes: int = 100, inner_steps: int = 5,
+                    inner_lr: float = 0.01, seed: int = 0) -> float:
+    """Mean query accuracy after ``inner_steps`` SGD steps on each episode's support set."""
+    rng = np.random.default_rng([seed, 17])
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    correct = total = 0
+    for _ in range(episodes):
+        xs, ys, xq, yq = task_sampler.sample(rng)
+        fast = _adapt(model, params, xs, ys, inner_steps, inner_lr)
+        with torch.no_grad():
+            correct += int((functional_call(model, fast, (xq,)).argmax(1) == yq).sum())
+        total += yq.numel()
+    return correct / total
+
+
+def fomaml_train(model: nn.Module, task_sampler: TaskSampler, iters: int, inner_steps: int = 5,
+                 inner_lr: float = 0.01, outer_lr: float = 1e-3, *, meta_batch: int = 4,
+                 test_sampler: TaskSampler | None = None, test_episodes: int = 100, seed: int = 0) -> float:
+    """First-order MAML (Finn et al. 2017; FO variant): meta-train ``model`` in place, return test accuracy.
+
+    Each iteration adapts on ``meta_batch`` support sets with ``inner_steps`` SGD
+    steps, and applies Adam with the mean query-loss gradient taken at the adapted
+    weights. Accuracy is measured on ``test_sampler`` (default: ``task_sampler``).
+    """
+    if iters < 0 or inner_steps < 0 or meta_batch < 1:
+        raise ValueError(f"need iters >= 0, inner_steps >= 0, meta_batch >= 1; got {iters}, {inner_steps}, "
+                         f"{meta_batch}")
+    rng = np.random.default_rng([seed, 13])
+    opt = torch.optim.Adam(model.parameters(), lr=outer_lr)
+    names = [k for k, _ in model.named_parameters()]
+    for _ in range(iters):
+        meta_grad = [torch.zeros_like(p) for p in model.parameters()]
+        for _ in range(meta_batch):
+            xs, ys, xq, yq = task_sampler.sample(rng)
+            fast = _adapt(model, dict(model.named_parameters()), xs, ys, inner_steps, inner_lr)
+            loss = F.cross_entropy(functional_call(model, fast, (xq,)), yq)
+            for acc, g in zip(meta_grad, torch.autograd.grad(loss, [fast[k] for k in names])):
+                acc += g / meta_batch
+        for p, g in zip(model.parameters(), meta_grad):
+            p.grad = g
+        opt.step()
+    return fomaml_evaluate(model, test_sampler or task_sampler, test_episodes, inner_steps, inner_lr, seed)

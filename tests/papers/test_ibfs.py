@@ -1,0 +1,257 @@
+"""IBFS: CKA identities, score invariances and special cases, baseline closed forms, no hidden training, smoke run."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from scipy import stats
+from torch import nn
+
+from icml25.papers.ibfs import (
+    IBFSSearch,
+    SearchSpace,
+    cka,
+    first_order_step,
+    fomaml_evaluate,
+    fomaml_train,
+    gaussian_kernel,
+    glyph_few_shot,
+    grad_norm_score,
+    ib_expressivity,
+    linear_kernel,
+    naswot_score,
+    param_count,
+    synflow_score,
+)
+from icml25.papers.ibfs.data import GlyphClasses
+from icml25.papers.ibfs.repro import EXPERIMENTS, PROXIES
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def samplers():
+    train, test = glyph_few_shot(n_train_classes=20, n_test_classes=10, n_way=5, k_shot=1, n_query=3, seed=0)
+    return train, dataclasses.replace(test, k_shot=4)
+
+
+@pytest.fixture
+def support(samplers):
+    xs, ys, _, _ = samplers[1].sample(np.random.default_rng(0))
+    return xs, ys
+
+
+def _model(arch=(("conv3x3", 8), ("dwsep3x3", 16), ("pool_conv1x1", 8), ("conv5x5", 16)), seed=0):
+    torch.manual_seed(seed)
+    return SearchSpace().build(arch, 5)
+
+
+# ----------------------------------------------------------------------------- CKA
+def test_cka_self_is_one_and_bounded():
+    rng = np.random.default_rng(0)
+    T1, T2 = torch.tensor(rng.normal(size=(30, 4))), torch.tensor(rng.normal(size=(30, 6)))
+    for kern in (linear_kernel, gaussian_kernel):
+        assert cka(kern(T1), kern(T1)) == pytest.approx(1.0, abs=1e-12)
+        assert 0.0 <= cka(kern(T1), kern(T2)) <= 1.0
+
+
+def test_cka_invariant_to_rotation_and_scaling():
+    rng = np.random.default_rng(1)
+    T, U = torch.tensor(rng.normal(size=(25, 5))), torch.tensor(rng.normal(size=(25, 3)))
+    Q = torch.linalg.qr(torch.tensor(rng.normal(size=(5, 5))))[0]
+    for kern in (linear_kernel, gaussian_kernel):
+        base = cka(kern(T), kern(U))
+        assert cka(kern(3.7 * T @ Q), kern(U)) == pytest.approx(base, abs=1e-10)
+
+
+def test_linear_cka_matches_feature_space_formula():
+    """||Xc^T Yc||_F^2 / (||Xc^T Xc||_F ||Yc^T Yc||_F), computed independently in NumPy."""
+    rng = np.random.default_rng(2)
+    X, Y = rng.normal(size=(40, 6)), rng.normal(size=(40, 3)) + rng.normal(size=(40, 1))
+    Xc, Yc = X - X.mean(0), Y - Y.mean(0)
+    ref = np.linalg.norm(Xc.T @ Yc) ** 2 / (np.linalg.norm(Xc.T @ Xc) * np.linalg.norm(Yc.T @ Yc))
+    assert cka(linear_kernel(torch.tensor(X)), linear_kernel(torch.tensor(Y))) == pytest.approx(ref, rel=1e-10)
+
+
+def test_cka_onehot_labels_is_one_and_random_features_near_zero():
+    rng = np.random.default_rng(3)
+    y = torch.tensor(rng.integers(0, 5, 600))
+    K_Y = linear_kernel(F.one_hot(y).double())
+    assert cka(linear_kernel(F.one_hot(y).double()), K_Y) == pytest.approx(1.0, abs=1e-12)
+    assert cka(linear_kernel(torch.tensor(rng.normal(size=(600, 5)))), K_Y) < 0.05
+
+
+def test_gaussian_kernel_median_bandwidth_and_errors():
+    T = torch.tensor([[0.0], [1.0], [3.0]])
+    # pairwise distances 1, 2, 3 -> median 2 -> K[0,1] = exp(-1/8)
+    assert gaussian_kernel(T)[0, 1].item() == pytest.approx(np.exp(-1 / 8), rel=1e-12)
+    with pytest.raises(ValueError, match="sigma"):
+        gaussian_kernel(T, sigma=-1.0)
+    with pytest.raises(ValueError, match="2 rows"):
+        gaussian_kernel(T[:1])
+    with pytest.raises(ValueError, match="square"):
+        cka(torch.eye(3), torch.eye(4))
+
+
+# ----------------------------------------------------------------------------- the IB score
+def test_score_beta_zero_is_mean_label_alignment(support):
+    xs, ys = support
+    model = _model()
+    feats, h = [], xs
+    with torch.no_grad():
+        for stage in model.stages:
+            h = stage(h)
+            feats.append(h.mean(dim=(2, 3)))
+    K_Y = linear_kernel(F.one_hot(ys).double())
+    K_X = gaussian_kernel(xs)
+    ref0 = np.mean([cka(gaussian_kernel(T), K_Y) for T in feats])
+    ref1 = ref0 - 0.7 * np.mean([cka(gaussian_kernel(T), K_X) for T in feats])
+    assert ib_expressivity(model, xs, ys, beta=0.0) == pytest.approx(ref0, abs=1e-9)
+    assert ib_expressivity(model, xs, ys, beta=0.7) == pytest.approx(ref1, abs=1e-9)
+
+
+def test_score_permutation_invariant_and_deterministic(support):
+    xs, ys = support
+    perm = torch.randperm(xs.shape[0], generator=torch.Generator().manual_seed(5))
+    a = ib_expressivity(_model(), xs, ys, adapt_steps=1, inner_lr=0.1)
+    b = ib_expressivity(_model(), xs[perm], ys[perm], adapt_steps=1, inner_lr=0.1)
+    assert a == pytest.approx(b, abs=1e-6)
+    assert ib_expressivity(_model(), xs, ys) == ib_expressivity(_model(), xs, ys)
+
+
+def test_adapt_with_zero_lr_equals_no_adapt_and_step_is_sgd(support):
+    xs, ys = support
+    model = _model()
+    assert ib_expressivity(model, xs, ys, adapt_steps=1, inner_lr=0.0) == ib_expressivity(model, xs, ys)
+    assert ib_expressivity(model, xs, ys, adapt_steps=1, inner_lr=0.5) != ib_expressivity(model, xs, ys)
+    new = first_order_step(model, xs, ys, 0.3)
+    model.zero_grad()
+    F.cross_entropy(model(xs), ys).backward()
+    for k, p in model.named_parameters():
+        torch.testing.assert_close(new[k], p.detach() - 0.3 * p.grad, rtol=1e-6, atol=1e-7)
+
+
+def test_rank_does_not_train_candidates(samplers):
+    space = SearchSpace()
+    built = []
+    orig_build = space.build
+
+    def recording_build(arch, n_way):
+        m = orig_build(arch, n_way)
+        built.append((m, {k: v.clone() for k, v in m.state_dict().items()}))
+        return m
+
+    space.build = recording_build
+    archs = space.sample(3, np.random.default_rng(0))
+    ranking = IBFSSearch(space, n_episodes=2, adapt_steps=1, inner_lr=0.5).rank(samplers[1], archs)
+    assert len(built) == 3 and sorted(a for a, _ in ranking) == sorted(archs)
+    assert [s for _, s in ranking] == sorted((s for _, s in ranking), reverse=True)
+    for m, before in built:
+        for k, v in m.state_dict().items():
+            assert torch.equal(v, before[k]), f"parameter {k} changed during rank()"
+
+
+def test_score_bad_input(support):
+    xs, ys = support
+    with pytest.raises(ValueError, match="adapt_steps"):
+        ib_expressivity(_model(), xs, ys, adapt_steps=2)
+    with pytest.raises(ValueError, match="same number of rows"):
+        ib_expressivity(_model(), xs, ys[:-1])
+    with pytest.raises(ValueError, match="unknown layer"):
+        ib_expressivity(_model(), xs, ys, layers=["nope"])
+    with pytest.raises(ValueError, match="no layers"):
+        ib_expressivity(nn.Sequential(nn.Flatten(), nn.Linear(256, 5)), xs, ys)
+
+
+# ----------------------------------------------------------------------------- baselines
+def test_synflow_closed_form_on_linear_chain():
+    """For a bias-free linear chain, sum |theta dR/dtheta| = depth * R with R = 1^T |W2||W1| 1 (homogeneity)."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 3, bias=False), nn.ReLU(), nn.Linear(3, 2, bias=False))
+    R = (net[2].weight.abs() @ net[0].weight.abs() @ torch.ones(4)).sum().item()
+    assert synflow_score(net, (4,)) == pytest.approx(2 * R, rel=1e-6)
+
+
+def test_naswot_matches_hamming_kernel():
+    torch.manual_seed(1)
+    net = nn.Sequential(nn.Linear(3, 20), nn.ReLU())
+    x = torch.randn(6, 3)
+    with torch.no_grad():
+        c = (net(x) > 0).numpy().astype(int)
+    K = c.shape[1] - (c[:, None, :] != c[None, :, :]).sum(-1)
+    assert naswot_score(net, x) == pytest.approx(np.linalg.slogdet(K)[1], rel=1e-10)
+
+
+def test_grad_norm_and_param_count(support):
+    xs, ys = support
+    model = _model()
+    model.zero_grad()
+    F.cross_entropy(model(xs), ys).backward()
+    ref = sum(p.grad.norm().item() for p in model.parameters())
+    assert grad_norm_score(model, xs, ys) == pytest.approx(ref, rel=1e-6)
+    net = nn.Sequential(nn.Conv2d(1, 4, 3), nn.Linear(4, 2))
+    assert param_count(net) == 1 * 4 * 9 + 4 + 4 * 2 + 2
+
+
+# ----------------------------------------------------------------------------- space, data, FOMAML
+def test_search_space_and_errors():
+    space = SearchSpace()
+    assert space.size == 15**4
+    archs = space.sample(20, np.random.default_rng(0))
+    assert len(set(archs)) == 20
+    assert space.build(archs[0], 7)(torch.zeros(2, 1, 16, 16)).shape == (2, 7)
+    with pytest.raises(ValueError, match="unknown operation"):
+        SearchSpace(ops=("conv3x3", "conv9x9"))
+    with pytest.raises(ValueError, match="stages"):
+        space.build(archs[0][:2], 5)
+
+
+def test_glyphs_jitter_free_instances_repeat_and_classes_differ():
+    bank = GlyphClasses(5, jitter=0.0, noise=0.0, seed=0)
+    x = bank.render(np.array([0, 0, 1]), np.random.default_rng(0))
+    np.testing.assert_array_equal(x[0], x[1])
+    assert np.abs(x[0] - x[2]).max() > 0.5
+    with pytest.raises(ValueError, match="class ids"):
+        bank.render(np.array([5]), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="n_way"):
+        glyph_few_shot(n_train_classes=3, n_test_classes=3, n_way=5)
+
+
+def test_fomaml_zero_iters_is_evaluation_and_model_untouched(samplers):
+    train, test = samplers
+    model = _model()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    a = fomaml_train(model, train, 0, inner_steps=1, inner_lr=0.3, test_sampler=test, test_episodes=3, seed=4)
+    assert a == fomaml_evaluate(model, test, 3, inner_steps=1, inner_lr=0.3, seed=4)
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
+    fomaml_train(model, train, 1, inner_steps=1, inner_lr=0.3, meta_batch=1, test_episodes=1)
+    assert any(not torch.equal(v, before[k]) for k, v in model.state_dict().items())
+    with pytest.raises(ValueError, match="meta_batch"):
+        fomaml_train(model, train, 1, meta_batch=0)
+
+
+# ----------------------------------------------------------------------------- smoke run
+def test_smoke_run_metrics_consistent():
+    exp = EXPERIMENTS[0]
+    cfg = exp.make_config("smoke")
+    m = exp.run(cfg, seed=0)
+    assert 0.0 <= m["acc_worst"] <= m["acc_mean"] <= m["acc_best"] <= 1.0
+    assert m["ibfs_minus_params_tau"] == pytest.approx(m["tau_ibfs"] - m["tau_params"])
+    for p in PROXIES:
+        assert -1.0 <= m[f"tau_{p}"] <= 1.0
+        assert 1 / cfg.n_archs <= m[f"top1_percentile_{p}"] <= 1.0
+        assert (m[f"top1_regret_{p}"] == 0.0) == (m[f"top1_percentile_{p}"] == 1.0)
+    # the #params proxy picks the largest model; recompute its params independently
+    space = SearchSpace()
+    archs = space.sample(cfg.n_archs, np.random.default_rng([0, 1]))
+    sizes = [param_count(space.build(a, cfg.n_way)) for a in archs]
+    assert len(set(sizes)) == len(sizes)
+    assert stats.rankdata(sizes)[int(np.argmax(sizes))] == cfg.n_archs
+
+
+def test_naswot_relu_free_net_scores_minus_inf():
+    assert naswot_score(nn.Sequential(nn.Linear(3, 2)), torch.randn(4, 3)) == float("-inf")
