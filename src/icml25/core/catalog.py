@@ -70,7 +70,9 @@ CATALOG: tuple[Paper, ...] = (
           status="implemented",
           note="NAIADNet (gene-embedding + single-effect branches), the adaptive embedding size, the official training schedule and ensemble active learning (MPE / std / UCB / residual / random), each checked against the official code. Reproduced on a synthetic 150-gene growth screen, because the real CRISPR screens are not on PyPI; a downloaded screen in the official CSV format can be passed with --set data_path. Active learning: MPE finds 5.3x more true top-100 pairs than random and beats std (PASS). The RMSE claim FAILs on this synthetic screen: a correctly specified linear + product model wins at small n, and a fixed d = 128 wins at n = 3000. GEARS and the drug extension are not run."),
     Paper("neuralcpm", "Deep Neural Cellular Potts Models",
-          "2502.02129", None, "kminartz/NeuralCPM", "model"),
+          "2502.02129", None, "kminartz/NeuralCPM", "model",
+          status="partial",
+          note="CPM lattice tools, the Graner-Glazier Hamiltonian with exact local energy changes, a neural Hamiltonian (invariant to cell-id permutations and stride translations), the symbolic + neural closure, exact / checkerboard / parallel samplers and persistent-chain EBM training, all tested. CPU stand-ins: parameter recovery (sorting sign PASS; the J12/J11 ratio and the sorting index INCONCLUSIVE) and closure vs symbolic on type-specific volumes (FAIL at the CPU budget: evaluation chains too short to expose the symbolic model's bias). Paper-scale training needs a GPU; the bipolar and Cellular-MNIST data are not reproduced; the official parallel sampler and regulariser are unconfirmed."),
     Paper("ntk_early_stopping", "Sharp Generalization for Nonparametric Regression by Over-Parameterized Neural "
           "Networks: A Distribution-Free Analysis in Spherical Covariate", "2411.02904", "fPOkujQBVb", None,
           "theory",

@@ -1,0 +1,226 @@
+"""NeuralCPM: exact local dH, brute-force stationary law of the sampler, invariances, CD sign, smoke runs."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import chi2
+
+from icml25.papers.neuralcpm import (
+    CellsortHamiltonian,
+    ClosureHamiltonian,
+    NeuralHamiltonian,
+    SymbolicHamiltonian,
+    cell_shape_stats,
+    checkerboard_cpm,
+    contact_matrix,
+    metropolis_cpm,
+    parallel_cpm,
+    random_init,
+    sorting_index,
+    train_ebm,
+    volumes,
+)
+from icml25.papers.neuralcpm.cpm import MOORE
+from icml25.papers.neuralcpm.repro import EXPERIMENTS, SCENARIO_B_J
+
+J = SCENARIO_B_J
+
+
+def _brute_contacts(sigma, ct):
+    h, w = sigma.shape
+    m = np.zeros((3, 3), dtype=int)
+    for i, j in itertools.product(range(h), range(w)):
+        for di, dj in MOORE:
+            q = sigma[(i + di) % h, (j + dj) % w]
+            if q != sigma[i, j]:
+                m[ct[sigma[i, j]], ct[q]] += 1
+    m = m // 2  # every unordered pair seen twice
+    return m + m.T - np.diag(np.diag(m))
+
+
+def test_contact_matrix_matches_brute_force():
+    sigma, ct = random_init(9, 12, 5, [1, 2, 1, 2, 2], 2.0, seed=4)
+    np.testing.assert_array_equal(contact_matrix(sigma, ct), _brute_contacts(sigma, ct))
+
+
+def test_local_delta_equals_full_recomputation():
+    rng = np.random.default_rng(0)
+    H = CellsortHamiltonian(J, lam=[0, 0.5, 0.25], v_star=[0, 12, 20])
+    sigma, ct = random_init(12, 12, 6, [1, 1, 1, 2, 2, 2], 2.5, seed=1)
+    sigma = checkerboard_cpm(H, sigma, ct, 3, rng=rng)
+    vol = volumes(sigma, 6)
+    n = 1000
+    i, j, new = rng.integers(12, size=n), rng.integers(12, size=n), rng.integers(7, size=n)
+    deltas = np.array([H.delta(sigma, ct, a, b, c, vol) for a, b, c in zip(i, j, new)])
+    props = np.repeat(sigma[None], n, 0)
+    props[np.arange(n), i, j] = new
+    full = H.energy(props, ct) - H.energy(sigma, ct)
+    ok = np.isfinite(deltas)
+    assert ok.sum() > 900
+    np.testing.assert_allclose(deltas[ok], full[ok], atol=1e-9)
+    assert np.all(volumes(props[~ok], 6).min(-1) == 0)  # only vanishing moves got inf
+
+
+def test_torch_symbolic_energy_matches_numpy():
+    sym = SymbolicHamiltonian(2, v_star=14.0)
+    with torch.no_grad():
+        sym.J_pairs.copy_(torch.tensor([2.5, 1.0, 1.0, 4.5, 1.0], dtype=torch.float64))
+        sym.lam_raw.fill_(float(np.log(np.expm1(0.5))))
+    H = CellsortHamiltonian(J, 0.5, 14.0)
+    sigma = np.stack([random_init(12, 12, 5, [1, 2, 1, 2, 1], 2.2, seed=s)[0] for s in range(4)])
+    ct = np.array([0, 1, 2, 1, 2, 1])
+    np.testing.assert_allclose(sym(torch.from_numpy(sigma), torch.from_numpy(ct)).detach().numpy(), H.energy(sigma, ct),
+                               rtol=1e-6)
+    np.testing.assert_allclose(sym.to_cellsort().J, J)
+
+
+def _kernel_stationary(H, ct):
+    """Exact stationary law of the sequential kernel on a 3x3 lattice filled by cells 1 and 2 (no medium)."""
+    states = np.array(list(itertools.product((1, 2), repeat=9)))
+    states = states[(states == 1).any(1) & (states == 2).any(1)]
+    energy = H.energy(states.reshape(-1, 3, 3), ct)
+    pow2 = 2 ** np.arange(8, -1, -1)
+    lookup = -np.ones(2 ** 9, dtype=int)
+    lookup[(states - 1) @ pow2] = np.arange(len(states))
+    P = np.zeros((len(states),) * 2)
+    for site in range(9):
+        i, j = divmod(site, 3)
+        for di, dj in MOORE:
+            prop = states.copy()
+            prop[:, site] = states[:, ((i + di) % 3) * 3 + (j + dj) % 3]
+            target = lookup[(prop - 1) @ pow2]
+            ok = target >= 0  # moves that empty a cell are rejected
+            np.add.at(P, (np.nonzero(ok)[0], target[ok]), np.minimum(1.0, np.exp(energy[ok] - energy[target[ok]])) / 72)
+    P += np.diag(1.0 - P.sum(1))
+    w, v = np.linalg.eig(P.T)
+    pi = np.real(v[:, np.argmin(np.abs(w - 1))])
+    return states, pi / pi.sum(), energy
+
+
+def test_sequential_sampler_matches_exact_kernel_law():
+    H = CellsortHamiltonian(J, lam=0.5, v_star=4.0)
+    ct = np.array([0, 1, 2])
+    states, pi, energy = _kernel_stationary(H, ct)
+    v1 = (states == 1).sum(1)
+    rng = np.random.default_rng(0)
+    sigma = np.array([[1, 1, 1], [1, 2, 2], [2, 2, 2]])
+    n = 3000
+    obs_v1 = np.empty(n, dtype=int)
+    for k in range(n):
+        sigma = metropolis_cpm(H, sigma, ct, 20, rng=rng)
+        obs_v1[k] = (sigma == 1).sum()
+    expected = np.array([pi[v1 == v].sum() for v in range(1, 9)]) * n
+    observed = np.bincount(obs_v1, minlength=9)[1:]
+    big = expected >= 5
+    obs, exp = observed[big], expected[big]
+    if (~big).any():
+        obs, exp = np.append(obs, observed[~big].sum()), np.append(exp, expected[~big].sum())
+    stat = ((obs - exp) ** 2 / exp).sum()
+    assert chi2.sf(stat, len(obs) - 1) > 0.01
+    # the neighbour-copy proposal is not symmetric (q ~ #neighbours with the new id), so on this tiny lattice
+    # the kernel's law is far from exp(-H)/Z: a chi-square test against exp(-H)/Z as such would be wrong
+    boltz = np.exp(-(energy - energy.min()))
+    assert 0.5 * np.abs(boltz / boltz.sum() - pi).sum() > 0.1
+
+
+def test_no_cell_vanishes_under_shrinking_pressure():
+    H = CellsortHamiltonian(J, lam=5.0, v_star=0.0)
+    sigma, ct = random_init(12, 12, 6, [1, 2] * 3, 2.0, seed=2)
+    rng = np.random.default_rng(1)
+    out = checkerboard_cpm(H, np.stack([sigma] * 4), ct, 10, rng=rng)
+    assert np.all(volumes(out, 6)[:, 1:] >= 1)
+    assert volumes(out, 6)[:, 1:].mean() < volumes(sigma, 6)[1:].mean()  # the pressure did shrink cells
+    out = metropolis_cpm(H, sigma, ct, 3000, rng=rng)
+    assert np.all(volumes(out, 6)[1:] >= 1)
+    sym = SymbolicHamiltonian(2, lam_init=5.0, v_star=0.0)
+    out = parallel_cpm(sym, torch.from_numpy(np.stack([sigma] * 2)), torch.from_numpy(ct), 60, 8,
+                       generator=torch.Generator().manual_seed(0)).numpy()
+    assert np.all(volumes(out, 6)[:, 1:] >= 1)
+
+
+def test_nh_cell_permutation_and_stride_translation_invariance():
+    torch.manual_seed(0)
+    nh = NeuralHamiltonian(2, node_dims=(4, 8), edge_dims=(4, 8), pools=(2, 1), mlp_dims=(8, 8))
+    sigma, ct = random_init(12, 12, 5, [1, 2, 1, 2, 2], 2.2, seed=3)
+    s, c = torch.from_numpy(sigma)[None], torch.from_numpy(ct)
+    e = nh(s, c)
+    perm = torch.tensor([0, 3, 5, 1, 4, 2])  # new id of old id
+    inv = torch.argsort(perm)
+    e_perm = nh(perm[s], c[inv])
+    torch.testing.assert_close(e_perm, e, rtol=1e-5, atol=1e-5)
+    assert nh.stride == 6
+    torch.testing.assert_close(nh(torch.roll(s, (6, -6), (1, 2)), c), e, rtol=1e-5, atol=1e-5)
+    assert not torch.allclose(nh(torch.roll(s, 1, 2), c), e, atol=1e-6)  # only stride multiples are exact
+
+
+def test_cd_step_lowers_data_energy():
+    torch.manual_seed(1)
+    nh = NeuralHamiltonian(2, node_dims=(4,), edge_dims=(4,), pools=(1,), mlp_dims=(8,))
+    ct = torch.tensor([0, 1, 1, 2, 2])
+    data = torch.stack([torch.from_numpy(random_init(9, 9, 4, [1, 1, 2, 2], 1.6, seed=s)[0]) for s in range(4)])
+    fake = torch.stack([torch.from_numpy(random_init(9, 9, 4, [1, 1, 2, 2], 0.5, seed=s)[0]) for s in range(4)])
+    with torch.no_grad():
+        gap = nh(data, ct).mean() - nh(fake, ct).mean()
+    if gap < 0:  # make data energies exceed sample energies
+        data, fake = fake, data
+    with torch.no_grad():
+        before = nh(data, ct).mean() - nh(fake, ct).mean()
+    assert before > 0
+    hist = train_ebm(nh, data, ct, steps=1, lr=1e-3, reg=0.0, n_chains=4, batch_size=4, p_reset=0.0,
+                     sampler=lambda H, ch, sweeps, g: fake.clone())
+    assert hist["gap"][0] > 0
+    with torch.no_grad():
+        assert nh(data, ct).mean() - nh(fake, ct).mean() < before  # the step pushes data energy below samples'
+
+
+def test_closure_combines_terms():
+    sym, nh = SymbolicHamiltonian(2, v_star=10.0), NeuralHamiltonian(2, (4,), (4,), (1,), (8,))
+    H = ClosureHamiltonian(sym, nh, w_b=0.25, w_n=1.0)
+    sigma, ct = random_init(9, 9, 4, [1, 1, 2, 2], 1.6, seed=0)
+    s, c = torch.from_numpy(sigma)[None], torch.from_numpy(ct)
+    torch.testing.assert_close(H(s, c), 0.25 * sym(s, c) + nh(s, c))
+
+
+def test_shape_stats_and_sorting_index():
+    sigma = np.zeros((8, 8), dtype=int)
+    sigma[0:2, 0:2], sigma[0:2, 2:4], sigma[5:7, 5:7] = 1, 2, 3
+    sigma[3, 0] = 3  # second component of cell 3
+    st = cell_shape_stats(sigma, 3)
+    np.testing.assert_array_equal(st["volume"], [4, 4, 5])
+    np.testing.assert_array_equal(st["components"], [1, 1, 2])
+    np.testing.assert_allclose(st["compactness"][0], 8 / 2)
+    ct = np.array([0, 1, 1, 2])
+    assert sorting_index(sigma, ct) == pytest.approx(1.0)  # only the 1-2 cell pair (same type) touches
+    assert sorting_index(sigma, np.array([0, 1, 2, 2])) == pytest.approx(0.0)
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match="symmetric"):
+        CellsortHamiltonian(np.array([[0, 1], [2, 1]]), 1.0, 5.0)
+    with pytest.raises(ValueError, match="J\\[0, 0\\]"):
+        CellsortHamiltonian(np.array([[1, 1], [1, 1]]), 1.0, 5.0)
+    with pytest.raises(ValueError, match="n_cells"):
+        random_init(5, 5, 0, [], 1.0)
+    with pytest.raises(ValueError, match="divisible by 3"):
+        checkerboard_cpm(CellsortHamiltonian(J, 1, 5), np.zeros((4, 4), dtype=int), np.array([0]), 1)
+    with pytest.raises(ValueError, match="cell_types"):
+        contact_matrix(np.zeros((3, 3)), np.array([1, 1]))
+    with pytest.raises(ValueError, match="multiple of the total stride"):
+        NeuralHamiltonian(2)(torch.zeros(1, 10, 10, dtype=torch.long), torch.tensor([0]))
+    with pytest.raises(ValueError, match="equal"):
+        NeuralHamiltonian(2, node_dims=(4, 8), edge_dims=(4,), pools=(1, 1))
+
+
+def test_smoke_runs():
+    rec, clo = EXPERIMENTS
+    m = rec.run(rec.make_config("smoke"), seed=0)
+    assert 0 <= m["sorting_index_data"] <= 1 and m["lam"] > 0
+    assert m["sorting_strength"] == pytest.approx(m["J12"] - (m["J11"] + m["J22"]) / 2)
+    m = clo.run(clo.make_config("smoke"), seed=0)
+    assert min(m["w1_symbolic"], m["w1_nh"], m["w1_closure"]) >= 0
+    assert m["w1_ratio_closure"] == pytest.approx(m["w1_closure"] / m["w1_symbolic"])
+    assert 20 < m["mean_volume_type1_data"] < m["mean_volume_type2_data"]
