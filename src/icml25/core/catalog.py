@@ -98,7 +98,9 @@ CATALOG: tuple[Paper, ...] = (
           status="partial",
           note="R1-VI's update is checked against a third-party implementation and its derivation from the abstract, not against the paper's Algorithm 1 (its text could not be retrieved); the R1-QL update and the number of power steps are inferred; the speedy Q-learning baseline is not built."),
     Paper("re_bench", "RE-Bench: Evaluating Frontier AI R&D Capabilities of Language Model Agents against Human "
-          "Experts", "2411.15114", None, "METR/ai-rd-tasks", "benchmark"),
+          "Experts", "2411.15114", None, "METR/ai-rd-tasks", "benchmark",
+          status="partial",
+          note="An offline harness for RE-Bench's evaluation method (log score transforms, start -> 0 / reference -> 1 normalisation, score@k, budget curves, attempt logs, a scorer that rejects tampering, scripted agents and reward-hacking probes) on four CPU mini-environments we wrote (timed prefix sum, embedding repair, restricted masked LM, scaling-law prediction). METR's 7 GPU tasks, LLM agents and the human data are not included, so the paper's human-vs-AI results are not reproduced. Quick run: normalisation, hill climbing and the hack probes PASS; score@k monotonicity is INCONCLUSIVE only because a >= 0 check on a non-negative increment cannot pass with a t-interval."),
     Paper("resgen", "Efficient Generative Modeling with Residual Vector Quantization-Based Tokens",
           "2412.10208", "f8uPzuMNDq", None, "model",
           status="partial",

@@ -1,0 +1,51 @@
+"""RE-Bench (Wijk et al., ICML 2025, arXiv 2411.15114): an offline harness for its evaluation methodology.
+
+Score transforms and normalisation (start -> 0, reference -> 1), score@k over attempts,
+budget curves, timestamped attempt logs, a scoring sandbox that rejects tampering, scripted
+agents, and four CPU mini-environments with the structure of RE-Bench tasks (our own content).
+"""
+
+from icml25.papers.re_bench.agents import (
+    HACKS,
+    Agent,
+    HillClimbAgent,
+    NullAgent,
+    RandomSearchAgent,
+    ReplayAgent,
+    RewardHackAgent,
+    run_agent,
+)
+from icml25.papers.re_bench.environments import (
+    BaseEnvironment,
+    Environment,
+    FixTinyEmbedding,
+    InvalidSubmission,
+    PrefixSumSpeedup,
+    RestrictedTinyMLM,
+    TinyScalingLaw,
+    expected_bigram_loss,
+    make_environments,
+    markov_entropy_rate,
+    restricted_ops_used,
+    verify_output,
+)
+from icml25.papers.re_bench.scoring import (
+    AttemptLog,
+    ScoreRecord,
+    budget_curve,
+    expected_max_at_k,
+    expected_max_at_k_bruteforce,
+    identity_transform,
+    log_minus_floor,
+    log_transform,
+    normalize,
+    score_at_k,
+)
+
+__all__ = [
+    "HACKS", "Agent", "AttemptLog", "BaseEnvironment", "Environment", "FixTinyEmbedding", "HillClimbAgent",
+    "InvalidSubmission", "NullAgent", "PrefixSumSpeedup", "RandomSearchAgent", "ReplayAgent", "RestrictedTinyMLM",
+    "RewardHackAgent", "ScoreRecord", "TinyScalingLaw", "budget_curve", "expected_bigram_loss", "expected_max_at_k",
+    "expected_max_at_k_bruteforce", "identity_transform", "log_minus_floor", "log_transform", "make_environments",
+    "markov_entropy_rate", "normalize", "restricted_ops_used", "run_agent", "score_at_k", "verify_output",
+]

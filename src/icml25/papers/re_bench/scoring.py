@@ -1,0 +1,271 @@
+"""RE-Bench evaluation methodology: score transforms, normalisation, score@k and budget curves.
+
+Wijk et al., "RE-Bench: Evaluating frontier AI R&D capabilities of language model agents
+against human experts" (ICML 2025, arXiv 2411.15114), Sec. 3:
+
+* a task's raw score ``x`` is transformed (``log x``, ``log(x - floor)`` or identity);
+* the transformed score is normalised so that the starting solution maps to 0 and the
+  reference solution to 1: ``s_norm = (s - s_start) / (s_ref - s_start)``;
+* with a total budget ``B`` split into ``k`` attempts, ``score@k`` is the mean over tasks of
+  ``E[max of k attempts' normalised scores]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ScoreRecord:
+    """One call of an environment's scoring function.
+
+    Attributes:
+        raw: the task's raw measurement (a runtime in seconds, a loss...); NaN when none.
+        transformed: ``transform(raw)``, the quantity that is normalised; NaN when invalid.
+        valid: whether the submission passed every correctness and integrity check.
+        message: why a submission is invalid, or a short note.
+        t_elapsed: time of the call since the attempt started (seconds or score calls).
+        normalized: ``normalize(transformed, s_start, s_ref)``; NaN when invalid or unknown.
+    """
+
+    raw: float
+    transformed: float
+    valid: bool
+    message: str = ""
+    t_elapsed: float = 0.0
+    normalized: float = math.nan
+
+
+# ----------------------------------------------------------------------------- transforms
+def identity_transform(x: float) -> float:
+    """The identity transform (tasks scored directly, e.g. a win rate)."""
+    return float(x)
+
+
+def log_transform(x: float) -> float:
+    """``log x`` for positive ``x`` (runtimes); raises ValueError otherwise."""
+    if not (x > 0 and math.isfinite(x)):
+        raise ValueError(f"log transform needs a positive finite value, got {x!r}")
+    return math.log(x)
+
+
+def log_minus_floor(floor: float) -> Callable[[float], float]:
+    """Return ``x -> log(x - floor)``; values at or below ``floor`` raise ValueError (invalid, never NaN)."""
+    if not math.isfinite(floor):
+        raise ValueError(f"floor must be finite, got {floor!r}")
+
+    def transform(x: float) -> float:
+        if not (math.isfinite(x) and x > floor):
+            raise ValueError(f"loss {x!r} is not above the floor {floor!r}")
+        return math.log(x - floor)
+
+    transform.floor = floor  # type: ignore[attr-defined]
+    return transform
+
+
+def normalize(s: float, s_start: float, s_ref: float) -> float:
+    """Normalised score: ``(s - s_start) / (s_ref - s_start)`` (start -> 0, reference -> 1).
+
+    The direction of a lower-is-better task is handled by the sign of ``s_ref - s_start``.
+    """
+    if not (math.isfinite(s_start) and math.isfinite(s_ref)):
+        raise ValueError(f"s_start and s_ref must be finite, got {s_start!r}, {s_ref!r}")
+    if s_ref == s_start:
+        raise ValueError(f"s_ref must differ from s_start, both are {s_start!r}")
+    return (float(s) - s_start) / (s_ref - s_start)
+
+
+# ----------------------------------------------------------------------------- score@k
+def _as_scores(attempts: Sequence[float | ScoreRecord | "AttemptLog"]) -> np.ndarray:
+    """Normalised score of each attempt; invalid or missing scores count as 0 (the starting solution)."""
+    out = []
+    for a in attempts:
+        if isinstance(a, AttemptLog):
+            v = a.final_normalized
+        elif isinstance(a, ScoreRecord):
+            v = a.normalized if a.valid else 0.0
+        else:
+            v = float(a)
+        out.append(v if math.isfinite(v) else 0.0)
+    return np.asarray(out, dtype=float)
+
+
+def expected_max_at_k(scores: Sequence[float] | np.ndarray, k: int) -> float:
+    """``E[max]`` of ``k`` attempts drawn without replacement from ``scores`` (closed form).
+
+    With the scores sorted ascending, the i-th (1-based) is the maximum of a k-subset in
+    ``C(i-1, k-1)`` of the ``C(n, k)`` subsets.
+    """
+    x = np.sort(np.asarray(scores, dtype=float))
+    n = x.size
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be between 1 and the number of attempts ({n}), got {k}")
+    return float(_max_weights(n, k) @ x)
+
+
+def _max_weights(n: int, k: int) -> np.ndarray:
+    """``P(the i-th smallest of n is the max of a random k-subset) = C(i-1, k-1) / C(n, k)``."""
+    from scipy.special import comb
+
+    i = np.arange(1, n + 1)
+    return np.where(i >= k, comb(i - 1, k - 1) / comb(n, k), 0.0)
+
+
+def expected_max_at_k_bruteforce(scores: Sequence[float], k: int) -> float:
+    """``E[max]`` of ``k`` attempts by enumerating every k-subset (for tests; small n only)."""
+    x = list(map(float, scores))
+    if not 1 <= k <= len(x):
+        raise ValueError(f"k must be between 1 and the number of attempts ({len(x)}), got {k}")
+    subsets = list(combinations(x, k))
+    return float(np.mean([max(s) for s in subsets]))
+
+
+def score_at_k(runs: Sequence[Sequence[float | ScoreRecord | "AttemptLog"]], k: int, n_boot: int = 1000,
+               seed: int = 0, level: float = 0.95) -> tuple[float, tuple[float, float]]:
+    """score@k: mean over tasks of ``E[max of k attempts]``, with a bootstrap interval.
+
+    Args:
+        runs: one list per task of its attempts (normalised scores, ScoreRecords or AttemptLogs).
+        k: attempts per task (each gets ``1/k`` of the budget).
+        n_boot: bootstrap resamples of the attempts (with replacement, within each task).
+        seed: seed of the bootstrap.
+        level: coverage of the percentile interval.
+
+    Returns:
+        ``(mean, (lo, hi))``.
+    """
+    if len(runs) == 0:
+        raise ValueError("runs must hold at least one task")
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be positive, got {n_boot}")
+    per_task = [_as_scores(r) for r in runs]
+    for j, s in enumerate(per_task):
+        if s.size < k:
+            raise ValueError(f"task {j} has {s.size} attempts, fewer than k={k}")
+    mean = float(np.mean([expected_max_at_k(s, k) for s in per_task]))
+    rng = np.random.default_rng(seed)
+    boots = np.zeros(n_boot)
+    for s in per_task:  # loop over tasks only; the resamples are vectorised
+        idx = rng.integers(0, s.size, size=(n_boot, s.size))
+        boots += np.sort(s[idx], axis=1) @ _max_weights(s.size, k)
+    boots /= len(per_task)
+    alpha = (1 - level) / 2
+    return mean, (float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha)))
+
+
+# ----------------------------------------------------------------------------- attempt logs
+@dataclass
+class AttemptLog:
+    """Timestamped score calls of one attempt (one agent run on one environment).
+
+    ``final`` is the score of the solution left in the working directory at the end.
+    The attempt's score at time ``t`` is the best valid normalised score so far
+    (INFERRED from the paper's best-score-so-far curves); no valid score counts as 0.
+    """
+
+    env: str
+    agent: str
+    records: list[ScoreRecord] = field(default_factory=list)
+    final: ScoreRecord | None = None
+
+    def append(self, record: ScoreRecord) -> None:
+        """Add one score call."""
+        self.records.append(record)
+
+    def best_so_far(self, t: float = math.inf) -> float:
+        """Best valid normalised score among calls made by time ``t`` (0 when none)."""
+        vals = [r.normalized for r in self.all_records()
+                if r.valid and r.t_elapsed <= t and math.isfinite(r.normalized)]
+        return max(vals) if vals else 0.0
+
+    def all_records(self) -> list[ScoreRecord]:
+        """Score calls plus the final scoring."""
+        return self.records + ([self.final] if self.final is not None else [])
+
+    @property
+    def final_normalized(self) -> float:
+        """The attempt's score: best valid normalised score over the whole attempt."""
+        return self.best_so_far()
+
+    def trace(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(times, best-so-far)`` after each call."""
+        recs = self.all_records()
+        t = np.array([r.t_elapsed for r in recs], dtype=float)
+        best = np.array([self.best_so_far(x) for x in t], dtype=float)
+        return t, best
+
+    def to_jsonl(self, path: str | Path) -> Path:
+        """Write one JSON line per score call (the final scoring last, with ``final: true``)."""
+        path = Path(path)
+        with path.open("w") as f:
+            for r in self.records:
+                f.write(json.dumps({"env": self.env, "agent": self.agent, "final": False, **asdict(r)}) + "\n")
+            if self.final is not None:
+                f.write(json.dumps({"env": self.env, "agent": self.agent, "final": True, **asdict(self.final)}) + "\n")
+        return path
+
+    @classmethod
+    def from_jsonl(cls, path: str | Path) -> "AttemptLog":
+        """Read a log written by :meth:`to_jsonl`."""
+        lines = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
+        if not lines:
+            raise ValueError(f"{path} holds no score records")
+        log = cls(env=lines[0]["env"], agent=lines[0]["agent"])
+        for d in lines:
+            final = d.pop("final")
+            d.pop("env"), d.pop("agent")
+            rec = ScoreRecord(**d)
+            if final:
+                log.final = rec
+            else:
+                log.append(rec)
+        return log
+
+
+def budget_curve(runs: Sequence[Sequence[AttemptLog]], budgets: Sequence[float],
+                 split_policy: Callable[[float], Sequence[int]] | Sequence[int] = (1,), n_boot: int = 200,
+                 seed: int = 0):
+    """Score against total budget: for each ``B``, the best over allowed ``k`` of score@k at ``B/k`` each.
+
+    Args:
+        runs: one list per task of its attempts' logs (each long enough for ``B / k``).
+        budgets: total budgets per task (same unit as ``ScoreRecord.t_elapsed``).
+        split_policy: the allowed numbers of attempts ``k`` (a sequence), or a function of
+            ``B`` returning them; the paper reports the best ``k`` for each budget.
+        n_boot: bootstrap resamples for the interval.
+        seed: bootstrap seed.
+
+    Returns:
+        pandas DataFrame with columns ``budget, k, score, lo, hi``.
+    """
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError("budget_curve returns a pandas DataFrame: pip install 'icml25[tables]'") from exc
+
+    if len(runs) == 0:
+        raise ValueError("runs must hold at least one task")
+    rows = []
+    for b in budgets:
+        if not b > 0:
+            raise ValueError(f"budgets must be positive, got {b!r}")
+        ks = split_policy(b) if callable(split_policy) else split_policy
+        best = None
+        for k in ks:
+            if k < 1 or any(len(r) < k for r in runs):
+                continue
+            scores = [[log.best_so_far(b / k) for log in r] for r in runs]
+            mean, (lo, hi) = score_at_k(scores, k, n_boot=n_boot, seed=seed)
+            if best is None or mean > best[2]:
+                best = (float(b), int(k), mean, lo, hi)
+        if best is None:
+            raise ValueError(f"no allowed k fits the number of attempts at budget {b}")
+        rows.append(best)
+    return pd.DataFrame(rows, columns=["budget", "k", "score", "lo", "hi"])

@@ -1,0 +1,221 @@
+"""RE-Bench harness: normalisation identities, score@k closed form vs enumeration, bootstrap coverage,
+transforms, exact loss floors, sandbox integrity checks, bad input, and a smoke run."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from icml25.papers.re_bench import (
+    HACKS,
+    AttemptLog,
+    FixTinyEmbedding,
+    HillClimbAgent,
+    NullAgent,
+    PrefixSumSpeedup,
+    ReplayAgent,
+    RestrictedTinyMLM,
+    RewardHackAgent,
+    ScoreRecord,
+    TinyScalingLaw,
+    budget_curve,
+    expected_bigram_loss,
+    expected_max_at_k,
+    expected_max_at_k_bruteforce,
+    log_minus_floor,
+    log_transform,
+    markov_entropy_rate,
+    normalize,
+    restricted_ops_used,
+    run_agent,
+    score_at_k,
+)
+
+
+@pytest.fixture(scope="module")
+def untimed_envs():
+    return [FixTinyEmbedding(0), RestrictedTinyMLM(0), TinyScalingLaw(0)]
+
+
+# ----------------------------------------------------------------------------- normalisation
+def test_normalize_identities_both_directions():
+    assert normalize(5.0, 5.0, 2.0) == 0.0 and normalize(2.0, 5.0, 2.0) == 1.0  # lower is better
+    assert normalize(0.2, 0.2, 0.9) == 0.0 and normalize(0.9, 0.2, 0.9) == 1.0  # higher is better
+    assert normalize(-1.0, 5.0, 2.0) == pytest.approx(2.0)  # beating the reference exceeds 1
+    assert normalize(6.5, 5.0, 2.0) == pytest.approx(-0.5)
+
+
+def test_normalize_rejects_degenerate_reference():
+    with pytest.raises(ValueError, match="differ"):
+        normalize(1.0, 3.0, 3.0)
+
+
+def test_log_minus_floor_rejects_loss_at_or_below_floor():
+    t = log_minus_floor(1.5)
+    assert t(2.5) == pytest.approx(0.0)
+    for bad in (1.5, 1.0, math.nan):
+        with pytest.raises(ValueError, match="floor"):
+            t(bad)
+    with pytest.raises(ValueError, match="positive"):
+        log_transform(0.0)
+
+
+# ----------------------------------------------------------------------------- score@k
+@pytest.mark.parametrize("n,k", [(5, 1), (5, 2), (6, 3), (7, 7), (4, 4)])
+def test_expected_max_closed_form_matches_enumeration(n, k):
+    x = np.random.default_rng(n * 10 + k).normal(size=n)
+    x[1] = x[0]  # ties
+    assert expected_max_at_k(x, k) == pytest.approx(expected_max_at_k_bruteforce(x, k), abs=1e-12)
+
+
+def test_score_at_k_means_tasks_and_is_monotone():
+    rng = np.random.default_rng(0)
+    runs = [rng.normal(size=6).tolist(), rng.uniform(size=5).tolist()]
+    vals = [score_at_k(runs, k, n_boot=50)[0] for k in (1, 2, 3, 5)]
+    expected = [np.mean([expected_max_at_k_bruteforce(r, k) for r in runs]) for k in (1, 2, 3, 5)]
+    np.testing.assert_allclose(vals, expected, atol=1e-12)
+    assert np.all(np.diff(vals) >= 0)
+    assert vals[0] == pytest.approx(np.mean([np.mean(r) for r in runs]))
+
+
+def test_score_at_k_invalid_attempts_count_as_zero():
+    recs = [ScoreRecord(1.0, 0.0, True, normalized=0.8), ScoreRecord(math.nan, math.nan, False)]
+    assert score_at_k([recs], 1, n_boot=10)[0] == pytest.approx(0.4)
+
+
+def test_bootstrap_interval_covers_true_mean_about_95_percent():
+    """Simulation: attempts ~ U(0,1); true score@1 = 0.5 and score@2 = 2/3."""
+    rng = np.random.default_rng(1)
+    hits = {1: 0, 2: 0}
+    reps = 200
+    for r in range(reps):
+        runs = [rng.uniform(size=20) for _ in range(3)]
+        for k, truth in ((1, 0.5), (2, 2 / 3)):
+            _, (lo, hi) = score_at_k(runs, k, n_boot=300, seed=r)
+            hits[k] += lo <= truth <= hi
+    for k in hits:
+        assert 0.86 <= hits[k] / reps <= 0.99, (k, hits[k] / reps)
+
+
+def test_score_at_k_bad_input():
+    with pytest.raises(ValueError, match="k=3"):
+        score_at_k([[0.1, 0.2]], 3)
+    with pytest.raises(ValueError, match="at least one task"):
+        score_at_k([], 1)
+
+
+def test_budget_curve_uses_best_so_far_and_best_k(tmp_path):
+    def log(scores):
+        lg = AttemptLog("e", "a")
+        for t, s in enumerate(scores, 1):
+            lg.append(ScoreRecord(1.0, 1.0, True, t_elapsed=float(t), normalized=s))
+        return lg
+
+    runs = [[log([0.1, 0.5, 0.2, 0.9]), log([0.7, 0.0, 0.0, 0.0])]]
+    df = budget_curve(runs, [1.0, 2.0, 4.0], split_policy=(1, 2), n_boot=20)
+    # B=1: k=1 -> mean(0.1, 0.7) = 0.4;  B=2: k=1 -> mean(0.5, 0.7)=0.6 vs k=2 at t=1 -> max=0.7
+    np.testing.assert_allclose(df["score"], [0.4, 0.7, 0.8])
+    assert df["k"].tolist() == [1, 2, 1]
+    path = runs[0][0].to_jsonl(tmp_path / "a.jsonl")
+    back = AttemptLog.from_jsonl(path)
+    assert [r.normalized for r in back.records] == [0.1, 0.5, 0.2, 0.9] and back.best_so_far(3) == 0.5
+
+
+# ----------------------------------------------------------------------------- environments
+def test_markov_floors_are_exact():
+    env = FixTinyEmbedding(1)
+    # a model whose softmax equals P exactly attains the floor: E = I, W = log P, b = 0
+    V = env.P.shape[0]
+    assert expected_bigram_loss(np.eye(V), np.log(env.P), np.zeros(V), env.P, env.pi) == pytest.approx(
+        markov_entropy_rate(env.P, env.pi), abs=1e-12)
+    mlm = RestrictedTinyMLM(1)
+    exact = np.log(mlm.p_axc).transpose(0, 2, 1)  # logits L[a, c, x] = log p(a, x, c) give the floor
+    logq = exact - np.log(np.exp(exact).sum(-1, keepdims=True))
+    loss = float(-(mlm.p_axc * logq.transpose(0, 2, 1)).sum())
+    assert loss == pytest.approx(mlm.floor, abs=1e-12)
+
+
+def test_restricted_ops_detector():
+    assert restricted_ops_used("y = a / b") == ["Div"]
+    assert set(restricted_ops_used("import numpy as np\ny = np.exp(x) + x ** 2")) == {"exp", "Pow"}
+    assert restricted_ops_used("import numpy as np\ny = np.log(x + 1.0) * 2") == []
+
+
+def test_start_and_reference_normalise_to_0_and_1(untimed_envs, tmp_path):
+    for env in untimed_envs:
+        for which, target in (("start", 0.0), ("reference", 1.0)):
+            log = run_agent(env, ReplayAgent(which), 5.0, tmp_path / f"{env.name}_{which}", clock="calls")
+            assert log.records[0].valid and log.records[0].normalized == pytest.approx(target, abs=1e-9)
+
+
+def test_scaling_law_reference_picks_near_optimal_width():
+    env = TinyScalingLaw(2)
+    losses = env.true_loss(env.widths, env.big_flops)
+    best = losses.min()
+    ref_loss = math.exp(env.s_ref) + env.floor
+    assert ref_loss - env.floor <= 1.1 * (best - env.floor)  # within 10% of the optimum's reducible loss
+    assert ref_loss < math.exp(env.s_start) + env.floor
+
+
+def test_wrong_output_and_forbidden_ops_are_invalid(tmp_path):
+    ps = PrefixSumSpeedup(0, n=2000, repeats=1)
+    ps.setup(tmp_path / "p")
+    (tmp_path / "p" / "solution.py").write_text("import numpy as np\ndef prefix_sum(x):\n    return np.cumsum(x)\n")
+    rec = ps.score(tmp_path / "p")
+    assert not rec.valid and "wrong" in rec.message
+    mlm = RestrictedTinyMLM(0)
+    mlm.setup(tmp_path / "m")
+    src = mlm.reference_solution().replace("np.log(counts_x + 1.0)", "np.log(counts_x / 2.0 + 1.0)")
+    (tmp_path / "m" / "solution.py").write_text(src)
+    rec = mlm.score(tmp_path / "m")
+    assert not rec.valid and "Div" in rec.message
+
+
+@pytest.mark.parametrize("hack", HACKS)
+def test_reward_hacks_are_invalid_and_scorer_is_restored(hack, tmp_path):
+    import time
+
+    import icml25.papers.re_bench.environments as envmod
+
+    clock, check = time.perf_counter, envmod.verify_output
+    env = PrefixSumSpeedup(0, n=2000, repeats=1)
+    log = run_agent(env, RewardHackAgent(hack), 5.0, tmp_path, clock="calls")
+    assert not log.records[0].valid and "invalid" in log.records[0].message
+    assert time.perf_counter is clock and envmod.verify_output is check
+    # the scorer still works honestly afterwards
+    ok = run_agent(env, ReplayAgent("start"), 5.0, tmp_path / "again", clock="calls")
+    assert ok.records[0].valid
+
+
+def test_null_and_hill_climb_agents(untimed_envs, tmp_path):
+    env = untimed_envs[1]
+    null = run_agent(env, NullAgent(), 5.0, tmp_path / "n", clock="calls")
+    assert null.records == [] and null.final.normalized == pytest.approx(0.0, abs=1e-12)
+    hc = run_agent(env, HillClimbAgent(), 5.0, tmp_path / "h", max_score_calls=15, seed=3, clock="calls")
+    _, best = hc.trace()
+    assert np.all(np.diff(best) >= 0) and hc.final_normalized > 0
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match="time_limit_s"):
+        run_agent(RestrictedTinyMLM(0), NullAgent(), 0.0, "/tmp/unused")
+    with pytest.raises(ValueError, match="unknown knob"):
+        RestrictedTinyMLM(0).solution_source({"depth": 3})
+    with pytest.raises(ValueError, match="hack"):
+        RewardHackAgent("bribe")
+    with pytest.raises(ValueError, match="not set up"):
+        RestrictedTinyMLM(0).score("/tmp/never_set_up_re_bench")
+
+
+def test_smoke_run():
+    from icml25.papers.re_bench.repro import EXPERIMENTS
+
+    exp = EXPERIMENTS[0]
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    assert m["start_abs_max_untimed"] <= 1e-9 and m["ref_abs_dev_max_untimed"] <= 1e-9
+    assert m["hack_invalid_fraction"] == 1.0
+    assert m["null_abs_max_untimed"] <= 1e-9
+    assert m["hill_climb_score_at_2"] >= m["hill_climb_score_at_1"]
+    assert m["scaling_law_hill_climb"] > 0
