@@ -1,0 +1,371 @@
+"""HaploVL-style early-fusion single transformer (mini), its two-stage recipe and baselines.
+
+Architecture (Yang et al., ICML 2025, arXiv 2503.14694; released modeling_haplo.py read for facts):
+text ids -> token embedding; image -> patch embedding scattered at ``<image>`` placeholders;
+one decoder stack ``layers[:n_pre]`` (pre-decoder, width d_pre) -> linear ``pre_connector``
+-> ``layers[n_pre:]`` (post-decoder, width d_post, LLM-initialised) -> RMSNorm -> LM head.
+Pre-norm RMSNorm, SwiGLU MLP, RoPE. Mask: key j visible to query i iff start(j) <= i, where
+start(j) is the first index of j's image for image tokens and j itself for text tokens.
+"""
+
+from __future__ import annotations
+
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class RMSNorm(nn.Module):
+    """RMSNorm: x / sqrt(mean(x^2) + eps) * w."""
+
+    def __init__(self, d: int, eps: float = 1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def _rope(x: torch.Tensor) -> torch.Tensor:
+    """Rotary position embedding on (B, H, L, Dh), rotate-half convention, base 10000."""
+    L, dh = x.shape[-2], x.shape[-1]
+    inv = 1.0 / (10000 ** (torch.arange(0, dh, 2, device=x.device, dtype=x.dtype) / dh))
+    ang = torch.arange(L, device=x.device, dtype=x.dtype)[:, None] * inv[None]
+    cos, sin = torch.cat([ang.cos()] * 2, -1), torch.cat([ang.sin()] * 2, -1)
+    x1, x2 = x[..., : dh // 2], x[..., dh // 2:]
+    return x * cos + torch.cat([-x2, x1], -1) * sin
+
+
+class Block(nn.Module):
+    """Pre-norm decoder block: x + Attn(RMSNorm(x)); x + SwiGLU(RMSNorm(x))."""
+
+    def __init__(self, d: int, n_heads: int):
+        super().__init__()
+        if d % n_heads or (d // n_heads) % 2:
+            raise ValueError(f"width {d} must split into {n_heads} heads of even size")
+        self.h = n_heads
+        self.norm1, self.norm2 = RMSNorm(d), RMSNorm(d)
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+        hidden = 2 * d
+        self.gate, self.up, self.down = nn.Linear(d, hidden, bias=False), nn.Linear(d, hidden, bias=False), \
+            nn.Linear(hidden, d, bias=False)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        B, L, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(B, L, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(_rope(q), _rope(k), v, attn_mask=mask[:, None] if mask.dim() == 3 else mask)
+        x = x + self.o(a.transpose(1, 2).reshape(B, L, d))
+        h = self.norm2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+    def make_identity(self) -> None:
+        """Zero the output projections so the block is the identity map (residual only)."""
+        nn.init.zeros_(self.o.weight)
+        nn.init.zeros_(self.down.weight)
+
+
+def build_attention_mask(token_types: torch.Tensor, image_spans: list[list[tuple[int, int]]]) -> torch.BoolTensor:
+    """Attention mask, True = may attend: causal for text, bidirectional inside each image.
+
+    Args:
+        token_types: (B, L) ints, 0 for text, 1 for image tokens.
+        image_spans: per batch row, a list of half-open ``(start, end)`` spans of image tokens.
+    Returns:
+        (B, L, L) bool; entry [b, i, j] is True iff start_b(j) <= i, with start(j) the span start
+        for image tokens and j for text tokens (the released code's ``attention_start_ids``).
+    """
+    if token_types.dim() != 2:
+        raise ValueError(f"token_types must be (B, L), got shape {tuple(token_types.shape)}")
+    B, L = token_types.shape
+    if len(image_spans) != B:
+        raise ValueError(f"image_spans has {len(image_spans)} rows, token_types has {B}")
+    start = torch.arange(L).expand(B, L).clone()
+    for b, spans in enumerate(image_spans):
+        for s, e in spans:
+            if not (0 <= s < e <= L) or not bool((token_types[b, s:e] == 1).all()):
+                raise ValueError(f"row {b}: span ({s}, {e}) is not a run of image tokens inside length {L}")
+            start[b, s:e] = s
+    if int(token_types.sum()) != sum(e - s for spans in image_spans for s, e in spans):
+        raise ValueError("image_spans do not cover every image token in token_types")
+    return start[:, None, :] <= torch.arange(L)[None, :, None]
+
+
+class PatchEmbed(nn.Module):
+    """Non-overlapping patches -> linear -> + learned position embedding: (B, 3, S, S) -> (B, P, d)."""
+
+    def __init__(self, d: int, patch: int, img: int):
+        super().__init__()
+        if img % patch:
+            raise ValueError(f"img={img} is not a multiple of patch={patch}")
+        self.patch, self.img = patch, img
+        self.proj = nn.Linear(3 * patch * patch, d)
+        self.pos = nn.Parameter(torch.randn((img // patch) ** 2, d) * 0.02)
+
+    @property
+    def n_patches(self) -> int:
+        return (self.img // self.patch) ** 2
+
+    def forward(self, pixels: torch.Tensor) -> torch.Tensor:
+        if pixels.dim() != 4 or pixels.shape[1:] != (3, self.img, self.img):
+            raise ValueError(f"pixel_values must be (N, 3, {self.img}, {self.img}), got {tuple(pixels.shape)}")
+        p = self.patch
+        x = pixels.unfold(2, p, p).unfold(3, p, p).permute(0, 2, 3, 1, 4, 5).flatten(3).flatten(1, 2)
+        return self.proj(x) + self.pos
+
+
+class TinyViT(nn.Module):
+    """Vision teacher: patch embedding + bidirectional blocks; ``forward`` gives (B, P, d) token features."""
+
+    def __init__(self, d: int = 64, n_layers: int = 2, n_heads: int = 4, patch: int = 8, img: int = 32):
+        super().__init__()
+        self.d = d
+        self.patch_embed = PatchEmbed(d, patch, img)
+        self.blocks = nn.ModuleList(Block(d, n_heads) for _ in range(n_layers))
+
+    def forward(self, pixels: torch.Tensor) -> torch.Tensor:
+        x = self.patch_embed(pixels)
+        full = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool)
+        for blk in self.blocks:
+            x = blk(x, full)
+        return x
+
+
+class TinyLM(nn.Module):
+    """Text teacher: causal decoder LM with embedding, blocks, final RMSNorm and LM head."""
+
+    def __init__(self, vocab: int, d: int = 64, n_layers: int = 2, n_heads: int = 4):
+        super().__init__()
+        self.d = d
+        self.embed = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList(Block(d, n_heads) for _ in range(n_layers))
+        self.norm = RMSNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, input_ids: torch.Tensor, inputs_embeds: torch.Tensor | None = None,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits (B, L, vocab); ``inputs_embeds`` replaces the embedding lookup when given."""
+        x = self.embed(input_ids) if inputs_embeds is None else inputs_embeds
+        L = x.shape[1]
+        mask = torch.ones(L, L, dtype=torch.bool).tril() if mask is None else mask
+        for blk in self.blocks:
+            x = blk(x, mask)
+        return self.head(self.norm(x))
+
+
+class EarlyFusionLMM(nn.Module):
+    """Single transformer with a pre-decoder (d_pre) and a post-decoder (d_post), HaploVL layout.
+
+    Args:
+        vocab: text vocabulary size.
+        d_pre, d_post: widths of the pre- and post-decoder.
+        n_pre, n_post: number of blocks in each segment.
+        n_heads: attention heads (both segments).
+        patch, img: patch size and square image side of the patch embedding.
+    """
+
+    def __init__(self, vocab: int, d_pre: int, d_post: int, n_pre: int, n_post: int, n_heads: int,
+                 patch: int = 4, img: int = 32):
+        super().__init__()
+        for name, v in (("vocab", vocab), ("d_pre", d_pre), ("d_post", d_post), ("n_heads", n_heads)):
+            if v <= 0:
+                raise ValueError(f"{name} must be positive, got {v}")
+        if n_pre < 0 or n_post < 0:
+            raise ValueError(f"n_pre and n_post must be >= 0, got {n_pre}, {n_post}")
+        self.d_pre, self.d_post = d_pre, d_post
+        self.embed = nn.Embedding(vocab, d_pre)
+        self.patch_embed = PatchEmbed(d_pre, patch, img)
+        self.pre = nn.ModuleList(Block(d_pre, n_heads) for _ in range(n_pre))
+        self.pre_connector = nn.Linear(d_pre, d_post, bias=False)
+        self.post = nn.ModuleList(Block(d_post, n_heads) for _ in range(n_post))
+        self.norm = RMSNorm(d_post)
+        self.head = nn.Linear(d_post, vocab, bias=False)
+
+    def embed_inputs(self, input_ids: torch.Tensor, pixel_values: torch.Tensor | None,
+                     image_token_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token embeddings with image patches scattered at the placeholders; also returns the mask."""
+        is_img = input_ids == image_token_id
+        x = self.embed(input_ids.masked_fill(is_img, 0))
+        n_place = int(is_img.sum())
+        if pixel_values is None:
+            if n_place:
+                raise ValueError(f"{n_place} image placeholders but no pixel_values")
+        else:
+            feats = self.patch_embed(pixel_values).reshape(-1, self.d_pre)
+            if n_place != feats.shape[0]:
+                raise ValueError(f"image placeholders ({n_place}) != image embeddings ({feats.shape[0]})")
+            x = x.masked_scatter(is_img[..., None], feats.to(x.dtype))
+        return x, attention_mask_from_ids(input_ids, image_token_id)
+
+    def forward_pre(self, input_ids, pixel_values=None, image_token_id: int = -1) -> tuple[torch.Tensor, torch.Tensor]:
+        """Pre-decoder output (B, L, d_pre) (before the connector) and the attention mask."""
+        x, mask = self.embed_inputs(input_ids, pixel_values, image_token_id)
+        for blk in self.pre:
+            x = blk(x, mask)
+        return x, mask
+
+    def forward(self, input_ids: torch.Tensor, pixel_values: torch.Tensor | None = None,
+                image_token_id: int = -1) -> torch.Tensor:
+        """Logits (B, L, vocab)."""
+        x, mask = self.forward_pre(input_ids, pixel_values, image_token_id)
+        x = self.pre_connector(x)
+        for blk in self.post:
+            x = blk(x, mask)
+        return self.head(self.norm(x))
+
+    @torch.no_grad()
+    def generate(self, input_ids: torch.Tensor, pixel_values: torch.Tensor | None = None, image_token_id: int = -1,
+                 max_new_tokens: int = 1) -> torch.Tensor:
+        """Greedy decoding; returns the (B, max_new_tokens) generated ids."""
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        ids, out = input_ids, []
+        for _ in range(max_new_tokens):
+            nxt = self(ids, pixel_values, image_token_id)[:, -1].argmax(-1)
+            out.append(nxt)
+            ids = torch.cat([ids, nxt[:, None]], 1)
+        return torch.stack(out, 1)
+
+
+def attention_mask_from_ids(input_ids: torch.Tensor, image_token_id: int) -> torch.BoolTensor:
+    """Vectorised :func:`build_attention_mask` where each maximal run of placeholders is one image."""
+    is_img = input_ids == image_token_id
+    B, L = input_ids.shape
+    idx = torch.arange(L).expand(B, L)
+    run_start = is_img & ~torch.cat([torch.zeros(B, 1, dtype=torch.bool), is_img[:, :-1]], 1)
+    # start(j) = latest run start <= j for image tokens, j for text tokens
+    start = torch.where(run_start, idx, torch.zeros_like(idx)).cummax(1).values
+    start = torch.where(is_img, start, idx)
+    return start[:, None, :] <= torch.arange(L)[None, :, None]
+
+
+class DistillHeads(nn.Module):
+    """Stage-1 heads on the pre-decoder output: visual (d_pre -> d_teacher_vis), text (d_pre -> d_llm_emb)."""
+
+    def __init__(self, d_pre: int, d_teacher_vis: int, d_llm_emb: int):
+        super().__init__()
+        self.visual = nn.Linear(d_pre, d_teacher_vis)
+        self.text = nn.Linear(d_pre, d_llm_emb)
+
+
+def init_post_from_lm(model: EarlyFusionLMM, lm: TinyLM, identity_pre: bool = False) -> EarlyFusionLMM:
+    """Copy the LM's blocks, final norm and head into the post-decoder (and its embedding if widths match).
+
+    With ``identity_pre`` the pre-decoder blocks are zeroed to the identity and the connector set to I
+    (needs d_pre == d_post == lm.d), so text-only logits equal the LM's exactly.
+    """
+    if len(model.post) != len(lm.blocks) or model.d_post != lm.d:
+        raise ValueError(f"post-decoder ({len(model.post)} x {model.d_post}) does not match the LM "
+                         f"({len(lm.blocks)} x {lm.d})")
+    model.post.load_state_dict(lm.blocks.state_dict())
+    model.norm.load_state_dict(lm.norm.state_dict())
+    model.head.load_state_dict(lm.head.state_dict())
+    if model.d_pre == lm.d:
+        model.embed.load_state_dict(lm.embed.state_dict())
+    if identity_pre:
+        if model.d_pre != model.d_post:
+            raise ValueError(f"identity_pre needs d_pre == d_post, got {model.d_pre} != {model.d_post}")
+        for blk in model.pre:
+            blk.make_identity()
+        with torch.no_grad():
+            model.pre_connector.weight.copy_(torch.eye(model.d_post))
+    return model
+
+
+def stage1_loss(model: EarlyFusionLMM, heads: DistillHeads, teacher_vision: nn.Module, teacher_lm_embed: nn.Embedding,
+                input_ids: torch.Tensor, pixel_values: torch.Tensor, image_token_id: int,
+                loss: str = "mse", text_weight: float = 1.0) -> torch.Tensor:
+    """Distillation loss: visual outputs -> teacher ViT tokens, text outputs -> frozen LLM text embeddings."""
+    if loss not in ("mse", "cosine"):
+        raise ValueError(f"loss must be 'mse' or 'cosine', got {loss!r}")
+    h, _ = model.forward_pre(input_ids, pixel_values, image_token_id)
+    is_img = input_ids == image_token_id
+    with torch.no_grad():
+        t_vis = teacher_vision(pixel_values).reshape(-1, heads.visual.out_features)
+        t_txt = teacher_lm_embed(input_ids[~is_img])
+    pv, pt = heads.visual(h[is_img]), heads.text(h[~is_img])
+    if loss == "mse":
+        lv, lt = F.mse_loss(pv, t_vis), F.mse_loss(pt, t_txt)
+    else:
+        lv = (1 - F.cosine_similarity(pv, t_vis, dim=-1)).mean()
+        lt = (1 - F.cosine_similarity(pt, t_txt, dim=-1)).mean()
+    return lv + text_weight * lt
+
+
+def _batches(n: int, batch: int, steps: int, gen: torch.Generator):
+    for _ in range(steps):
+        yield torch.randint(0, n, (batch,), generator=gen)
+
+
+def pretrain_stage1(model: EarlyFusionLMM, teacher_vision: nn.Module, teacher_lm_embed: nn.Embedding, data: dict,
+                    steps: int, image_token_id: int, lr: float = 3e-3, batch: int = 64, loss: str = "mse",
+                    text_weight: float = 1.0, seed: int = 0) -> list[float]:
+    """Stage 1: train embeddings + pre-decoder (+ heads) by distillation; teachers and post-decoder frozen.
+
+    ``data`` holds ``input_ids`` (N, L) and ``pixel_values`` (N, 3, S, S). Returns the loss curve.
+    The heads are discarded afterwards (only the model is kept).
+    """
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
+    heads = DistillHeads(model.d_pre, teacher_vision.d, teacher_lm_embed.embedding_dim)
+    params = [*model.embed.parameters(), *model.patch_embed.parameters(), *model.pre.parameters(),
+              *heads.parameters()]
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    gen, curve = torch.Generator().manual_seed(seed), []
+    for idx in _batches(len(data["input_ids"]), batch, steps, gen):
+        l = stage1_loss(model, heads, teacher_vision, teacher_lm_embed, data["input_ids"][idx],
+                        data["pixel_values"][idx], image_token_id, loss, text_weight)
+        opt.zero_grad()
+        l.backward()
+        opt.step()
+        curve.append(float(l.detach()))
+    return curve
+
+
+def answer_loss(logits: torch.Tensor, answers: torch.Tensor) -> torch.Tensor:
+    """Next-token loss on the single answer token predicted at the last position."""
+    return F.cross_entropy(logits[:, -1], answers)
+
+
+def finetune_stage2(model: nn.Module, instruct_data: dict, steps: int, image_token_id: int, lr: float = 2e-3,
+                    batch: int = 64, seed: int = 0, params=None) -> list[float]:
+    """Stage 2: full fine-tuning on (image, question) -> answer with the answer next-token loss."""
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
+    opt = torch.optim.AdamW(model.parameters() if params is None else params, lr=lr, weight_decay=0.0)
+    gen, curve = torch.Generator().manual_seed(seed), []
+    for idx in _batches(len(instruct_data["input_ids"]), batch, steps, gen):
+        logits = model(instruct_data["input_ids"][idx], instruct_data["pixel_values"][idx], image_token_id)
+        l = answer_loss(logits, instruct_data["answers"][idx])
+        opt.zero_grad()
+        l.backward()
+        opt.step()
+        curve.append(float(l.detach()))
+    return curve
+
+
+class CompositionalLMM(nn.Module):
+    """LLaVA-style baseline: frozen vision encoder -> 2-layer MLP projector -> LM (copied from the teacher LM)."""
+
+    def __init__(self, vision: TinyViT, lm: TinyLM):
+        super().__init__()
+        self.vision = vision.requires_grad_(False)
+        self.lm = lm
+        self.projector = nn.Sequential(nn.Linear(vision.d, lm.d), nn.GELU(), nn.Linear(lm.d, lm.d))
+
+    def forward(self, input_ids: torch.Tensor, pixel_values: torch.Tensor, image_token_id: int) -> torch.Tensor:
+        is_img = input_ids == image_token_id
+        x = self.lm.embed(input_ids.masked_fill(is_img, 0))
+        feats = self.projector(self.vision(pixel_values)).reshape(-1, self.lm.d)
+        if int(is_img.sum()) != feats.shape[0]:
+            raise ValueError(f"image placeholders ({int(is_img.sum())}) != image embeddings ({feats.shape[0]})")
+        x = x.masked_scatter(is_img[..., None], feats)
+        return self.lm(input_ids, inputs_embeds=x, mask=torch.ones(x.shape[1], x.shape[1], dtype=torch.bool).tril())
+
+
+def ScratchSingleTransformer(vocab: int, d_pre: int, d_post: int, n_pre: int, n_post: int, n_heads: int,
+                             patch: int = 4, img: int = 32) -> EarlyFusionLMM:
+    """Baseline: the same early-fusion architecture, random init, trained by stage 2 only."""
+    return EarlyFusionLMM(vocab, d_pre, d_post, n_pre, n_post, n_heads, patch, img)

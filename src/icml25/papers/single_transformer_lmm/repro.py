@@ -1,0 +1,221 @@
+"""HaploVL-mini reproduction: does inheriting a vision teacher and an LM make an early-fusion
+single transformer learn a VQA task faster than training it from scratch?
+
+All models are tiny and trained here on procedural shape scenes (see ``data.py``). Every model gets
+the same number of stage-2 (instruction) steps on the same data and batches; metrics are test answer
+accuracies. Settings and thresholds were fixed before the first quick run.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.paper import Claim
+from icml25.core.plots import seed_bars
+from icml25.papers.single_transformer_lmm.data import IMAGE_TOKEN_ID, VOCAB, make_vqa, text_only
+from icml25.papers.single_transformer_lmm.model import (
+    CompositionalLMM,
+    EarlyFusionLMM,
+    ScratchSingleTransformer,
+    TinyLM,
+    TinyViT,
+    finetune_stage2,
+    init_post_from_lm,
+    pretrain_stage1,
+)
+
+MODELS = ("haplo", "no_stage1", "scratch", "compositional")
+"""Compared models: full recipe, LM init without stage 1, random init, LLaVA-style baseline."""
+
+
+@dataclass
+class MiniConfig(ExperimentConfig):
+    n_train: int = 10000
+    """Training (scene, question, answer) examples."""
+    n_test: int = 2000
+    """Test examples."""
+    img: int = 32
+    """Image side in pixels."""
+    patch: int = 16
+    """Patch side (4 patches per image at 32 px: one per grid cell, to fit the CPU budget)."""
+    d: int = 64
+    """Width of every model (teachers, pre- and post-decoder)."""
+    n_heads: int = 4
+    """Attention heads."""
+    vit_layers: int = 2
+    """Vision-teacher blocks."""
+    vit_steps: int = 300
+    """Vision-teacher training steps (per-cell colour/shape/size classification)."""
+    lm_layers: int = 2
+    """Teacher-LM blocks (= post-decoder blocks)."""
+    lm_steps: int = 200
+    """Teacher-LM training steps on question/answer text only."""
+    n_pre: int = 2
+    """Pre-decoder blocks of the single transformer."""
+    s1_steps: int = 200
+    """Stage-1 distillation steps."""
+    s2_steps: int = 250
+    """Stage-2 instruction-tuning steps (same for every model)."""
+    batch: int = 64
+    """Batch size."""
+    lr: float = 2e-3
+    """AdamW learning rate (all stages)."""
+    distill_loss: str = "mse"
+    """Stage-1 distillation loss: mse or cosine (unconfirmed in the paper; a guess)."""
+
+
+def _train_vit(vit: TinyViT, data: dict, steps: int, lr: float, batch: int, gen: torch.Generator) -> float:
+    """Train the vision teacher on per-cell (colour, shape, size) with 'empty' classes; returns train acc."""
+    P = vit.patch_embed.n_patches
+    head = torch.nn.Linear(P * vit.d, 4 * 12)
+    opt = torch.optim.AdamW([*vit.parameters(), *head.parameters()], lr=lr)
+    tgt = data["attrs"] + 1  # empty -> 0
+    acc = 0.0
+    for _ in range(steps):
+        idx = torch.randint(0, len(tgt), (batch,), generator=gen)
+        out = head(vit(data["pixel_values"][idx]).flatten(1)).view(batch, 4, 12)
+        t = tgt[idx]
+        logits = (out[..., :5], out[..., 5:9], out[..., 9:12])
+        loss = sum(F.cross_entropy(lg.reshape(-1, lg.shape[-1]), t[..., i].reshape(-1)) for i, lg in enumerate(logits))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        acc = float(sum((lg.argmax(-1) == t[..., i]).float().mean() for i, lg in enumerate(logits)) / 3)
+    return acc
+
+
+def _train_lm(lm: TinyLM, seqs: torch.Tensor, steps: int, lr: float, batch: int, gen: torch.Generator) -> float:
+    opt = torch.optim.AdamW(lm.parameters(), lr=lr)
+    loss = torch.tensor(0.0)
+    for _ in range(steps):
+        s = seqs[torch.randint(0, len(seqs), (batch,), generator=gen)]
+        loss = F.cross_entropy(lm(s[:, :-1]).flatten(0, 1), s[:, 1:].flatten())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return float(loss.detach())
+
+
+@torch.no_grad()
+def _accuracy(model: torch.nn.Module, test: dict) -> tuple[float, float]:
+    """Overall and fine-grained (exists size+colour+shape) answer accuracy."""
+    model.eval()
+    pred = model(test["input_ids"], test["pixel_values"], IMAGE_TOKEN_ID)[:, -1].argmax(-1)
+    model.train()
+    ok = (pred == test["answers"]).float()
+    return float(ok.mean()), float(ok[test["qtype"] == 3].mean())
+
+
+def run_mini(cfg: MiniConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
+    """Teachers, then the four models with equal stage-2 budgets; accuracies and paired differences."""
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    train = make_vqa(cfg.n_train, seed, cfg.patch, cfg.img)
+    test = make_vqa(cfg.n_test, 10_000 + seed, cfg.patch, cfg.img)
+    P = (cfg.img // cfg.patch) ** 2
+    out: Metrics = {}
+    vit = TinyViT(cfg.d, cfg.vit_layers, cfg.n_heads, cfg.patch, cfg.img)
+    out["teacher_vit_attr_acc"] = _train_vit(vit, train, cfg.vit_steps, cfg.lr, cfg.batch, gen)
+    vit.requires_grad_(False).eval()
+    lm = TinyLM(VOCAB, cfg.d, cfg.lm_layers, cfg.n_heads)
+    out["teacher_lm_loss"] = _train_lm(lm, text_only(train, P), cfg.lm_steps, cfg.lr, cfg.batch, gen)
+    progress(1, 5)
+
+    def single() -> EarlyFusionLMM:
+        return EarlyFusionLMM(VOCAB, cfg.d, cfg.d, cfg.n_pre, cfg.lm_layers, cfg.n_heads, cfg.patch, cfg.img)
+
+    models = {}
+    haplo = init_post_from_lm(single(), copy.deepcopy(lm))
+    s1 = pretrain_stage1(haplo, vit, lm.embed, train, cfg.s1_steps, IMAGE_TOKEN_ID, cfg.lr, cfg.batch,
+                         cfg.distill_loss, seed=seed)
+    out["stage1_loss_first"], out["stage1_loss_last"] = s1[0] if s1 else float("nan"), s1[-1] if s1 else float("nan")
+    models["haplo"] = haplo
+    models["no_stage1"] = init_post_from_lm(single(), copy.deepcopy(lm))
+    models["scratch"] = ScratchSingleTransformer(VOCAB, cfg.d, cfg.d, cfg.n_pre, cfg.lm_layers, cfg.n_heads,
+                                                 cfg.patch, cfg.img)
+    models["compositional"] = CompositionalLMM(vit, copy.deepcopy(lm))
+    for i, (name, m) in enumerate(models.items()):
+        params = [p for p in m.parameters() if p.requires_grad]
+        curve = finetune_stage2(m, train, cfg.s2_steps, IMAGE_TOKEN_ID, cfg.lr, cfg.batch, seed=seed + 1, params=params)
+        out[f"s2_final_loss_{name}"] = float(sum(curve[-20:]) / max(len(curve[-20:]), 1))
+        out[f"acc_{name}"], out[f"fine_acc_{name}"] = _accuracy(m, test)
+        progress(i + 2, 5)
+    out["haplo_minus_scratch"] = out["acc_haplo"] - out["acc_scratch"]
+    out["haplo_minus_scratch_fine"] = out["fine_acc_haplo"] - out["fine_acc_scratch"]
+    out["stage1_gain"] = out["acc_haplo"] - out["acc_no_stage1"]
+    out["gap_to_compositional_haplo"] = out["acc_compositional"] - out["acc_haplo"]
+    out["gap_to_compositional_scratch"] = out["acc_compositional"] - out["acc_scratch"]
+    out["gap_difference"] = out["gap_to_compositional_haplo"] - out["gap_to_compositional_scratch"]
+    return out
+
+
+def mini_figures(per_seed: list[Metrics], cfg: MiniConfig, outdir: Path) -> list[Path]:
+    """Bar charts of overall and fine-grained test accuracy per model."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, (prefix, title) in zip(axes, (("acc_", "overall accuracy"), ("fine_acc_", "fine-grained (exists) accuracy"))):
+        seed_bars(ax, per_seed, [f"{prefix}{m}" for m in MODELS], MODELS, highlight="haplo")
+        ax.set_title(title)
+        ax.set_ylim(0, 1)
+        ax.tick_params(axis="x", rotation=20)
+    fig.suptitle(f"HaploVL-mini, {cfg.s2_steps} stage-2 steps for every model")
+    fig.tight_layout()
+    path = outdir / "mini_accuracy.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]
+
+
+EXPERIMENTS = [
+    Experiment(
+        name="mini",
+        description="Shape-scene VQA with tiny models: HaploVL-mini (LM-initialised post-decoder + stage-1 "
+                    "distillation + stage 2) vs no-stage-1, scratch single transformer and a LLaVA-style "
+                    "compositional model, equal stage-2 steps; test answer accuracy.",
+        config=MiniConfig,
+        run=run_mini,
+        presets={"smoke": {"n_train": 256, "n_test": 128, "vit_steps": 5, "lm_steps": 5, "s1_steps": 5,
+                           "s2_steps": 5, "d": 32, "batch": 32, "patch": 16},
+                 "quick": {}, "full": {"n_train": 200000, "n_test": 5000, "vit_steps": 3000, "lm_steps": 2000,
+                                       "s1_steps": 3000, "s2_steps": 3000, "d": 256, "patch": 8, "vit_layers": 6,
+                                       "lm_layers": 6, "n_pre": 4}},
+        seeds={"smoke": 1, "quick": 3, "full": 5},
+        figures=mini_figures,
+        full_requirements="The paper's scale (CLIP-ViT-L/14-336 teacher, a 7B LLM post-decoder, LLaVA-style data, "
+                          "MMBench/MMStar/SEED/POPE) needs downloaded weights and datasets and is not provided; "
+                          "'full' here only enlarges the synthetic setting.",
+    ),
+]
+
+_NOTE = "mini synthetic analogue; the paper's benchmark numbers were not retrieved"
+CLAIMS = [
+    Claim("beats_scratch", "At an equal instruction-tuning budget, the recipe (LM-initialised post-decoder + "
+          "stage-1 distillation) beats the same single transformer trained from scratch by >= 10 accuracy points.",
+          f"HaploVL far more data/compute-efficient than native LMMs trained from scratch ({_NOTE})", "mini",
+          "haplo_minus_scratch", ">=", 0.10),
+    Claim("stage1_helps", "Stage-1 distillation (vision teacher + LM embeddings) improves accuracy over LM "
+          "initialisation alone.", f"pre-training stage improves results (ablation; {_NOTE})", "mini",
+          "stage1_gain", ">=", 0.0),
+    Claim("fine_grained", "The recipe also beats the scratch model on fine-grained questions (size+colour+shape "
+          "existence).", f"gains largest on fine-grained perception ({_NOTE})", "mini",
+          "haplo_minus_scratch_fine", ">=", 0.0),
+]
+
+API_EXAMPLE = """
+import torch
+from icml25.papers.single_transformer_lmm import EarlyFusionLMM, build_attention_mask
+
+model = EarlyFusionLMM(vocab=40, d_pre=32, d_post=32, n_pre=1, n_post=1, n_heads=2, patch=8, img=32)
+ids = torch.tensor([[1] * 16 + [3, 7, 2]])          # 16 image placeholders (id 1), then text
+logits = model(ids, torch.rand(1, 3, 32, 32), image_token_id=1)
+mask = build_attention_mask((ids == 1).long(), [[(0, 16)]])
+print(logits.shape, "image token 0 sees image token 15:", bool(mask[0, 0, 15]), "| sees text:", bool(mask[0, 0, 16]))
+"""

@@ -1,0 +1,160 @@
+"""HaploVL-mini: attention mask semantics, placeholder checks, exact LM inheritance, stage-1 plumbing, smoke run."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pytest
+import torch
+
+from icml25.papers.single_transformer_lmm import (
+    DistillHeads,
+    EarlyFusionLMM,
+    TinyLM,
+    TinyViT,
+    attention_mask_from_ids,
+    build_attention_mask,
+    init_post_from_lm,
+    make_vqa,
+    render_scenes,
+    stage1_loss,
+)
+from icml25.papers.single_transformer_lmm.data import TOK, make_questions
+from icml25.papers.single_transformer_lmm.repro import EXPERIMENTS
+
+IMG = 1
+
+
+def _model(**kw):
+    torch.manual_seed(0)
+    args = dict(vocab=40, d_pre=32, d_post=32, n_pre=1, n_post=2, n_heads=2, patch=8, img=32)
+    args.update(kw)
+    return EarlyFusionLMM(**args)
+
+
+def test_mask_matches_brute_force():
+    # text, image(3), text(2), image(2), text
+    types = torch.tensor([[0, 1, 1, 1, 0, 0, 1, 1, 0]])
+    spans = [[(1, 4), (6, 8)]]
+    mask = build_attention_mask(types, spans)[0]
+    L = types.shape[1]
+    img_of = {1: 0, 2: 0, 3: 0, 6: 1, 7: 1}
+    for i in range(L):
+        for j in range(L):
+            expected = j <= i or (i in img_of and j in img_of and img_of[i] == img_of[j])
+            assert bool(mask[i, j]) == expected, (i, j)
+    ids = torch.where(types == 1, IMG, 5)
+    # the ids-based version agrees when images are not adjacent
+    assert torch.equal(attention_mask_from_ids(ids, IMG), build_attention_mask(types, spans))
+
+
+def test_mask_rejects_bad_spans():
+    types = torch.tensor([[0, 1, 1, 0]])
+    with pytest.raises(ValueError, match="span"):
+        build_attention_mask(types, [[(0, 2)]])
+    with pytest.raises(ValueError, match="cover"):
+        build_attention_mask(types, [[(1, 2)]])
+
+
+def test_future_text_never_changes_earlier_logits_but_image_is_bidirectional():
+    m = _model().eval()
+    pix = torch.rand(1, 3, 32, 32)
+    ids = torch.tensor([[4] + [IMG] * 16 + [5, 6, 7]])
+    base = m(ids, pix, IMG)
+    ids2 = ids.clone()
+    ids2[0, -1] = 9
+    np.testing.assert_allclose(m(ids2, pix, IMG)[0, :-1].detach(), base[0, :-1].detach(), atol=1e-6)
+    # changing the last patch changes the FIRST image token's output (bidirectional) but not the text before
+    pix2 = pix.clone()
+    pix2[..., 24:, 24:] += 1.0
+    out2 = m(ids, pix2, IMG)
+    assert torch.allclose(out2[0, 0], base[0, 0], atol=1e-6)
+    assert not torch.allclose(out2[0, 1], base[0, 1], atol=1e-4)
+
+
+def test_placeholder_count_must_match_images():
+    m = _model()
+    with pytest.raises(ValueError, match="placeholders"):
+        m(torch.tensor([[IMG] * 15 + [3]]), torch.rand(1, 3, 32, 32), IMG)
+    with pytest.raises(ValueError, match="no pixel_values"):
+        m(torch.tensor([[IMG, 3]]), None, IMG)
+    with pytest.raises(ValueError, match="pixel_values"):
+        m(torch.tensor([[IMG] * 16]), torch.rand(1, 3, 30, 30), IMG)
+
+
+def test_init_post_from_lm_is_exact_and_identity_pre_reproduces_lm():
+    torch.manual_seed(1)
+    lm = TinyLM(40, d=32, n_layers=2, n_heads=2)
+    m = init_post_from_lm(_model(), lm, identity_pre=True)
+    lm_sd, post_sd = lm.blocks.state_dict(), m.post.state_dict()
+    assert all(torch.equal(lm_sd[k], post_sd[k]) for k in lm_sd)
+    assert torch.equal(m.head.weight, lm.head.weight) and torch.equal(m.embed.weight, lm.embed.weight)
+    ids = torch.randint(2, 40, (3, 7))
+    np.testing.assert_allclose(m(ids).detach(), lm(ids).detach(), atol=1e-5)
+    # same text-only perplexity
+    ce = [torch.nn.functional.cross_entropy(f(ids[:, :-1]).flatten(0, 1), ids[:, 1:].flatten()) for f in (m, lm)]
+    assert abs(float((ce[0] - ce[1]).detach())) < 1e-5
+    with pytest.raises(ValueError, match="does not match"):
+        init_post_from_lm(_model(n_post=1), lm)
+
+
+def test_stage1_loss_is_zero_when_pre_decoder_is_the_teacher():
+    torch.manual_seed(2)
+    vit = TinyViT(d=32, n_layers=0, n_heads=2, patch=8, img=32)  # teacher = its patch embedding
+    lm = TinyLM(40, d=32, n_layers=2, n_heads=2)
+    m = init_post_from_lm(_model(), lm, identity_pre=True)
+    m.patch_embed.load_state_dict(vit.patch_embed.state_dict())
+    heads = DistillHeads(32, 32, 32)
+    with torch.no_grad():
+        for h in (heads.visual, heads.text):
+            h.weight.copy_(torch.eye(32))
+            h.bias.zero_()
+    ids = torch.tensor([[3] + [IMG] * 16 + [5, 6]] * 2)
+    pix = torch.rand(2, 3, 32, 32)
+    for kind in ("mse", "cosine"):
+        assert float(stage1_loss(m, heads, vit, lm.embed, ids, pix, IMG, loss=kind).detach()) < 1e-6
+    # a random pre-decoder is far from the teacher
+    assert float(stage1_loss(_model(), DistillHeads(32, 32, 32), vit, lm.embed, ids, pix, IMG).detach()) > 1e-2
+    with pytest.raises(ValueError, match="loss"):
+        stage1_loss(m, heads, vit, lm.embed, ids, pix, IMG, loss="kl")
+
+
+def test_data_answers_follow_scene_attributes():
+    rng = np.random.default_rng(0)
+    pix, attrs = render_scenes(200, rng)
+    q, ans, qt = make_questions(attrs, rng)
+    for i in range(200):
+        if qt[i] == 2:
+            c = q[i, 1] - TOK["col0"]
+            assert ans[i] - TOK["n0"] == (attrs[i, :, 0] == c).sum()
+        if qt[i] == 0:
+            cell = attrs[i, q[i, 1] - TOK["cell0"]]
+            assert ans[i] == (TOK["none"] if cell[0] < 0 else TOK["col0"] + cell[0])
+            # an empty cell is black (only noise)
+            if cell[0] < 0:
+                r, c = divmod(int(q[i, 1] - TOK["cell0"]), 2)
+                assert np.abs(pix[i, :, r * 16:(r + 1) * 16, c * 16:(c + 1) * 16]).max() < 0.4
+    with pytest.raises(ValueError):
+        render_scenes(0, rng)
+
+
+def test_generate_is_greedy_argmax():
+    m = _model().eval()
+    d = make_vqa(4, 0)
+    ids, pix = d["input_ids"], d["pixel_values"]
+    out = m.generate(ids, pix, int(TOK["IMG"]), max_new_tokens=2)
+    first = m(ids, pix, int(TOK["IMG"]))[:, -1].argmax(-1)
+    assert torch.equal(out[:, 0], first)
+    second = m(torch.cat([ids, first[:, None]], 1), pix, int(TOK["IMG"]))[:, -1].argmax(-1)
+    assert torch.equal(out[:, 1], second)
+    with pytest.raises(ValueError):
+        m.generate(ids, pix, int(TOK["IMG"]), max_new_tokens=0)
+
+
+def test_smoke_run_metrics_consistent():
+    exp = EXPERIMENTS[0]
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    for k in ("haplo", "no_stage1", "scratch", "compositional"):
+        assert 0.0 <= m[f"acc_{k}"] <= 1.0
+    assert m["haplo_minus_scratch"] == pytest.approx(m["acc_haplo"] - m["acc_scratch"])
+    assert m["stage1_loss_last"] < m["stage1_loss_first"]
