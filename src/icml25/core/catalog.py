@@ -33,7 +33,9 @@ CATALOG: tuple[Paper, ...] = (
           status="partial",
           note="The paper's SGLD settings (step size, localisation, chains, burn-in) and whether its localising prior is Gaussian could not be confirmed (only the abstract was readable); the neural-collapse baseline is not built; the study runs on small MLPs on digits and a teacher-student task, not the paper's pretrained vision models."),
     Paper("dragsolver", "DragSolver: Transformer-based Drag-Coefficient Estimation from 3D Vehicle Meshes",
-          None, None, None, "model"),
+          None, None, None, "model",
+          status="partial",
+          note="A reconstruction: the paper was not found, and every architectural detail (scales, widths, the winding-number and normal-agreement cues, the gate, pooling, MC dropout on the head) is inferred from the abstract. Tested on an offline synthetic-car harness with a proxy Newtonian drag coefficient (DrivAerNet / DrivAerNet++ / DrivAerML are not available offline), against PointNet, DGCNN-lite and a plain point transformer. In the CPU quick preset no model learns beyond the mean, so the accuracy, ablation and uncertainty claims FAIL or are INCONCLUSIVE and only real-time latency passes; the larger full preset has not been run."),
     Paper("genai_regulation", "Position: Generative AI Regulation Can Learn from Social Media Regulation",
           "2412.11335", None, None, "position", status="not-a-system",
           note="A policy position paper: it compares generative AI with social media and makes four policy "

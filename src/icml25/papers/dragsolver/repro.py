@@ -1,0 +1,247 @@
+"""DragSolver reproduction on the offline synthetic-car harness (proxy Newtonian C_d, not real aerodynamics).
+
+One experiment trains DragSolver, three ablations (-gating, -multiscale, -normalisation) and
+three baselines (PointNet, lite DGCNN, plain point Transformer) on the same data and seed,
+then measures relative L2 error on an in-distribution test split with interior clutter, a
+scale-shifted copy of it, an OOD rear type, MC-dropout uncertainty and CPU latency per car.
+Settings and thresholds were fixed before the first quick run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy import stats
+
+from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.paper import Claim
+from icml25.core.plots import save_figure, seed_bars
+from icml25.papers.dragsolver.mesh import point_clouds, synthetic_cars
+from icml25.papers.dragsolver.model import (
+    DGCNNRegressor,
+    DragSolver,
+    PlainPointTransformer,
+    PointNetRegressor,
+    relative_l2,
+    train_regressor,
+)
+
+MODELS = ("dragsolver", "no_gating", "no_multiscale", "no_norm", "pointnet", "dgcnn", "plain")
+BASELINES = ("pointnet", "dgcnn", "plain")
+
+
+@dataclass
+class SyntheticCarsConfig(ExperimentConfig):
+    n_train: int = 256
+    """Training meshes (squareback and fastback rears)."""
+    n_test: int = 96
+    """In-distribution test meshes (same distribution: interior clutter, scales, mm units, re-tessellation)."""
+    n_ood: int = 48
+    """OOD test meshes: the unseen hatchback rear (slant > 30 deg)."""
+    n_points: int = 128
+    """Area-weighted surface samples per mesh."""
+    scales: tuple[int, ...] = (32, 8, 8, 16)
+    """DragSolver scales as a flat tuple S1, k1, S2, k2, ...; the -multiscale ablation keeps the first pair."""
+    d_model: int = 32
+    """Transformer width (also PointNet hidden width)."""
+    depth: int = 1
+    """Transformer layers."""
+    heads: int = 4
+    """Attention heads."""
+    dropout: float = 0.1
+    """Head dropout (MC dropout at test time)."""
+    epochs: int = 12
+    """Training epochs for every model."""
+    batch_size: int = 16
+    """Mini-batch size."""
+    lr: float = 3e-3
+    """AdamW learning rate (cosine schedule)."""
+    mc_samples: int = 30
+    """MC-dropout passes T."""
+    subdivide_max: int = 0
+    """Random re-tessellation levels drawn in 0..subdivide_max."""
+    shift_scale: float = 20.0
+    """The scale-shifted split multiplies test clouds by U(shift_scale/4, shift_scale)."""
+    latency_cars: int = 20
+    """Cars timed one at a time (batch 1) for the latency metric."""
+
+
+def _pairs(flat: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    if len(flat) % 2 or not flat:
+        raise ValueError(f"scales must be a flat tuple S1, k1, S2, k2, ..., got {flat}")
+    return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
+
+
+def _models(cfg: SyntheticCarsConfig) -> dict[str, torch.nn.Module]:
+    sc = _pairs(cfg.scales)
+    kw = dict(d_model=cfg.d_model, depth=cfg.depth, heads=cfg.heads, dropout=cfg.dropout)
+    return {
+        "dragsolver": DragSolver(sc, **kw),
+        "no_gating": DragSolver(sc, gating=False, exterior_cues=False, **kw),
+        "no_multiscale": DragSolver(sc[:1], **kw),
+        "no_norm": DragSolver(sc, normalize=False, **kw),
+        "pointnet": PointNetRegressor(hidden=cfg.d_model, dropout=cfg.dropout),
+        "dgcnn": DGCNNRegressor(k=20, hidden=cfg.d_model // 2, dropout=cfg.dropout),
+        "plain": PlainPointTransformer(sc[0], **kw),
+    }
+
+
+def _tensors(data: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return tuple(torch.as_tensor(data[k], dtype=torch.float32) for k in ("xyz", "normals", "cues"))
+
+
+@torch.no_grad()
+def _predict(model, x, batch: int = 64) -> np.ndarray:
+    return np.concatenate([model(*(t[s:s + batch] for t in x)).numpy() for s in range(0, len(x[0]), batch)])
+
+
+def _auroc(score: np.ndarray, label: np.ndarray) -> float:
+    """Area under the ROC curve of ``score`` for the positive class ``label`` (Mann-Whitney)."""
+    r = stats.rankdata(score)
+    pos = label.astype(bool)
+    n1, n0 = pos.sum(), (~pos).sum()
+    return float((r[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)) if n1 and n0 else float("nan")
+
+
+def run_synthetic_cars(cfg: SyntheticCarsConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
+    """Train all models on one seed's harness data and return errors, ablation ratios, uncertainty and latency."""
+    torch.set_num_threads(1)
+    sub = (0, cfg.subdivide_max)
+    n_id = cfg.n_train + cfg.n_test
+    meshes, cd, _ = synthetic_cars(n_id, seed, subdivide=sub)
+    ood_meshes, cd_ood, _ = synthetic_cars(cfg.n_ood, seed + 10_000, subdivide=sub, rear_types=("hatchback",))
+    data = point_clouds(meshes, cfg.n_points, seed)
+    ood = _tensors(point_clouds(ood_meshes, cfg.n_points, seed + 10_000))
+    x = _tensors(data)
+    tr, te = slice(0, cfg.n_train), slice(cfg.n_train, n_id)
+    x_tr, x_te = tuple(t[tr] for t in x), tuple(t[te] for t in x)
+    y_tr, y_te = cd[tr], cd[te]
+    g = torch.Generator().manual_seed(seed)
+    shift = cfg.shift_scale * (0.25 + 0.75 * torch.rand(cfg.n_test, 1, 1, generator=g))
+    x_shift = (x_te[0] * shift, x_te[1], x_te[2])  # winding numbers and normals are scale-free
+    total = len(MODELS) + 1
+    out: Metrics = {}
+    models = _models(cfg)
+    for i, (name, model) in enumerate(models.items()):
+        torch.manual_seed(seed)
+        for p in model.parameters():  # re-init deterministically per seed
+            if p.dim() > 1:
+                torch.nn.init.xavier_uniform_(p)
+        train_regressor(model, *x_tr, y_tr, cfg.epochs, cfg.batch_size, cfg.lr, seed=seed)
+        out[f"rel_l2_{name}"] = relative_l2(_predict(model, x_te), y_te)
+        out[f"rel_l2_shift_{name}"] = relative_l2(_predict(model, x_shift), y_te)
+        progress(i + 1, total)
+    ds = models["dragsolver"]
+    e = out["rel_l2_dragsolver"]
+    out["ds_over_pointnet"] = e / out["rel_l2_pointnet"]
+    out["ds_over_plain"] = e / out["rel_l2_plain"]
+    out["mean_reduction_vs_baselines"] = float(np.mean([1 - e / out[f"rel_l2_{b}"] for b in BASELINES]))
+    out["no_gating_over_ds"] = out["rel_l2_no_gating"] / e
+    out["no_multiscale_over_ds"] = out["rel_l2_no_multiscale"] / e
+    out["no_norm_over_ds_shift"] = out["rel_l2_shift_no_norm"] / out["rel_l2_shift_dragsolver"]
+    # MC dropout: error-uncertainty rank correlation (in-distribution) and OOD shift of the mean std
+    torch.manual_seed(seed)
+    mean_id, std_id = ds.predict_mc(x_te, cfg.mc_samples)
+    mean_ood, std_ood = ds.predict_mc(ood, cfg.mc_samples)
+    out["mc_rel_l2"] = relative_l2(mean_id.numpy(), y_te)
+    out["mc_rel_l2_ood"] = relative_l2(mean_ood.numpy(), cd_ood)
+    out["mc_spearman"] = float(stats.spearmanr(std_id.numpy(), np.abs(mean_id.numpy() - y_te))[0])
+    out["ood_std_ratio"] = float(std_ood.mean() / std_id.mean())
+    # gate: does it separate exterior from interior points? AUROC of the token gate for "exterior token"
+    with torch.no_grad():
+        _, gate, cue = ds.tokens(*x_te)
+    ext_tok = (cue[..., 0] < 1.0).numpy().ravel()  # group mean winding number < 1: mostly exterior points
+    out["gate_auroc"] = _auroc(gate.numpy().ravel(), ext_tok)
+    out["interior_fraction"] = float(1 - data["exterior"][te].mean())
+    # latency: one car at a time, MC dropout with T passes, single thread, after a warm-up
+    cars = [tuple(t[j:j + 1] for t in x_te) for j in range(min(cfg.latency_cars, cfg.n_test))]
+    ds.predict_mc(cars[0], cfg.mc_samples)
+    t0 = time.perf_counter()
+    for c in cars:
+        ds.predict_mc(c, cfg.mc_samples)
+    out["latency_ms"] = 1000 * (time.perf_counter() - t0) / len(cars)
+    progress(total, total)
+    return out
+
+
+def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticCarsConfig, outdir: Path) -> list[Path]:
+    """Relative L2 error of every model (in-distribution and scale-shifted)."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, key, title in ((axes[0], "rel_l2_", "in-distribution test (interior clutter)"),
+                           (axes[1], "rel_l2_shift_", "scale-shifted test")):
+        seed_bars(ax, per_seed, [f"{key}{m}" for m in MODELS], MODELS, highlight="dragsolver")
+        ax.set_yscale("log")
+        ax.set_ylabel("relative L2 error of proxy C_d")
+        ax.set_title(title)
+        ax.tick_params(axis="x", rotation=30)
+    return [save_figure(fig, outdir / "dragsolver_rel_l2.png")]
+
+
+EXPERIMENTS = [
+    Experiment(
+        name="synthetic_cars",
+        description="Parametric car meshes with interior clutter, random scale/mm units and re-tessellation; "
+                    "proxy Newtonian C_d on the outer hull; DragSolver vs ablations and PointNet/DGCNN/plain "
+                    "Transformer baselines, MC-dropout uncertainty and CPU latency per car.",
+        config=SyntheticCarsConfig,
+        run=run_synthetic_cars,
+        presets={
+            "smoke": {"n_train": 32, "n_test": 16, "n_ood": 8, "n_points": 64, "scales": (16, 8, 4, 16),
+                      "d_model": 32, "depth": 1, "epochs": 2, "mc_samples": 8, "latency_cars": 3},
+            "quick": {},
+            "full": {"n_train": 2000, "batch_size": 32, "lr": 2e-3, "n_test": 500, "n_ood": 200, "n_points": 1024,
+                     "scales": (256, 16, 64, 48), "d_model": 96, "depth": 4, "epochs": 30, "subdivide_max": 2},
+        },
+        seeds={"smoke": 1, "quick": 3, "full": 5},
+        figures=synthetic_figures,
+        full_requirements="The paper's DrivAerNet / DrivAerNet++ / DrivAerML meshes (hundreds of GB) are not "
+                          "available offline; 'full' is a larger run of the synthetic harness.",
+        timed=True,
+    ),
+]
+
+_NR = "no per-dataset numbers retrieved"
+CLAIMS = [
+    Claim("beats_pointnet", "DragSolver's relative L2 error is below PointNet's (ratio <= 1).",
+          f"lower error than existing methods ({_NR})", "synthetic_cars", "ds_over_pointnet", "<=", 1.0),
+    Claim("beats_plain_transformer", "DragSolver's relative L2 error is below a plain single-scale point "
+          "Transformer's (ratio <= 1).", f"lower error than existing methods ({_NR})", "synthetic_cars",
+          "ds_over_plain", "<=", 1.0),
+    Claim("avg_reduction_58_7", "Average relative-L2 reduction over the baselines (PointNet, DGCNN, plain "
+          "Transformer) is at least 58.7%.", "58.7% average reduction in relative L2 (abstract)",
+          "synthetic_cars", "mean_reduction_vs_baselines", ">=", 0.587),
+    Claim("gating_helps", "Removing the surface-guided gate raises error on the interior-clutter test split by "
+          ">= 10%.", "surface-guided gating suppresses interior parts (abstract; card's check)", "synthetic_cars",
+          "no_gating_over_ds", ">=", 1.1),
+    Claim("normalisation_helps", "Removing scale normalisation raises error on the scale-shifted split by "
+          ">= 10%.", "heterogeneous scale normalisation (abstract; card's check)", "synthetic_cars",
+          "no_norm_over_ds_shift", ">=", 1.1),
+    Claim("mc_uncertainty_ranks_error", "MC-dropout std has Spearman >= 0.3 with absolute error.",
+          "reliable uncertainty (abstract; card's check)", "synthetic_cars", "mc_spearman", ">=", 0.3),
+    Claim("ood_uncertainty_higher", "Mean MC-dropout std on the unseen rear type exceeds the in-distribution "
+          "mean (ratio >= 1).", "uncertainty flags OOD geometry (card's check)", "synthetic_cars",
+          "ood_std_ratio", ">=", 1.0),
+    Claim("gate_separates_interior", "The learned gate separates exterior from interior tokens (AUROC >= 0.8).",
+          "gating suppresses interior structure (card's check)", "synthetic_cars", "gate_auroc", ">=", 0.8),
+    Claim("real_time", "Inference with T=30 MC passes takes < 50 ms per car on one CPU thread.",
+          "first reliable real-time C_d inference (abstract)", "synthetic_cars", "latency_ms", "<=", 50.0),
+]
+
+API_EXAMPLE = """
+import torch
+from icml25.papers.dragsolver import DragSolver, synthetic_cars, point_clouds, train_regressor
+
+meshes, cd, meta = synthetic_cars(40, seed=0, subdivide=(0, 0))
+pc = point_clouds(meshes, n_points=128, seed=0)
+x = [torch.tensor(pc[k], dtype=torch.float32) for k in ("xyz", "normals", "cues")]
+model = DragSolver(scales=((32, 8), (8, 16)), d_model=32, depth=1, heads=4)
+train_regressor(model, *[t[:32] for t in x], cd[:32], epochs=2)
+mean, std = model.predict_mc([t[32:] for t in x], T=10)
+print("proxy C_d", cd[32:36].round(3), "pred", mean[:4].numpy().round(3), "std", std[:4].numpy().round(3))
+"""
