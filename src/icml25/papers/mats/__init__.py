@@ -1,0 +1,11 @@
+"""MATS: an audio language model trained with text only (Wang et al., ICML 2025, arXiv 2502.13433).
+
+A frozen CLAP's text embeddings, with Gaussian noise injected, condition an LM through a transformer
+mapper; at test time the CLAP audio embedding is fused with nearby noised training-text embeddings (Santa).
+"""
+
+from icml25.papers.mats.data import TinyCLAP, TinyLM, make_scenes, train_clap
+from icml25.papers.mats.model import MATS, ContrastiveEncoderPair, SantaMemory, TransformerMapper, kmeans, noise_injection
+
+__all__ = ["MATS", "ContrastiveEncoderPair", "SantaMemory", "TinyCLAP", "TinyLM", "TransformerMapper", "kmeans",
+           "make_scenes", "noise_injection", "train_clap"]

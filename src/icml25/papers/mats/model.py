@@ -1,0 +1,248 @@
+"""MATS components: noise injection, the transformer mapper, Santa memory fusion, the MATS wrapper.
+
+Shapes follow the paper's code with every size a parameter: CLAP embeddings of width
+``dim_clip`` (1024 in the paper), ``prefix_len`` soft tokens (40) of the LM width ``dim_embed``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+def _check_variance(variance: float) -> None:
+    if not (variance >= 0.0) or variance != variance:
+        raise ValueError(f"noise variance must be a finite number >= 0, got {variance!r}")
+
+
+def noise_injection(x: Tensor, variance: float = 0.015, uniform: bool = False,
+                    generator: torch.Generator | None = None) -> Tensor:
+    """Add zero-mean noise of per-coordinate ``variance`` to ``x`` and re-normalise each row.
+
+    ``t~ = normalize(t + eps)`` with ``eps ~ N(0, variance I)`` (or uniform with the same
+    variance when ``uniform``). With ``variance = 0`` this is ``normalize(x)``.
+    """
+    _check_variance(variance)
+    if x.dim() < 1 or x.shape[-1] == 0:
+        raise ValueError(f"x must have a non-empty last dimension, got shape {tuple(x.shape)}")
+    if variance > 0:
+        if uniform:  # U(-a, a) has variance a^2 / 3
+            a = (3.0 * variance) ** 0.5
+            eps = (torch.rand(x.shape, generator=generator, dtype=x.dtype, device=x.device) * 2 - 1) * a
+        else:
+            eps = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device) * variance ** 0.5
+        x = x + eps
+    return F.normalize(x, dim=-1)
+
+
+@runtime_checkable
+class ContrastiveEncoderPair(Protocol):
+    """A CLAP-like model: text and audio encoders into one shared embedding space."""
+
+    def encode_text(self, text: Tensor) -> Tensor:
+        """Embed a batch of tokenised texts, shape (B, dim)."""
+        ...
+
+    def encode_audio(self, audio: Tensor) -> Tensor:
+        """Embed a batch of audio inputs, shape (B, dim)."""
+        ...
+
+
+class TransformerMapper(nn.Module):
+    """CLAP embedding -> ``prefix_len`` soft tokens for the LM (the paper's TransformerMapper).
+
+    ``Linear(dim_clip -> clip_len * width)`` gives ``clip_len`` tokens; ``prefix_len`` learnable
+    constants are appended; a pre-LN transformer (``n_heads`` heads, MLP ratio ``mlp_ratio``)
+    runs over both; the outputs at the constants' positions are projected to ``dim_embed``.
+    """
+
+    def __init__(self, dim_clip: int, dim_embed: int, prefix_len: int = 40, clip_len: int = 40, n_layers: int = 8,
+                 n_heads: int = 8, mlp_ratio: float = 2.0, width: int | None = None) -> None:
+        super().__init__()
+        width = dim_embed if width is None else width
+        for name, v in dict(dim_clip=dim_clip, dim_embed=dim_embed, prefix_len=prefix_len, clip_len=clip_len,
+                            n_layers=n_layers, n_heads=n_heads, width=width).items():
+            if int(v) != v or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if width % n_heads:
+            raise ValueError(f"width {width} must be divisible by n_heads {n_heads}")
+        self.dim_clip, self.prefix_len, self.clip_len, self.width = dim_clip, prefix_len, clip_len, width
+        self.linear = nn.Linear(dim_clip, clip_len * width)
+        self.prefix_const = nn.Parameter(torch.randn(prefix_len, width))
+        layer = nn.TransformerEncoderLayer(width, n_heads, int(width * mlp_ratio), dropout=0.0, activation="relu",
+                                           batch_first=True, norm_first=True)
+        self.transformer = nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False)
+        self.proj = nn.Linear(width, dim_embed)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Map (B, dim_clip) embeddings to (B, prefix_len, dim_embed) soft tokens."""
+        if x.dim() != 2 or x.shape[1] != self.dim_clip:
+            raise ValueError(f"expected input of shape (B, {self.dim_clip}), got {tuple(x.shape)}")
+        b = x.shape[0]
+        tokens = self.linear(x).view(b, self.clip_len, self.width)
+        seq = torch.cat([tokens, self.prefix_const.unsqueeze(0).expand(b, -1, -1)], dim=1)
+        return self.proj(self.transformer(seq)[:, self.clip_len:])
+
+
+def kmeans(x: Tensor, n_clusters: int, iters: int = 10, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
+    """Plain Lloyd k-means (random distinct points as initial centres); returns (centres, labels)."""
+    n = x.shape[0]
+    if not 1 <= n_clusters <= n:
+        raise ValueError(f"n_clusters must be in [1, {n}] (number of points), got {n_clusters}")
+    centres = x[torch.randperm(n, generator=generator)[:n_clusters]].clone()
+    for _ in range(iters):
+        labels = torch.cdist(x, centres).argmin(1)
+        sums = torch.zeros_like(centres).index_add_(0, labels, x)
+        counts = torch.bincount(labels, minlength=n_clusters).unsqueeze(1)
+        centres = torch.where(counts > 0, sums / counts.clamp_min(1), centres)  # empty cluster keeps its centre
+    return centres, torch.cdist(x, centres).argmin(1)
+
+
+class SantaMemory:
+    """Santa: fuse an audio embedding with noised nearby training-text embeddings.
+
+    The bank (normalised text embeddings) is clustered by k-means. For a query v: nearest centre;
+    inside that cluster the ``k`` nearest items (the cluster is first padded to ``k`` by repeating its first
+    member); noise of ``noise_variance`` is injected into them (m~_j); weights
+    ``w = softmax(temperature * <v, m~_j>)``; ``normalize((1 - lam) v + lam sum_j w_j m~_j)``.
+    This follows ``encode_audio`` in the official MATS-LLaMA/models/mats.py.
+    """
+
+    def __init__(self, text_embeddings: Tensor, n_clusters: int = 100, k: int = 32, temperature: float = 10.0,
+                 lam: float = 0.3, noise_variance: float = 0.015, kmeans_iters: int = 10,
+                 generator: torch.Generator | None = None) -> None:
+        if text_embeddings.dim() != 2 or text_embeddings.shape[0] == 0:
+            raise ValueError(f"text_embeddings must be a non-empty (N, dim) tensor, got {tuple(text_embeddings.shape)}")
+        if int(k) != k or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        if not 0.0 <= lam <= 1.0:
+            raise ValueError(f"lam must be in [0, 1], got {lam!r}")
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature!r}")
+        _check_variance(noise_variance)
+        self.k, self.temperature, self.lam, self.noise_variance = int(k), float(temperature), float(lam), noise_variance
+        self.bank = F.normalize(text_embeddings.detach().float(), dim=-1)
+        self.centres, labels = kmeans(self.bank, n_clusters, kmeans_iters, generator)
+        counts = torch.bincount(labels, minlength=n_clusters)
+        width = int(counts.max())
+        order = torch.argsort(labels, stable=True)
+        starts = torch.cumsum(counts, 0) - counts
+        slot = torch.arange(len(labels)) - starts[labels[order]]
+        self.members = torch.full((n_clusters, width), -1, dtype=torch.long)
+        self.members[labels[order], slot] = order  # (clusters, max size), -1 = empty
+
+    def neighbours(self, audio_emb: Tensor) -> Tensor:
+        """Indices into the bank (B, k) of the items Santa uses for each query.
+
+        Nearest centre by Euclidean distance; the cluster's members, padded to ``k`` by repeating the
+        cluster's first member when it is smaller (as the official code does), ranked by distance to the query.
+        """
+        if audio_emb.dim() != 2 or audio_emb.shape[1] != self.bank.shape[1]:
+            raise ValueError(f"expected queries of shape (B, {self.bank.shape[1]}), got {tuple(audio_emb.shape)}")
+        v = audio_emb.float()
+        cluster = torch.cdist(v, self.centres).argmin(1)
+        cand = self.members[cluster]  # (B, W), -1 = empty slot
+        if cand.shape[1] < self.k:
+            cand = torch.cat([cand, cand.new_full((cand.shape[0], self.k - cand.shape[1]), -1)], dim=1)
+        size = (cand >= 0).sum(1, keepdim=True)
+        pos = torch.arange(cand.shape[1])
+        used = pos < torch.clamp(size, min=self.k)  # members, then copies of the first up to k in all
+        cand = torch.where(cand >= 0, cand, cand[:, :1])
+        dist = (v.unsqueeze(1) - self.bank[cand]).norm(dim=-1).masked_fill(~used, torch.inf)
+        top = dist.topk(self.k, dim=1, largest=False).indices
+        return cand.gather(1, top)
+
+    def weights(self, audio_emb: Tensor, memory: Tensor) -> Tensor:
+        """Softmax weights (B, k) = ``softmax(temperature * <v, m~_j>)`` over the (noised) memory items (B, k, dim)."""
+        return torch.softmax(self.temperature * torch.einsum("bd,bkd->bk", audio_emb.float(), memory), dim=1)
+
+    def fuse(self, audio_emb: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        """Santa-fused, normalised embeddings (B, dim) for audio embeddings (B, dim)."""
+        idx = self.neighbours(audio_emb)
+        mem = noise_injection(self.bank[idx], self.noise_variance, generator=generator)
+        w = self.weights(audio_emb, mem)
+        fused = (1 - self.lam) * audio_emb.float() + self.lam * (w.unsqueeze(-1) * mem).sum(1)
+        return F.normalize(fused, dim=-1)
+
+
+class MATS(nn.Module):
+    """Text-only-trained audio LM: frozen CLAP -> mapper -> LM (``lm(inputs_embeds) -> logits``).
+
+    ``lm`` must expose ``embed(tokens) -> (B, L, D)`` and ``forward(inputs_embeds) -> (B, L, V)``;
+    token id 1 is BOS, 2 is EOS, 0 is padding. Training (:meth:`loss`) never touches audio.
+    """
+
+    PAD, BOS, EOS = 0, 1, 2
+
+    def __init__(self, clap: ContrastiveEncoderPair, mapper: TransformerMapper, lm: nn.Module, use_santa: bool = True,
+                 santa: SantaMemory | None = None, noise_variance: float = 0.015) -> None:
+        super().__init__()
+        if not isinstance(clap, ContrastiveEncoderPair):
+            raise ValueError("clap must provide encode_text and encode_audio")
+        if use_santa and santa is None:
+            raise ValueError("use_santa=True needs a SantaMemory (santa=...)")
+        _check_variance(noise_variance)
+        self.clap, self.mapper, self.lm = clap, mapper, lm
+        self.use_santa, self.santa, self.noise_variance = use_santa, santa, noise_variance
+
+    def _loss_from_embedding(self, emb: Tensor, prompt: Tensor, answer: Tensor) -> Tensor:
+        b = emb.shape[0]
+        soft = self.mapper(emb)
+        bos = torch.full((b, 1), self.BOS, dtype=torch.long)
+        tail = torch.cat([prompt, answer], dim=1)
+        x = torch.cat([self.lm.embed(bos), soft, self.lm.embed(tail)], dim=1)
+        logits = self.lm(x)
+        n_ctx = 1 + soft.shape[1] + prompt.shape[1]
+        pred = logits[:, n_ctx - 1:-1]  # positions predicting the answer tokens
+        return F.cross_entropy(pred.reshape(-1, pred.shape[-1]), answer.reshape(-1), ignore_index=self.PAD)
+
+    def loss(self, text_batch: tuple[Tensor, Tensor, Tensor], generator: torch.Generator | None = None) -> Tensor:
+        """Text-only loss: ``(caption tokens, prompt tokens, answer tokens)``; the caption's CLAP text
+        embedding, noised, conditions the LM; next-token cross-entropy on the answer (EOS included)."""
+        caption, prompt, answer = text_batch
+        with torch.no_grad():
+            t = F.normalize(self.clap.encode_text(caption), dim=-1)
+        return self._loss_from_embedding(noise_injection(t, self.noise_variance, generator=generator), prompt, answer)
+
+    def loss_from_audio(self, audio: Tensor, prompt: Tensor, answer: Tensor) -> Tensor:
+        """Audio-supervised loss (the upper-bound baseline): condition on ``normalize(E_A(audio))``."""
+        with torch.no_grad():
+            v = F.normalize(self.clap.encode_audio(audio), dim=-1)
+        return self._loss_from_embedding(v, prompt, answer)
+
+    def audio_embedding(self, audio: Tensor, use_santa: bool | None = None,
+                        generator: torch.Generator | None = None) -> Tensor:
+        """``normalize(E_A(audio))``, Santa-fused when enabled."""
+        with torch.no_grad():
+            v = F.normalize(self.clap.encode_audio(audio), dim=-1)
+        santa = self.use_santa if use_santa is None else use_santa
+        return self.santa.fuse(v, generator) if santa else v
+
+    @torch.no_grad()
+    def generate_from_embedding(self, emb: Tensor, prompt: Tensor, max_new_tokens: int = 8) -> Tensor:
+        """Greedy decoding from embeddings (B, dim) and prompt tokens (B, P) or (P,); returns (B, T), 0-padded
+        after EOS (the paper uses 4-beam search; greedy suffices for the tiny LM)."""
+        b = emb.shape[0]
+        prompt = prompt.expand(b, -1) if prompt.dim() == 1 else prompt
+        ctx = torch.cat([self.lm.embed(torch.full((b, 1), self.BOS, dtype=torch.long)), self.mapper(emb),
+                         self.lm.embed(prompt)], dim=1)
+        out = torch.zeros(b, 0, dtype=torch.long)
+        done = torch.zeros(b, dtype=torch.bool)
+        for _ in range(max_new_tokens):
+            nxt = self.lm(ctx)[:, -1].argmax(-1)
+            nxt = torch.where(done, torch.zeros_like(nxt), nxt)
+            out = torch.cat([out, nxt[:, None]], 1)
+            done |= nxt == self.EOS
+            if bool(done.all()):
+                break
+            ctx = torch.cat([ctx, self.lm.embed(nxt[:, None])], 1)
+        return out
+
+    def generate(self, audio_batch: Tensor, prompt: Tensor, max_new_tokens: int = 8,
+                 generator: torch.Generator | None = None) -> Tensor:
+        """Answer ``prompt`` about each audio input (Santa-fused when ``use_santa``)."""
+        return self.generate_from_embedding(self.audio_embedding(audio_batch, generator=generator), prompt,
+                                            max_new_tokens)

@@ -1,0 +1,143 @@
+"""MATS: noise injection, Santa against a brute-force reference, mapper, text-only training, data, smoke run."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from icml25.papers.mats import MATS, SantaMemory, TinyLM, TransformerMapper, kmeans, make_scenes, noise_injection
+from icml25.papers.mats.data import CAPTION_PROMPT, TinyCLAP, concepts_in, set_f1
+from icml25.papers.mats.repro import EXPERIMENTS
+
+
+def _unit(n, d, seed):
+    return F.normalize(torch.randn(n, d, generator=torch.Generator().manual_seed(seed)), dim=-1)
+
+
+def test_noise_injection_unit_norm_and_zero_variance():
+    x = torch.randn(50, 16) * 3
+    g = torch.Generator().manual_seed(0)
+    for uniform in (False, True):
+        y = noise_injection(x, 0.015, uniform=uniform, generator=g)
+        assert torch.allclose(y.norm(dim=-1), torch.ones(50), atol=1e-6)
+        assert not torch.allclose(y, F.normalize(x, dim=-1))
+    assert torch.allclose(noise_injection(x, 0.0), F.normalize(x, dim=-1))
+
+
+def test_noise_injection_variance_matches():
+    # for a unit vector in d dims, E||t + eps||^2 = 1 + d * variance; check via the unnormalised noise cosine
+    d, var = 256, 0.015
+    t = F.normalize(torch.ones(1, d), dim=-1).expand(4000, -1)
+    cos = (noise_injection(t, var, generator=torch.Generator().manual_seed(1)) * t).sum(1).mean()
+    assert abs(float(cos) - (1 + d * var) ** -0.5) < 0.01
+
+
+def _santa_reference(santa: SantaMemory, v: torch.Tensor) -> torch.Tensor:
+    """Loop-based Santa with zero noise, written independently of the vectorised code."""
+    out = []
+    labels = torch.cdist(santa.bank, santa.centres).argmin(1)
+    for q in v:
+        c = int(((santa.centres - q) ** 2).sum(1).argmin())
+        members = torch.nonzero(labels == c).flatten().tolist()
+        members += [members[0]] * max(0, santa.k - len(members))  # pad with the cluster's first member
+        members.sort(key=lambda i: float(((santa.bank[i] - q) ** 2).sum()))
+        m = santa.bank[members[: santa.k]]
+        w = torch.softmax(santa.temperature * (m @ q), 0)
+        out.append(F.normalize((1 - santa.lam) * q + santa.lam * (w[:, None] * m).sum(0), dim=0))
+    return torch.stack(out)
+
+
+def test_santa_matches_bruteforce_and_weights_sum_to_one():
+    bank, v = _unit(300, 8, 0), _unit(20, 8, 1)
+    santa = SantaMemory(bank, n_clusters=10, k=16, temperature=10.0, lam=0.3, noise_variance=0.0,
+                        generator=torch.Generator().manual_seed(0))
+    assert torch.allclose(santa.fuse(v), _santa_reference(santa, v), atol=1e-5)
+    idx = santa.neighbours(v)
+    w = santa.weights(v, noise_injection(santa.bank[idx], 0.015, generator=torch.Generator().manual_seed(1)))
+    assert idx.shape == (20, 16) and torch.allclose(w.sum(1), torch.ones(20), atol=1e-6) and (w > 0).all()
+
+
+def test_santa_padding_when_cluster_smaller_than_k():
+    bank, v = _unit(40, 6, 2), _unit(10, 6, 3)
+    santa = SantaMemory(bank, n_clusters=8, k=32, lam=0.5, noise_variance=0.0, generator=torch.Generator().manual_seed(0))
+    assert santa.members.shape[1] < 32  # every cluster is smaller than k
+    idx = santa.neighbours(v)
+    assert idx.shape == (10, 32)
+    first = santa.members[torch.cdist(v, santa.centres).argmin(1), 0]
+    size = (santa.members[torch.cdist(v, santa.centres).argmin(1)] >= 0).sum(1)
+    assert torch.equal((idx == first[:, None]).sum(1), 32 - size + 1)  # first member repeated to fill k
+    assert torch.allclose(santa.fuse(v), _santa_reference(santa, v), atol=1e-5)
+
+
+def test_santa_limits():
+    bank, v = _unit(200, 8, 4), _unit(15, 8, 5)
+    g = torch.Generator().manual_seed(0)
+    assert torch.allclose(SantaMemory(bank, 10, 8, lam=0.0, generator=g).fuse(v), v, atol=1e-6)
+    santa = SantaMemory(bank, 10, 8, temperature=1e5, lam=1.0, noise_variance=0.0, generator=g)
+    idx = santa.neighbours(v)
+    assert torch.allclose(santa.fuse(v), bank[idx[:, 0]], atol=1e-5)  # nearest item of the nearest cluster
+
+
+def test_kmeans_labels_are_nearest_centres():
+    x = torch.cat([_unit(50, 4, 6) + 3, _unit(50, 4, 7) - 3])
+    centres, labels = kmeans(x, 2, 10, torch.Generator().manual_seed(0))
+    assert torch.equal(labels, torch.cdist(x, centres).argmin(1))
+    assert len(set(labels[:50].tolist())) == 1 and labels[0] != labels[50]
+
+
+def test_mapper_shape_and_bad_input():
+    mapper = TransformerMapper(dim_clip=32, dim_embed=48, prefix_len=5, clip_len=3, n_layers=2, n_heads=4)
+    assert mapper(torch.randn(7, 32)).shape == (7, 5, 48)
+    with pytest.raises(ValueError, match="shape"):
+        mapper(torch.randn(7, 31))
+    with pytest.raises(ValueError, match="n_layers"):
+        TransformerMapper(32, 48, n_layers=0)
+
+
+def test_text_only_training_never_calls_encode_audio():
+    torch.manual_seed(0)
+    clap, lm = TinyCLAP(), TinyLM(d=32, n_layers=1)
+    mapper = TransformerMapper(32, 32, prefix_len=2, clip_len=2, n_layers=1, n_heads=4)
+    model = MATS(clap, mapper, lm, use_santa=False)
+    s = make_scenes(16, seed=0)
+    cap, ans = torch.from_numpy(s.caption), torch.from_numpy(s.caption)
+    prompt = torch.full((16, 1), CAPTION_PROMPT)
+    with mock.patch.object(clap, "encode_audio", side_effect=AssertionError("audio used in training")):
+        loss = model.loss((cap, prompt, ans))
+        loss.backward()
+    assert torch.isfinite(loss) and mapper.linear.weight.grad.abs().sum() > 0
+    assert clap.word.weight.grad is None  # CLAP stays frozen
+
+
+def test_scenes_captions_name_the_concepts_and_f1():
+    s = make_scenes(200, seed=3)
+    assert np.array_equal(concepts_in(s.caption), s.concepts)
+    assert np.array_equal(concepts_in(s.sounds), s.concepts)
+    assert set(s.concepts.sum(1)) == {1, 2}
+    pred, true = np.array([[1, 1, 0], [0, 0, 0], [1, 0, 0]]), np.array([[1, 0, 0], [1, 0, 0], [1, 0, 0]])
+    assert np.allclose(set_f1(pred, true), [2 / 3, 0.0, 1.0])
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match="variance"):
+        noise_injection(torch.randn(3, 4), -0.1)
+    with pytest.raises(ValueError, match="lam"):
+        SantaMemory(_unit(10, 4, 0), 2, 2, lam=1.5)
+    with pytest.raises(ValueError, match="n_clusters"):
+        SantaMemory(_unit(10, 4, 0), 20, 2)
+    with pytest.raises(ValueError, match="use_santa"):
+        MATS(TinyCLAP(), TransformerMapper(32, 32, 2, 2, 1, 4), TinyLM(d=32), use_santa=True)
+
+
+def test_smoke_run():
+    exp = EXPERIMENTS[0]
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    for c in "abcd":
+        assert 0.0 <= m[f"f1_{c}"] <= 1.0 and 0.0 <= m[f"acc_{c}"] <= 1.0
+    assert m["text_dist_ratio"] < 1.0  # Santa moves audio embeddings toward the training text
+    assert 0.0 < m["paired_cosine"] < 0.99  # a modality gap exists
+    assert m["f1_santa_minus_noise"] == pytest.approx(m["f1_c"] - m["f1_b"])
