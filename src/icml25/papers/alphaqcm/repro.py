@@ -17,7 +17,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.alphaqcm.agent import AlphaQCMAgent, AlphaQCMConfig, random_search
 from icml25.papers.alphaqcm.data import synthetic_market
 from icml25.papers.alphaqcm.env import AlphaEnv
@@ -132,11 +132,7 @@ def search_figures(per_seed: list[Metrics], cfg: SyntheticSearchConfig, outdir: 
     seed_bars(ax, per_seed, keys, labels, highlight=labels[0])
     ax.set_ylabel("test-period pool IC")
     ax.set_title(f"synthetic market, {cfg.env_steps} env steps, K={cfg.capacity}")
-    fig.tight_layout()
-    path = outdir / "alphaqcm_test_ic.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "alphaqcm_test_ic.png")]
 
 
 EXPERIMENTS = [

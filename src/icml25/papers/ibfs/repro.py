@@ -21,7 +21,7 @@ from scipy import stats
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.ibfs.data import glyph_few_shot
 from icml25.papers.ibfs.search import (
     IBFSSearch,
@@ -128,10 +128,7 @@ def ranking_figures(per_seed: list[Metrics], cfg: RankingConfig, outdir: Path) -
     for ax in axes:
         ax.tick_params(axis="x", rotation=30)
     fig.suptitle(f"{cfg.n_archs} architectures, {cfg.n_way}-way {cfg.k_shot}-shot glyphs, FOMAML {cfg.meta_iters} it")
-    fig.tight_layout()
-    path = outdir / "ranking.png"
-    fig.savefig(path, dpi=120)
-    return [path]
+    return [save_figure(fig, outdir / "ranking.png")]
 
 
 EXPERIMENTS = [

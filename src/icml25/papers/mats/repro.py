@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.mats.data import (CAPTION_PROMPT, SOUNDS_PROMPT, TinyLM, concepts_in, make_scenes, pretrain_lm,
                                      set_f1, train_clap)
 from icml25.papers.mats.model import MATS, SantaMemory, TransformerMapper
@@ -143,10 +143,7 @@ def world_figures(per_seed: list[Metrics], cfg: WorldConfig, outdir: Path) -> li
         ax.set_ylabel("concept-set F1 of captions" if key == "f1" else "exact-set accuracy (which sounds?)")
         ax.tick_params(axis="x", rotation=20)
     fig.suptitle("MATS in a synthetic audio world (test audio; mean and 95% interval over seeds)")
-    fig.tight_layout()
-    path = outdir / "mats_world.png"
-    fig.savefig(path, dpi=120)
-    return [path]
+    return [save_figure(fig, outdir / "mats_world.png")]
 
 
 EXPERIMENTS = [

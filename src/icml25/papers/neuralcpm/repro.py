@@ -19,7 +19,7 @@ from scipy.stats import wasserstein_distance
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.neuralcpm.cpm import CellsortHamiltonian, checkerboard_cpm, random_init, sorting_index, volumes
 from icml25.papers.neuralcpm.neural import (
     ClosureHamiltonian,
@@ -196,10 +196,7 @@ def recovery_figures(per_seed: list[Metrics], cfg: RecoveryConfig, outdir: Path)
     axes[0].set_title("learnt J (bars) vs truth")
     seed_bars(axes[1], per_seed, ["sorting_index_data", "sorting_index_model"], ["data", "model"], highlight="model")
     axes[1].set_title("sorting index")
-    fig.tight_layout()
-    path = outdir / "recovery.png"
-    fig.savefig(path, dpi=120)
-    return [path]
+    return [save_figure(fig, outdir / "recovery.png")]
 
 
 def closure_figures(per_seed: list[Metrics], cfg: ClosureConfig, outdir: Path) -> list[Path]:
@@ -210,10 +207,7 @@ def closure_figures(per_seed: list[Metrics], cfg: ClosureConfig, outdir: Path) -
     kinds = ["symbolic", "nh", "closure"]
     seed_bars(ax, per_seed, [f"w1_{k}" for k in kinds], kinds, highlight=["nh", "closure"])
     ax.set_ylabel("W1(volume | type), model vs data")
-    fig.tight_layout()
-    path = outdir / "closure_w1.png"
-    fig.savefig(path, dpi=120)
-    return [path]
+    return [save_figure(fig, outdir / "closure_w1.png")]
 
 
 EXPERIMENTS = [

@@ -15,7 +15,7 @@ import numpy as np
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.pas.data import CompoundMeanData, digits_problems, gaussian_synthetic, split_labelled
 from icml25.papers.pas.estimators import (
     classical_mean_pointestimate,
@@ -131,9 +131,7 @@ def _bar_figure(per_seed: list[Metrics], prefixes: dict[str, str], path: Path, t
         ax.set_title(label)
         ax.tick_params(axis="x", rotation=30)
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return path
+    return save_figure(fig, path)
 
 
 def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticConfig, outdir: Path) -> list[Path]:

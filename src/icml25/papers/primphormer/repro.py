@@ -14,7 +14,7 @@ import numpy as np
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 
 ACCURACY_METHODS = ("primphormer", "mpnn", "multihead", "performer")
 
@@ -193,10 +193,7 @@ def pattern_figures(per_seed: list[Metrics], cfg: PatternConfig, outdir: Path) -
     ax.set_ylim(max(0.0, float(np.nanmin([b.get_height() for b in bars])) - 10), 100)
     ax.set_ylabel("weighted test accuracy (%)")
     ax.set_title(f"PATTERN-style graphs, {cfg.n_train} train / {cfg.n_test} test")
-    fig.tight_layout()
-    path = outdir / "pattern_accuracy.png"
-    fig.savefig(path, dpi=120)
-    return [path]
+    return [save_figure(fig, outdir / "pattern_accuracy.png")]
 
 
 def scaling_figures(per_seed: list[Metrics], cfg: ScalingConfig, outdir: Path) -> list[Path]:
@@ -217,10 +214,7 @@ def scaling_figures(per_seed: list[Metrics], cfg: ScalingConfig, outdir: Path) -
         ax.set_ylabel(label)
     axes[0].legend(title="dashed: quadratic projection")
     fig.suptitle(f"one GPS layer, dim {cfg.dim}, Erdos-Renyi graphs of mean degree {cfg.avg_degree:g}")
-    fig.tight_layout()
-    path = outdir / "scaling.png"
-    fig.savefig(path, dpi=120)
-    return [path]
+    return [save_figure(fig, outdir / "scaling.png")]
 
 
 EXPERIMENTS = [

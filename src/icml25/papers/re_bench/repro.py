@@ -19,6 +19,7 @@ import numpy as np
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
+from icml25.core.plots import save_figure
 from icml25.papers.re_bench.agents import HACKS, HillClimbAgent, NullAgent, RandomSearchAgent, ReplayAgent, \
     RewardHackAgent, run_agent
 from icml25.papers.re_bench.environments import FixTinyEmbedding, PrefixSumSpeedup, RestrictedTinyMLM, TinyScalingLaw
@@ -126,11 +127,7 @@ def harness_figures(per_seed: list[Metrics], cfg: HarnessConfig, outdir: Path) -
     axes[1].set_xlabel("total budget per environment (score calls), best k in " + str(cfg.ks))
     axes[1].set_ylabel("mean normalised score")
     axes[1].legend()
-    fig.tight_layout()
-    path = outdir / "re_bench_harness.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "re_bench_harness.png")]
 
 
 EXPERIMENTS = [

@@ -20,6 +20,7 @@ import torch
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim, Summary
+from icml25.core.plots import save_figure
 from icml25.papers.risingattack.attacks import (
     CWTopK,
     QuadAttack,
@@ -239,10 +240,7 @@ def _curves(per_seed: list[Metrics], ks: tuple[int, ...], prefix: str, path: Pat
         ax.set_xticks(list(ks))
     axes[0].legend()
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def templates_figures(per_seed: list[Metrics], cfg: TemplatesConfig, outdir: Path) -> list[Path]:

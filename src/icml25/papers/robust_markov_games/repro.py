@@ -22,6 +22,7 @@ import numpy as np
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
+from icml25.core.plots import save_figure
 from icml25.papers.robust_markov_games.game import (
     CorrelatedPolicy,
     random_general_sum_game,
@@ -163,10 +164,7 @@ def scaling_figures(per_seed: list[Metrics], cfg: ScalingConfig, outdir: Path) -
     ax.set_ylabel("exact robust CCE gap")
     ax.set_title(f"Robust-Q-FTRL learning curve (N={cfg.N}, sigma={cfg.sigma})")
     ax.legend()
-    fig.tight_layout()
-    paths.append(outdir / "learning_curve.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(save_figure(fig, outdir / "learning_curve.png"))
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     ms = np.array(cfg.agents)
@@ -181,10 +179,7 @@ def scaling_figures(per_seed: list[Metrics], cfg: ScalingConfig, outdir: Path) -
     ax.set_ylabel(f"samples to reach gap <= {cfg.target_fraction:g} H")
     ax.set_title("Multiagency scaling")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(outdir / "samples_to_target.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(save_figure(fig, outdir / "samples_to_target.png"))
     return paths
 
 

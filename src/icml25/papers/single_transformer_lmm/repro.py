@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.single_transformer_lmm.data import IMAGE_TOKEN_ID, VOCAB, make_vqa, text_only
 from icml25.papers.single_transformer_lmm.model import (
     CompositionalLMM,
@@ -167,11 +167,7 @@ def mini_figures(per_seed: list[Metrics], cfg: MiniConfig, outdir: Path) -> list
         ax.set_ylim(0, 1)
         ax.tick_params(axis="x", rotation=20)
     fig.suptitle(f"HaploVL-mini, {cfg.s2_steps} stage-2 steps for every model")
-    fig.tight_layout()
-    path = outdir / "mini_accuracy.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, outdir / "mini_accuracy.png")]
 
 
 EXPERIMENTS = [

@@ -16,7 +16,7 @@ import numpy as np
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
-from icml25.core.plots import seed_bars
+from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.sira.attack import (
     ConceptRewriter,
     FullParaphrase,
@@ -149,11 +149,7 @@ def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticConfig, outdir: Pat
             ax.set_ylabel(ylabel)
             ax.tick_params(axis="x", rotation=30)
         fig.suptitle(f"synthetic language, {cfg.n_texts} texts x {cfg.text_len} tokens, SIRA p={cfg.percentile:g}")
-        fig.tight_layout()
-        path = outdir / f"sira_{metric}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(save_figure(fig, outdir / f"sira_{metric}.png", dpi=110))
     return paths
 
 

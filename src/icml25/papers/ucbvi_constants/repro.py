@@ -21,6 +21,7 @@ import numpy as np
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
 from icml25.core.paper import Claim
+from icml25.core.plots import save_figure
 from icml25.papers.ucbvi_constants.agents import BF_REFINED_KEYS, CH_REFINED_KEYS, AgentSpec, run_regret
 from icml25.papers.ucbvi_constants.envs import TabularEpisodicMDP, random_episodic_mdp, riverswim
 
@@ -155,10 +156,7 @@ def _curves(per_seed: list[Metrics], names: list[str], labels: dict[str, str], p
     ax.set_ylabel("cumulative regret (mean, 95% band)")
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def regret_figures(per_seed: list[Metrics], cfg: RegretConfig, outdir: Path) -> list[Path]:
