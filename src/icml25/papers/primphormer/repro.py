@@ -149,6 +149,15 @@ class ScalingConfig(ExperimentConfig):
     """Measure each method in a fresh process (clean peak-RSS numbers); False runs in-process (tests)."""
 
 
+def _ratio(num: float, den: float) -> float:
+    """num / den, or NaN when the denominator is not positive.
+
+    In-process measurement (``isolate=False``) can see a peak-RSS increase of 0 when the
+    allocator reuses memory freed by an earlier size; such a ratio is unknown, not infinite.
+    """
+    return num / den if den > 0 else float("nan")
+
+
 def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Seconds and MB per forward pass of one layer at each N (each method in a fresh process).
 
@@ -172,16 +181,16 @@ def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progres
         metrics[f"peak_mb_{method}"] = mbs
         metrics[f"measured_{method}"] = ran
         ref = sizes.index(cfg.reference_size)
-        metrics[f"{method}_time_ratio_largest_over_ref"] = secs[-1] / secs[ref]
-        metrics[f"{method}_mem_ratio_largest_over_ref"] = mbs[-1] / max(mbs[ref], 1e-9)
+        metrics[f"{method}_time_ratio_largest_over_ref"] = _ratio(secs[-1], secs[ref])
+        metrics[f"{method}_mem_ratio_largest_over_ref"] = _ratio(mbs[-1], mbs[ref])
         metrics[f"{method}_ran_at_largest"] = float(ran[-1])
     metrics["size_ratio_largest_over_ref"] = sizes[-1] / cfg.reference_size
     for method in cfg.methods:
         if method != "primphormer":
-            metrics[f"{method}_over_primphormer_time_largest"] = (
-                metrics[f"seconds_{method}"][-1] / metrics["seconds_primphormer"][-1])
-            metrics[f"{method}_over_primphormer_mem_largest"] = (
-                metrics[f"peak_mb_{method}"][-1] / metrics["peak_mb_primphormer"][-1])
+            metrics[f"{method}_over_primphormer_time_largest"] = _ratio(metrics[f"seconds_{method}"][-1],
+                                                                       metrics["seconds_primphormer"][-1])
+            metrics[f"{method}_over_primphormer_mem_largest"] = _ratio(metrics[f"peak_mb_{method}"][-1],
+                                                                      metrics["peak_mb_primphormer"][-1])
     return metrics
 
 
