@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from icml25.core.catalog import CATALOG
+from icml25.core.registry import all_papers
 from icml25.core.experiment import PRESETS, ConfigError, parse_overrides
 from icml25.core.registry import UnknownPaperError, get_paper, load_reproduction, runnable_slugs
 
@@ -38,7 +38,7 @@ def main() -> None:
 def markdown_table() -> str:
     """The registry as a Markdown table (the README's paper table is this output)."""
     lines = ["| paper | title | status | arXiv / OpenReview | official code |", "|---|---|---|---|---|"]
-    for p in CATALOG:
+    for p in all_papers():
         ref = f"[{p.arxiv}]({p.url})" if p.arxiv else (f"[OpenReview]({p.url})" if p.url else "-")
         code = f"[{p.code}](https://github.com/{p.code})" if p.code else "-"
         title = p.title.replace("|", "\\|")
@@ -59,10 +59,10 @@ def list_papers(markdown: bool) -> None:
     if (default_home() / "results.sqlite").exists():
         with Store() as store:
             verdicts = store.verdicts()
-    table = Table(title=f"icml25: {len(CATALOG)} ICML 2025 papers")
+    table = Table(title=f"icml25: {len(all_papers())} ICML 2025 papers")
     for col in ("paper", "status", "kind", "latest verdicts", "title"):
         table.add_column(col, overflow="fold")
-    for p in CATALOG:
+    for p in all_papers():
         counts: dict[str, int] = {}
         for v in verdicts.get(p.slug, {}).values():
             counts[v["verdict"]] = counts.get(v["verdict"], 0) + 1
@@ -106,7 +106,10 @@ def show(slug: str) -> None:
 @main.command()
 @click.argument("slugs", nargs=-1)
 @click.option("--preset", default="quick", show_default=True, help=f"One of {', '.join(PRESETS)}.")
-@click.option("--seeds", type=int, default=None, help="Seeds per experiment (default: the preset's).")
+@click.option("--seeds", type=int, default=None, help="Seeds each experiment starts with (default: the preset's).")
+@click.option("--max-seeds", type=int, default=None,
+              help="Seed budget of the adaptive rule: seeds are added, look by look, to experiments with an "
+                   "undecided mean claim up to this many (default: smoke none, quick 8, full 20).")
 @click.option("--jobs", type=int, default=None, help="Parallel jobs (default: number of CPUs).")
 @click.option("--backend", default="local", show_default=True, help="local or ray.")
 @click.option("--ray-address", default=None, help="Address of a Ray cluster (default: start a local one).")
@@ -114,7 +117,8 @@ def show(slug: str) -> None:
 @click.option("--force", is_flag=True, help="Recompute jobs even when the store has them.")
 @click.option("--reports", "reports_dir", default="reports", show_default=True, type=click.Path(path_type=Path),
               help="Where reports are written.")
-def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, jobs: int | None, backend: str,
+def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds: int | None, jobs: int | None,
+              backend: str,
               ray_address: str | None, settings: tuple[str, ...], force: bool, reports_dir: Path) -> None:
     """Run papers' experiments, check their claims and write reports.
 
@@ -123,7 +127,7 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, jobs: int 
     import os
 
     from icml25.core import report as rep
-    from icml25.core.runner import BACKENDS, plan, run_jobs
+    from icml25.core.runner import BACKENDS, plan, run_adaptive, schedules
     from icml25.core.store import Store
 
     n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
@@ -138,6 +142,7 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, jobs: int 
             except ImportError:
                 raise ConfigError("--backend ray needs Ray: pip install 'icml25[ray]'") from None
         planned = plan(list(slugs) or runnable_slugs(), preset, seeds, parse_overrides(list(settings)))
+        schedules(planned, max_seeds)  # checks --max-seeds before anything runs
     except (UnknownPaperError, ConfigError) as exc:
         _fail_usage(str(exc))
 
@@ -146,40 +151,78 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, jobs: int 
                             TextColumn("jobs"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                             console=err_console, transient=False)
         failed: list[str] = []
+        finished = [0]
+        running: dict = {}  # job key -> fraction done, from the experiments' progress reports
+
         with progress:
-            task = progress.add_task("reproduce", total=len(planned))
+            task = progress.add_task("reproduce", total=0)
+
+            def refresh() -> None:
+                progress.update(task, completed=finished[0] + sum(running.values()))
 
             def on_start(n_run: int, n_reused: int) -> None:
-                progress.update(task, total=n_run)
+                progress.update(task, total=(progress.tasks[0].total or 0) + n_run)
                 if n_reused:
-                    progress.console.print(f"{n_reused} of {len(planned)} jobs reused from {store.path}")
+                    progress.console.print(f"{n_reused} of {n_run + n_reused} jobs reused from {store.path}")
+
+            def on_progress(key, fraction: float) -> None:  # noqa: ANN001
+                running[key] = fraction
+                refresh()
 
             def on_result(job, outcome) -> None:  # noqa: ANN001
+                running.pop(job.key, None)
+                finished[0] += 1
                 if not err_console.is_terminal:  # a log, not a screen: one line per finished job
-                    done = int(progress.tasks[0].completed) + 1
-                    err_console.print(f"[{done}/{int(progress.tasks[0].total or 0)}] {job.label}: {outcome.status} "
-                                      f"({outcome.wall_s:.1f} s)", markup=False, highlight=False)
+                    err_console.print(f"[{finished[0]}/{int(progress.tasks[0].total or 0)}] {job.label}: "
+                                      f"{outcome.status} ({outcome.wall_s:.1f} s)", markup=False, highlight=False)
                 if outcome.status != "ok":
                     failed.append(job.label)
                     last = (outcome.error or "").strip().splitlines()[-1:] or ["?"]
                     progress.console.print(f"[red]job failed[/]: {job.label}: {last[0]}")
-                progress.advance(task)
+                refresh()
 
-            run_jobs(planned, store, n_jobs=n_jobs, backend=backend, ray_address=ray_address, force=force,
-                     on_result=on_result, on_start=on_start)
+            run = run_adaptive(planned, store, max_seeds, n_jobs=n_jobs, backend=backend, ray_address=ray_address,
+                               force=force, on_result=on_result, on_start=on_start,
+                               on_progress=on_progress if err_console.is_terminal else None)
 
-        results = rep.collect(store, planned)
+        results = rep.collect(store, run.jobs, run.schedules)
         rep.record_verdicts(store, results)
         for res in results:
             out = rep.write_paper_report(res, reports_dir)
             err_console.print(f"report: {out / 'report.md'}")
         index = rep.write_index(store, reports_dir)
         console.print(rep.claims_table(results))
+        counts = rep.verdict_counts(results)
+        console.print(f"{len(run.jobs)} jobs ({len(run.ran)} run, {len(run.reused)} reused, "
+                      f"{len(failed)} failed) in {run.rounds} round(s); claims: "
+                      + ", ".join(f"{n} {v}" for v, n in counts.items()))
         console.print(f"index: {index}")
-    n_fail = sum(c.verdict == "FAIL" for r in results for c in r.claims)
+    n_fail = counts["FAIL"]
     if failed or n_fail:
         err_console.print(f"[red]{len(failed)} failed job(s), {n_fail} FAIL claim(s)[/]")
         sys.exit(1)
+
+
+@main.command()
+@click.option("--markdown", is_flag=True, help="Write every claim's latest decision as Markdown to --out.")
+@click.option("--preset", default="quick", show_default=True, help="Whose decisions to list.")
+@click.option("--out", "out_path", default="docs/RESULTS.md", show_default=True, type=click.Path(path_type=Path),
+              help="Where --markdown writes.")
+def results(markdown: bool, preset: str, out_path: Path) -> None:
+    """Every registered claim with its latest recorded decision (from the results store)."""
+    from icml25.core.report import results_markdown
+    from icml25.core.store import Store
+
+    if preset not in PRESETS:
+        _fail_usage(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
+    with Store() as store:
+        text = results_markdown(store, preset)
+    if markdown:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(text)
+        console.print(f"wrote {out_path}")
+    else:
+        click.echo(text, nl=False)
 
 
 @main.command()

@@ -117,7 +117,10 @@ def test_failing_job_is_recorded_and_others_go_on(tmp_path):
         (["reproduce", "pas", "--set", "replicates=many"], "setting 'replicates' takes an int, got 'many'"),
         (["reproduce", "pas", "--set", "replicates"], "--set takes key=value"),
         (["reproduce", "pas", "--backend", "spark"], "unknown backend 'spark'; valid: local, ray"),
-        (["reproduce", "pas", "--seeds", "0"], "--seeds must be at least 1"),
+        (["reproduce", "pas", "--seeds", "0"], "--seeds must be between 1 and"),
+        (["reproduce", "pas", "--seeds", "100000000"], "--seeds must be between 1 and 1000"),
+        (["reproduce", "pas", "--max-seeds", "0"], "--max-seeds must be between 1 and"),
+        (["reproduce", "pas", "pas", "--max-seeds", "5000"], "--max-seeds must be between 1 and 1000"),
         (["reproduce", "genai_regulation"], "is not-a-system: nothing to reproduce"),
         (["show", "nosuchpaper"], "unknown paper 'nosuchpaper'"),
     ],
@@ -179,7 +182,7 @@ def test_timed_experiments_run_alone_after_the_others(monkeypatch, tmp_path):
     import icml25.core.runner as runner
 
     batches = []
-    monkeypatch.setattr(runner, "_run_local", lambda jobs, width, record: batches.append(
+    monkeypatch.setattr(runner, "_run_local", lambda jobs, width, record, **kw: batches.append(
         ([j.experiment for j in jobs], width)))
     jobs = plan(["sparse_glm_bnb"], "smoke", 2)
     with Store(tmp_path) as store:

@@ -85,6 +85,9 @@ class Experiment:
             (data paths, a GPU...); empty when nothing.
         timed: the metrics include wall-clock times; the runner then runs its jobs
             one at a time, after the others, so that no other job shares the CPU.
+        max_seeds: per preset, the seed budget of the adaptive rule for this
+            experiment when it differs from the runner's default (an expensive
+            experiment may cap its growth); ``--max-seeds`` overrides it.
     """
 
     name: str
@@ -96,6 +99,7 @@ class Experiment:
     figures: Callable[[list[Metrics], ExperimentConfig, Path], list[Path]] | None = None
     full_requirements: str = ""
     timed: bool = False
+    max_seeds: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not (dataclasses.is_dataclass(self.config) and issubclass(self.config, ExperimentConfig)):

@@ -1,6 +1,12 @@
 """Look up papers and load their reproductions.
 
-A runnable paper has a module ``icml25.papers.<slug>.repro`` that defines:
+Every paper has a folder ``icml25/papers/<slug>/`` whose ``paper.toml`` holds its
+registry metadata (title, ids, official code, kind, status and, for ``partial`` or
+``not-a-system``, a note). The registry discovers the papers from these files without
+importing their code, so listing papers needs none of their dependencies, and editing
+one paper's metadata touches no other paper (nor any code fingerprint).
+
+A runnable paper also has a module ``icml25.papers.<slug>.repro`` that defines:
 
 * ``EXPERIMENTS``: a list of :class:`~icml25.core.experiment.Experiment`;
 * ``CLAIMS``: a list of :class:`~icml25.core.paper.Claim` over those experiments;
@@ -10,13 +16,45 @@ A runnable paper has a module ``icml25.papers.<slug>.repro`` that defines:
 from __future__ import annotations
 
 import importlib
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
-from icml25.core.catalog import CATALOG
 from icml25.core.experiment import Experiment
 from icml25.core.paper import Claim, Paper
 
-PAPERS: dict[str, Paper] = {p.slug: p for p in CATALOG}
+PAPERS_ROOT = Path(__file__).resolve().parents[1] / "papers"
+METADATA_FILE = "paper.toml"
+_FIELDS = ("title", "arxiv", "openreview", "code", "kind", "status", "note")
+
+
+def read_paper(folder: Path) -> Paper:
+    """The :class:`Paper` described by ``folder/paper.toml`` (the folder's name is the slug)."""
+    path = folder / METADATA_FILE
+    with path.open("rb") as fh:
+        data = tomllib.load(fh)
+    unknown = sorted(set(data) - set(_FIELDS))
+    if unknown:
+        raise ValueError(f"{path}: unknown field {unknown[0]!r}; valid: {', '.join(_FIELDS)}")
+    missing = [k for k in ("title", "kind") if k not in data]
+    if missing:
+        raise ValueError(f"{path}: missing field {missing[0]!r}")
+    return Paper(slug=folder.name, title=data["title"], arxiv=data.get("arxiv"),
+                 openreview=data.get("openreview"), code=data.get("code"), kind=data["kind"],
+                 status=data.get("status", "planned"), note=data.get("note", ""))
+
+
+def discover(root: Path = PAPERS_ROOT) -> tuple[Paper, ...]:
+    """Every paper under ``root``, sorted by slug."""
+    return tuple(read_paper(d) for d in sorted(root.iterdir()) if (d / METADATA_FILE).is_file())
+
+
+PAPERS: dict[str, Paper] = {p.slug: p for p in discover()}
+
+
+def all_papers() -> tuple[Paper, ...]:
+    """Every registered paper, sorted by slug."""
+    return tuple(PAPERS.values())
 
 
 class UnknownPaperError(KeyError):
@@ -68,4 +106,4 @@ def load_reproduction(slug: str) -> Reproduction:
 
 
 def runnable_slugs() -> list[str]:
-    return [p.slug for p in CATALOG if p.runnable]
+    return [p.slug for p in PAPERS.values() if p.runnable]

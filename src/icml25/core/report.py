@@ -12,22 +12,22 @@ import html
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
-from icml25.core.catalog import CATALOG
+from icml25.core.registry import all_papers
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, config_to_dict
-from icml25.core.paper import Claim, Paper, Summary, Verdict
+from icml25.core.paper import VERDICTS, Claim, Decision, Paper, Summary, Verdict, metric_values
 from icml25.core.registry import load_reproduction
 from icml25.core.runner import Job
 from icml25.core.store import Store
 
-VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "yellow"}
-VERDICT_COLOUR = {"PASS": "#1a7f37", "FAIL": "#cf222e", "INCONCLUSIVE": "#9a6700"}
+VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "TIE": "cyan", "INCONCLUSIVE": "yellow"}
+VERDICT_COLOUR = {"PASS": "#1a7f37", "FAIL": "#cf222e", "TIE": "#0969da", "INCONCLUSIVE": "#9a6700"}
 
 
 @dataclass
@@ -38,6 +38,7 @@ class ExperimentResult:
     per_seed: list[Metrics]
     failures: dict[int, str] = field(default_factory=dict)
     wall_s: float = 0.0
+    schedule: tuple[int, ...] | None = None
 
     def summary(self, metric: str) -> Summary:
         values = [m[metric] for m in self.per_seed if isinstance(m.get(metric), float)]
@@ -51,8 +52,26 @@ class ExperimentResult:
 @dataclass(frozen=True)
 class ClaimResult:
     claim: Claim
-    summary: Summary
-    verdict: Verdict
+    decision: Decision
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.decision.verdict
+
+    def as_row(self) -> dict[str, Any]:
+        """The decision as a flat, JSON-able row (what the store and metrics.json keep)."""
+        d = self.decision
+        return {"claim": self.claim.id, "verdict": d.verdict, "mean": _finite(d.mean), "lo": _finite(d.lo),
+                "hi": _finite(d.hi), "n": d.n, "level": _finite(d.level), "reason": d.reason,
+                "seeds_to_decide": d.seeds_to_decide, "check": self.claim.check_text,
+                "paper_value": self.claim.paper_value}
+
+
+def seeds_text(d: Decision) -> str:
+    """Seeds used, and for INCONCLUSIVE the rough number that would decide the claim."""
+    if d.verdict == "INCONCLUSIVE" and d.seeds_to_decide:
+        return f"{d.n} (~{d.seeds_to_decide} to decide)"
+    return str(d.n)
 
 
 @dataclass
@@ -67,18 +86,28 @@ class PaperResult:
         return sum(len(e.failures) for e in self.experiments)
 
 
-def collect(store: Store, jobs: Sequence[Job]) -> list[PaperResult]:
-    """Read the planned jobs back from the store and decide every claim."""
+def collect(store: Store, jobs: Sequence[Job],
+            schedules: Mapping[tuple[str, str, str], tuple[int, ...]] | None = None) -> list[PaperResult]:
+    """Read the planned jobs back from the store and decide every claim.
+
+    ``schedules`` gives the looks of each experiment, keyed by (paper, experiment,
+    config hash), as planned by :func:`icml25.core.runner.schedules`; without it each
+    experiment is one look at the seeds it has.
+    """
     results: list[PaperResult] = []
     by_paper: dict[str, list[Job]] = {}
-    for job in jobs:
+    for job in {j.key: j for j in jobs}.values():
         by_paper.setdefault(job.paper, []).append(job)
     for slug, paper_jobs in by_paper.items():
         repro = load_reproduction(slug)
         exp_results: dict[str, ExperimentResult] = {}
         for job in sorted(paper_jobs, key=lambda j: (j.experiment, j.seed)):
             exp = repro.experiment(job.experiment)
-            res = exp_results.setdefault(job.experiment, ExperimentResult(exp, exp.config(**job.config), [], []))
+            res = exp_results.get(job.experiment)
+            if res is None:
+                schedule = (schedules or {}).get((job.paper, job.experiment, job.config_hash))
+                res = exp_results[job.experiment] = ExperimentResult(exp, exp.config(**job.config), [], [],
+                                                                     schedule=schedule)
             record = store.get(job.key)
             if record is None:
                 res.failures[job.seed] = "not run"
@@ -90,24 +119,34 @@ def collect(store: Store, jobs: Sequence[Job]) -> list[PaperResult]:
                 res.wall_s += record.wall_s
         claims = []
         for claim in repro.claims:
-            if claim.experiment not in exp_results:
+            exp_res = exp_results.get(claim.experiment)
+            if exp_res is None:
                 continue
-            summary = exp_results[claim.experiment].summary(claim.metric)
-            claims.append(ClaimResult(claim, summary, claim.evaluate(summary)))
+            decision = claim.assess(metric_values(exp_res.per_seed, claim.metric), exp_res.schedule)
+            claims.append(ClaimResult(claim, decision))
         results.append(PaperResult(repro.paper, paper_jobs[0].preset, list(exp_results.values()), claims))
     return results
 
 
+def verdict_counts(results: Sequence[PaperResult]) -> dict[str, int]:
+    counts = {v: 0 for v in VERDICTS}
+    for res in results:
+        for c in res.claims:
+            counts[c.verdict] += 1
+    return counts
+
+
 def claims_table(results: Sequence[PaperResult]) -> Table:
     table = Table(title="Claims", show_lines=False)
-    for col in ("paper", "claim", "paper's number", "ours (mean ± 95% CI)", "check", "verdict"):
+    for col in ("paper", "claim", "paper's number", "ours: mean [interval]", "seeds", "check", "verdict"):
         table.add_column(col, overflow="fold")
     for res in results:
         for cr in res.claims:
-            table.add_row(res.paper.slug, cr.claim.id, cr.claim.paper_value, str(cr.summary), cr.claim.check_text,
-                          f"[{VERDICT_STYLE[cr.verdict]}]{cr.verdict}[/]")
+            d = cr.decision
+            table.add_row(res.paper.slug, cr.claim.id, cr.claim.paper_value, d.interval, seeds_text(d),
+                          cr.claim.check_text, f"[{VERDICT_STYLE[d.verdict]}]{d.verdict}[/]")
         if res.n_failed_jobs:
-            table.add_row(res.paper.slug, "(jobs)", "", f"{res.n_failed_jobs} failed", "", "[bold red]ERROR[/]")
+            table.add_row(res.paper.slug, "(jobs)", "", f"{res.n_failed_jobs} failed", "", "", "[bold red]ERROR[/]")
     return table
 
 
@@ -149,13 +188,13 @@ def write_paper_report(result: PaperResult, out_root: Path) -> Path:
                 "summary": {k: {"mean": _finite(s.mean), "lo": _finite(s.lo), "hi": _finite(s.hi), "n": s.n}
                             for k, s in e.scalar_summaries().items()},
                 "wall_s": e.wall_s,
+                "looks": list(e.schedule) if e.schedule else None,
             }
             for e in result.experiments
         },
         "claims": [
             {"id": c.claim.id, "statement": c.claim.statement, "paper": c.claim.paper_value,
-             "check": c.claim.check_text, "mean": _finite(c.summary.mean), "lo": _finite(c.summary.lo),
-             "hi": _finite(c.summary.hi), "n": c.summary.n, "verdict": c.verdict}
+             "aggregate": c.claim.aggregate, "resolution": c.claim.resolution, **c.as_row()}
             for c in result.claims
         ],
     }
@@ -163,13 +202,15 @@ def write_paper_report(result: PaperResult, out_root: Path) -> Path:
 
     md = [f"# {result.paper.slug}: {result.paper.title}", "",
           f"Preset `{result.preset}`. Written {payload['written_at']}.", "",
-          "| claim | statement | paper | ours (mean ± 95% CI) | check | verdict |", "|---|---|---|---|---|---|"]
+          "| claim | statement | paper | ours: mean [interval] | seeds | check | verdict |",
+          "|---|---|---|---|---|---|---|"]
     for c in result.claims:
-        md.append(f"| {c.claim.id} | {c.claim.statement} | {c.claim.paper_value} | {c.summary} | "
-                  f"`{c.claim.check_text}` | **{c.verdict}** |")
+        md.append(f"| {c.claim.id} | {_md(c.claim.statement)} | {_md(c.claim.paper_value)} | {c.decision.interval} | "
+                  f"{seeds_text(c.decision)} | `{c.claim.check_text}` | **{c.verdict}** ({_md(c.decision.reason)}) |")
     for e in result.experiments:
         md += ["", f"## Experiment `{e.experiment.name}`", "", e.experiment.description, "",
-               f"Seeds: {e.seeds} ({e.wall_s:.1f} s of compute in total).", ""]
+               f"Seeds: {e.seeds} ({e.wall_s:.1f} s of compute in total)"
+               + (f"; planned looks {list(e.schedule)}." if e.schedule else "."), ""]
         if e.failures:
             md += ["Failed jobs:", ""] + [f"- seed {s}: `{msg.strip().splitlines()[-1]}`"
                                           for s, msg in e.failures.items()] + [""]
@@ -198,15 +239,17 @@ font-size:85%;display:inline-block}img{max-width:100%;margin:1em 0}.muted{color:
 def _paper_html(result: PaperResult, figures: list[Path]) -> str:
     rows = "".join(
         f"<tr><td>{html.escape(c.claim.id)}</td><td>{html.escape(c.claim.statement)}</td>"
-        f"<td>{html.escape(c.claim.paper_value)}</td><td>{html.escape(str(c.summary))}</td>"
-        f"<td><code>{html.escape(c.claim.check_text)}</code></td><td>{_badge(c.verdict)}</td></tr>"
+        f"<td>{html.escape(c.claim.paper_value)}</td><td>{html.escape(c.decision.interval)}</td>"
+        f"<td>{html.escape(seeds_text(c.decision))}</td>"
+        f"<td><code>{html.escape(c.claim.check_text)}</code></td>"
+        f"<td title='{html.escape(c.decision.reason, quote=True)}'>{_badge(c.verdict)}</td></tr>"
         for c in result.claims
     )
     imgs = "".join(f'<img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}">' for p in figures)
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(result.paper.slug)}</title>"
             f"<style>{_CSS}</style></head><body><p><a href='../index.html'>all papers</a></p>"
             f"<h1>{html.escape(result.paper.title)}</h1><p class='muted'>preset {html.escape(result.preset)}</p>"
-            f"<table><tr><th>claim</th><th>statement</th><th>paper</th><th>ours</th><th>check</th>"
+            f"<table><tr><th>claim</th><th>statement</th><th>paper</th><th>ours</th><th>seeds</th><th>check</th>"
             f"<th>verdict</th></tr>{rows}</table>{imgs}</body></html>")
 
 
@@ -215,7 +258,7 @@ def write_index(store: Store, out_root: Path) -> Path:
     out_root.mkdir(parents=True, exist_ok=True)
     verdicts = store.verdicts()
     rows = []
-    for paper in CATALOG:
+    for paper in all_papers():
         claims = verdicts.get(paper.slug, {})
         badges = " ".join(_badge(v["verdict"]) for _, v in sorted(claims.items())) or "<span class='muted'>-</span>"
         title = html.escape(paper.title)
@@ -236,6 +279,53 @@ def write_index(store: Store, out_root: Path) -> Path:
 
 def record_verdicts(store: Store, results: Sequence[PaperResult]) -> None:
     for res in results:
-        store.put_verdicts(res.paper.slug, res.preset, [
-            (c.claim.id, c.verdict, c.summary.mean, c.summary.lo, c.summary.hi, c.summary.n) for c in res.claims
-        ])
+        store.put_verdicts(res.paper.slug, res.preset, [c.as_row() for c in res.claims])
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def results_markdown(store: Store, preset: str = "quick") -> str:
+    """``docs/RESULTS.md``: every registered claim with its latest decision at ``preset``.
+
+    Claims that have no decision recorded at that preset are listed as ``not run``.
+    """
+    recorded = store.verdicts(preset)
+    counts = {v: 0 for v in VERDICTS}
+    counts["not run"] = 0
+    body: list[str] = []
+    total = 0
+    for paper in all_papers():
+        if not paper.runnable:
+            continue
+        repro = load_reproduction(paper.slug)
+        rows = recorded.get(paper.slug, {})
+        body += ["", f"## `{paper.slug}`: {_md(paper.title)} ({paper.status})", "",
+                 "| claim | paper's number | ours: mean [interval] | seeds | check | verdict |",
+                 "|---|---|---|---|---|---|"]
+        for claim in repro.claims:
+            total += 1
+            row = rows.get(claim.id)
+            if row is None:
+                counts["not run"] += 1
+                body.append(f"| `{claim.id}` | {_md(claim.paper_value)} | - | - | `{claim.check_text}` | not run |")
+                continue
+            d = Decision(row["verdict"], int(row["n"] or 0), _nan(row["mean"]), _nan(row["lo"]), _nan(row["hi"]),
+                         _nan(row.get("level")), row.get("reason", ""), row.get("seeds_to_decide"))
+            counts[d.verdict] += 1
+            body.append(f"| `{claim.id}` | {_md(claim.paper_value)} | {d.interval} | {seeds_text(d)} | "
+                        f"`{claim.check_text}` | **{d.verdict}** |")
+    summary = ", ".join(f"{k} {n}" for k, n in counts.items() if n or k in VERDICTS)
+    head = [f"# Results at the `{preset}` preset", "",
+            f"Every registered claim of every runnable paper ({total} claims), with its latest decision in the "
+            f"results store. Generated by `icml25 results --markdown`; do not edit by hand.", "",
+            f"**Verdicts:** {summary}.", "",
+            "`ours` is the mean over seeds and, for `mean` claims, the group-sequential confidence interval at "
+            "the look where the claim was decided (see the README). `seeds` is the number of seeds used; for "
+            "INCONCLUSIVE, `~N to decide` is a rough estimate of the seeds that would decide it."]
+    return "\n".join(head + body) + "\n"
+
+
+def _nan(x: Any) -> float:
+    return math.nan if x is None else float(x)

@@ -4,7 +4,8 @@
 :class:`Job`, checking every input before anything is written. ``run_jobs`` skips
 the jobs already finished in the store, runs the rest, and writes each result as
 soon as it arrives. A job that raises is stored as ``failed`` with its traceback
-and the other jobs go on.
+and the other jobs go on. ``run_adaptive`` adds seeds to the experiments whose
+``mean`` claims are still undecided, look by look (:mod:`icml25.core.sequential`).
 
 Backends:
 
@@ -16,25 +17,26 @@ Backends:
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.metadata
 import multiprocessing
 import os
-import resource
-import sys
+import queue as queue_mod
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from icml25.core import sequential
 from icml25.core.experiment import (
     PRESETS,
     ConfigError,
-    ExperimentConfig,
-    check_metrics,
     config_hash,
     config_to_dict,
     parse_value,
@@ -42,9 +44,18 @@ from icml25.core.experiment import (
 )
 from icml25.core.registry import get_paper, load_reproduction
 from icml25.core.store import JobKey, JobRecord, Store
+from icml25.core.worker import Job, JobOutcome, execute
+
+__all__ = ["BACKENDS", "Job", "JobOutcome", "code_fingerprint", "execute", "plan", "run_adaptive", "run_jobs",
+           "schedules"]
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ("local", "ray")
+MAX_SEEDS = 1000
+"""Upper bound of ``--seeds`` and ``--max-seeds``."""
+
+JOB_CORE = ("core/experiment.py", "core/seeding.py", "core/worker.py")
+"""The core modules a job's results depend on (the rest of core/ only plans, stores and reports)."""
 
 
 def package_version() -> str:
@@ -54,47 +65,80 @@ def package_version() -> str:
         return "0+unknown"
 
 
+def _module_file(name: str) -> Path | None:
+    """The source file of module ``icml25.<...>`` inside this package, if it is one."""
+    parts = name.split(".")
+    if parts[0] != "icml25":
+        return None
+    base = PACKAGE_ROOT.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(path: Path) -> set[Path]:
+    """The files of this package's ``common/`` and ``papers/`` that ``path`` imports."""
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    package = ".".join(("icml25",) + path.relative_to(PACKAGE_ROOT).parent.parts)
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative import: resolve against this file's package
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                mod = f"{base}.{node.module}" if node.module else base
+            else:
+                mod = node.module or ""
+            names.add(mod)
+            names.update(f"{mod}.{alias.name}" for alias in node.names)  # `from pkg import module`
+    out = set()
+    for name in names:
+        if name.startswith(("icml25.common", "icml25.papers")):
+            found = _module_file(name)
+            if found is not None:
+                out.add(found)
+    return out
+
+
+@lru_cache(maxsize=None)
+def fingerprint_files(slug: str) -> tuple[Path, ...]:
+    """The source files a paper's results depend on.
+
+    Its own folder's Python files (the method and ``repro``; not ``paper.toml``, its
+    metadata), every module of ``common/`` or of another paper that they import,
+    followed transitively, and the core modules that run a job (:data:`JOB_CORE`).
+    """
+    own = sorted((PACKAGE_ROOT / "papers" / slug).rglob("*.py"))
+    seen: set[Path] = set()
+    todo = list(own)
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        todo.extend(_imports(path) - seen)
+    seen.update(PACKAGE_ROOT / rel for rel in JOB_CORE)
+    return tuple(sorted(seen))
+
+
 def code_fingerprint(slug: str) -> str:
-    """Hash of the source that produces a paper's results: its folder, core/ and common/."""
+    """Hash of the source that produces a paper's results (see :func:`fingerprint_files`).
+
+    Editing another paper, the claims machinery, the report, the registry or the CLI
+    leaves it unchanged; editing the paper's method, its experiments, a ``common/``
+    module it imports or the job-running core changes it.
+    """
     digest = hashlib.sha256()
-    folders = [PACKAGE_ROOT / "core", PACKAGE_ROOT / "common", PACKAGE_ROOT / "papers" / slug]
-    for folder in folders:
-        for path in sorted(folder.rglob("*.py")) if folder.exists() else []:
-            digest.update(str(path.relative_to(PACKAGE_ROOT)).encode())
-            digest.update(path.read_bytes())
+    for path in fingerprint_files(slug):
+        digest.update(str(path.relative_to(PACKAGE_ROOT)).encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class Job:
-    """One (paper, experiment, config, seed) to run. Small and picklable."""
-
-    paper: str
-    experiment: str
-    preset: str
-    config: dict[str, Any]
-    config_hash: str
-    seed: int
-    version: str
-    code_hash: str
-
-    @property
-    def key(self) -> JobKey:
-        return JobKey(self.paper, self.experiment, self.config_hash, self.seed, self.version, self.code_hash)
-
-    @property
-    def label(self) -> str:
-        return f"{self.paper}/{self.experiment} seed {self.seed}"
-
-
-@dataclass(frozen=True)
-class JobOutcome:
-    status: str  # "ok" or "failed"
-    metrics: dict[str, Any] | None
-    error: str | None
-    wall_s: float
-    peak_mem_mb: float
-    libraries: dict[str, str]
+DEFAULT_MAX_SEEDS: dict[str, int | None] = {"smoke": None, "quick": 8, "full": 20}
+"""Seed budget of the adaptive rule per preset (``None``: the starting seeds, no growth)."""
 
 
 def plan(
@@ -105,17 +149,20 @@ def plan(
 ) -> list[Job]:
     """Expand papers x experiments x seeds into jobs, validating every input first.
 
+    A slug given several times is planned once: every (paper, experiment, config,
+    seed) appears in the plan at most once.
+
     Raises:
         UnknownPaperError: a slug that is not in the registry.
         ConfigError: an unknown preset, an unknown ``--set`` key, a value of the wrong
-            type, a non-positive seed count, or a paper that has nothing to run.
+            type, a seed count outside ``[1, MAX_SEEDS]``, or a paper that has nothing to run.
     """
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
-    if seeds is not None and seeds < 1:
-        raise ConfigError(f"--seeds must be at least 1, got {seeds}")
+    if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
+        raise ConfigError(f"--seeds must be between 1 and {MAX_SEEDS}, got {seeds}")
     overrides = dict(overrides or {})
-    papers = [get_paper(s) for s in slugs]
+    papers = [get_paper(s) for s in dict.fromkeys(slugs)]
     for paper in papers:
         if not paper.runnable:
             raise ConfigError(f"paper {paper.slug!r} is {paper.status}: nothing to reproduce")
@@ -142,42 +189,37 @@ def plan(
     return jobs
 
 
-def _library_versions() -> dict[str, str]:
-    names = ("numpy", "scipy", "scikit-learn", "torch", "torch-geometric", "gymnasium")
-    out = {"python": sys.version.split()[0]}
-    for name in names:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            pass
+ExperimentId = tuple[str, str, str]
+"""(paper, experiment, config hash): the jobs of one experiment, seeds aside."""
+
+
+def _experiment_id(job: Job) -> ExperimentId:
+    return job.paper, job.experiment, job.config_hash
+
+
+def schedules(jobs: Sequence[Job], max_seeds: int | None = None) -> dict[ExperimentId, tuple[int, ...]]:
+    """The looks of the adaptive rule for each experiment of a plan.
+
+    An experiment starts at the seeds it was planned with and may grow, look by look,
+    to ``max_seeds`` (default: the experiment's own ``max_seeds`` for its preset, else
+    :data:`DEFAULT_MAX_SEEDS` of the preset; never below its starting seeds).
+    """
+    if max_seeds is not None and not 1 <= max_seeds <= MAX_SEEDS:
+        raise ConfigError(f"--max-seeds must be between 1 and {MAX_SEEDS}, got {max_seeds}")
+    start: dict[ExperimentId, int] = {}
+    presets: dict[ExperimentId, str] = {}
+    for job in jobs:
+        eid = _experiment_id(job)
+        start[eid] = start.get(eid, 0) + 1
+        presets[eid] = job.preset
+    out = {}
+    for eid, n0 in start.items():
+        cap = max_seeds
+        if cap is None:
+            own = load_reproduction(eid[0]).experiment(eid[1]).max_seeds
+            cap = own.get(presets[eid], DEFAULT_MAX_SEEDS.get(presets[eid]))
+        out[eid] = sequential.looks(n0, max(n0, cap or n0))
     return out
-
-
-def _limit_threads(n_threads: int | None) -> None:
-    """Keep BLAS (and torch, if loaded) to ``n_threads`` so parallel jobs do not oversubscribe."""
-    if not n_threads:
-        return
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(n_threads)
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(n_threads)
-
-
-def execute(job: Job, n_threads: int | None = None) -> JobOutcome:
-    """Run one job and capture its metrics or its traceback. Never raises."""
-    _limit_threads(n_threads)
-    start = time.perf_counter()
-    try:
-        exp = load_reproduction(job.paper).experiment(job.experiment)
-        cfg: ExperimentConfig = exp.config(**job.config)
-        metrics = check_metrics(exp.run(cfg, job.seed, progress=lambda done, total: None))
-        status, error = "ok", None
-    except Exception:  # noqa: BLE001 - a failing job is recorded, not raised
-        metrics, status, error = None, "failed", traceback.format_exc()
-    wall = time.perf_counter() - start
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux reports KiB
-    return JobOutcome(status, metrics, error, wall, peak_mb, _library_versions())
 
 
 def _record(job: Job, outcome: JobOutcome, backend: str) -> JobRecord:
@@ -186,21 +228,48 @@ def _record(job: Job, outcome: JobOutcome, backend: str) -> JobRecord:
 
 
 OnResult = Callable[[Job, JobOutcome], None]
+OnProgress = Callable[[JobKey, float], None]
 
 
-def _run_local(jobs: list[Job], n_jobs: int, on_result: OnResult) -> None:
+def _drain(progress_queue: Any, on_progress: OnProgress, stop: threading.Event) -> None:
+    """Forward the workers' progress reports to ``on_progress`` until ``stop`` is set."""
+    while not stop.is_set():
+        try:
+            key, fraction = progress_queue.get(timeout=0.2)
+        except queue_mod.Empty:
+            continue
+        except (EOFError, OSError):  # the manager went away
+            return
+        on_progress(key, fraction)
+
+
+def _run_local(jobs: list[Job], n_jobs: int, on_result: OnResult, on_progress: OnProgress | None = None) -> None:
     threads = max(1, (os.cpu_count() or 1) // n_jobs)
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["icml25.core.runner"])
-    with ProcessPoolExecutor(max_workers=n_jobs, mp_context=context, max_tasks_per_child=1) as pool:
-        futures = {pool.submit(execute, job, threads): job for job in jobs}
-        for future in as_completed(futures):
-            try:
-                outcome = future.result()
-            except Exception:  # the worker process itself died (segfault, out of memory...)
-                error = "the worker process died before the job finished\n" + traceback.format_exc()
-                outcome = JobOutcome("failed", None, error, 0.0, 0.0, {})
-            on_result(futures[future], outcome)
+    context.set_forkserver_preload(["icml25.core.worker"])
+    manager = context.Manager() if on_progress else None
+    progress_queue = manager.Queue() if manager else None
+    stop = threading.Event()
+    drainer = None
+    if manager:
+        drainer = threading.Thread(target=_drain, args=(progress_queue, on_progress, stop), daemon=True)
+        drainer.start()
+    try:
+        with ProcessPoolExecutor(max_workers=n_jobs, mp_context=context, max_tasks_per_child=1) as pool:
+            futures = {pool.submit(execute, job, threads, progress_queue): job for job in jobs}
+            for future in as_completed(futures):
+                try:
+                    outcome = future.result()
+                except Exception:  # the worker process itself died (segfault, out of memory...)
+                    error = "the worker process died before the job finished\n" + traceback.format_exc()
+                    outcome = JobOutcome("failed", None, error, 0.0, 0.0, {})
+                on_result(futures[future], outcome)
+    finally:
+        stop.set()
+        if drainer:
+            drainer.join(timeout=1)
+        if manager:
+            manager.shutdown()
 
 
 def _run_ray(jobs: list[Job], n_jobs: int, address: str | None, on_result: OnResult) -> None:
@@ -241,6 +310,7 @@ def run_jobs(
     force: bool = False,
     on_result: OnResult | None = None,
     on_start: Callable[[int, int], None] | None = None,
+    on_progress: OnProgress | None = None,
 ) -> tuple[list[Job], list[Job]]:
     """Run the jobs not yet finished in ``store`` and record each as it completes.
 
@@ -253,6 +323,8 @@ def run_jobs(
         force: recompute jobs even when the store has them.
         on_result: called in this process after each job is stored.
         on_start: called once with (number to run, number reused).
+        on_progress: called in this process with (job key, fraction done) as running
+            experiments report progress (local backend only).
 
     Returns:
         (jobs that ran, jobs reused from the store).
@@ -261,7 +333,7 @@ def run_jobs(
         raise ConfigError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     if n_jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, got {n_jobs}")
-    jobs = list(jobs)
+    jobs = list({j.key: j for j in jobs}.values())  # a job planned twice runs once
     done = set() if force else store.finished(j.key for j in jobs)
     todo = [j for j in jobs if j.key not in done]
     reused = [j for j in jobs if j.key in done]
@@ -280,7 +352,76 @@ def run_jobs(
         if not batch:
             continue
         if backend == "local":
-            _run_local(batch, min(width, len(batch)), record)
+            _run_local(batch, min(width, len(batch)), record, on_progress=on_progress)
         else:
             _run_ray(batch, width, ray_address, record)
     return todo, reused
+
+
+@dataclass
+class AdaptiveRun:
+    """What :func:`run_adaptive` did: every job of the run, and the looks of each experiment."""
+
+    jobs: list[Job]
+    schedules: dict[ExperimentId, tuple[int, ...]]
+    ran: list[Job]
+    reused: list[Job]
+    rounds: int
+
+
+def _undecided(store: Store, group: Sequence[Job], schedule: tuple[int, ...]) -> bool:
+    """Whether some ``mean`` claim of this experiment is INCONCLUSIVE on the seeds it has."""
+    from icml25.core.paper import metric_values
+
+    claims = [c for c in load_reproduction(group[0].paper).claims
+              if c.experiment == group[0].experiment and c.aggregate == "mean"]
+    if not claims:
+        return False
+    records = [store.get(j.key) for j in group]
+    if any(r is None or r.status != "ok" for r in records):
+        return False  # a failed experiment is reported as such, not given more seeds
+    per_seed = [r.metrics or {} for r in records]
+    return any(c.decide(metric_values(per_seed, c.metric), schedule) == "INCONCLUSIVE" for c in claims)
+
+
+def run_adaptive(
+    jobs: Sequence[Job],
+    store: Store,
+    max_seeds: int | None = None,
+    **run_kwargs: Any,
+) -> AdaptiveRun:
+    """Run the planned jobs, then add seeds look by look while a ``mean`` claim is undecided.
+
+    Each experiment starts at the seeds it was planned with; after each round, an
+    experiment one of whose ``mean`` claims is still INCONCLUSIVE gets the seeds up to
+    its next look (:func:`schedules`), until every claim is decided or the seed budget
+    ``max_seeds`` is spent. ``every_seed`` claims never add seeds. The verdicts stay
+    valid under this optional stopping: see :mod:`icml25.core.sequential`.
+
+    ``run_kwargs`` go to :func:`run_jobs` (``n_jobs``, ``backend``, ``force``, callbacks...).
+    """
+    import dataclasses as dc
+
+    jobs = list({j.key: j for j in jobs}.values())
+    looks = schedules(jobs, max_seeds)
+    groups: dict[ExperimentId, list[Job]] = {}
+    for job in jobs:
+        groups.setdefault(_experiment_id(job), []).append(job)
+    all_jobs, ran, reused = list(jobs), [], []
+    batch, rounds = list(jobs), 0
+    while batch:
+        rounds += 1
+        r, u = run_jobs(batch, store, **run_kwargs)
+        ran += r
+        reused += u
+        batch = []
+        for eid, group in groups.items():
+            n, sched = len(group), looks[eid]
+            nxt = next((n_k for n_k in sched if n_k > n), None)
+            if nxt is None or not _undecided(store, group, sched):
+                continue
+            extra = [dc.replace(group[0], seed=seed) for seed in range(n, nxt)]
+            group.extend(extra)
+            batch.extend(extra)
+        all_jobs.extend(batch)
+    return AdaptiveRun(all_jobs, looks, ran, reused, rounds)

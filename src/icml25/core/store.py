@@ -1,8 +1,9 @@
 """Embedded results store: one SQLite file, one row per finished job.
 
 A job is keyed by (paper, experiment, config hash, seed, package version, code
-fingerprint). The code fingerprint hashes the paper's own source files together
-with ``core/`` and ``common/``, so editing a method never serves a stale result.
+fingerprint). The code fingerprint hashes the source that produces the paper's
+results (its own modules, the ``common/`` modules they import and the job-running
+core), so editing a method never serves a stale result.
 The database runs in WAL mode and every job is written in its own transaction:
 a sweep killed with ``kill -9`` loses at most the jobs that were still running,
 and the file stays consistent.
@@ -17,7 +18,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +44,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     finished_at REAL NOT NULL,
     PRIMARY KEY (paper, experiment, config_hash, seed, version, code_hash)
 );
-CREATE TABLE IF NOT EXISTS verdicts (
+CREATE TABLE IF NOT EXISTS decisions (
     paper       TEXT NOT NULL,
     claim       TEXT NOT NULL,
     preset      TEXT NOT NULL,
@@ -52,8 +53,9 @@ CREATE TABLE IF NOT EXISTS verdicts (
     lo          REAL,
     hi          REAL,
     n           INTEGER,
+    detail      TEXT,
     recorded_at REAL NOT NULL,
-    PRIMARY KEY (paper, claim)
+    PRIMARY KEY (paper, claim, preset)
 );
 """
 
@@ -151,19 +153,33 @@ class Store:
             query, args = query + " WHERE paper=?", (paper,)
         return [_record(r) for r in self._db.execute(query + " ORDER BY finished_at", args)]
 
-    def put_verdicts(self, paper: str, preset: str, rows: Iterable[tuple[str, str, float, float, float, int]]) -> None:
-        """Record the latest verdict of each claim: rows of (claim, verdict, mean, lo, hi, n)."""
+    def put_verdicts(self, paper: str, preset: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Record the latest decision of each claim at ``preset``.
+
+        Each row has ``claim``, ``verdict``, ``mean``, ``lo``, ``hi``, ``n`` and any further
+        detail (``level``, ``reason``, ``seeds_to_decide``...), which is kept as JSON.
+        """
         now = time.time()
         with self._transaction() as db:
-            for claim, verdict, mean, lo, hi, n in rows:
-                db.execute("INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)",
-                           (paper, claim, preset, verdict, mean, lo, hi, n, now))
+            for row in rows:
+                row = dict(row)
+                main = [row.pop(k, None) for k in ("claim", "verdict", "mean", "lo", "hi", "n")]
+                db.execute("INSERT OR REPLACE INTO decisions VALUES (?,?,?,?,?,?,?,?,?,?)",
+                           (paper, main[0], preset, *main[1:], json.dumps(row, default=str), now))
 
-    def verdicts(self) -> dict[str, dict[str, dict[str, Any]]]:
-        """Latest verdicts: ``{paper: {claim: {"verdict", "preset", "mean", "lo", "hi", "n"}}}``."""
+    def verdicts(self, preset: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+        """Latest decisions: ``{paper: {claim: {"verdict", "preset", "mean", "lo", "hi", "n", ...detail}}}``.
+
+        With ``preset``, the latest at that preset; otherwise the latest at any preset.
+        """
+        query, args = "SELECT * FROM decisions", ()
+        if preset is not None:
+            query, args = query + " WHERE preset=?", (preset,)
         out: dict[str, dict[str, dict[str, Any]]] = {}
-        for paper, claim, preset, verdict, mean, lo, hi, n, _ in self._db.execute("SELECT * FROM verdicts"):
-            out.setdefault(paper, {})[claim] = dict(verdict=verdict, preset=preset, mean=mean, lo=lo, hi=hi, n=n)
+        for paper, claim, pre, verdict, mean, lo, hi, n, detail, at in self._db.execute(
+                query + " ORDER BY recorded_at", args):
+            out.setdefault(paper, {})[claim] = dict(json.loads(detail or "{}"), verdict=verdict, preset=pre,
+                                                    mean=mean, lo=lo, hi=hi, n=n, recorded_at=at)
         return out
 
     def integrity_ok(self) -> bool:

@@ -82,7 +82,6 @@ def _build(method: str, cfg: SuiteConfig, specs) -> torch.nn.Module:
 
 def run_suite(cfg: SuiteConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train every method on the same generated suite; per-dataset scores and paired comparisons."""
-    torch.set_num_threads(1)
     suite = make_suite(cfg.n_nodes, cfg.n_graphs, cfg.n_link_targets, cfg.feature_dim, cfg.hops, cfg.link_hops,
                        seed=seed)
     specs = [d.spec for d in suite]
@@ -160,23 +159,35 @@ EXPERIMENTS = [
 ]
 
 CLAIMS = [
+    # every seed: a count >= 1 by construction; "no single op wins everywhere" is a property of each suite
     Claim("inconsistency", "Architecture inconsistency: the best hand-designed GNN differs across datasets "
           "(at least 2 distinct winners among the 5 fixed ops on the 4 datasets).",
-          "no single op wins everywhere (Fig. 1)", "suite", "n_distinct_best_fixed_ops", ">=", 2.0),
+          "no single op wins everywhere (Fig. 1)", "suite", "n_distinct_best_fixed_ops", ">=", 2.0,
+          aggregate="every_seed"),
+    # tie ±0.005: paper's gap over the best hand-designed GNN is 80.86 - 79.84 = 1.02 points; take ~half
     Claim("beats_best_fixed", "AutoGFM's mean score over the datasets is at least that of the best single fixed-op "
           "GNN (paired difference >= 0).", "AutoGFM best on every dataset (tables not retrieved)", "suite",
-          "autogfm_minus_best_fixed", ">=", 0.0),
+          "autogfm_minus_best_fixed", ">=", 0.0, aggregate="mean", resolution=0.005),
+    # tie ±0.005: DARTS is at most the next best (79.84), so the paper's gap is >= 1.02 points; take ~half
     Claim("beats_darts", "AutoGFM's mean score is at least that of DARTS with one shared alpha.",
-          "AutoGFM > DARTS/GraphNAS/GASSO/Graces (tables not retrieved)", "suite", "autogfm_minus_darts", ">=", 0.0),
+          "AutoGFM > DARTS/GraphNAS/GASSO/Graces (tables not retrieved)", "suite", "autogfm_minus_darts", ">=", 0.0,
+          aggregate="mean", resolution=0.005),
+    # every seed: a count >= 1 by construction; customisation is a property of each trained model
     Claim("customised", "AutoGFM customises: the argmax op of its predicted alpha (mean over test NOI graphs and "
           "layers) differs for at least two datasets.", "architectures differ per dataset (case study)", "suite",
-          "autogfm_n_distinct_argmax", ">=", 2.0),
+          "autogfm_n_distinct_argmax", ">=", 2.0, aggregate="every_seed"),
+    # tie ±0.005: ablation gaps not retrieved; ~half the paper's 1.02-point margin of the full model
     Claim("ablation_dis", "Removing the disentangled contrastive loss (lam = 0) lowers the mean score.",
-          "w/o D loses accuracy (ablation)", "suite", "autogfm_minus_no_dis", ">=", 0.0),
+          "w/o D loses accuracy (ablation)", "suite", "autogfm_minus_no_dis", ">=", 0.0,
+          aggregate="mean", resolution=0.005),
+    # tie ±0.005: as ablation_dis
     Claim("ablation_inv", "Removing the invariance loss (beta = 0) lowers the mean score.",
-          "w/o I loses accuracy (ablation)", "suite", "autogfm_minus_no_inv", ">=", 0.0),
+          "w/o I loses accuracy (ablation)", "suite", "autogfm_minus_no_inv", ">=", 0.0,
+          aggregate="mean", resolution=0.005),
+    # tie ±0.005: as ablation_dis
     Claim("ablation_cur", "Removing the curriculum (gamma = 0) lowers the mean score.",
-          "w/o C loses accuracy (ablation)", "suite", "autogfm_minus_no_cur", ">=", 0.0),
+          "w/o C loses accuracy (ablation)", "suite", "autogfm_minus_no_cur", ">=", 0.0,
+          aggregate="mean", resolution=0.005),
 ]
 
 API_EXAMPLE = """

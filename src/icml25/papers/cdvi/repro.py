@@ -71,7 +71,6 @@ class SyntheticConfig(ExperimentConfig):
 
 def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Test ELBO / IWAE / gap of CVAE vs CD-CVAE (dense, split) at three censoring levels."""
-    torch.set_num_threads(1)
     out: Metrics = {}
     step = 0
     for li, level in enumerate(LEVELS):
@@ -134,7 +133,6 @@ def run_real(cfg: RealConfig, seed: int, progress: ProgressFn = no_progress) -> 
         from sksurv.linear_model import CoxPHSurvivalAnalysis
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("the real-data experiment needs scikit-survival: pip install 'icml25[survival]'") from exc
-    torch.set_num_threads(1)
     out: Metrics = {}
     step, total = 0, len(cfg.datasets) * (len(ENCODERS) + 2)
     for name in cfg.datasets:
@@ -237,27 +235,36 @@ EXPERIMENTS = [
 
 _NO_TABLE = "numeric tables not retrieved"
 CLAIMS = [
+    # tie ±0.02 nats/sample: no paper number; the generator's delta shift ±3/(1+e^{y+x}) allows O(0.1-1) nat gains
     Claim("medium_elbo", "Medium censoring (~30% censored): CD-CVAE (dense) has a higher test ELBO than the CVAE "
           "whose encoder ignores delta (per-seed difference >= 0).",
           f"optimal q depends on delta; q(z|x,y) is sub-optimal (Sec. 3; {_NO_TABLE})", "synthetic",
-          "medium_elbo_gain_dense", ">=", 0.0),
+          "medium_elbo_gain_dense", ">=", 0.0, aggregate="mean", resolution=0.02),
+    # tie ±0.02 nats/sample: same per-sample ELBO scale as medium_elbo (no paper number)
     Claim("high_elbo", "High censoring (~50% censored): CD-CVAE (dense) test ELBO >= CVAE test ELBO.",
-          f"optimal q depends on delta (Sec. 3; {_NO_TABLE})", "synthetic", "high_elbo_gain_dense", ">=", 0.0),
+          f"optimal q depends on delta (Sec. 3; {_NO_TABLE})", "synthetic", "high_elbo_gain_dense", ">=", 0.0,
+          aggregate="mean", resolution=0.02),
+    # tie ±0.02 nats/sample: the gap IWAE - ELBO is in the same per-sample nats as the ELBO (no paper number)
     Claim("high_gap", "High censoring: the variational gap IWAE(100) - ELBO is smaller for CD-CVAE (dense) than "
           "for the CVAE (gap reduction >= 0).", f"CDVI tightens the bound (Sec. 3-4; {_NO_TABLE})", "synthetic",
-          "high_gap_reduction_dense", ">=", 0.0),
+          "high_gap_reduction_dense", ">=", 0.0, aggregate="mean", resolution=0.02),
+    # tie ±0.02 nats/sample: as high_gap
     Claim("medium_gap", "Medium censoring: the variational gap is smaller for CD-CVAE (dense) than for the CVAE.",
-          f"CDVI tightens the bound ({_NO_TABLE})", "synthetic", "medium_gap_reduction_dense", ">=", 0.0),
+          f"CDVI tightens the bound ({_NO_TABLE})", "synthetic", "medium_gap_reduction_dense", ">=", 0.0,
+          aggregate="mean", resolution=0.02),
+    # every seed: with delta constant the two models are the same by construction; 0.05 already absorbs training noise
     Claim("no_censor_equal", "No censoring (delta constant): CD-CVAE and CVAE are the same model, |ELBO difference| "
           "<= 0.05 nats/sample.", "sanity check implied by the method (delta carries no information)", "synthetic",
-          "no_censor_abs_elbo_diff_dense", "<=", 0.05),
+          "no_censor_abs_elbo_diff_dense", "<=", 0.05, aggregate="every_seed"),
+    # tie ±0.005: IBS lies in [0, 0.25] (0.25 = uninformative); no paper number; <0.005 (2% of it) does not matter
     Claim("real_ibs", "Bundled real data (whas500, gbsg2, flchain): CD-CVAE (dense) IBS, averaged over the three "
           "data sets, is no worse than the CVAE's (difference <= 0).",
           f"significant improvements in individual survival distributions (abstract; {_NO_TABLE})", "real",
-          "mean_ibs_diff_dense", "<=", 0.0),
+          "mean_ibs_diff_dense", "<=", 0.0, aggregate="mean", resolution=0.005),
+    # tie ±0.005: half the claim's own 0.01 C_td non-inferiority margin (no paper number)
     Claim("real_ctd", "Bundled real data: CD-CVAE (dense) C_td, averaged over the three data sets, is not worse than "
           "the CVAE's by more than 0.01.", f"competitive C_td (Sec. 6; {_NO_TABLE})", "real", "mean_ctd_diff_dense",
-          ">=", -0.01),
+          ">=", -0.01, aggregate="mean", resolution=0.005),
 ]
 
 API_EXAMPLE = """

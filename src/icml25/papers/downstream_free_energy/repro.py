@@ -87,7 +87,6 @@ def _data(cfg: SelectionConfig, seed: int):
 
 def run_selection(cfg: SelectionConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Checkpoint zoo -> per-checkpoint metrics -> rank correlations with the downstream error."""
-    torch.set_num_threads(1)
     torch.manual_seed(seed)
     data = _data(cfg, seed)
     widths = (data.x_pre.shape[1], *cfg.hidden)
@@ -180,19 +179,26 @@ EXPERIMENTS = [
 
 _PAPER_CORR = "lower pretraining free energy <-> better transfer; reported R^2 0.91 / 0.87 / 0.85 (LR / batch / momentum sweeps, third-party summary, unverified)"
 CLAIMS = [
+    # tie ±0.05: correlation units (paper R^2 0.85-0.91 unverified, 0.5 is ours); rho within 0.05 of 0.5 is moot
     Claim("digits_fe_correlates", "Digits (far shift): Spearman rho(F_hat, downstream error) >= 0.5 over the zoo.",
-          _PAPER_CORR, "digits_selection", "spearman_free_energy", ">=", 0.5),
+          _PAPER_CORR, "digits_selection", "spearman_free_energy", ">=", 0.5,
+          aggregate="mean", resolution=0.05),
+    # tie ±0.05: difference of |Spearman rho| (correlation units, no Table 1 numbers); <0.05 does not matter
     Claim("digits_fe_beats_train_loss", "Digits: |rho| of the free energy >= |rho| of the pretraining train loss.",
           "free energy correlates more strongly than pretraining loss (Table 1)", "digits_selection",
-          "abs_rho_fe_minus_train_loss", ">=", 0.0),
+          "abs_rho_fe_minus_train_loss", ">=", 0.0, aggregate="mean", resolution=0.05),
+    # tie ±0.05: difference of |Spearman rho| (correlation units, no Table 1 numbers); <0.05 does not matter
     Claim("digits_fe_beats_hessian", "Digits: |rho| of the free energy >= |rho| of the Hessian trace.",
           "free energy correlates more strongly than Hessian trace (Table 1)", "digits_selection",
-          "abs_rho_fe_minus_hessian_trace", ">=", 0.0),
+          "abs_rho_fe_minus_hessian_trace", ">=", 0.0, aggregate="mean", resolution=0.05),
+    # tie ±0.05: correlation units (paper R^2 0.85-0.91 unverified, 0.5 is ours); rho within 0.05 of 0.5 is moot
     Claim("teacher_fe_correlates", "Teacher-student (near shift): Spearman rho(F_hat, downstream error) >= 0.5.",
-          _PAPER_CORR, "teacher_selection", "spearman_free_energy", ">=", 0.5),
+          _PAPER_CORR, "teacher_selection", "spearman_free_energy", ">=", 0.5,
+          aggregate="mean", resolution=0.05),
+    # tie ±0.05: difference of |Spearman rho| (correlation units, no Table 1 numbers); <0.05 does not matter
     Claim("teacher_fe_beats_train_loss", "Teacher-student: |rho| of the free energy >= |rho| of the train loss.",
           "free energy correlates more strongly than pretraining loss (Table 1)", "teacher_selection",
-          "abs_rho_fe_minus_train_loss", ">=", 0.0),
+          "abs_rho_fe_minus_train_loss", ">=", 0.0, aggregate="mean", resolution=0.05),
 ]
 
 API_EXAMPLE = """

@@ -90,7 +90,6 @@ def _evaluate(model, X_test: torch.Tensor, labels: np.ndarray, D_mapped: np.ndar
 
 def run_screen(cfg: ScreenConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train ICFL and TopK with whitening on and off on one draw of the screen; compare them."""
-    torch.set_num_threads(1)
     if not 0 < cfg.test_fraction < 1:
         raise ValueError(f"test_fraction must be in (0, 1), got {cfg.test_fraction!r}")
     data = perturbation_screen(cfg.n_control, cfg.n_perturbed, cfg.d, cfg.n_atoms, cfg.n_labels,
@@ -169,22 +168,30 @@ EXPERIMENTS = [
 ]
 
 CLAIMS = [
+    # tie ±10: dead-feature count; ~1% of M=1024 (the paper's gap is 94% of M)
     Claim("dead_white", "With whitening, ICFL leaves fewer dead features than TopK (per-seed TopK - ICFL >= 1).",
-          "341 vs 8026 dead of 8192 (MAE-G, whitening on)", "screen", "dead_topk_minus_icfl_white", ">=", 1.0),
+          "341 vs 8026 dead of 8192 (MAE-G, whitening on)", "screen", "dead_topk_minus_icfl_white", ">=", 1.0,
+          resolution=10.0),
+    # tie ±10: dead-feature count; ~1% of M=1024 (the paper's gap is 93% of M)
     Claim("dead_raw", "Without whitening, ICFL leaves fewer dead features than TopK (TopK - ICFL >= 1).",
-          "55 vs 7640 dead of 8192 (MAE-G, whitening off)", "screen", "dead_topk_minus_icfl_raw", ">=", 1.0),
+          "55 vs 7640 dead of 8192 (MAE-G, whitening off)", "screen", "dead_topk_minus_icfl_raw", ">=", 1.0,
+          resolution=10.0),
+    # tie ±0.05: count ratio, ~4% of the 1.2 bar
     Claim("recovery_white", "With whitening, ICFL recovers at least 20% more true atoms (cos > 0.9) than TopK "
           "(ratio ICFL / TopK >= 1.2).", "no ground truth in the paper; card's synthetic criterion", "screen",
-          "recovery_ratio_white", ">=", 1.2),
+          "recovery_ratio_white", ">=", 1.2, resolution=0.05),
+    # tie ±2: feature count; ~2% of the 96 label-specific true atoms (32 labels x 3)
     Claim("whitening_selectivity_icfl", "Whitening raises ICFL's count of features with max-selectivity > 0.5 "
           "(white - raw >= 1).", "PCA whitening improves selectivity (abstract; Sec. 5)", "screen",
-          "selective_gain_icfl", ">=", 1.0),
+          "selective_gain_icfl", ">=", 1.0, resolution=2.0),
+    # tie ±2: feature count; ~2% of the 96 label-specific true atoms (32 labels x 3)
     Claim("whitening_selectivity_topk", "Whitening raises TopK's count of features with max-selectivity > 0.5 "
           "(white - raw >= 1).", "PCA whitening improves selectivity (abstract; Sec. 5)", "screen",
-          "selective_gain_topk", ">=", 1.0),
+          "selective_gain_topk", ">=", 1.0, resolution=2.0),
+    # tie ±0.05: cosine difference; ~1/7 of the paper's smallest gap 0.33 (Fig. 4C, 50 nnz)
     Claim("reconstruction_white", "With whitening, ICFL's held-out reconstruction cosine is at least TopK's at "
           "equal sparsity (J L = k = 20).", "about 0.78 vs 0.38 at 100 nonzeros (figure, approximate)", "screen",
-          "cos_icfl_minus_topk_white", ">=", 0.0),
+          "cos_icfl_minus_topk_white", ">=", 0.0, resolution=0.05),
 ]
 
 API_EXAMPLE = """

@@ -136,7 +136,6 @@ def _test_pairs(env: SwordShieldMonster, dist: np.ndarray, states: np.ndarray, n
 
 def run_ssm(cfg: SSMConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train the agent, four evaluators, and measure recall and delusion rates (see module docstring)."""
-    torch.set_num_threads(1)
     torch.manual_seed(seed)
     rng = np.random.default_rng([seed, 2025])
     env = SwordShieldMonster(cfg.size, cfg.difficulty, seed=seed, max_steps=cfg.max_steps)
@@ -234,23 +233,28 @@ EXPERIMENTS = [
 ]
 
 CLAIMS = [
+    # tie ±0.02: recall is a fraction in [0, 1], no paper number; 2 points either side of half do not matter
     Claim("episode_only_delusional", "Without the new relabeling strategies the evaluator is itself delusional: "
           "trained with episode relabeling only, it rejects fewer than half of held-out hallucinated targets.",
           "evaluator with 'episode' alone produces delusional estimates (abstract; Sec. 4)", "ssm",
-          "recall_hallucinated_E", "<=", 0.5),
+          "recall_hallucinated_E", "<=", 0.5, aggregate="mean", resolution=0.02),
+    # tie ±0.02: rejection rate is a fraction in [0, 1], no paper number; 2 points around the 90% bar do not matter
     Claim("generate_fixes_nonexistent", "Adding 'generate' relabeling makes the evaluator reject >= 90% of "
           "non-existent targets.", "'generate' exposes the evaluator to G.1 hallucinations (Sec. 4)", "ssm",
-          "reject_nonexistent_EG", ">=", 0.9),
+          "reject_nonexistent_EG", ">=", 0.9, aggregate="mean", resolution=0.02),
+    # tie ±0.02: rejection rate is a fraction in [0, 1], no paper number; 2 points around the 90% bar do not matter
     Claim("pertask_fixes_temporary", "Adding 'pertask' relabeling makes the evaluator reject >= 90% of "
           "temporarily infeasible targets.", "'pertask' exposes temporarily unreachable targets (Sec. 4)", "ssm",
-          "reject_temporary_EP", ">=", 0.9),
+          "reject_temporary_EP", ">=", 0.9, aggregate="mean", resolution=0.02),
+    # tie ±0.02: min of two rejection fractions in [0, 1], no paper number; 2 points around the 90% bar do not matter
     Claim("both_fix_both", "With episode+generate+pertask the evaluator rejects >= 90% of both kinds of "
           "infeasible targets.", "combined strategies give correct evaluations of infeasible targets (abstract)",
-          "ssm", "recall_min_class_EGP", ">=", 0.9),
+          "ssm", "recall_min_class_EGP", ">=", 0.9, aggregate="mean", resolution=0.02),
+    # tie ±0.02: a 'significant drop' (no paper number); <10% of the ~0.24 no-rejection rate p_halluc*(1-p_task)
     Claim("less_delusion", "Rejecting with the episode+generate+pertask evaluator lowers the fraction of steps "
           "spent chasing infeasible targets versus accepting every proposal (paired difference > 0).",
           "delusional behaviours drop significantly (abstract; numbers not retrieved)", "ssm",
-          "delusion_none_minus_EGP", ">=", 0.0),
+          "delusion_none_minus_EGP", ">=", 0.0, aggregate="mean", resolution=0.02),
 ]
 
 API_EXAMPLE = """

@@ -84,7 +84,6 @@ def _evaluate(model: MATS, emb: torch.Tensor, truth: np.ndarray) -> tuple[float,
 
 def run_world(cfg: WorldConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """One seed of the four conditions plus the no-gap control; returns F1/accuracy and paired differences."""
-    torch.set_num_threads(1)
     torch.manual_seed(seed)
     train, test = make_scenes(cfg.n_train, seed=10 * seed + 1), make_scenes(cfg.n_test, seed=10 * seed + 2)
     clap = train_clap(train, cfg.clap_steps, seed, dim=cfg.clip_dim)
@@ -168,19 +167,27 @@ EXPERIMENTS = [
 
 _P = "text-only MATS competitive with audio-supervised LALMs (abstract); exact numbers not retrieved"
 CLAIMS = [
+    # tie ±0.01: F1 difference in [0,1], no paper number; under 1 point does not matter
     Claim("noise_helps_f1", "Noise injection improves text-only training's caption concept-F1 on audio.",
-          "noise injection bridges the modality gap (Sec. 3)", "world", "f1_noise_minus_plain", ">=", 0.0),
+          "noise injection bridges the modality gap (Sec. 3)", "world", "f1_noise_minus_plain", ">=", 0.0,
+          resolution=0.01),
+    # tie ±0.01: accuracy difference in [0,1], no paper number; under 1 point does not matter
     Claim("noise_helps_acc", "Noise injection improves close-ended accuracy on audio.",
-          "noise injection bridges the modality gap (Sec. 3)", "world", "acc_noise_minus_plain", ">=", 0.0),
+          "noise injection bridges the modality gap (Sec. 3)", "world", "acc_noise_minus_plain", ">=", 0.0,
+          resolution=0.01),
+    # tie ±0.01: F1 difference in [0,1], no paper number; under 1 point does not matter
     Claim("santa_helps_f1", "Santa improves caption concept-F1 over noise injection alone.",
-          "Santa improves over noise-only (ablation)", "world", "f1_santa_minus_noise", ">=", 0.0),
+          "Santa improves over noise-only (ablation)", "world", "f1_santa_minus_noise", ">=", 0.0, resolution=0.01),
+    # tie ±0.01: accuracy difference in [0,1], no paper number; under 1 point does not matter
     Claim("santa_helps_acc", "Santa improves close-ended accuracy over noise injection alone.",
-          "Santa improves over noise-only (ablation)", "world", "acc_santa_minus_noise", ">=", 0.0),
+          "Santa improves over noise-only (ablation)", "world", "acc_santa_minus_noise", ">=", 0.0, resolution=0.01),
+    # tie ±0.02: F1 ratio, 2.5% of the 0.8 bar
     Claim("near_audio_supervised", "Text-only MATS reaches >= 80% of the audio-supervised mapper's F1.",
-          _P, "world", "f1_santa_over_audio", ">=", 0.8),
+          _P, "world", "f1_santa_over_audio", ">=", 0.8, resolution=0.02),
+    # tie ±0.02: distance ratio; a change under 2% is no move toward the text
     Claim("santa_closer_to_text", "Santa moves audio embeddings toward the training text (nearest-text cosine "
           "distance ratio <= 1).", "Santa reduces the modality discrepancy (Sec. 4)", "world",
-          "text_dist_ratio", "<=", 1.0),
+          "text_dist_ratio", "<=", 1.0, resolution=0.02),
 ]
 
 API_EXAMPLE = """

@@ -70,7 +70,6 @@ def _fit_predict(name: str, cfg: SmallSampleConfig, seed: int, train, val, test,
 
 def run_small_sample(cfg: SmallSampleConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Test RMSE of every model at every training size, on one synthetic screen."""
-    torch.set_num_threads(1)
     sizes = sorted(int(n) for n in cfg.n_train)
     screen = _screen(cfg, seed)
     rng = np.random.default_rng([seed, 3])
@@ -147,7 +146,6 @@ def _screen(cfg, seed: int) -> CombinatorialScreen:
 
 def run_active_learning(cfg: ActiveLearningConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """True top-N pairs discovered per round by each acquisition, on one synthetic screen."""
-    torch.set_num_threads(1)
     screen = _screen(cfg, seed)
     rng = np.random.default_rng([seed, 5])
     test_idx = np.sort(rng.permutation(len(screen))[: int(cfg.test_frac * len(screen))])
@@ -260,32 +258,38 @@ EXPERIMENTS = [
 ]
 
 CLAIMS = [
+    # tie ±0.01: RMSE ratio; half the 2% tolerance (paper gap up to 40% is on real screens)
     Claim("naiad_best_every_n",
           "NAIAD with the adaptive embedding size has the lowest test RMSE, or within 2% of the lowest, at every "
           "training size (worst ratio to the best model over the sizes <= 1.02).",
           "outperforms existing models by up to 40% relative to the second best, trained on small data "
           "(abstract; real screens)",
-          "small_sample", "naiad_over_best_worst_n", "<=", 1.02),
+          "small_sample", "naiad_over_best_worst_n", "<=", 1.02, resolution=0.01),
+    # tie ±0.001: RMSE difference; 5% of the generator's noise std 0.02 (the RMSE floor)
     Claim("adaptive_beats_d128_small_n",
           "With few data (150 pairs, each gene seen twice) the adaptive embedding beats a fixed d = 128.",
           "adaptive embeddings mitigate overfitting in small-sample learning (abstract)",
-          "small_sample", "naiad_minus_d128_smallest_n", "<=", 0.0),
+          "small_sample", "naiad_minus_d128_smallest_n", "<=", 0.0, resolution=0.001),
+    # tie ±0.001: RMSE difference; 5% of the generator's noise std 0.02 (the RMSE floor)
     Claim("naiad_beats_additive_large_n",
           "With more data (3000 pairs) NAIAD beats the additive linear model s_a + s_b.",
           "embeddings capture complex gene interactions as more data is collected (abstract)",
-          "small_sample", "naiad_minus_additive_largest_n", "<=", 0.0),
+          "small_sample", "naiad_minus_additive_largest_n", "<=", 0.0, resolution=0.001),
+    # tie ±2: count of the 100 true top pairs found; under 2% of the targets does not matter
     Claim("mpe_beats_random",
           "MPE ('mean') has measured more of the true top-100 pairs than random batches after round 4.",
           "MPE gives the highest marginal gain in each AI-experiment round (abstract; Fig. 4)",
-          "active_learning", "mean_minus_random_final", ">=", 0.0),
+          "active_learning", "mean_minus_random_final", ">=", 0.0, resolution=2.0),
+    # tie ±2: count of the 100 true top pairs found; under 2% of the targets does not matter
     Claim("mpe_beats_std",
           "MPE has measured more of the true top-100 pairs than uncertainty sampling ('std') after round 4.",
           "MPE outperforms uncertainty-based selection (abstract; Fig. 4)",
-          "active_learning", "mean_minus_std_final", ">=", 0.0),
+          "active_learning", "mean_minus_std_final", ">=", 0.0, resolution=2.0),
+    # tie ±2: count of the 100 true top pairs found; under 2% of the targets does not matter
     Claim("mpe_beats_ucb",
           "MPE has measured at least as many true top-100 pairs as UCB ('mean+std', beta = 1) after round 4.",
           "MPE (beta = 0) outperforms UCB with beta > 0 (Fig. 4; rebuttal analysis of beta)",
-          "active_learning", "mean_minus_mean+std_final", ">=", 0.0),
+          "active_learning", "mean_minus_mean+std_final", ">=", 0.0, resolution=2.0),
 ]
 
 API_EXAMPLE = """

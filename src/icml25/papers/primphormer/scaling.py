@@ -93,7 +93,6 @@ def measure_sizes(method: str, sizes: list[int], dim: int = 64, heads: int = 4, 
 
     from icml25.common.graphs import random_sparse_graph
 
-    torch.set_num_threads(1)
     torch.manual_seed(seed)
     layer = build_layer(method, dim, heads, rank).eval()
     out: dict[str, list[float]] = {"seconds": [], "peak_mb": [], "measured": [], "mem_is_unknown": []}

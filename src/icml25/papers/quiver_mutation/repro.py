@@ -93,7 +93,6 @@ def run_generalisation(cfg: GeneralisationConfig, seed: int, progress: ProgressF
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    torch.set_num_threads(1)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     if cfg.test_size in cfg.train_sizes:
@@ -208,7 +207,6 @@ def run_explainability(cfg: ExplainabilityConfig, seed: int, progress: ProgressF
     """Train DirGINE, then cluster type-D hidden states against Vatne's types and explain D~ quivers."""
     import torch
 
-    torch.set_num_threads(1)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     train_q, train_y = make_dataset(QUIVER_TYPES, cfg.train_sizes)
@@ -375,29 +373,35 @@ EXPERIMENTS = [
 ]
 
 CLAIMS = [
+    # tie ±0.02: accuracy in [0,1]; the paper says only 'high accuracy', so within 2 points of 90% does not matter
     Claim("dirgine_generalises", "DirGINE trained on 6-8-vertex quivers classifies 9-vertex quivers (A, D, A~, D~, "
           "E~8) with accuracy >= 90% (the paper: train 6-10, test 11, 'high accuracy').",
           "high test accuracy on the unseen size (exact figure not retrieved)", "generalisation", "acc_dirgine",
-          ">=", 0.90),
+          ">=", 0.90, resolution=0.02),
+    # tie ±0.01: accuracy difference in [0,1], no paper baseline numbers; under 1 point does not matter
     Claim("dirgine_beats_baselines", "DirGINE's test accuracy is above every baseline (undirected GINE, counts + "
           "logistic regression, spectrum + MLP) on the same data.",
           "DirGINE the model of choice (baseline numbers not retrieved)", "generalisation",
-          "dirgine_minus_best_baseline", ">=", 0.0),
+          "dirgine_minus_best_baseline", ">=", 0.0, resolution=0.01),
+    # tie ±0.05: ARI is a correlation-like index; a 0.05 miss of the card's 0.5 bar does not matter
     Claim("vatne_clusters", "k-means (k = 4) on the pooled hidden states of the trained DirGINE recovers Vatne's "
           "Types I-IV on every D_8 quiver with adjusted Rand index >= 0.5 (the spec card's stretch goal).",
           "hidden representations reconstruct the known type-D criterion without being trained for it",
-          "explainability", "vatne_ari_trained", ">=", 0.5),
+          "explainability", "vatne_ari_trained", ">=", 0.5, resolution=0.05),
+    # tie ±0.05: ARI difference (correlation-like units); a gain under 0.05 is not 'learned structure'
     Claim("vatne_learned", "The trained network's clusters match Vatne's types better than those of the same "
           "network at its initialisation (ARI difference >= 0).",
           "the structure is learned from the mutation-type labels", "explainability",
-          "vatne_ari_trained_minus_untrained", ">=", 0.0),
+          "vatne_ari_trained_minus_untrained", ">=", 0.0, resolution=0.05),
+    # tie ±0.02: rate difference in [0,1]; 1/5 of the claimed 10-point margin
     Claim("dtilde_motifs", "On correctly classified D~_7 quivers (8 vertices), the 4-arrow motif grown from "
           "GNNExplainer's most important arrows certifies 'not type A' at least 10 points more often than a "
           "random connected 4-arrow motif.",
           "explainer masks point at the sub-quivers that decide D~ (criterion rediscovered)", "explainability",
-          "explainer_minus_random_non_a", ">=", 0.10),
+          "explainer_minus_random_non_a", ">=", 0.10, resolution=0.02),
+    # every seed: exact agreement with BFS ground truth (a theorem) must hold in every run
     Claim("oracle_exact", "The Buan-Vatne criterion agrees 100% with BFS ground truth on every enumerated quiver.",
-          "theorem (Buan & Vatne 2008)", "oracle", "oracle_agreement", ">=", 1.0),
+          "theorem (Buan & Vatne 2008)", "oracle", "oracle_agreement", ">=", 1.0, aggregate="every_seed"),
 ]
 
 API_EXAMPLE = """

@@ -84,7 +84,6 @@ def _check(cfg: DigitsConfig) -> None:
 def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train ResGen and the baselines on RVQ-tokenised digits; FD, class accuracy, NFE and sampling time."""
     _check(cfg)
-    torch.set_num_threads(1)
     warnings.filterwarnings("ignore", module="sklearn")
     patches, labels = digits_patches(2)
     real = patches_to_images(patches).reshape(len(patches), -1)
@@ -189,22 +188,27 @@ EXPERIMENTS = [
 ]
 
 CLAIMS = [
+    # every seed: the NFE count is deterministic (= T) and the abs difference is >= 0 by construction
     Claim("nfe_independent_of_depth", "ResGen's network evaluations do not depend on the RVQ depth: with T = 8 "
           "the NFE is the same at D = 4 and D = 8.",
           "inference steps independent of depth (abstract; 28-63 steps for 16-deep ImageNet tokens)", "digits",
-          "nfe_resgen_abs_diff_across_depths", "<=", 0.0),
+          "nfe_resgen_abs_diff_across_depths", "<=", 0.0, aggregate="every_seed"),
+    # every seed: NFE counts are deterministic (T*D vs T), so the ratio must hold in every run
     Claim("dsm_needs_t_times_d", "Depth-sequential masked decoding needs T per depth: at D = 4 it uses at "
           "least 4x ResGen's NFE.", "baselines' steps grow with depth (Sec. 1)", "digits",
-          "nfe_dsm_over_resgen_d4", ">=", 4.0),
+          "nfe_dsm_over_resgen_d4", ">=", 4.0, aggregate="every_seed"),
+    # every seed: nested greedy RVQ must lower reconstruction error with depth in every fitted tokenizer
     Claim("rvq_mse_decreases", "RVQ reconstruction error strictly decreases with depth (D = 2, 4, 8): the "
           "largest ratio of consecutive MSEs is below 1.", "deeper RVQ = higher fidelity (Sec. 1)", "digits",
-          "rvq_mse_ratio_max", "<=", 1.0),
+          "rvq_mse_ratio_max", "<=", 1.0, aggregate="every_seed"),
+    # tie ±0.4: 1% of tr(Cov) ~ 39.5 of the real digits' MLP features (FD's scale); paper d8->d16: -8% FID
     Claim("deeper_not_worse", "Deeper tokens do not hurt generation: ResGen's FD at D = 8 is no larger than at "
           "D = 4.", "depth 8 -> 16 improves FID on ImageNet (Table 1; via summary, unverified)", "digits",
-          "fd_resgen_deepest_minus_shallowest", "<=", 0.0),
+          "fd_resgen_deepest_minus_shallowest", "<=", 0.0, resolution=0.4),
+    # tie ±0.05: FD ratio, 5% of FD; paper's ResGen vs MaskGIT gap 6.04 vs 6.18 FID (2%), vs RQ-Transformer 29%
     Claim("matches_depth_sequential", "At D = 4 ResGen's FD is within 15% of depth-sequential MaskGIT's while "
           "using 4x fewer NFEs.", "ResGen beats same-size RQ-Transformer / MaskGIT (FID 1.93, Table 1)",
-          "digits", "fd_ratio_resgen_over_dsm_d4", "<=", 1.15),
+          "digits", "fd_ratio_resgen_over_dsm_d4", "<=", 1.15, resolution=0.05),
 ]
 
 API_EXAMPLE = """

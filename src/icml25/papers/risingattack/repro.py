@@ -155,7 +155,6 @@ class TemplatesConfig(AttackSettings):
 
 def run_templates(cfg: TemplatesConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train the CNN on the template task, then attack it for every K with every method."""
-    torch.set_num_threads(1)
     _check_ks(cfg.ks, cfg.n_classes)
     torch.manual_seed(seed)
     X, y = template_dataset(cfg.n_classes, cfg.size, cfg.n_train_per_class + cfg.n_test_per_class, cfg.noise,
@@ -189,7 +188,6 @@ class DigitsConfig(AttackSettings):
 
 def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train each classifier on digits and attack it for every K with every method."""
-    torch.set_num_threads(1)
     _check_ks(cfg.ks, 10)
     if not cfg.models or any(m not in ("mlp", "cnn") for m in cfg.models):
         raise ValueError(f"models must be a non-empty subset of ('mlp', 'cnn'), got {cfg.models}")
@@ -292,25 +290,32 @@ EXPERIMENTS = [
 
 _NUMBERS = "per-setting numbers not retrieved"
 CLAIMS = [
+    # tie ±0.02: no paper number; ASR is a fraction, 0.02 ~ one of the 60 attacked (image, K) pairs
     Claim("asr_vs_quadattack", "100 classes, K in {5, 10}: RisingAttacK's ordered top-K ASR is at least "
           "QuadAttacK's (mean over K of the per-seed ASR difference >= 0).",
           f"RisingAttacK beats QuadAttacK in ASR for K up to 30 on ImageNet (abstract; {_NUMBERS})",
-          "templates100", "asr_rising_minus_quad_k5plus", ">=", 0.0),
+          "templates100", "asr_rising_minus_quad_k5plus", ">=", 0.0, aggregate="mean", resolution=0.02),
+    # tie ±0.02: as asr_vs_quadattack
     Claim("asr_vs_cw", "100 classes, K in {5, 10}: RisingAttacK's ASR is at least C&W top-K's.",
           "RisingAttacK is the strongest ordered top-K attack (abstract)",
-          "templates100", "asr_rising_minus_cw_k5plus", ">=", 0.0),
+          "templates100", "asr_rising_minus_cw_k5plus", ">=", 0.0, aggregate="mean", resolution=0.02),
+    # tie ±0.05: no paper number; an l2 norm within 5% of QuadAttacK's is not a meaningful difference
     Claim("l2_vs_quadattack", "100 classes, K in {5, 10}: on images both attack successfully, "
           "RisingAttacK's mean l2 is at most QuadAttacK's (mean over K of the per-seed ratio <= 1).",
           f"smaller perturbation norms than QuadAttacK (abstract; {_NUMBERS})",
-          "templates100", "l2_rising_over_quad_k5plus", "<=", 1.0),
+          "templates100", "l2_rising_over_quad_k5plus", "<=", 1.0, aggregate="mean", resolution=0.05),
+    # every seed: a sanity check of the baselines' implementation that must hold in every run
     Claim("k1_all_methods", "100 classes, K = 1: every method (RisingAttacK, QuadAttacK, C&W, PGD) reaches "
           ">= 95% ASR (a sanity check of the baselines).", "top-1 targeted attacks are easy (all methods)",
-          "templates100", "min_asr_k1", ">=", 0.95),
+          "templates100", "min_asr_k1", ">=", 0.95, aggregate="every_seed"),
+    # tie ±0.02: no paper number; ASR fraction over 180 (image, K, model) attacks, 0.02 ~ 4 of them
     Claim("digits_asr_vs_quadattack", "digits (MLP and CNN), K in {2, 3, 5}: RisingAttacK's ASR is at least "
           "QuadAttacK's.", "RisingAttacK beats QuadAttacK across architectures (abstract)",
-          "digits", "asr_rising_minus_quad_k2plus", ">=", 0.0),
+          "digits", "asr_rising_minus_quad_k2plus", ">=", 0.0, aggregate="mean", resolution=0.02),
+    # every seed: as k1_all_methods
     Claim("digits_k1_all_methods", "digits, K = 1: every method reaches >= 95% ASR on both classifiers.",
-          "top-1 targeted attacks are easy (all methods)", "digits", "min_asr_k1", ">=", 0.95),
+          "top-1 targeted attacks are easy (all methods)", "digits", "min_asr_k1", ">=", 0.95,
+          aggregate="every_seed"),
 ]
 
 API_EXAMPLE = """

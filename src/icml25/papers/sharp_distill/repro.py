@@ -205,19 +205,30 @@ EXPERIMENTS = [
 
 _EXP = "synthetic_reviews"
 CLAIMS = [
+    # tie ±0.02: paper's retention 94.1% sits 4.1 points above the 0.9 threshold; take ~half
     Claim("retention", "The distilled CompactGCN keeps at least 90% of the teacher's NDCG@10.",
-          "94.1% of the teacher's performance on average (README)", _EXP, "sharp_ndcg_over_teacher", ">=", 0.9),
+          "94.1% of the teacher's performance on average (README)", _EXP, "sharp_ndcg_over_teacher", ">=", 0.9,
+          aggregate="mean", resolution=0.02),
+    # tie ±0.02: no paper number for the KD gain; a 2% relative NDCG difference does not matter
     Claim("kd_gain", "Distillation makes CompactGCN at least 5% better (NDCG@10) than the same student trained with "
           "BPR alone for the same epochs.", "KD components each improve the student (ablations)", _EXP,
-          "sharp_ndcg_over_nokd", ">=", 1.05),
+          "sharp_ndcg_over_nokd", ">=", 1.05, aggregate="mean", resolution=0.02),
+    # tie ±0.01: 5% of the 0.2 threshold (paper's ratio 9.77/668 = 0.015 is far below it)
     Claim("faster_than_teacher", "Student latency is at most 1/5 of the teacher's (all-user scoring, same threads).",
-          "68x faster than HGNN (668 ms vs 9.77 ms, Amazon CDs)", _EXP, "sharp_latency_over_teacher", "<=", 0.2),
+          "68x faster than HGNN (668 ms vs 9.77 ms, Amazon CDs)", _EXP, "sharp_latency_over_teacher", "<=", 0.2,
+          aggregate="mean", resolution=0.01),
+    # tie ±0.025: 5% of the 0.5 threshold (paper's ratio 9.77/395 = 0.025 is far below it)
     Claim("faster_than_lightgcn", "Student latency is at most 1/2 of 3-layer LightGCN's.",
-          "40x faster than LightGCN (395 ms vs 9.77 ms)", _EXP, "sharp_latency_over_lightgcn", "<=", 0.5),
+          "40x faster than LightGCN (395 ms vs 9.77 ms)", _EXP, "sharp_latency_over_lightgcn", "<=", 0.5,
+          aggregate="mean", resolution=0.025),
+    # tie ±0.05: paper's NDCG@10 ratio is 12.17/9.75 = 1.25; take 1/5 of the 0.25 gap
     Claim("beats_lightgcn", "The distilled student's NDCG@10 is no lower than LightGCN's.",
-          "NDCG@10 12.17 vs 9.75 (Amazon CDs)", _EXP, "sharp_ndcg_over_lightgcn", ">=", 1.0),
+          "NDCG@10 12.17 vs 9.75 (Amazon CDs)", _EXP, "sharp_ndcg_over_lightgcn", ">=", 1.0,
+          aggregate="mean", resolution=0.05),
+    # tie ±0.02: no-text SHARP falls below most baselines, i.e. >= ~4% under SHARP (12.17 vs HCCF 11.70); ~half
     Claim("text_matters", "Removing the review-text view from the teacher lowers the distilled student's NDCG@10.",
-          "without the LM, SHARP does not beat most baselines (review)", _EXP, "sharp_ndcg_over_notext", ">=", 1.0),
+          "without the LM, SHARP does not beat most baselines (review)", _EXP, "sharp_ndcg_over_notext", ">=", 1.0,
+          aggregate="mean", resolution=0.02),
 ]
 
 API_EXAMPLE = """

@@ -114,7 +114,6 @@ def _accuracy(model: torch.nn.Module, test: dict) -> tuple[float, float]:
 
 def run_mini(cfg: MiniConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Teachers, then the four models with equal stage-2 budgets; accuracies and paired differences."""
-    torch.set_num_threads(1)
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     train = make_vqa(cfg.n_train, seed, cfg.patch, cfg.img)
@@ -193,16 +192,19 @@ EXPERIMENTS = [
 
 _NOTE = "mini synthetic analogue; the paper's benchmark numbers were not retrieved"
 CLAIMS = [
+    # tie ±0.02: accuracy in [0, 1]; 1/5 of the claimed 10-point gain (no paper number retrieved)
     Claim("beats_scratch", "At an equal instruction-tuning budget, the recipe (LM-initialised post-decoder + "
           "stage-1 distillation) beats the same single transformer trained from scratch by >= 10 accuracy points.",
           f"HaploVL far more data/compute-efficient than native LMMs trained from scratch ({_NOTE})", "mini",
-          "haplo_minus_scratch", ">=", 0.10),
+          "haplo_minus_scratch", ">=", 0.10, aggregate="mean", resolution=0.02),
+    # tie ±0.01: accuracy in [0, 1], no ablation number; a gain under 1 accuracy point does not matter
     Claim("stage1_helps", "Stage-1 distillation (vision teacher + LM embeddings) improves accuracy over LM "
           "initialisation alone.", f"pre-training stage improves results (ablation; {_NOTE})", "mini",
-          "stage1_gain", ">=", 0.0),
+          "stage1_gain", ">=", 0.0, aggregate="mean", resolution=0.01),
+    # tie ±0.02: accuracy in [0, 1]; 1/5 of the 10-point gain claimed overall (paper: gains largest here)
     Claim("fine_grained", "The recipe also beats the scratch model on fine-grained questions (size+colour+shape "
           "existence).", f"gains largest on fine-grained perception ({_NOTE})", "mini",
-          "haplo_minus_scratch_fine", ">=", 0.0),
+          "haplo_minus_scratch_fine", ">=", 0.0, aggregate="mean", resolution=0.02),
 ]
 
 API_EXAMPLE = """

@@ -173,23 +173,29 @@ EXPERIMENTS = [
 ]
 
 CLAIMS = [
+    # every seed: a setup precondition (detection works on clean watermarked text) that must hold in every run
     Claim("detectable", "Before attack, every scheme detects its watermarked texts (TPR >= 0.99 at z >= 4).",
-          "watermarks detect clean text (setup)", "synthetic", "min_tpr", ">=", 0.99),
+          "watermarks detect clean text (setup)", "synthetic", "min_tpr", ">=", 0.99, aggregate="every_seed"),
+    # every seed: a setup precondition (the z >= 4 detector rarely flags plain text) that must hold in every run
     Claim("low_fpr", "Unwatermarked texts are rarely flagged (FPR <= 0.01 at z >= 4, every scheme).",
-          "detector threshold (setup)", "synthetic", "max_fpr", "<=", 0.01),
+          "detector threshold (setup)", "synthetic", "max_fpr", "<=", 0.01, aggregate="every_seed"),
+    # every seed: the paper reports ~100% ASR per evaluation run; ">= 90% on every scheme" is a per-run claim
     Claim("sira_asr", "SIRA (p=30) removes the watermark: attack success >= 0.9 on every scheme "
           "(the paper reports ~100% on seven schemes).", "~100% ASR (abstract)", "synthetic",
-          "min_sira_asr", ">=", 0.9),
+          "min_sira_asr", ">=", 0.9, aggregate="every_seed"),
+    # every seed: meaning preservation holds by construction of the rewriter, so it must hold in every run
     Claim("sira_meaning", "SIRA keeps the meaning: concept-sequence accuracy >= 0.95 on every scheme "
           "(true by construction of the concept-constrained rewriter).", "semantics preserved (Sec. 5)",
-          "synthetic", "min_sira_concept_acc", ">=", 0.95),
+          "synthetic", "min_sira_concept_acc", ">=", 0.95, aggregate="every_seed"),
+    # tie ±0.2 z: no paper number; one green token in a 120-token text moves z by 1/sqrt(T g (1-g)) = 0.21
     Claim("high_si_beats_random", "At SIRA's edit rate, masking high-SI tokens leaves a lower mean z than "
           "random masking, for every scheme (max over schemes of the gap <= 0).",
           "high-SI tokens carry the watermark (Sec. 3-4)", "synthetic", "max_sira_minus_random_z_matched_edit",
-          "<=", 0.0),
+          "<=", 0.0, aggregate="mean", resolution=0.2),
+    # tie ±0.2 z: as high_si_beats_random (about one green token per text)
     Claim("high_si_beats_low_si", "At SIRA's edit rate, masking high-SI tokens leaves a lower mean z than "
           "masking low-SI tokens, for every scheme.", "high-SI tokens carry the watermark (Sec. 3-4)",
-          "synthetic", "max_sira_minus_lowsi_z_matched_edit", "<=", 0.0),
+          "synthetic", "max_sira_minus_lowsi_z_matched_edit", "<=", 0.0, aggregate="mean", resolution=0.2),
 ]
 
 API_EXAMPLE = """

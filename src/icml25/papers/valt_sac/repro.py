@@ -63,7 +63,6 @@ def _check(cfg: RobustnessConfig) -> None:
 def run_robustness(cfg: RobustnessConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train each method on ``seed``, evaluate it clean and under every attack, return returns and paired gaps."""
     _check(cfg)
-    torch.set_num_threads(1)
     metrics: Metrics = {}
     for k, method in enumerate(cfg.methods):
         vcfg = ValtSACConfig(variant=method, total_steps=cfg.total_steps, learning_starts=cfg.learning_starts,
@@ -126,14 +125,18 @@ EXPERIMENTS = [
 ]
 
 CLAIMS = [
+    # tie ±1.0: a mean distance error of eps/5 = 0.02 held for the 50-step episode (zero-action return ~ -38)
     Claim("pgd_q_robustness", "Under the PGD min-Q attack VALT-EPS-SAC's return exceeds SAC's (per-seed paired "
           "difference > 0).", "VALT greatly improves worst-case returns under strong attacks (MuJoCo, Tables 1-2)",
-          "robustness", "eps_minus_sac_pgd_q", ">=", 0.0),
+          "robustness", "eps_minus_sac_pgd_q", ">=", 0.0, aggregate="mean", resolution=1.0),
+    # tie ±0.03: relative return drop; 1/5 of the 15% tolerance, 3 points around it do not matter
     Claim("clean_return_kept", "VALT-EPS-SAC's clean return stays within 15% of SAC's (relative drop <= 0.15).",
           "VALT matches SAC's clean performance / sample efficiency (Sec. 6)", "robustness",
-          "eps_clean_rel_drop", "<=", 0.15),
+          "eps_clean_rel_drop", "<=", 0.15, aggregate="mean", resolution=0.03),
+    # every seed: equal env-step counts are exact by design (abstract) and must hold in every run
     Claim("no_extra_env_steps", "VALT-EPS-SAC uses exactly as many environment steps as SAC (virtual adversary).",
-          "no additional environment interactions (abstract)", "robustness", "eps_env_step_difference", "<=", 0.0),
+          "no additional environment interactions (abstract)", "robustness", "eps_env_step_difference", "<=", 0.0,
+          aggregate="every_seed"),
 ]
 
 API_EXAMPLE = """

@@ -88,7 +88,6 @@ def propose(method: str, task, vae, flow, predictor, cfg: TaskConfig, seed: int)
 
 def run_task(cfg: TaskConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """One seed: train on the split, design with every method, score the top-k with the oracle."""
-    torch.set_num_threads(1)
     task = make_landscape_task(cfg.seq_len, "potts", cfg.difficulty, seed=seed, n_library=cfg.n_library)
     vae, flow, predictor = _train(task, cfg, seed)
     progress(1, len(METHODS) + 1)
@@ -151,18 +150,20 @@ EXPERIMENTS = [
 ]
 
 CLAIMS = [
+    # tie ±0.01: fitness is min-max normalised to [0,1] over the library; 1% of it does not matter (no Table 1 values)
     Claim(f"{diff}_beats_{base}",
           f"{diff.capitalize()} split: VLGPO's median oracle fitness of the top-128 exceeds {label}'s "
           "(paired per-seed difference >= 0).",
           f"VLGPO state of the art on GGS AAV/GFP {diff} (Table 1; numbers not retrieved)", diff,
-          f"fitness_vlgpo_minus_{base}", ">=", 0.0)
+          f"fitness_vlgpo_minus_{base}", ">=", 0.0, resolution=0.01)
     for diff in ("medium", "hard")
     for base, label in (("prior", "prior-only sampling"), ("latent_ascent", "unconstrained latent ascent"),
                         ("adalead", "AdaLead-style evolution"))
 ] + [
+    # every seed: a collapse of the designs in any run is a fail (card: "a collapse to one sequence is a fail")
     Claim(f"{diff}_no_collapse", f"{diff.capitalize()} split: VLGPO's designs do not collapse (median pairwise "
           "Levenshtein distance of the top-128 >= 2).", "diverse designs (diversity reported in Table 1)", diff,
-          "diversity_vlgpo", ">=", 2.0)
+          "diversity_vlgpo", ">=", 2.0, aggregate="every_seed")
     for diff in ("medium", "hard")
 ]
 

@@ -1,0 +1,1 @@
+"""cve_bench: planned (metadata only, in ``paper.toml``; no implementation yet)."""

@@ -1,0 +1,1 @@
+"""genai_regulation: not-a-system (metadata only, in ``paper.toml``; no implementation yet)."""

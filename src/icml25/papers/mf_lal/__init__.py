@@ -1,0 +1,1 @@
+"""mf_lal: planned (metadata only, in ``paper.toml``; no implementation yet)."""
