@@ -258,11 +258,10 @@ def test_bad_input_raises():
                      np.array([1, 0, 0]))
 
 
-def test_smoke_run_is_deterministic_and_consistent():
+def test_smoke_run_is_consistent():
     exp = EXPERIMENTS[0]
     cfg = exp.make_config("smoke")
-    m = exp.run(cfg, seed=0)
-    assert m == exp.run(cfg, seed=0)
+    m = exp.run(cfg, seed=0)  # determinism: tests/core/test_every_experiment.py
     assert 0 < m["delusion_rate_none"] < 1  # hallucinations are pursued without an evaluator
     assert 0 < m["agent_reach_rate_feasible"] <= 1
     assert m["delusion_none_minus_EGP"] == pytest.approx(m["delusion_rate_none"] - m["delusion_rate_EGP"])

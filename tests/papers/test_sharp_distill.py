@@ -208,7 +208,7 @@ def test_bad_inputs_raise():
         synthetic_reviews(n_users=5, n_items=4, per_user=4)
 
 
-def test_smoke_run_values_and_determinism():
+def test_smoke_run_values():
     from icml25.papers.sharp_distill.repro import API_EXAMPLE, EXPERIMENTS
 
     exp = EXPERIMENTS[0]
@@ -221,8 +221,4 @@ def test_smoke_run_values_and_determinism():
     assert m["sharp_ndcg_over_teacher"] == pytest.approx(m["ndcg_sharp"] / m["ndcg_teacher"])
     assert m["speedup_vs_teacher"] == pytest.approx(m["latency_ms_teacher"] / m["latency_ms_sharp"])
     assert m["params_sharp"] == m["params_compactgcn_nokd"]  # the distillation head is not part of the student
-    m2 = exp.run(cfg, seed=0)
-    for key in m:
-        if not key.startswith(("latency", "speedup", "wall", "sharp_latency")):
-            assert m2[key] == m[key], key
     exec(API_EXAMPLE, {})

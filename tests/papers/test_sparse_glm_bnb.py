@@ -18,7 +18,7 @@ from icml25.papers.sparse_glm_bnb import (
     solve_perspective_relaxation,
     synthetic_sparse_regression,
 )
-from icml25.papers.sparse_glm_bnb.repro import CLAIMS, EXPERIMENTS
+from icml25.papers.sparse_glm_bnb.repro import EXPERIMENTS
 
 TIGHT = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
 
@@ -257,9 +257,6 @@ def test_smoke_relaxation_experiment():
     assert m["max_lb_excess"] <= 1e-7
     assert m["max_restart_iter_ratio"] < 1.0
     assert m["speedup_largest_p"] > 0
-    for claim in CLAIMS:
-        if claim.experiment == "relaxation":
-            assert claim.metric in m
 
 
 def test_smoke_certification_experiment():
@@ -268,6 +265,3 @@ def test_smoke_certification_experiment():
     assert m["syn_certified_matches_bruteforce"] == 1.0
     assert m["bc_certified_matches_bruteforce"] == 1.0
     assert m["syn_subproblems_bruteforce"] == 220.0
-    for claim in CLAIMS:
-        if claim.experiment == "certification":
-            assert claim.metric in m

@@ -196,11 +196,10 @@ def test_baselines_outputs(small_task, untrained):
 
 
 # ------------------------------------------------------------------------------- determinism, smoke, errors
-def test_smoke_run_values_and_determinism():
+def test_smoke_run_values():
     exp = EXPERIMENTS[1]
     cfg = exp.make_config("smoke")
-    a, b = exp.run(cfg, seed=0), exp.run(cfg, seed=0)
-    assert a == b
+    a = exp.run(cfg, seed=0)  # determinism: tests/core/test_every_experiment.py
     assert a["oracle_calls_before_evaluation"] == 0.0
     for m in METHODS[1:]:
         assert a[f"fitness_vlgpo_minus_{m}"] == pytest.approx(a["fitness_vlgpo"] - a[f"fitness_{m}"])
