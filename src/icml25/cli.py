@@ -1,22 +1,26 @@
-"""Command line: ``icml25 list | show | reproduce | report``.
+"""Command line: ``icml25 list | show | reproduce | results | report``.
 
-Exit status of ``reproduce``: 0 when every job finished and no claim is FAIL;
-1 when a job failed or a claim is FAIL; 2 on bad input (nothing is written then).
+Exit status of ``reproduce``: 0 when every job finished (a FAIL claim is a result,
+not an error); 1 when a job failed, or, with ``--strict``, when a claim is FAIL;
+2 on bad input (nothing is written then).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import sys
+import typing
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from icml25.core.registry import all_papers
 from icml25.core.experiment import PRESETS, ConfigError, parse_overrides
-from icml25.core.registry import UnknownPaperError, get_paper, load_reproduction, runnable_slugs
+from icml25.core.registry import UnknownPaperError, all_papers, get_paper, load_reproduction, runnable_slugs
 
 # Tables need room: when output is not a terminal (a log, a pipe), do not squeeze them to 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -46,9 +50,15 @@ def markdown_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _paper_meta(p: Any) -> dict[str, Any]:  # noqa: ANN401
+    return {"slug": p.slug, "title": p.title, "status": p.status, "kind": p.kind, "arxiv": p.arxiv,
+            "openreview": p.openreview, "code": p.code, "url": p.url or None, "note": p.note}
+
+
 @main.command("list")
 @click.option("--markdown", is_flag=True, help="Print the Markdown table used in the README.")
-def list_papers(markdown: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per paper (a JSON list).")
+def list_papers(markdown: bool, as_json: bool) -> None:
     """List all 37 papers with their status and latest verdicts."""
     if markdown:
         click.echo(markdown_table(), nl=False)
@@ -59,6 +69,15 @@ def list_papers(markdown: bool) -> None:
     if (default_home() / "results.sqlite").exists():
         with Store() as store:
             verdicts = store.verdicts()
+    if as_json:
+        rows = []
+        for p in all_papers():
+            latest = {claim: {k: v[k] for k in ("verdict", "preset", "mean", "lo", "hi", "n")}
+                      for claim, v in sorted(verdicts.get(p.slug, {}).items())}
+            rows.append({**{k: v for k, v in _paper_meta(p).items() if k in ("slug", "title", "status", "kind")},
+                         "latest_verdicts": latest})
+        click.echo(json.dumps(rows, indent=2))
+        return
     table = Table(title=f"icml25: {len(all_papers())} ICML 2025 papers")
     for col in ("paper", "status", "kind", "latest verdicts", "title"):
         table.add_column(col, overflow="fold")
@@ -71,22 +90,67 @@ def list_papers(markdown: bool) -> None:
     console.print(table)
 
 
+def _type_name(tp: Any) -> str:  # noqa: ANN401
+    return tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
+
+
+def _jsonable(value: Any) -> Any:  # noqa: ANN401
+    return json.loads(json.dumps(value, default=list))
+
+
+def show_payload(slug: str) -> dict[str, Any]:
+    """What ``icml25 show SLUG --json`` prints: metadata, experiments (presets, config fields) and claims."""
+    paper = get_paper(slug)
+    out: dict[str, Any] = _paper_meta(paper)
+    if not paper.runnable:
+        return out
+    repro = load_reproduction(slug)
+    experiments = []
+    for exp in repro.experiments:
+        hints = typing.get_type_hints(exp.config)
+        fields = [{"name": f.name, "type": _type_name(hints[f.name]),
+                   "default": _jsonable(f.default if f.default is not dataclasses.MISSING else f.default_factory())}
+                  for f in dataclasses.fields(exp.config)]
+        experiments.append({
+            "name": exp.name, "description": exp.description, "timed": exp.timed,
+            "full_requirements": exp.full_requirements, "fields": fields,
+            "presets": {p: {"seeds": exp.default_seeds(p), "config": _jsonable(dataclasses.asdict(exp.make_config(p)))}
+                        for p in PRESETS},
+        })
+    out["experiments"] = experiments
+    out["claims"] = [{"id": c.id, "statement": c.statement, "paper_value": c.paper_value, "experiment": c.experiment,
+                      "metric": c.metric, "op": c.op, "threshold": c.threshold, "aggregate": c.aggregate,
+                      "resolution": c.resolution, "check": c.check_text} for c in repro.claims]
+    out["api_example"] = repro.api_example
+    return out
+
+
 @main.command()
 @click.argument("slug")
-def show(slug: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print metadata, experiments and claims as JSON.")
+@click.option("--example", is_flag=True, help="Print only the API example, unwrapped (safe to copy or pipe).")
+def show(slug: str, as_json: bool, example: bool) -> None:
     """Show a paper's metadata, claims and a runnable API example."""
     try:
         paper = get_paper(slug)
     except UnknownPaperError as exc:
         _fail_usage(str(exc))
-    console.print(f"[bold]{paper.title}[/]")
-    console.print(f"slug: {paper.slug}   status: {paper.status}   kind: {paper.kind}")
+    if as_json:
+        click.echo(json.dumps(show_payload(slug), indent=2))
+        return
+    if example:
+        if not paper.runnable:
+            _fail_usage(f"paper {slug!r} is {paper.status}: it has no API example")
+        click.echo(load_reproduction(slug).api_example)
+        return
+    console.print(f"[bold]{paper.title}[/]", markup=True, highlight=False)
+    console.print(f"slug: {paper.slug}   status: {paper.status}   kind: {paper.kind}", markup=False)
     if paper.url:
-        console.print(f"paper: {paper.url}")
+        console.print(f"paper: {paper.url}", markup=False)
     if paper.code:
-        console.print(f"official code: https://github.com/{paper.code}")
+        console.print(f"official code: https://github.com/{paper.code}", markup=False)
     if paper.note:
-        console.print(f"note: {paper.note}")
+        console.print(f"note: {paper.note}", markup=False)
     if not paper.runnable:
         return
     repro = load_reproduction(slug)
@@ -99,8 +163,8 @@ def show(slug: str) -> None:
     for claim in repro.claims:
         console.print(f"- [{claim.id}] {claim.statement} (paper: {claim.paper_value}; check: {claim.check_text})",
                       markup=False)
-    console.print("\n[bold]API example[/]")
-    console.print(repro.api_example, markup=False, highlight=False)
+    console.print("\n[bold]API example[/] (copy-safe: icml25 show " + slug + " --example)")
+    click.echo(repro.api_example)  # printed as is: never re-wrapped to the terminal's width
 
 
 @main.command()
@@ -117,9 +181,12 @@ def show(slug: str) -> None:
 @click.option("--force", is_flag=True, help="Recompute jobs even when the store has them.")
 @click.option("--reports", "reports_dir", default="reports", show_default=True, type=click.Path(path_type=Path),
               help="Where reports are written.")
+@click.option("--json", "json_path", default=None, type=click.Path(path_type=Path),
+              help="Also write the run's results (claims, decisions, seeds, failures) to this JSON file.")
+@click.option("--strict", is_flag=True, help="Exit with status 1 when a claim is FAIL (not only when a job fails).")
 def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds: int | None, jobs: int | None,
-              backend: str,
-              ray_address: str | None, settings: tuple[str, ...], force: bool, reports_dir: Path) -> None:
+              backend: str, ray_address: str | None, settings: tuple[str, ...], force: bool, reports_dir: Path,
+              json_path: Path | None, strict: bool) -> None:
     """Run papers' experiments, check their claims and write reports.
 
     With no SLUG, every implemented paper is run at the chosen preset.
@@ -196,10 +263,17 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
         console.print(f"{len(run.jobs)} jobs ({len(run.ran)} run, {len(run.reused)} reused, "
                       f"{len(failed)} failed) in {run.rounds} round(s); claims: "
                       + ", ".join(f"{n} {v}" for v, n in counts.items()))
+        if json_path is not None:
+            json_path.parent.mkdir(parents=True, exist_ok=True)
+            json_path.write_text(json.dumps(rep.run_payload(results, run, failed), indent=2))
+            console.print(f"results: {json_path}")
         console.print(f"index: {index}")
     n_fail = counts["FAIL"]
-    if failed or n_fail:
-        err_console.print(f"[red]{len(failed)} failed job(s), {n_fail} FAIL claim(s)[/]")
+    if failed:
+        err_console.print(f"[red]{len(failed)} failed job(s)[/]")
+        sys.exit(1)
+    if strict and n_fail:
+        err_console.print(f"[red]{n_fail} FAIL claim(s) (--strict)[/]")
         sys.exit(1)
 
 

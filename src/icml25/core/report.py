@@ -19,12 +19,14 @@ from typing import Any
 
 from rich.table import Table
 
-from icml25.core.registry import all_papers
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, config_to_dict
 from icml25.core.paper import VERDICTS, Claim, Decision, Paper, Summary, Verdict, metric_values
-from icml25.core.registry import load_reproduction
+from icml25.core.registry import PAPERS_ROOT, all_papers, load_reproduction
 from icml25.core.runner import Job
 from icml25.core.store import Store
+
+DOCS_ROOT = Path(__file__).resolve().parents[3] / "docs" / "papers"
+"""Where the per-paper docs live in a source checkout (links are omitted when they are absent)."""
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "TIE": "cyan", "INCONCLUSIVE": "yellow"}
 VERDICT_COLOUR = {"PASS": "#1a7f37", "FAIL": "#cf222e", "TIE": "#0969da", "INCONCLUSIVE": "#9a6700"}
@@ -39,6 +41,9 @@ class ExperimentResult:
     failures: dict[int, str] = field(default_factory=dict)
     wall_s: float = 0.0
     schedule: tuple[int, ...] | None = None
+    peak_mem_mb: float = 0.0
+    code_hash: str = ""
+    libraries: dict[str, str] = field(default_factory=dict)
 
     def summary(self, metric: str) -> Summary:
         values = [m[metric] for m in self.per_seed if isinstance(m.get(metric), float)]
@@ -117,6 +122,8 @@ def collect(store: Store, jobs: Sequence[Job],
                 res.seeds.append(job.seed)
                 res.per_seed.append(record.metrics or {})
                 res.wall_s += record.wall_s
+                res.peak_mem_mb = max(res.peak_mem_mb, record.peak_mem_mb)
+                res.code_hash, res.libraries = job.code_hash, record.libraries
         claims = []
         for claim in repro.claims:
             exp_res = exp_results.get(claim.experiment)
@@ -154,33 +161,23 @@ def _finite(x: float) -> float | None:
     return x if isinstance(x, float) and math.isfinite(x) else None
 
 
-def write_paper_report(result: PaperResult, out_root: Path) -> Path:
-    """Write ``out_root/<slug>/`` (metrics.json, figures, report.md, report.html)."""
-    import matplotlib
+def _paper_payload(result: PaperResult, figures: list[Path], figure_errors: list[str]) -> dict[str, Any]:
+    """Everything a paper's report shows, as JSON (``metrics.json``)."""
+    from icml25.core.runner import package_version
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out = out_root / result.paper.slug
-    out.mkdir(parents=True, exist_ok=True)
-    figures: list[Path] = []
-    figure_errors: list[str] = []
-    for exp in result.experiments:
-        if exp.experiment.figures and exp.per_seed:
-            try:
-                figures += [Path(p) for p in exp.experiment.figures(exp.per_seed, exp.config, out)]
-            except Exception as err:  # noqa: BLE001 - a broken plot must not hide the numbers
-                figure_errors.append(f"{exp.experiment.name}: {type(err).__name__}: {err}")
-            finally:
-                plt.close("all")
-
-    payload: dict[str, Any] = {
+    return {
         "paper": result.paper.slug,
         "title": result.paper.title,
+        "status": result.paper.status,
+        "code": result.paper.code,
+        "url": result.paper.url or None,
         "preset": result.preset,
         "written_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "package_version": package_version(),
+        "failed_jobs": result.n_failed_jobs,
         "experiments": {
             e.experiment.name: {
+                "description": e.experiment.description,
                 "config": config_to_dict(e.config),
                 "seeds": e.seeds,
                 "per_seed": e.per_seed,
@@ -188,6 +185,9 @@ def write_paper_report(result: PaperResult, out_root: Path) -> Path:
                 "summary": {k: {"mean": _finite(s.mean), "lo": _finite(s.lo), "hi": _finite(s.hi), "n": s.n}
                             for k, s in e.scalar_summaries().items()},
                 "wall_s": e.wall_s,
+                "peak_mem_mb": e.peak_mem_mb,
+                "code_fingerprint": e.code_hash,
+                "libraries": e.libraries,
                 "looks": list(e.schedule) if e.schedule else None,
             }
             for e in result.experiments
@@ -197,84 +197,246 @@ def write_paper_report(result: PaperResult, out_root: Path) -> Path:
              "aggregate": c.claim.aggregate, "resolution": c.claim.resolution, **c.as_row()}
             for c in result.claims
         ],
+        "figures": [{"file": p.name, "caption": _caption(p)} for p in figures],
+        "figure_errors": figure_errors,
     }
-    (out / "metrics.json").write_text(json.dumps(payload, indent=2))
 
-    md = [f"# {result.paper.slug}: {result.paper.title}", "",
-          f"Preset `{result.preset}`. Written {payload['written_at']}.", "",
-          "| claim | statement | paper | ours: mean [interval] | seeds | check | verdict |",
-          "|---|---|---|---|---|---|---|"]
-    for c in result.claims:
-        md.append(f"| {c.claim.id} | {_md(c.claim.statement)} | {_md(c.claim.paper_value)} | {c.decision.interval} | "
-                  f"{seeds_text(c.decision)} | `{c.claim.check_text}` | **{c.verdict}** ({_md(c.decision.reason)}) |")
-    for e in result.experiments:
-        md += ["", f"## Experiment `{e.experiment.name}`", "", e.experiment.description, "",
-               f"Seeds: {e.seeds} ({e.wall_s:.1f} s of compute in total)"
-               + (f"; planned looks {list(e.schedule)}." if e.schedule else "."), ""]
-        if e.failures:
-            md += ["Failed jobs:", ""] + [f"- seed {s}: `{msg.strip().splitlines()[-1]}`"
-                                          for s, msg in e.failures.items()] + [""]
-        md += ["| metric | mean ± 95% CI |", "|---|---|"]
-        md += [f"| {k} | {s} |" for k, s in e.scalar_summaries().items()]
-    if figures:
-        md += ["", "## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures]
-    if figure_errors:
-        md += ["", "Figures that could not be drawn:", ""] + [f"- {e}" for e in figure_errors]
-    (out / "report.md").write_text("\n".join(md) + "\n")
-    (out / "report.html").write_text(_paper_html(result, figures))
+
+def _caption(path: Path) -> str:
+    return path.stem.replace("_", " ")
+
+
+def _decision_of(row: Mapping[str, Any]) -> Decision:
+    return Decision(row["verdict"], int(row.get("n") or 0), _nan(row.get("mean")), _nan(row.get("lo")),
+                    _nan(row.get("hi")), _nan(row.get("level")), row.get("reason", ""), row.get("seeds_to_decide"))
+
+
+def write_paper_report(result: PaperResult, out_root: Path) -> Path:
+    """Write ``out_root/<slug>/`` (metrics.json, figures, report.md, report.html).
+
+    A run with failed jobs never replaces the last good report: when the folder holds
+    the report of a run without failures, its metrics and figures are kept, the
+    failures go to ``failed.json``, and both pages show the failure above the last
+    good results, marked as such. Figures that the current run did not draw are removed.
+    """
+    out = out_root / result.paper.slug
+    out.mkdir(parents=True, exist_ok=True)
+    previous = _read_json(out / "metrics.json")
+    if result.n_failed_jobs and previous is not None and not previous.get("failed_jobs"):
+        failures = {e.experiment.name: {str(k): v for k, v in e.failures.items()}
+                    for e in result.experiments if e.failures}
+        failure = {"written_at": time.strftime("%Y-%m-%d %H:%M:%S"), "preset": result.preset,
+                   "failed_jobs": result.n_failed_jobs, "failures": failures}
+        (out / "failed.json").write_text(json.dumps(failure, indent=2))
+        _write_pages(out, previous, failure)
+        return out
+
+    figures, figure_errors = _draw_figures(result, out)
+    for stale in out.glob("*.png"):
+        if stale.name not in {p.name for p in figures}:
+            stale.unlink()
+    (out / "failed.json").unlink(missing_ok=True)
+    payload = _paper_payload(result, figures, figure_errors)
+    (out / "metrics.json").write_text(json.dumps(payload, indent=2))
+    _write_pages(out, payload, None)
     return out
 
 
-def _badge(verdict: str) -> str:
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _draw_figures(result: PaperResult, out: Path) -> tuple[list[Path], list[str]]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figures: list[Path] = []
+    errors: list[str] = []
+    for exp in result.experiments:
+        if exp.experiment.figures and exp.per_seed:
+            try:
+                figures += [Path(p) for p in exp.experiment.figures(exp.per_seed, exp.config, out)]
+            except Exception as err:  # noqa: BLE001 - a broken plot must not hide the numbers
+                errors.append(f"{exp.experiment.name}: {type(err).__name__}: {err}")
+            finally:
+                plt.close("all")
+    return figures, errors
+
+
+def _last_line(text: str) -> str:
+    lines = str(text).strip().splitlines()
+    return lines[-1] if lines else "?"
+
+
+def _write_pages(out: Path, payload: Mapping[str, Any], failure: Mapping[str, Any] | None) -> None:
+    (out / "report.md").write_text(_paper_markdown(payload, failure))
+    (out / "report.html").write_text(_paper_html(payload, failure))
+
+
+def _paper_markdown(payload: Mapping[str, Any], failure: Mapping[str, Any] | None) -> str:
+    md = [f"# {payload['paper']}: {payload['title']}", ""]
+    if failure:
+        md += [f"**The latest run ({failure['written_at']}, preset `{failure['preset']}`) had "
+               f"{failure['failed_jobs']} failed job(s); the results below are from the last good run.**", ""]
+        md += [f"- {exp} seed {seed}: `{_md(_last_line(msg))}`" for exp, fails in failure["failures"].items()
+               for seed, msg in fails.items()] + [""]
+    md += [f"Preset `{payload['preset']}`. Written {payload['written_at']} by icml25 "
+           f"{payload.get('package_version', '?')}.", "",
+           "| claim | statement | paper | ours: mean [interval] | seeds | check | verdict |",
+           "|---|---|---|---|---|---|---|"]
+    for c in payload["claims"]:
+        d = _decision_of(c)
+        md.append(f"| {c['id']} | {_md(c['statement'])} | {_md(c['paper'])} | {d.interval} | {seeds_text(d)} | "
+                  f"`{c['check']}` | **{d.verdict}** ({_md(d.reason)}) |")
+    for name, e in payload["experiments"].items():
+        md += ["", f"## Experiment `{name}`", "", e.get("description", ""), "",
+               f"Seeds: {e['seeds']} ({e['wall_s']:.1f} s of compute in total, peak memory "
+               f"{e.get('peak_mem_mb', 0):.0f} MB)" + (f"; planned looks {e['looks']}." if e.get("looks") else "."),
+               "", f"Code fingerprint `{e.get('code_fingerprint', '?')}`; "
+               + ", ".join(f"{k} {v}" for k, v in (e.get("libraries") or {}).items()) + ".", ""]
+        if e["failures"]:
+            md += ["Failed jobs:", ""] + [f"- seed {s}: `{_md(_last_line(msg))}`"
+                                          for s, msg in e["failures"].items()] + [""]
+        md += ["| metric | mean ± 95% CI |", "|---|---|"]
+        md += [f"| {k} | {_summary_text(v)} |" for k, v in e["summary"].items()]
+    if payload.get("figures"):
+        md += ["", "## Figures", ""] + [f"![{f['caption']}]({f['file']})\n\n*{f['caption']}*"
+                                        for f in payload["figures"]]
+    if payload.get("figure_errors"):
+        md += ["", "Figures that could not be drawn:", ""] + [f"- {e}" for e in payload["figure_errors"]]
+    return "\n".join(md) + "\n"
+
+
+def _summary_text(v: Mapping[str, Any]) -> str:
+    return str(Summary(_nan(v.get("mean")), _nan(v.get("lo")), _nan(v.get("hi")), int(v.get("n") or 0)))
+
+
+def _badge(verdict: str, label: str | None = None, title: str | None = None) -> str:
     colour = VERDICT_COLOUR.get(verdict, "#57606a")
-    return f'<span class="badge" style="background:{colour}">{html.escape(verdict)}</span>'
+    tip = f' title="{html.escape(title, quote=True)}"' if title else ""
+    return f'<span class="badge" style="background:{colour}"{tip}>{html.escape(label or verdict)}</span>'
 
 
 _CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#1f2328}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #d0d7de;padding:6px 8px;text-align:left;
 vertical-align:top}th{background:#f6f8fa}.badge{color:#fff;border-radius:4px;padding:1px 6px;margin:1px;
-font-size:85%;display:inline-block}img{max-width:100%;margin:1em 0}.muted{color:#57606a}"""
+font-size:85%;display:inline-block}img{max-width:100%;margin:1em 0}.muted{color:#57606a}
+.fail{border:2px solid #cf222e;padding:0.5em 1em;margin:1em 0}figure{margin:1em 0}figcaption{color:#57606a}"""
 
 
-def _paper_html(result: PaperResult, figures: list[Path]) -> str:
+def _paper_html(payload: Mapping[str, Any], failure: Mapping[str, Any] | None) -> str:
+    esc = html.escape
     rows = "".join(
-        f"<tr><td>{html.escape(c.claim.id)}</td><td>{html.escape(c.claim.statement)}</td>"
-        f"<td>{html.escape(c.claim.paper_value)}</td><td>{html.escape(c.decision.interval)}</td>"
-        f"<td>{html.escape(seeds_text(c.decision))}</td>"
-        f"<td><code>{html.escape(c.claim.check_text)}</code></td>"
-        f"<td title='{html.escape(c.decision.reason, quote=True)}'>{_badge(c.verdict)}</td></tr>"
-        for c in result.claims
+        f"<tr><td>{esc(c['id'])}</td><td>{esc(c['statement'])}</td><td>{esc(c['paper'])}</td>"
+        f"<td>{esc(_decision_of(c).interval)}</td><td>{esc(seeds_text(_decision_of(c)))}</td>"
+        f"<td><code>{esc(c['check'])}</code></td>"
+        f"<td title='{esc(c.get('reason', ''), quote=True)}'>{_badge(c['verdict'])}</td></tr>"
+        for c in payload["claims"]
     )
-    imgs = "".join(f'<img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}">' for p in figures)
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(result.paper.slug)}</title>"
-            f"<style>{_CSS}</style></head><body><p><a href='../index.html'>all papers</a></p>"
-            f"<h1>{html.escape(result.paper.title)}</h1><p class='muted'>preset {html.escape(result.preset)}</p>"
+    banner = ""
+    if failure:
+        items = "".join(f"<li>{esc(exp)} seed {esc(seed)}: <code>{esc(_last_line(msg))}</code></li>"
+                        for exp, fails in failure["failures"].items() for seed, msg in fails.items())
+        banner = (f"<div class='fail'><b>The latest run ({esc(failure['written_at'])}, preset "
+                  f"{esc(failure['preset'])}) had {esc(str(failure['failed_jobs']))} failed job(s).</b> "
+                  f"The results below are from the last good run. <ul>{items}</ul></div>")
+    run_rows = "".join(
+        f"<tr><td>{esc(name)}</td><td>{esc(', '.join(map(str, e['seeds'])))}</td>"
+        f"<td>{esc(', '.join(map(str, e.get('looks') or [])))}</td><td>{e['wall_s']:.1f} s</td>"
+        f"<td>{e.get('peak_mem_mb', 0):.0f} MB</td><td><code>{esc(str(e.get('code_fingerprint', '?')))}</code></td>"
+        f"<td>{esc(', '.join(f'{k} {v}' for k, v in (e.get('libraries') or {}).items()))}</td></tr>"
+        for name, e in payload["experiments"].items()
+    )
+    figs = "".join(f"<figure><img src='{esc(f['file'], quote=True)}' alt='{esc(f['caption'], quote=True)}'>"
+                   f"<figcaption>{esc(f['caption'])}</figcaption></figure>" for f in payload.get("figures", []))
+    slug = str(payload["paper"])
+    links = ["<a href='metrics.json'>metrics.json</a>", "<a href='report.md'>report.md</a>"]
+    doc = DOCS_ROOT / f"{slug}.md"
+    if doc.is_file():
+        links.append(f"<a href='{esc(doc.as_uri(), quote=True)}'>doc</a>")
+    links.append(f"<a href='{esc((PAPERS_ROOT / slug).as_uri(), quote=True)}'>our code</a>")
+    if payload.get("code"):
+        links.append(f"<a href='https://github.com/{esc(str(payload['code']), quote=True)}'>official code</a>")
+    if payload.get("url"):
+        links.append(f"<a href='{esc(str(payload['url']), quote=True)}'>paper</a>")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(slug)}</title>"
+            f"<style>{_CSS}</style></head><body><p><a href='../index.html'>all papers</a> · {' · '.join(links)}</p>"
+            f"<h1>{esc(str(payload['title']))}</h1>{banner}"
+            f"<p class='muted'>preset {esc(str(payload['preset']))} · written {esc(str(payload['written_at']))} · "
+            f"icml25 {esc(str(payload.get('package_version', '?')))}</p>"
             f"<table><tr><th>claim</th><th>statement</th><th>paper</th><th>ours</th><th>seeds</th><th>check</th>"
-            f"<th>verdict</th></tr>{rows}</table>{imgs}</body></html>")
+            f"<th>verdict</th></tr>{rows}</table><h2>Run</h2>"
+            f"<table><tr><th>experiment</th><th>seeds</th><th>planned looks</th><th>compute</th><th>peak memory</th>"
+            f"<th>code fingerprint</th><th>versions</th></tr>{run_rows}</table>{figs}</body></html>")
 
 
 def write_index(store: Store, out_root: Path) -> Path:
-    """Write ``out_root/index.html``: every registered paper with its latest verdicts."""
+    """Write ``out_root/index.html``: every registered paper with its latest verdicts.
+
+    Each badge is one claim, named, coloured by its verdict, with its preset and seeds
+    on hover; each row says the preset and the seeds behind its verdicts; the header
+    gives the totals by verdict.
+    """
+    esc = html.escape
     out_root.mkdir(parents=True, exist_ok=True)
     verdicts = store.verdicts()
+    totals = {v: 0 for v in VERDICTS}
     rows = []
     for paper in all_papers():
         claims = verdicts.get(paper.slug, {})
-        badges = " ".join(_badge(v["verdict"]) for _, v in sorted(claims.items())) or "<span class='muted'>-</span>"
-        title = html.escape(paper.title)
-        title = f"<a href='{paper.url}'>{title}</a>" if paper.url else title
+        for v in claims.values():
+            totals[v["verdict"]] = totals.get(v["verdict"], 0) + 1
+        badges = " ".join(
+            _badge(v["verdict"], label=f"{claim}: {v['verdict']}",
+                   title=f"{claim}: {v['verdict']} ({v['preset']}, {v['n']} seeds)")
+            for claim, v in sorted(claims.items())) or "<span class='muted'>-</span>"
+        presets = sorted({v["preset"] for v in claims.values()})
+        seeds = sorted({int(v["n"] or 0) for v in claims.values()})
+        seeds_txt = (f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}") if seeds else "-"
+        title = esc(paper.title)
+        title = f"<a href='{esc(paper.url, quote=True)}'>{title}</a>" if paper.url else title
         has_report = (out_root / paper.slug / "report.html").exists()
-        link = f"<a href='{paper.slug}/report.html'>{paper.slug}</a>" if has_report else paper.slug
-        rows.append(f"<tr><td>{link}</td><td>{title}</td><td>{html.escape(paper.status)}</td><td>{badges}</td></tr>")
+        link = f"<a href='{esc(paper.slug)}/report.html'>{esc(paper.slug)}</a>" if has_report else esc(paper.slug)
+        rows.append(f"<tr><td>{link}</td><td>{title}</td><td>{esc(paper.status)}</td>"
+                    f"<td>{esc(', '.join(presets) or '-')}</td><td>{esc(seeds_txt)}</td><td>{badges}</td></tr>")
+    summary = " ".join(_badge(v, label=f"{n} {v}") for v, n in totals.items())
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>icml25 reproductions</title>"
             f"<style>{_CSS}</style></head><body><h1>icml25: ICML 2025 papers, reproduced</h1>"
             f"<p class='muted'>Latest verdict of every claim, from the results store at "
-            f"{html.escape(str(store.path))}; written {time.strftime('%Y-%m-%d %H:%M:%S')}.</p>"
-            f"<table><tr><th>paper</th><th>title</th><th>status</th><th>claims</th></tr>{''.join(rows)}</table>"
-            f"</body></html>")
+            f"{esc(str(store.path))}; written {time.strftime('%Y-%m-%d %H:%M:%S')}.</p>"
+            f"<p>{sum(totals.values())} claims: {summary}</p>"
+            f"<table><tr><th>paper</th><th>title</th><th>status</th><th>preset</th><th>seeds</th><th>claims</th></tr>"
+            f"{''.join(rows)}</table></body></html>")
     path = out_root / "index.html"
     path.write_text(page)
     return path
+
+
+def run_payload(results: Sequence[PaperResult], run: Any, failed: Sequence[str]) -> dict[str, Any]:  # noqa: ANN401
+    """What ``reproduce --json FILE`` writes: the jobs, and every claim's decision with its seeds."""
+    return {
+        "jobs": {"total": len(run.jobs), "run": len(run.ran), "reused": len(run.reused), "failed": len(failed),
+                 "failed_labels": list(failed)},
+        "rounds": run.rounds,
+        "verdicts": verdict_counts(results),
+        "papers": {
+            res.paper.slug: {
+                "preset": res.preset,
+                "experiments": {e.experiment.name: {"seeds": e.seeds, "looks": list(e.schedule or ()),
+                                                    "failures": {str(k): _last_line(v) for k, v in e.failures.items()},
+                                                    "wall_s": e.wall_s}
+                                for e in res.experiments},
+                "claims": [{"statement": c.claim.statement, "aggregate": c.claim.aggregate,
+                            "resolution": c.claim.resolution, **c.as_row()} for c in res.claims],
+            }
+            for res in results
+        },
+    }
 
 
 def record_verdicts(store: Store, results: Sequence[PaperResult]) -> None:

@@ -1,0 +1,97 @@
+"""Machine-readable CLI output and what the reports show (escaping, failed runs, stale figures)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from icml25.core import report as rep
+from icml25.core.paper import Claim
+from icml25.core.registry import load_reproduction
+from icml25.core.runner import plan
+from icml25.core.store import JobRecord, Store
+
+
+def icml25(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ICML25_HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "icml25.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_list_and_show_as_json(tmp_path):
+    listing = icml25("list", "--json", home=tmp_path / "h", cwd=tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    rows = json.loads(listing.stdout)
+    assert len(rows) == 37 and {"slug", "title", "status", "kind", "latest_verdicts"} <= set(rows[0])
+    shown = icml25("show", "pas", "--json", home=tmp_path / "h", cwd=tmp_path)
+    payload = json.loads(shown.stdout)
+    assert payload["slug"] == "pas" and payload["claims"] and payload["experiments"]
+    exp = payload["experiments"][0]
+    assert {f["name"] for f in exp["fields"]} >= {"device"} and set(exp["presets"]) == {"smoke", "quick", "full"}
+    assert all({"type", "default"} <= set(f) for f in exp["fields"])
+    assert {c["aggregate"] for c in payload["claims"]} <= {"mean", "every_seed"}
+
+
+def test_show_example_is_the_unwrapped_api_example(tmp_path):
+    out = icml25("show", "pas", "--example", home=tmp_path / "h", cwd=tmp_path)
+    assert out.returncode == 0
+    assert out.stdout.strip() == load_reproduction("pas").api_example
+    compile(out.stdout, "<example>", "exec")  # copy-safe: valid Python as printed
+    planned = icml25("show", "cve_bench", "--example", home=tmp_path / "h", cwd=tmp_path)
+    assert planned.returncode == 2 and planned.stderr.count("\n") == 1
+
+
+def _result(store: Store, tmp_path: Path, fail_seed: int | None = None, statement: str = "s") -> rep.PaperResult:
+    jobs = [j for j in plan(["sparse_glm_bnb"], "smoke", 2) if j.experiment == "certification"]
+    for job in jobs:
+        ok = job.seed != fail_seed
+        store.put(JobRecord(job.key, job.preset, job.config, "ok" if ok else "failed",
+                            {"syn_certified_matches_bruteforce": 1.0, "bc_certified_matches_bruteforce": 1.0}
+                            if ok else None, None if ok else "Traceback\nValueError: boom", 0.5, 50.0,
+                            {"numpy": "x"}, "fake", time.time()))
+    results = rep.collect(store, jobs)
+    res = results[0]
+    if statement != "s":  # a claim whose text needs escaping
+        bad = Claim("evil", statement, "<b>paper</b>", "certification", "syn_certified_matches_bruteforce", ">=", 1.0,
+                    aggregate="every_seed")
+        res.claims.append(rep.ClaimResult(bad, bad.assess([1.0, 1.0])))
+    return res
+
+
+def test_report_escapes_all_text(tmp_path):
+    with Store(tmp_path / "h") as store:
+        res = _result(store, tmp_path, statement="<script>alert(1)</script>")
+        out = rep.write_paper_report(res, tmp_path / "reports")
+        rep.record_verdicts(store, [res])
+        index = rep.write_index(store, tmp_path / "reports").read_text()
+    page = (out / "report.html").read_text()
+    assert "<script>" not in page and "&lt;script&gt;" in page and "<b>paper</b>" not in page
+    assert "evil: PASS" in index and "claims:" in index  # named badges and the totals
+    # the run is shown: preset, seeds, fingerprint, versions, wall time and peak memory
+    assert "smoke" in page and "code fingerprint" in page and "numpy x" in page and "50 MB" in page
+    assert "metrics.json" in page and "report.md" in page
+
+
+def test_failed_run_keeps_the_last_good_report_and_stale_figures_go(tmp_path):
+    reports = tmp_path / "reports"
+    with Store(tmp_path / "h") as store:
+        good = _result(store, tmp_path)
+        out = rep.write_paper_report(good, reports)
+        before = json.loads((out / "metrics.json").read_text())
+        (out / "stale_figure.png").write_bytes(b"png")
+        bad = _result(store, tmp_path, fail_seed=1)
+        assert bad.n_failed_jobs == 1
+        rep.write_paper_report(bad, reports)
+    assert json.loads((out / "metrics.json").read_text()) == before  # the good results are kept
+    failure = json.loads((out / "failed.json").read_text())
+    assert failure["failed_jobs"] == 1
+    page, md = (out / "report.html").read_text(), (out / "report.md").read_text()
+    assert "failed job" in page and "last good run" in page and "ValueError: boom" in page
+    assert "last good run" in md
+    with Store(tmp_path / "h2") as store:  # the next good run replaces it, and drops figures it did not draw
+        rep.write_paper_report(_result(store, tmp_path), reports)
+    assert not (out / "failed.json").exists() and not (out / "stale_figure.png").exists()
