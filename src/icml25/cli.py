@@ -33,6 +33,38 @@ def _fail_usage(message: str) -> None:
     sys.exit(2)
 
 
+EXIT_STORAGE = 3
+"""Exit status of a storage problem: the results store or the reports folder cannot be used."""
+
+
+def _fail_storage(message: str) -> None:
+    """A storage problem: one line on stderr naming the path and what to do, exit status 3."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_STORAGE)
+
+
+def _open_store(readonly: bool = False, rebuild: bool = False):  # noqa: ANN202
+    from icml25.core.store import Store, StoreError
+
+    try:
+        return Store(readonly=readonly, rebuild=rebuild)
+    except StoreError as exc:
+        _fail_storage(str(exc))
+
+
+def _check_reports_dir(path: Path) -> None:
+    """Fail with exit status 3 unless ``path`` is (or can be made) a writable folder."""
+    if path.exists() and not path.is_dir():
+        _fail_storage(f"the reports folder {path} is a file, not a folder: pass --reports DIR")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".icml25-write-probe"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        _fail_storage(f"cannot write the reports folder {path} ({exc.strerror}): pass --reports DIR")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="icml25")
 def main() -> None:
@@ -63,11 +95,11 @@ def list_papers(markdown: bool, as_json: bool) -> None:
     if markdown:
         click.echo(markdown_table(), nl=False)
         return
-    from icml25.core.store import Store, default_home
+    from icml25.core.store import default_home
 
     verdicts = {}
     if (default_home() / "results.sqlite").exists():
-        with Store() as store:
+        with _open_store(readonly=True) as store:
             verdicts = store.verdicts()
     if as_json:
         rows = []
@@ -184,18 +216,19 @@ def show(slug: str, as_json: bool, example: bool) -> None:
 @click.option("--json", "json_path", default=None, type=click.Path(path_type=Path),
               help="Also write the run's results (claims, decisions, seeds, failures) to this JSON file.")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when a claim is FAIL (not only when a job fails).")
+@click.option("--rebuild-store", is_flag=True,
+              help="If the results store is corrupt, move it aside (results.sqlite.corrupt-<time>) and start anew.")
 def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds: int | None, jobs: int | None,
               backend: str, ray_address: str | None, settings: tuple[str, ...], force: bool, reports_dir: Path,
-              json_path: Path | None, strict: bool) -> None:
+              json_path: Path | None, strict: bool, rebuild_store: bool) -> None:
     """Run papers' experiments, check their claims and write reports.
 
     With no SLUG, every implemented paper is run at the chosen preset.
     """
     import os
+    import sqlite3
 
-    from icml25.core import report as rep
-    from icml25.core.runner import BACKENDS, plan, run_adaptive, schedules
-    from icml25.core.store import Store
+    from icml25.core.runner import BACKENDS, plan, schedules
 
     n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     try:
@@ -213,61 +246,79 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
     except (UnknownPaperError, ConfigError) as exc:
         _fail_usage(str(exc))
 
-    with Store() as store:
-        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("jobs"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                            console=err_console, transient=False)
-        failed: list[str] = []
-        finished = [0]
-        running: dict = {}  # job key -> fraction done, from the experiments' progress reports
+    # storage is checked before any job runs: a problem is one line and exit status 3
+    _check_reports_dir(reports_dir)
+    if json_path is not None and json_path.exists() and json_path.is_dir():
+        _fail_storage(f"--json {json_path} is a folder: pass a file path")
+    store = _open_store(rebuild=rebuild_store)
+    try:
+        _reproduce(store, planned, max_seeds, n_jobs, backend, ray_address, force, reports_dir, json_path, strict)
+    except (sqlite3.OperationalError, OSError) as exc:  # the disk filled up, the folder went away...
+        _fail_storage(f"storage failed during the run ({exc}); finished jobs are kept in {store.path}")
+    finally:
+        store.close()
 
-        with progress:
-            task = progress.add_task("reproduce", total=0)
 
-            def refresh() -> None:
-                progress.update(task, completed=finished[0] + sum(running.values()))
+def _reproduce(store: Any, planned: list, max_seeds: int | None, n_jobs: int, backend: str,  # noqa: ANN401
+               ray_address: str | None, force: bool, reports_dir: Path, json_path: Path | None, strict: bool) -> None:
+    """The body of ``reproduce`` once every input and the storage have been checked."""
+    from icml25.core import report as rep
+    from icml25.core.runner import run_adaptive
 
-            def on_start(n_run: int, n_reused: int) -> None:
-                progress.update(task, total=(progress.tasks[0].total or 0) + n_run)
-                if n_reused:
-                    progress.console.print(f"{n_reused} of {n_run + n_reused} jobs reused from {store.path}")
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("jobs"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                        console=err_console, transient=False)
+    failed: list[str] = []
+    finished = [0]
+    running: dict = {}  # job key -> fraction done, from the experiments' progress reports
 
-            def on_progress(key, fraction: float) -> None:  # noqa: ANN001
-                running[key] = fraction
-                refresh()
+    with progress:
+        task = progress.add_task("reproduce", total=0)
 
-            def on_result(job, outcome) -> None:  # noqa: ANN001
-                running.pop(job.key, None)
-                finished[0] += 1
-                if not err_console.is_terminal:  # a log, not a screen: one line per finished job
-                    err_console.print(f"[{finished[0]}/{int(progress.tasks[0].total or 0)}] {job.label}: "
-                                      f"{outcome.status} ({outcome.wall_s:.1f} s)", markup=False, highlight=False)
-                if outcome.status != "ok":
-                    failed.append(job.label)
-                    last = (outcome.error or "").strip().splitlines()[-1:] or ["?"]
-                    progress.console.print(f"[red]job failed[/]: {job.label}: {last[0]}")
-                refresh()
+        def refresh() -> None:
+            progress.update(task, completed=finished[0] + sum(running.values()))
 
-            run = run_adaptive(planned, store, max_seeds, n_jobs=n_jobs, backend=backend, ray_address=ray_address,
-                               force=force, on_result=on_result, on_start=on_start,
-                               on_progress=on_progress if err_console.is_terminal else None)
+        def on_start(n_run: int, n_reused: int) -> None:
+            progress.update(task, total=(progress.tasks[0].total or 0) + n_run)
+            if n_reused:
+                progress.console.print(f"{n_reused} of {n_run + n_reused} jobs reused from {store.path}")
 
-        results = rep.collect(store, run.jobs, run.schedules)
-        rep.record_verdicts(store, results)
-        for res in results:
-            out = rep.write_paper_report(res, reports_dir)
-            err_console.print(f"report: {out / 'report.md'}")
-        index = rep.write_index(store, reports_dir)
-        console.print(rep.claims_table(results))
-        counts = rep.verdict_counts(results)
-        console.print(f"{len(run.jobs)} jobs ({len(run.ran)} run, {len(run.reused)} reused, "
-                      f"{len(failed)} failed) in {run.rounds} round(s); claims: "
-                      + ", ".join(f"{n} {v}" for v, n in counts.items()))
-        if json_path is not None:
-            json_path.parent.mkdir(parents=True, exist_ok=True)
-            json_path.write_text(json.dumps(rep.run_payload(results, run, failed), indent=2))
-            console.print(f"results: {json_path}")
-        console.print(f"index: {index}")
+        def on_progress(key, fraction: float) -> None:  # noqa: ANN001
+            running[key] = fraction
+            refresh()
+
+        def on_result(job, outcome) -> None:  # noqa: ANN001
+            running.pop(job.key, None)
+            finished[0] += 1
+            if not err_console.is_terminal:  # a log, not a screen: one line per finished job
+                err_console.print(f"[{finished[0]}/{int(progress.tasks[0].total or 0)}] {job.label}: "
+                                  f"{outcome.status} ({outcome.wall_s:.1f} s)", markup=False, highlight=False)
+            if outcome.status != "ok":
+                failed.append(job.label)
+                last = (outcome.error or "").strip().splitlines()[-1:] or ["?"]
+                progress.console.print(f"[red]job failed[/]: {job.label}: {last[0]}")
+            refresh()
+
+        run = run_adaptive(planned, store, max_seeds, n_jobs=n_jobs, backend=backend, ray_address=ray_address,
+                           force=force, on_result=on_result, on_start=on_start,
+                           on_progress=on_progress if err_console.is_terminal else None)
+
+    results = rep.collect(store, run.jobs, run.schedules)
+    rep.record_verdicts(store, results)
+    for res in results:
+        out = rep.write_paper_report(res, reports_dir)
+        err_console.print(f"report: {out / 'report.md'}")
+    index = rep.write_index(store, reports_dir)
+    console.print(rep.claims_table(results))
+    counts = rep.verdict_counts(results)
+    console.print(f"{len(run.jobs)} jobs ({len(run.ran)} run, {len(run.reused)} reused, "
+                  f"{len(failed)} failed) in {run.rounds} round(s); claims: "
+                  + ", ".join(f"{n} {v}" for v, n in counts.items()))
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(rep.run_payload(results, run, failed), indent=2))
+        console.print(f"results: {json_path}")
+    console.print(f"index: {index}")
     n_fail = counts["FAIL"]
     if failed:
         err_console.print(f"[red]{len(failed)} failed job(s)[/]")
@@ -285,11 +336,10 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
 def results(markdown: bool, preset: str, out_path: Path) -> None:
     """Every registered claim with its latest recorded decision (from the results store)."""
     from icml25.core.report import results_markdown
-    from icml25.core.store import Store
 
     if preset not in PRESETS:
         _fail_usage(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
-    with Store() as store:
+    with _open_store(readonly=True) as store:
         text = results_markdown(store, preset)
     if markdown:
         out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -304,9 +354,9 @@ def results(markdown: bool, preset: str, out_path: Path) -> None:
 def report(reports_dir: Path) -> None:
     """Rewrite reports/index.html from the verdicts in the store."""
     from icml25.core.report import write_index
-    from icml25.core.store import Store
 
-    with Store() as store:
+    _check_reports_dir(reports_dir)
+    with _open_store(readonly=True) as store:
         console.print(f"index: {write_index(store, reports_dir)}")
 
 

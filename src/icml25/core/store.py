@@ -89,19 +89,87 @@ class JobRecord:
     finished_at: float
 
 
-class Store:
-    """The results database. Use as a context manager or call :meth:`close`."""
+class StoreError(Exception):
+    """The results store cannot be used: its folder cannot be created or written, or it is corrupt.
 
-    def __init__(self, home: Path | str | None = None):
+    The message is one line that names the path and says what to do.
+    """
+
+
+class Store:
+    """The results database. Use as a context manager or call :meth:`close`.
+
+    Opening checks the file's integrity: a corrupt store is never reused silently.
+    ``readonly=True`` opens it for reading only (``list``, ``show``, ``report`` work on a
+    store in a read-only folder); a missing store then reads as empty. With
+    ``rebuild=True`` a corrupt store is moved aside (to ``results.sqlite.corrupt-<time>``)
+    and a new one is started.
+    """
+
+    def __init__(self, home: Path | str | None = None, readonly: bool = False, rebuild: bool = False):
         self.home = Path(home) if home is not None else default_home()
-        self.home.mkdir(parents=True, exist_ok=True)
         self.path = self.home / "results.sqlite"
-        self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        with self._transaction() as db:
+        self.readonly = readonly
+        if self.home.exists() and not self.home.is_dir():
+            raise StoreError(f"the results store folder {self.home} is a file, not a folder: "
+                             "point ICML25_HOME at a folder")
+        try:
+            self._db = self._open_readonly() if readonly else self._open_writable(rebuild)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"the results store {self.path} cannot be used ({exc}): move it aside "
+                             f"(mv {self.path} {self.path}.corrupt) or rerun with --rebuild-store") from None
+
+    def _open_writable(self, rebuild: bool) -> sqlite3.Connection:
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the results store folder {self.home} ({exc.strerror}): "
+                             "set ICML25_HOME to a writable folder") from None
+        if not os.access(self.home, os.W_OK):
+            raise StoreError(f"the results store folder {self.home} is not writable: "
+                             "set ICML25_HOME to a writable folder")
+        if rebuild and self.path.exists() and not _healthy(self.path):
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+            self.path.rename(aside)
+            for suffix in ("-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
+            _check_integrity(db)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("BEGIN IMMEDIATE")
             for statement in _statements(SCHEMA):
                 db.execute(statement)
+            db.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            db.close()
+            if "readonly" in str(exc) or "unable to open" in str(exc) or "disk" in str(exc):
+                raise StoreError(f"cannot write the results store {self.path} ({exc}): "
+                                 "free space or set ICML25_HOME to a writable folder") from None
+            raise
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _open_readonly(self) -> sqlite3.Connection:
+        if not self.path.exists():
+            db = sqlite3.connect(":memory:", isolation_level=None)
+            for statement in _statements(SCHEMA):
+                db.execute(statement)
+            return db
+        for flags in ("mode=ro", "mode=ro&immutable=1"):  # immutable: a read-only folder has no room for -shm
+            db = sqlite3.connect(f"file:{self.path}?{flags}", uri=True, timeout=30, isolation_level=None)
+            try:
+                _check_integrity(db)
+                db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+                return db
+            except sqlite3.OperationalError:
+                db.close()
+                if flags.endswith("immutable=1"):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
         self._db.close()
@@ -184,6 +252,25 @@ class Store:
 
     def integrity_ok(self) -> bool:
         return self._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _check_integrity(db: sqlite3.Connection) -> None:
+    """Raise :class:`sqlite3.DatabaseError` unless the database passes SQLite's integrity check."""
+    result = db.execute("PRAGMA integrity_check").fetchone()[0]
+    if result != "ok":
+        raise sqlite3.DatabaseError(f"integrity check: {result}")
+
+
+def _healthy(path: Path) -> bool:
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            _check_integrity(db)
+        finally:
+            db.close()
+        return True
+    except sqlite3.DatabaseError:
+        return False
 
 
 def _statements(script: str) -> list[str]:
