@@ -2,7 +2,8 @@
 
 Exit status of ``reproduce``: 0 when every job finished (a FAIL claim is a result,
 not an error); 1 when a job failed, or, with ``--strict``, when a claim is FAIL;
-2 on bad input (nothing is written then).
+2 on bad input (nothing is written then); 3 on a storage problem; 130 when
+interrupted by SIGINT or SIGTERM (finished jobs are kept).
 """
 
 from __future__ import annotations
@@ -255,6 +256,11 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
         _reproduce(store, planned, max_seeds, n_jobs, backend, ray_address, force, reports_dir, json_path, strict)
     except (sqlite3.OperationalError, OSError) as exc:  # the disk filled up, the folder went away...
         _fail_storage(f"storage failed during the run ({exc}); finished jobs are kept in {store.path}")
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the workers are already stopped
+        what = str(exc) or "SIGINT"
+        click.echo(f"interrupted ({what}): every finished job is kept in {store.path}; rerun the same command "
+                   "to resume", err=True)
+        sys.exit(130)
     finally:
         store.close()
 

@@ -23,6 +23,8 @@ import importlib.metadata
 import multiprocessing
 import os
 import queue as queue_mod
+import signal
+import sys
 import threading
 import time
 import traceback
@@ -243,10 +245,45 @@ def _drain(progress_queue: Any, on_progress: OnProgress, stop: threading.Event) 
         on_progress(key, fraction)
 
 
+def _die_with_parent() -> None:
+    """Worker initializer: on Linux, the worker is killed when its parent process dies.
+
+    A worker's parent is the forkserver, which exits when the main process does, so a
+    killed ``reproduce`` leaves no orphan computing a result that nobody will store.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except OSError:  # pragma: no cover - no glibc
+            pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM reached the runner: running jobs were stopped, finished ones are stored."""
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:  # noqa: ANN401
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and kill what is running, without waiting for it."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in processes:  # killed first: the pool then sees itself broken and stops spawning workers
+        if proc.is_alive():
+            proc.kill()
+    for proc in processes:
+        proc.join(timeout=2)
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _run_local(jobs: list[Job], n_jobs: int, on_result: OnResult, on_progress: OnProgress | None = None) -> None:
     threads = max(1, (os.cpu_count() or 1) // n_jobs)
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["icml25.core.worker"])
+    context.set_forkserver_preload(["icml25.core.runner"])
     manager = context.Manager() if on_progress else None
     progress_queue = manager.Queue() if manager else None
     stop = threading.Event()
@@ -254,17 +291,27 @@ def _run_local(jobs: list[Job], n_jobs: int, on_result: OnResult, on_progress: O
     if manager:
         drainer = threading.Thread(target=_drain, args=(progress_queue, on_progress, stop), daemon=True)
         drainer.start()
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted) if in_main else None
+    pool = ProcessPoolExecutor(max_workers=n_jobs, mp_context=context, max_tasks_per_child=1,
+                               initializer=_die_with_parent)
     try:
-        with ProcessPoolExecutor(max_workers=n_jobs, mp_context=context, max_tasks_per_child=1) as pool:
-            futures = {pool.submit(execute, job, threads, progress_queue): job for job in jobs}
-            for future in as_completed(futures):
-                try:
-                    outcome = future.result()
-                except Exception:  # the worker process itself died (segfault, out of memory...)
-                    error = "the worker process died before the job finished\n" + traceback.format_exc()
-                    outcome = JobOutcome("failed", None, error, 0.0, 0.0, {})
-                on_result(futures[future], outcome)
+        futures = {pool.submit(execute, job, threads, progress_queue): job for job in jobs}
+        for future in as_completed(futures):
+            try:
+                outcome = future.result()
+            except Exception:  # the worker process itself died (segfault, out of memory...)
+                error = "the worker process died before the job finished\n" + traceback.format_exc()
+                outcome = JobOutcome("failed", None, error, 0.0, 0.0, {})
+            on_result(futures[future], outcome)
+    except BaseException:  # Ctrl-C, SIGTERM, or an error in a callback: stop the workers now
+        _stop_pool(pool)
+        raise
+    else:
+        pool.shutdown(wait=True)
     finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
         stop.set()
         if drainer:
             drainer.join(timeout=1)
