@@ -45,7 +45,7 @@ from icml25.core.experiment import (
     resolve_device,
 )
 from icml25.core.registry import get_paper, load_reproduction
-from icml25.core.store import JobKey, JobRecord, Store
+from icml25.core.store import JobKey, JobRecord, Store, new_holder
 from icml25.core.worker import Job, JobOutcome, execute
 
 __all__ = ["BACKENDS", "Job", "JobOutcome", "code_fingerprint", "execute", "plan", "run_adaptive", "run_jobs",
@@ -348,6 +348,20 @@ def _run_ray(jobs: list[Job], n_jobs: int, address: str | None, on_result: OnRes
             ray.shutdown()
 
 
+LEASE_TTL_S = 60.0
+"""A run's lease on a job expires this long after its last renewal (it renews every third of it)."""
+
+
+def _heartbeat(home: Path, holder: str, stop: threading.Event) -> None:
+    """Renew ``holder``'s leases until ``stop`` is set (its own connection: SQLite's are per thread)."""
+    while not stop.wait(LEASE_TTL_S / 3):
+        try:
+            with Store(home) as store:
+                store.renew(holder, LEASE_TTL_S)
+        except Exception:  # noqa: BLE001 - a missed renewal only lets a lease expire early
+            pass
+
+
 def run_jobs(
     jobs: Iterable[Job],
     store: Store,
@@ -358,8 +372,14 @@ def run_jobs(
     on_result: OnResult | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_progress: OnProgress | None = None,
+    poll_s: float = 1.0,
 ) -> tuple[list[Job], list[Job]]:
     """Run the jobs not yet finished in ``store`` and record each as it completes.
+
+    Runs that share a store never compute the same job twice: each job is leased in
+    the store before it runs, a job leased by another live run is waited for and then
+    read from the store, and a lease whose holder died (or stopped renewing it) is
+    taken over.
 
     Args:
         jobs: the planned jobs.
@@ -368,13 +388,15 @@ def run_jobs(
         backend: ``"local"`` or ``"ray"``.
         ray_address: address of an existing Ray cluster; ``None`` starts a local one.
         force: recompute jobs even when the store has them.
-        on_result: called in this process after each job is stored.
-        on_start: called once with (number to run, number reused).
+        on_result: called in this process after each job it ran is stored.
+        on_start: called with (number to run, number reused) before running, and again
+            with (n, 0) when this run takes over n jobs from a run that died.
         on_progress: called in this process with (job key, fraction done) as running
             experiments report progress (local backend only).
+        poll_s: how often to look at jobs another run is computing.
 
     Returns:
-        (jobs that ran, jobs reused from the store).
+        (jobs that ran here, jobs reused from the store, including those another run finished).
     """
     if backend not in BACKENDS:
         raise ConfigError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
@@ -384,14 +406,54 @@ def run_jobs(
     done = set() if force else store.finished(j.key for j in jobs)
     todo = [j for j in jobs if j.key not in done]
     reused = [j for j in jobs if j.key in done]
+
+    holder = new_holder()
+    mine = store.acquire([j.key for j in todo], holder, LEASE_TTL_S)
+    elsewhere = [j for j in todo if j.key not in mine]
+    todo = [j for j in todo if j.key in mine]
     if on_start:
         on_start(len(todo), len(reused))
 
     def record(job: Job, outcome: JobOutcome) -> None:
         store.put(_record(job, outcome, backend))
+        store.release([job.key], holder)
         if on_result:
             on_result(job, outcome)
 
+    stop = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(store.home, holder, stop), daemon=True)
+    beat.start()
+    ran: list[Job] = []
+    try:
+        batch = todo
+        while True:
+            _run_batch(batch, n_jobs, backend, ray_address, record, on_progress)
+            ran += batch
+            batch = []
+            while elsewhere and not batch:  # jobs another run holds: wait, or take over from a dead run
+                finished = store.finished(j.key for j in elsewhere)
+                reused += [j for j in elsewhere if j.key in finished]
+                elsewhere = [j for j in elsewhere if j.key not in finished]
+                held = store.leased_by_others([j.key for j in elsewhere], holder)
+                free = [j for j in elsewhere if j.key not in held]
+                if free:
+                    taken = store.acquire([j.key for j in free], holder, LEASE_TTL_S)
+                    batch = [j for j in free if j.key in taken]
+                    elsewhere = [j for j in elsewhere if j.key not in taken]
+                    if batch and on_start:
+                        on_start(len(batch), 0)
+                elif elsewhere:
+                    time.sleep(poll_s)
+            if not batch:
+                break
+    finally:
+        stop.set()
+        store.release([j.key for j in todo + ran], holder)
+    return ran, reused
+
+
+def _run_batch(todo: list[Job], n_jobs: int, backend: str, ray_address: str | None, record: OnResult,
+               on_progress: OnProgress | None) -> None:
     # jobs that measure wall-clock time run alone, after the others
     timed = [j for j in todo if load_reproduction(j.paper).experiment(j.experiment).timed]
     untimed = [j for j in todo if j not in timed]
@@ -402,7 +464,6 @@ def run_jobs(
             _run_local(batch, min(width, len(batch)), record, on_progress=on_progress)
         else:
             _run_ray(batch, width, ray_address, record)
-    return todo, reused
 
 
 @dataclass

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,6 +44,17 @@ CREATE TABLE IF NOT EXISTS jobs (
     libraries   TEXT,
     backend     TEXT,
     finished_at REAL NOT NULL,
+    PRIMARY KEY (paper, experiment, config_hash, seed, version, code_hash)
+);
+CREATE TABLE IF NOT EXISTS leases (
+    paper       TEXT NOT NULL,
+    experiment  TEXT NOT NULL,
+    config_hash TEXT NOT NULL,
+    seed        INTEGER NOT NULL,
+    version     TEXT NOT NULL,
+    code_hash   TEXT NOT NULL,
+    holder      TEXT NOT NULL,
+    expires_at  REAL NOT NULL,
     PRIMARY KEY (paper, experiment, config_hash, seed, version, code_hash)
 );
 CREATE TABLE IF NOT EXISTS decisions (
@@ -250,8 +263,73 @@ class Store:
                                                     mean=mean, lo=lo, hi=hi, n=n, recorded_at=at)
         return out
 
+    # -- leases: two runs on one store never compute the same job twice ------------------------------
+
+    def acquire(self, keys: Iterable[JobKey], holder: str, ttl_s: float) -> set[JobKey]:
+        """Lease the unfinished jobs among ``keys`` that no live run holds; return those leased.
+
+        A lease expires ``ttl_s`` after its last renewal, or at once when its holder is a
+        process of this machine that no longer exists.
+        """
+        now = time.time()
+        got: set[JobKey] = set()
+        with self._transaction() as db:
+            for k in keys:
+                args = (k.paper, k.experiment, k.config_hash, k.seed, k.version, k.code_hash)
+                row = db.execute("SELECT holder, expires_at FROM leases WHERE paper=? AND experiment=? AND "
+                                 "config_hash=? AND seed=? AND version=? AND code_hash=?", args).fetchone()
+                if row is not None and row[0] != holder and row[1] > now and holder_alive(row[0]):
+                    continue
+                db.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?,?,?,?,?,?)", (*args, holder, now + ttl_s))
+                got.add(k)
+        return got
+
+    def renew(self, holder: str, ttl_s: float) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE leases SET expires_at=? WHERE holder=?", (time.time() + ttl_s, holder))
+
+    def release(self, keys: Iterable[JobKey], holder: str) -> None:
+        with self._transaction() as db:
+            for k in keys:
+                db.execute("DELETE FROM leases WHERE paper=? AND experiment=? AND config_hash=? AND seed=? AND "
+                           "version=? AND code_hash=? AND holder=?",
+                           (k.paper, k.experiment, k.config_hash, k.seed, k.version, k.code_hash, holder))
+
+    def leased_by_others(self, keys: Iterable[JobKey], holder: str) -> set[JobKey]:
+        """The jobs among ``keys`` that another live run holds now."""
+        now = time.time()
+        out = set()
+        for k in keys:
+            row = self._db.execute(
+                "SELECT holder, expires_at FROM leases WHERE paper=? AND experiment=? AND config_hash=? AND seed=? "
+                "AND version=? AND code_hash=?",
+                (k.paper, k.experiment, k.config_hash, k.seed, k.version, k.code_hash)).fetchone()
+            if row is not None and row[0] != holder and row[1] > now and holder_alive(row[0]):
+                out.add(k)
+        return out
+
     def integrity_ok(self) -> bool:
         return self._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def new_holder() -> str:
+    """A lease holder's name: ``host:pid:nonce``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def holder_alive(holder: str) -> bool:
+    """False when ``holder`` is a process of this machine that has exited; True otherwise (or unknown)."""
+    host, _, rest = holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return True  # another machine: only the lease's expiry can tell
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - someone else's live process
+        return True
+    return True
 
 
 def _check_integrity(db: sqlite3.Connection) -> None:
