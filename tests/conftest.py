@@ -1,0 +1,41 @@
+"""Suite-wide hooks.
+
+Under CI (``CI=true``) a test that skips because an optional dependency is missing
+fails instead: CI installs every extra, so such a skip means the install step broke
+and a check silently stopped running.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+MISSING_IMPORT = "could not import"
+"""What ``pytest.importorskip`` says when it skips."""
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def _missing_extra(report: pytest.TestReport | pytest.CollectReport) -> bool:
+    return report.skipped and MISSING_IMPORT in str(report.longrepr)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
+    outcome = yield
+    report = outcome.get_result()
+    if _in_ci() and _missing_extra(report):
+        report.outcome = "failed"
+        report.longrepr = f"CI=true: an optional dependency is missing, so this test would be skipped: {report.longrepr}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> object:
+    outcome = yield
+    report = outcome.get_result()
+    if _in_ci() and _missing_extra(report):
+        report.outcome = "failed"
+        report.longrepr = f"CI=true: an optional dependency is missing, so this module would be skipped: {report.longrepr}"
