@@ -224,3 +224,28 @@ def test_smoke_runs():
     assert min(m["w1_symbolic"], m["w1_nh"], m["w1_closure"]) >= 0
     assert m["w1_ratio_closure"] == pytest.approx(m["w1_closure"] / m["w1_symbolic"])
     assert 20 < m["mean_volume_type1_data"] < m["mean_volume_type2_data"]
+
+
+def _all_moves_uphill():
+    """A Hamiltonian whose every flip costs energy: no contact term, and each cell at its target volume."""
+    sigma, _ = random_init(12, 12, 3, [1, 1, 1], 2.0, seed=3)
+    ct = np.array([0, 1, 2, 3])  # one type per cell, so that each cell has its own target volume
+    v = np.bincount(sigma.ravel(), minlength=4)[1:].astype(float)
+    H = CellsortHamiltonian(np.zeros((4, 4)), lam=[0.0, 1.0, 1.0, 1.0], v_star=np.concatenate([[0.0], v]))
+    return H, sigma, ct  # at the targets, growing or shrinking a cell by one site costs lam * 1 = 1
+
+
+@pytest.mark.parametrize("sampler", ["metropolis", "checkerboard"])
+def test_metropolis_acceptance_follows_the_temperature(sampler):
+    """At T -> 0 no uphill move is accepted; at a high T most are (a sampler that ignored T would fail one)."""
+    H, sigma, ct = _all_moves_uphill()
+
+    def run(T):  # noqa: ANN001
+        rng = np.random.default_rng(0)
+        if sampler == "metropolis":
+            return metropolis_cpm(H, sigma, ct, 2000, T=T, rng=rng)
+        return checkerboard_cpm(H, sigma[None], ct, 5, T=T, rng=rng)[0]
+
+    cold, hot = run(1e-3), run(1e3)
+    np.testing.assert_array_equal(cold, sigma)  # every move costs >= 1, and exp(-1000) underflows to 0
+    assert (hot != sigma).mean() > 0.05
