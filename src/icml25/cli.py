@@ -21,7 +21,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from icml25.core.experiment import PRESETS, ConfigError, parse_overrides
-from icml25.core.registry import UnknownPaperError, all_papers, get_paper, load_reproduction, runnable_slugs
+from icml25.core.registry import (
+    MissingExtraError,
+    UnknownPaperError,
+    all_papers,
+    available_slugs,
+    get_paper,
+    load_reproduction,
+)
 
 # Tables need room: when output is not a terminal (a log, a pipe), do not squeeze them to 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -168,6 +175,11 @@ def show(slug: str, as_json: bool, example: bool) -> None:
         paper = get_paper(slug)
     except UnknownPaperError as exc:
         _fail_usage(str(exc))
+    try:
+        if paper.runnable:
+            load_reproduction(slug)
+    except MissingExtraError as exc:
+        _fail_usage(str(exc))
     if as_json:
         click.echo(json.dumps(show_payload(slug), indent=2))
         return
@@ -242,10 +254,17 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
                 import ray  # noqa: F401
             except ImportError:
                 raise ConfigError("--backend ray needs Ray: pip install 'icml25[ray]'") from None
-        planned = plan(list(slugs) or runnable_slugs(), preset, seeds, parse_overrides(list(settings)))
+        skipped: list[MissingExtraError] = []
+        if slugs:
+            chosen = list(slugs)
+        else:  # every paper: run what the installed extras allow, and say what was skipped
+            chosen, skipped = available_slugs()
+        planned = plan(chosen, preset, seeds, parse_overrides(list(settings)))
         schedules(planned, max_seeds)  # checks --max-seeds before anything runs
-    except (UnknownPaperError, ConfigError) as exc:
+    except (UnknownPaperError, ConfigError, MissingExtraError) as exc:
         _fail_usage(str(exc))
+    for exc in skipped:
+        err_console.print(f"skipped: {exc}", markup=False, highlight=False)
 
     # storage is checked before any job runs: a problem is one line and exit status 3
     _check_reports_dir(reports_dir)

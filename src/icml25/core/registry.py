@@ -57,6 +57,28 @@ def all_papers() -> tuple[Paper, ...]:
     return tuple(PAPERS.values())
 
 
+EXTRAS: dict[str, tuple[str, str]] = {
+    "torch": ("PyTorch", "torch"),
+    "torch_geometric": ("PyTorch Geometric", "graph"),
+    "torch_scatter": ("PyTorch Geometric", "graph"),
+    "gymnasium": ("gymnasium", "rl"),
+    "ray": ("Ray", "ray"),
+    "cvxpy": ("cvxpy", "convex"),
+    "pandas": ("pandas", "tables"),
+    "sksurv": ("scikit-survival", "survival"),
+}
+"""Top-level module -> (what it is, the extra that installs it)."""
+
+
+class MissingExtraError(ImportError):
+    """A paper needs an optional dependency that is not installed. ``str()`` is one line saying what to install."""
+
+    def __init__(self, slug: str, module: str):
+        self.slug, self.module = slug, module
+        what, extra = EXTRAS.get(module, (module, "all"))
+        super().__init__(f"{slug} needs {what}: pip install 'icml25[{extra}]'")
+
+
 class UnknownPaperError(KeyError):
     def __str__(self) -> str:  # KeyError quotes its message; we want it plain
         return str(self.args[0])
@@ -90,7 +112,13 @@ def load_reproduction(slug: str) -> Reproduction:
     paper = get_paper(slug)
     if not paper.runnable:
         raise ValueError(f"paper {slug!r} is {paper.status}: it has no reproduction to run")
-    module = importlib.import_module(f"icml25.papers.{slug}.repro")
+    try:
+        module = importlib.import_module(f"icml25.papers.{slug}.repro")
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if top and top != "icml25":
+            raise MissingExtraError(slug, top) from exc
+        raise
     experiments = tuple(module.EXPERIMENTS)
     claims = tuple(module.CLAIMS)
     names = [e.name for e in experiments]
@@ -107,3 +135,16 @@ def load_reproduction(slug: str) -> Reproduction:
 
 def runnable_slugs() -> list[str]:
     return [p.slug for p in PAPERS.values() if p.runnable]
+
+
+def available_slugs() -> tuple[list[str], list[MissingExtraError]]:
+    """The runnable papers whose dependencies are installed, and why the others cannot run."""
+    ok, missing = [], []
+    for slug in runnable_slugs():
+        try:
+            load_reproduction(slug)
+        except MissingExtraError as exc:
+            missing.append(exc)
+        else:
+            ok.append(slug)
+    return ok, missing
