@@ -30,6 +30,12 @@ def _marked(mark: str) -> list[int]:
     return out
 
 
+def _default_sigint() -> None:
+    """A shell runs background jobs with SIGINT ignored (and Python then never raises KeyboardInterrupt):
+    give the child the default disposition, as a terminal's foreground process has."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _ok_rows(home: Path) -> int:
     with sqlite3.connect(home / "results.sqlite", timeout=5) as db:
         return db.execute("SELECT COUNT(*) FROM jobs WHERE status='ok'").fetchone()[0]
@@ -42,7 +48,8 @@ def test_signal_stops_workers_and_keeps_finished_jobs(tmp_path, sig):
     env = {**os.environ, "ICML25_HOME": str(home), "ICML25_TEST_MARK": mark}
     proc = subprocess.Popen([sys.executable, "-m", "icml25.cli", "reproduce", "pas", "--preset", "smoke", "--seeds",
                              "8", "--jobs", "2", "--set", "replicates=300", "--reports", str(tmp_path / "r")],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_default_sigint)
     try:
         deadline = time.time() + 120
         while time.time() < deadline and (not (home / "results.sqlite").exists() or _ok_rows(home) < 1):
