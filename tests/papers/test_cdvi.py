@@ -349,6 +349,40 @@ def test_bad_input_raises():
         split_standardise(X, y, fractions=(0.5, 0.5, 0.5))
 
 
+def test_bad_input_censored_loglik():
+    u = torch.tensor([0.1, -0.4, 1.2], dtype=torch.float64)
+    loc = torch.zeros(3, dtype=torch.float64)
+    scale = torch.tensor(0.9, dtype=torch.float64)
+    for delta in (torch.tensor([1.0, 0.5, 0.0]), torch.tensor([1.0, 2.0, 0.0]), torch.tensor([1.0, float("nan"), 0.0]),
+                  torch.tensor([-1, 0, 1])):
+        with pytest.raises(ValueError, match="delta .*must hold only 0/1"):
+            censored_loglik(u, delta, loc, scale)
+    d = torch.tensor([1.0, 0.0, 1.0])
+    for bad_scale in (0.0, -0.5, float("nan")):
+        with pytest.raises(ValueError, match="scale must be > 0"):
+            censored_loglik(u, d, loc, torch.tensor(bad_scale, dtype=torch.float64))
+    with pytest.raises(ValueError, match="scale must be > 0"):
+        censored_loglik(u, d, loc, torch.tensor([0.9, 0.0, 1.1], dtype=torch.float64))
+    # valid inputs still work: float and bool indicators, per-sample scales
+    ref = censored_loglik(u, d, loc, scale)
+    torch.testing.assert_close(censored_loglik(u, d.bool(), loc, scale), ref)
+    torch.testing.assert_close(censored_loglik(u, d, loc, scale.expand(3)), ref)
+
+
+def test_bad_input_lognormal_aft_not_fitted():
+    from sklearn.exceptions import NotFittedError
+
+    X, y = _toy_data(30)
+    aft = LogNormalAFT(log_time=False)
+    with pytest.raises(NotFittedError, match="LogNormalAFT is not fitted"):
+        aft.predict_survival_function(X, [0.0, 1.0])
+    with pytest.raises(NotFittedError, match="LogNormalAFT is not fitted"):
+        aft.loglik(X, y)
+    aft.fit(X, y)
+    assert aft.predict_survival_function(X, [0.0, 1.0]).shape == (30, 2)
+    assert np.isfinite(aft.loglik(X, y))
+
+
 # ----------------------------------------------------------------------------- smoke runs
 def test_smoke_synthetic():
     from icml25.papers.cdvi.repro import EXPERIMENTS, LEVELS

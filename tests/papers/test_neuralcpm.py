@@ -249,3 +249,104 @@ def test_metropolis_acceptance_follows_the_temperature(sampler):
     cold, hot = run(1e-3), run(1e3)
     np.testing.assert_array_equal(cold, sigma)  # every move costs >= 1, and exp(-1000) underflows to 0
     assert (hot != sigma).mean() > 0.05
+
+
+def test_bad_input_nan_temperature_and_step_counts():
+    H = CellsortHamiltonian(J, 0.5, 5.0)
+    sigma, ct = random_init(6, 6, 3, [1, 2, 1], 1.5, seed=0)
+    nan = float("nan")
+    with pytest.raises(ValueError, match="T must be > 0"):
+        metropolis_cpm(H, sigma, ct, 10, T=nan)
+    with pytest.raises(ValueError, match="n_flips must be an integer >= 0"):
+        metropolis_cpm(H, sigma, ct, nan)
+    with pytest.raises(TypeError, match="n_flips must be an integer"):
+        metropolis_cpm(H, sigma, ct, 10.0)
+    with pytest.raises(ValueError, match="T must be > 0"):
+        checkerboard_cpm(H, sigma, ct, 1, T=nan)
+    for bad in (nan, float("inf"), -1.0):
+        with pytest.raises(ValueError, match="n_sweeps must be finite and >= 0"):
+            checkerboard_cpm(H, sigma, ct, bad)
+    sym, s, c = SymbolicHamiltonian(2, v_star=5.0), torch.from_numpy(sigma)[None], torch.from_numpy(ct)
+    with pytest.raises(ValueError, match="T must be > 0"):
+        parallel_cpm(sym, s, c, 2, 2, T=nan)
+    with pytest.raises(ValueError, match="n_steps >= 0"):
+        parallel_cpm(sym, s, c, nan, 2)
+    with pytest.raises(ValueError, match="n_parallel >= 1"):
+        parallel_cpm(sym, s, c, 2, nan)
+    # valid calls still run (an infinite temperature is a valid limit)
+    assert metropolis_cpm(H, sigma, ct, np.int64(10), T=float("inf"), rng=np.random.default_rng(0)).shape == (6, 6)
+    assert checkerboard_cpm(H, sigma, ct, 0.5, rng=np.random.default_rng(0)).shape == (6, 6)
+
+
+def test_bad_input_non_finite_hamiltonian_parameters():
+    for kw in ({"v_star": float("nan")}, {"v_star": [0.0, 5.0, float("inf")]}):
+        with pytest.raises(ValueError, match="v_star must be finite"):
+            CellsortHamiltonian(J, **{"lam": 0.5, **kw})
+    for lam in (float("nan"), float("inf"), [0.0, 0.5, float("nan")], -1.0):
+        with pytest.raises(ValueError, match="lam must be finite and >= 0"):
+            CellsortHamiltonian(J, lam, 5.0)
+    for bad in (np.nan, np.inf):
+        Jb = J.copy()
+        Jb[1, 2] = Jb[2, 1] = bad
+        with pytest.raises(ValueError, match="J must be finite"):
+            CellsortHamiltonian(Jb, 0.5, 5.0)
+    H = CellsortHamiltonian(J, lam=[np.nan, 0.5, 0.25], v_star=[np.nan, 12, 20])  # index 0 is ignored
+    sigma, ct = random_init(9, 9, 4, [1, 2, 1, 2], 1.6, seed=0)
+    assert np.isfinite(H.energy(sigma, ct))
+
+
+def test_bad_input_float_lattice_raises_type_error():
+    H = CellsortHamiltonian(J, 0.5, 5.0)
+    sigma, ct = random_init(6, 6, 3, [1, 2, 1], 1.5, seed=0)
+    fl = sigma + 0.7  # would be truncated back to sigma by an int cast
+    for f in (lambda: H.energy(fl, ct), lambda: contact_matrix(fl, ct), lambda: sorting_index(fl, ct),
+              lambda: metropolis_cpm(H, fl, ct, 5), lambda: checkerboard_cpm(H, fl, ct, 1),
+              lambda: volumes(fl, 3), lambda: cell_shape_stats(fl, 3)):
+        with pytest.raises(TypeError, match="sigma must hold integer cell ids"):
+            f()
+    with pytest.raises(TypeError, match="sigma must hold integer cell ids"):
+        H.delta(fl, ct, 0, 0, 1)
+    # integer dtypes of any width still work and agree
+    np.testing.assert_array_equal(contact_matrix(sigma.astype(np.int32), ct), contact_matrix(sigma, ct))
+    np.testing.assert_array_equal(volumes(sigma.astype(np.uint8), 3), volumes(sigma, 3))
+
+
+def test_bad_input_volumes_ids_out_of_range_do_not_leak_across_frames():
+    sigma, _ = random_init(6, 6, 3, [1, 2, 1], 1.5, seed=0)
+    batch = np.stack([sigma, sigma])
+    per_frame = volumes(batch, 3)
+    assert per_frame.shape == (2, 4)
+    np.testing.assert_array_equal(per_frame, np.stack([volumes(sigma, 3)] * 2))
+    np.testing.assert_array_equal(per_frame.sum(-1), [36, 36])
+    bad = batch.copy()
+    bad[0, 0, 0] = 4  # id 4 > n_cells used to be counted as id 0 of frame 1
+    with pytest.raises(ValueError, match=r"sigma ids must lie in \[0, n_cells=3\]"):
+        volumes(bad, 3)
+    with pytest.raises(ValueError, match=r"sigma ids must lie in \[0, n_cells=3\]"):
+        volumes(batch - 1, 3)
+    with pytest.raises(ValueError, match="sigma must have shape"):
+        volumes(np.arange(3), 3)
+    with pytest.raises(TypeError, match="n_cells must be an integer"):
+        volumes(sigma, 3.0)
+    with pytest.raises(ValueError, match="n_cells must be >= 0"):
+        volumes(sigma, -1)
+    with pytest.raises(ValueError, match="sigma ids must lie"):
+        cell_shape_stats(sigma, 2)
+    np.testing.assert_array_equal(volumes(sigma, 5)[4:], [0, 0])  # a larger n_cells pads with zeros
+
+
+def test_bad_input_unknown_cell_type():
+    H = CellsortHamiltonian(J, 0.5, 5.0)  # J holds types 0..2
+    sigma, ct = random_init(6, 6, 3, [1, 2, 1], 1.5, seed=0)
+    for t in (3, -1):
+        bad = ct.copy()
+        bad[2] = t
+        msg = f"cell_types holds type {t} outside J of size 3"
+        for f in (lambda: H.energy(sigma, bad), lambda: metropolis_cpm(H, sigma, bad, 200),
+                  lambda: checkerboard_cpm(H, sigma, bad, 1), lambda: H.delta(sigma, bad, 0, 0, 2)):
+            with pytest.raises(ValueError, match=msg):
+                f()
+    i, j = np.argwhere(sigma != 2)[0]  # a valid call still gives the exact energy change
+    prop = sigma.copy()
+    prop[i, j] = 2
+    assert H.delta(sigma, ct, i, j, 2) == pytest.approx(H.energy(prop, ct) - H.energy(sigma, ct))

@@ -236,6 +236,32 @@ def test_bad_parameters_raise(ragged):
         gaussian_synthetic(m=3, n=1)
 
 
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"sigma_x": np.nan}, "sigma_x must be finite and > 0"),
+        ({"sigma_x": np.inf}, "sigma_x must be finite and > 0"),
+        ({"sigma_x": 0.0}, "sigma_x must be finite and > 0"),
+        ({"sigma_x": -0.1}, "sigma_x must be finite and > 0"),
+        ({"noise_var": np.nan}, "noise_var must be finite and >= 0"),
+        ({"noise_var": np.inf}, "noise_var must be finite and >= 0"),
+        ({"noise_var": -1e-3}, "noise_var must be finite and >= 0"),
+    ],
+)
+def test_bad_input_gaussian_synthetic_parameters(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        gaussian_synthetic(m=3, **kwargs)
+
+
+def test_gaussian_synthetic_boundary_parameters_still_valid():
+    d = gaussian_synthetic(m=3, n=4, N=5, sigma_x=0.2, noise_var=0.0)  # noise_var = 0 is allowed
+    assert len(d.y_labelled) == 3 and all(np.isfinite(a).all() for a in d.y_labelled + d.pred_unlabelled)
+    ref = gaussian_synthetic(m=3, n=4, N=5, seed=7)
+    again = gaussian_synthetic(m=3, n=4, N=5, seed=7, sigma_x=0.1, noise_var=0.05)
+    for a, b in zip(ref.y_labelled + ref.pred_unlabelled, again.y_labelled + again.pred_unlabelled):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_smoke_experiments_show_the_regimes():
     from icml25.core.registry import load_reproduction
 

@@ -220,6 +220,29 @@ def test_bad_input():
         Primphormer(3, 8, 1, 2, task="edge")
 
 
+def test_bad_input_non_tensor_raises_type_error():
+    import numpy as np
+
+    attn = PrimalGraphAttention(8, heads=2, rank=3)
+    with pytest.raises(TypeError, match="x must be a torch.Tensor, got numpy.ndarray"):
+        attn(np.zeros((5, 8), dtype=np.float32))
+    with pytest.raises(TypeError, match="x must be a torch.Tensor, got builtins.NoneType"):
+        attn(None)
+    with pytest.raises(TypeError, match="batch must be a torch.Tensor"):
+        attn(torch.zeros(3, 8), np.array([0, 0, 1]))
+    layer = PrimphormerLayer(8, heads=2, rank=3)
+    ei = torch.tensor([[0, 1], [1, 0]])
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        layer(np.zeros((3, 8), dtype=np.float32), ei, edge_attr=torch.zeros(2, 8))
+    model = Primphormer(3, 8, 1, 2)
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        model(np.zeros((4, 3), dtype=np.float32), ei)
+    with pytest.raises(TypeError, match="edge_index must be a torch.Tensor"):
+        model(torch.zeros(4, 3), ei.numpy())
+    out, aux = attn(torch.zeros(3, 8), torch.tensor([0, 0, 1]))  # tensors still accepted
+    assert out.shape == (3, 8) and aux["W_e"].shape[0] == 2
+
+
 def test_weighted_accuracy_is_mean_class_recall():
     y = torch.tensor([0, 0, 0, 1])
     assert weighted_accuracy(torch.tensor([0, 0, 0, 0]), y) == pytest.approx(50.0)

@@ -12,7 +12,9 @@ from icml25.papers.sira import (
     KGW,
     ConceptRewriter,
     EntropyGatedKGW,
+    HighSIMaskRewrite,
     KneserNeyLM,
+    LowSIMaskRewrite,
     RandomMaskRewrite,
     SIRAAttack,
     Unigram,
@@ -194,3 +196,83 @@ def test_smoke_run_values():
         assert 0.6 < m[f"{s}_sira_blank_rate"] < 0.75
         assert m[f"{s}_entropy_blanked"] > m[f"{s}_entropy_kept"]
         assert m[f"{s}_green_excess_share_blanked"] > 0.7
+
+
+@pytest.fixture(scope="module")
+def tiny_lm():
+    return KneserNeyLM(4, order=2, discount=0.75, pad_id=3).fit([0, 1, 0, 2, 0, 1, 3, 1, 0])
+
+
+@pytest.mark.parametrize("ids, exc, match", [
+    ([[0, -1, 1]], ValueError, r"token_ids must be token ids in \[0, 4\) \(vocab_size=4\), got range \[-1, 1\]"),
+    ([0, 1.0, 2], TypeError, "token_ids must be integer token ids, got dtype float64"),
+    (np.array([[0.0, 1.7, 2.0]], dtype=np.float32), TypeError, "token_ids must be integer token ids"),
+    ([True, False, True], TypeError, "token_ids must be integer token ids, got dtype bool"),
+    ([0, 1, 4], ValueError, r"token_ids must be token ids in \[0, 4\) \(vocab_size=4\), got range \[0, 4\]"),
+    (np.array([[0, 1], [2, 7]], dtype=np.uint8), ValueError, r"vocab_size=4"),
+])
+def test_bad_input_self_information_token_ids(tiny_lm, ids, exc, match):
+    with pytest.raises(exc, match=match):
+        self_information(tiny_lm, ids)
+
+
+def test_self_information_accepts_integer_dtypes_unchanged(tiny_lm):
+    ref = self_information(tiny_lm, np.array([[0, 1, 3, 1, 0, 2]], dtype=np.int64))
+    for ids in ([[0, 1, 3, 1, 0, 2]], np.array([[0, 1, 3, 1, 0, 2]], dtype=np.uint8),
+                np.array([[0, 1, 3, 1, 0, 2]], dtype=np.int32), np.array([[0, 1, 3, 1, 0, 2]], dtype=object),
+                [[np.int64(0), 1, 3, np.int16(1), 0, 2]]):
+        np.testing.assert_array_equal(self_information(tiny_lm, ids), ref)
+    np.testing.assert_array_equal(self_information(tiny_lm, [0, 1, 3, 1, 0, 2]), ref[0])
+
+
+def test_bad_input_token_ids_across_public_api(world, tiny_lm):
+    lex, target, surrogate = world
+    V = lex.vocab_size
+    x = KGW(key=1).generate(target, np.full((3, 1), lex.end_id), 12, seed=0)
+    ref = reference_paraphrase(lex, x)
+    rw = ConceptRewriter(lex, surrogate, seed=0)
+    neg, big, flt = x.copy(), x.copy(), x.astype(float)
+    neg[1, 4], big[2, 5] = -1, V
+    vs = rf"\[0, {V}\) \(vocab_size={V}\)"
+    bad = [  # (call, exception, message)
+        (lambda: KneserNeyLM(4).fit([0, 1, 2.5, 3]), TypeError, "stream must be integer token ids"),
+        (lambda: tiny_lm.next_probs([[0, -1]]), ValueError, r"context must be token ids in \[0, 4\)"),
+        (lambda: tiny_lm.next_probs([[0, 1.5]]), TypeError, "context must be integer token ids"),
+        (lambda: tiny_lm.next_probs([[4]]), ValueError, r"vocab_size=4"),
+        (lambda: tiny_lm.sequence_probs([0, -2, 1]), ValueError, r"ids must be token ids in \[0, 4\)"),
+        (lambda: tiny_lm.token_logprobs([0, 1, 5]), ValueError, r"ids must be token ids in \[0, 4\) \(vocab_size=4\)"),
+        (lambda: tiny_lm.token_logprobs([0.0, 1.0]), TypeError, "ids must be integer token ids"),
+        (lambda: KGW().generate(target, [[lex.end_id, -1]], 3), ValueError, rf"prompt must be token ids in {vs}"),
+        (lambda: KGW().generate(target, [[1.5]], 3), TypeError, "prompt must be integer token ids"),
+        (lambda: KGW().detect(neg, lm=target), ValueError, rf"tokens must be token ids in {vs}"),
+        (lambda: KGW().detect(big, vocab_size=V), ValueError, rf"tokens must be token ids in {vs}"),
+        (lambda: KGW().detect(flt, lm=target), TypeError, "tokens must be integer token ids"),
+        (lambda: Unigram().green_flags(neg, V), ValueError, rf"tokens must be token ids in {vs}"),
+        (lambda: EntropyGatedKGW().detect(flt, lm=target), TypeError, "tokens must be integer token ids"),
+        (lambda: EntropyGatedKGW().scored_mask(big, lm=target), ValueError, rf"vocab_size={V}"),
+        (lambda: reference_paraphrase(lex, neg), ValueError, rf"tokens must be token ids in {vs}"),
+        (lambda: reference_paraphrase(lex, flt), TypeError, "tokens must be integer token ids"),
+        (lambda: rw.fill(big, np.ones(x.shape, bool), ref), ValueError, rf"tokens must be token ids in {vs}"),
+        (lambda: rw.fill(flt, np.ones(x.shape, bool), ref), TypeError, "tokens must be integer token ids"),
+        (lambda: SIRAAttack(surrogate, rw).blanks(neg), ValueError, rf"text_tokens must be token ids in {vs}"),
+        (lambda: SIRAAttack(surrogate, rw).blanks(flt), TypeError, "text_tokens must be integer token ids"),
+        (lambda: SIRAAttack(surrogate, rw).attack(flt, ref), TypeError, "text_tokens must be integer token ids"),
+        (lambda: SIRAAttack(surrogate, rw).attack(big, ref), ValueError, rf"text_tokens must be token ids in {vs}"),
+        (lambda: RandomMaskRewrite(rw, 0.3).attack(flt, ref), TypeError, "text_tokens must be integer token ids"),
+        (lambda: LowSIMaskRewrite(surrogate, rw, 0.3).blanks(neg), ValueError, "text_tokens must be token ids"),
+        (lambda: HighSIMaskRewrite(surrogate, rw, 0.3).blanks(flt), TypeError, "text_tokens must be integer"),
+        (lambda: WordSubstitution(lex, 0.5).attack(neg), ValueError, rf"text_tokens must be token ids in {vs}"),
+        (lambda: WordSubstitution(lex, 0.5).attack(flt), TypeError, "text_tokens must be integer token ids"),
+        (lambda: lex.decode([0, -1]), ValueError, rf"ids must be token ids in {vs}"),
+        (lambda: lex.decode([0, 1.9]), TypeError, "ids must be integer token ids"),
+    ]
+    for call, exc, match in bad:
+        with pytest.raises(exc, match=match):
+            call()
+    # valid integer input of another dtype still gives the same results
+    x32 = x.astype(np.int32)
+    np.testing.assert_array_equal(reference_paraphrase(lex, x32), ref)
+    np.testing.assert_array_equal(KGW(key=1).detect(x32, lm=target), KGW(key=1).detect(x, lm=target))
+    np.testing.assert_array_equal(SIRAAttack(surrogate, ConceptRewriter(lex, surrogate, seed=0)).attack(x32, ref),
+                                  SIRAAttack(surrogate, ConceptRewriter(lex, surrogate, seed=0)).attack(x, ref))
+    assert lex.decode(list(x[0])) == lex.decode(x[0])

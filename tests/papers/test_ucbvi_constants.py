@@ -250,6 +250,46 @@ def test_bad_input_raises():
         agent.update(Trajectory(np.zeros(3, int), np.zeros(3, int), np.zeros(3)))
 
 
+@pytest.mark.parametrize("make", [lambda: UCBVI(3, 2, 4, K=10, seed=0), lambda: MVP(3, 2, 4, K=10, seed=0)],
+                         ids=["ucbvi", "mvp"])
+def test_bad_input_act_indices(make):
+    agent = make()
+    with pytest.raises(ValueError, match=r"state index s must be in \[0, S\) = \[0, 3\), got -1"):
+        agent.act(0, -1)  # used to wrap around to the last state
+    with pytest.raises(ValueError, match=r"state index s must be in \[0, S\) = \[0, 3\), got 3"):
+        agent.act(0, 3)
+    with pytest.raises(ValueError, match=r"step index h must be in \[0, H\) = \[0, 4\), got 4"):
+        agent.act(4, 0)  # h = H: used to be a bare IndexError
+    with pytest.raises(ValueError, match=r"step index h must be in \[0, H\) = \[0, 4\), got -1"):
+        agent.act(-1, 0)
+    with pytest.raises(TypeError, match="step index h must be an integer, got 1.5"):
+        agent.act(1.5, 0)
+    with pytest.raises(TypeError, match=r"state index s must be an integer, got .*1\.0.*float64"):
+        agent.act(0, np.float64(1.0))
+    with pytest.raises(TypeError, match="state index s must be an integer, got True"):
+        agent.act(0, True)
+    # valid calls are unchanged: Python and NumPy integers give the policy entry
+    assert agent.act(3, 2) == int(agent.policy[3, 2])
+    assert agent.act(np.int64(0), np.int32(1)) == int(agent.policy[0, 1])
+
+
+@pytest.mark.parametrize("make", [lambda: UCBVI(3, 2, 3, K=10, seed=0), lambda: MVP(3, 2, 3, K=10, seed=0)],
+                         ids=["ucbvi", "mvp"])
+def test_bad_input_update_float_indices(make):
+    agent = make()
+    with pytest.raises(TypeError, match="trajectory states must be an integer array of indices, got dtype float64"):
+        agent.update(Trajectory(np.array([0, 1.5, 2, 1]), np.array([0, 1, 0]), np.zeros(3)))  # was truncated to 1
+    with pytest.raises(TypeError, match="trajectory states must be an integer array"):
+        agent.update(Trajectory(np.array([0, np.nan, 2, 1]), np.array([0, 1, 0]), np.zeros(3)))
+    with pytest.raises(TypeError, match="trajectory actions must be an integer array of indices, got dtype float64"):
+        agent.update(Trajectory(np.array([0, 1, 2, 1]), np.array([0, 1, 0.9]), np.zeros(3)))
+    with pytest.raises(TypeError, match="trajectory actions must be an integer array of indices, got dtype bool"):
+        agent.update(Trajectory(np.array([0, 1, 2, 1]), np.array([False, True, False]), np.zeros(3)))
+    with pytest.raises(ValueError, match="out of range"):
+        agent.update(Trajectory(np.array([0, -1, 2, 1]), np.array([0, 1, 0]), np.zeros(3)))
+    agent.update(Trajectory(np.array([0, 1, 2, 1]), np.array([0, 1, 0]), np.zeros(3)))  # valid: accepted
+
+
 # --------------------------------------------------------------------------- smoke runs of the experiments
 
 def test_smoke_riverswim_metrics():

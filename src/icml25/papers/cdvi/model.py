@@ -66,7 +66,25 @@ def primitive_logsf(u: torch.Tensor, loc: torch.Tensor, scale: torch.Tensor, pri
 
 
 def censored_loglik(u, delta, loc, scale, primitive: str = "normal", beta: float = 1.0) -> torch.Tensor:
-    """``delta * log f(u) + beta * (1 - delta) * log S(u)``, elementwise (the reconstruction term of the ELBO)."""
+    """``delta * log f(u) + beta * (1 - delta) * log S(u)``, elementwise (the reconstruction term of the ELBO).
+
+    Raises:
+        ValueError: ``delta`` holds values other than 0/1 (or booleans), or ``scale`` is not > 0 everywhere.
+    """
+    d = torch.as_tensor(delta).detach()
+    if not bool(((d == 0) | (d == 1)).all()):
+        bad = d[~((d == 0) | (d == 1))].flatten()[0].item()
+        raise ValueError(f"delta (the censoring indicator) must hold only 0/1 or booleans, got {bad!r}")
+    s = torch.as_tensor(scale).detach()
+    if not bool((s > 0).all()):  # "not (s > 0)" also rejects NaN
+        bad = s[~(s > 0)].flatten()[0].item()
+        raise ValueError(f"scale must be > 0 everywhere, got {bad!r}")
+    return _censored_loglik(u, delta, loc, scale, primitive, beta)
+
+
+def _censored_loglik(u, delta, loc, scale, primitive: str = "normal", beta: float = 1.0) -> torch.Tensor:
+    """:func:`censored_loglik` without the input checks, for the training loop (delta is checked once by
+    :func:`split_survival_array`, the network's scale is an exponential)."""
     lp = primitive_logpdf(u, loc, scale, primitive)
     ls = primitive_logsf(u, loc, scale, primitive)
     return torch.where(delta > 0.5, lp, beta * ls)
@@ -244,7 +262,7 @@ class CDCVAE:
         mean, logvar = net.encode(x, t, d)
         eps = torch.randn((n_samples, *mean.shape), generator=generator)
         z = mean + torch.exp(0.5 * logvar) * eps
-        rec = censored_loglik(t, d, net.decode(z, x), net.scale(x), self.primitive, self.beta).mean(0)
+        rec = _censored_loglik(t, d, net.decode(z, x), net.scale(x), self.primitive, self.beta).mean(0)
         kl = 0.5 * (mean.pow(2) + logvar.exp() - 1.0 - logvar).sum(-1)
         return rec - kl
 
@@ -255,7 +273,7 @@ class CDCVAE:
         std = torch.exp(0.5 * logvar)
         eps = torch.randn((K, *mean.shape), generator=generator)
         z = mean + std * eps
-        log_lik = censored_loglik(t, d, net.decode(z, x), net.scale(x), self.primitive, self.beta)
+        log_lik = _censored_loglik(t, d, net.decode(z, x), net.scale(x), self.primitive, self.beta)
         log_prior = (-0.5 * z.pow(2) - 0.5 * _LOG_2PI).sum(-1)
         log_q = (-0.5 * eps.pow(2) - 0.5 * _LOG_2PI - 0.5 * logvar).sum(-1)
         return torch.logsumexp(log_lik + log_prior - log_q, dim=0) - math.log(K)
@@ -423,8 +441,15 @@ class LogNormalAFT:
         self.loglik_ = -float(res.fun)
         return self
 
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "coef_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("this LogNormalAFT is not fitted yet: call fit(X, y) first")
+
     def loglik(self, X, y) -> float:
         """Mean per-sample censored log-likelihood (density of the (log-)time)."""
+        self._check_fitted()
         X = _check_X(X, self.n_features_in_)
         d, time = split_survival_array(y)
         t = np.log(time) if self.log_time else time
@@ -434,6 +459,7 @@ class LogNormalAFT:
 
     def predict_survival_function(self, X, times) -> np.ndarray:
         """S(t | x) = Phi(-(log t - x b - b0) / s); returns ``(n, len(times))``."""
+        self._check_fitted()
         X = _check_X(X, self.n_features_in_)
         times = np.atleast_1d(np.asarray(times, dtype=float))
         tt = np.log(np.maximum(times, 1e-300)) if self.log_time else times

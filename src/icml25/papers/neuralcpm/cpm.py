@@ -8,6 +8,8 @@ is 2nd-order Moore (8 neighbours), as in Minartz et al. (arXiv 2502.02129).
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 MOORE = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
@@ -23,9 +25,18 @@ def _check_lattice(sigma: np.ndarray, cell_types: np.ndarray) -> tuple[np.ndarra
         raise ValueError(f"sigma must have shape (h, w) or (B, h, w), got {sigma.shape}")
     if cell_types.ndim != 1 or cell_types.size < 1 or cell_types[0] != 0:
         raise ValueError(f"cell_types must be 1-D with cell_types[0] == 0 (medium), got {cell_types}")
+    if sigma.dtype.kind not in "biu":
+        raise TypeError(f"sigma must hold integer cell ids, got dtype {sigma.dtype}")
     if sigma.size and (sigma.min() < 0 or sigma.max() >= cell_types.size):
         raise ValueError(f"sigma ids must lie in [0, {cell_types.size - 1}], got [{sigma.min()}, {sigma.max()}]")
     return sigma.astype(np.int64), cell_types.astype(np.int64)
+
+
+def _check_cell_types(cell_types: np.ndarray, k: int) -> None:
+    """Every entry of ``cell_types`` must be a type id that indexes a ``(k, k)`` contact matrix J (0..k-1)."""
+    if cell_types.size and (cell_types.min() < 0 or cell_types.max() >= k):
+        bad = cell_types[(cell_types < 0) | (cell_types >= k)]
+        raise ValueError(f"cell_types holds type {bad[0]} outside J of size {k} (types must be in [0, {k - 1}])")
 
 
 def random_init(h: int, w: int, n_cells: int, types, radius: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -58,7 +69,30 @@ def random_init(h: int, w: int, n_cells: int, types, radius: float, seed: int = 
 
 
 def volumes(sigma: np.ndarray, n_cells: int) -> np.ndarray:
-    """Pixel count of every id 0..n_cells; shape ``(..., n_cells + 1)``."""
+    """Pixel count of every id 0..n_cells; shape ``(..., n_cells + 1)``, per frame for a batch ``(..., h, w)``.
+
+    ``sigma`` must hold integer ids in ``[0, n_cells]`` (an id past ``n_cells`` would be counted in the next frame).
+    """
+    sigma = np.asarray(sigma)
+    if isinstance(n_cells, (bool, np.bool_)):
+        raise TypeError(f"n_cells must be an integer, got {n_cells!r}")
+    try:
+        n_cells = operator.index(n_cells)
+    except TypeError:
+        raise TypeError(f"n_cells must be an integer, got {n_cells!r}") from None
+    if n_cells < 0:
+        raise ValueError(f"n_cells must be >= 0, got {n_cells}")
+    if sigma.ndim < 2:
+        raise ValueError(f"sigma must have shape (..., h, w), got {sigma.shape}")
+    if sigma.dtype.kind not in "biu":
+        raise TypeError(f"sigma must hold integer cell ids, got dtype {sigma.dtype}")
+    if sigma.size and (sigma.min() < 0 or sigma.max() > n_cells):
+        raise ValueError(f"sigma ids must lie in [0, n_cells={n_cells}], got [{sigma.min()}, {sigma.max()}]")
+    return _volumes(sigma, n_cells)
+
+
+def _volumes(sigma: np.ndarray, n_cells: int) -> np.ndarray:
+    """:func:`volumes` without input checks, for lattices already validated (ids in [0, n_cells])."""
     sigma = np.asarray(sigma, dtype=np.int64)
     flat = sigma.reshape(-1, sigma.shape[-2] * sigma.shape[-1])
     offs = (np.arange(flat.shape[0]) * (n_cells + 1))[:, None]
@@ -104,10 +138,11 @@ def cell_shape_stats(sigma: np.ndarray, n_cells: int) -> dict[str, np.ndarray]:
     """
     from scipy import ndimage
 
-    sigma = np.asarray(sigma, dtype=np.int64)
+    sigma = np.asarray(sigma)
     if sigma.ndim != 2:
         raise ValueError(f"sigma must be one (h, w) lattice, got {sigma.shape}")
-    vol = volumes(sigma, n_cells)[1:]
+    vol = volumes(sigma, n_cells)[1:]  # also checks the dtype and that ids lie in [0, n_cells]
+    sigma = sigma.astype(np.int64)
     per = np.zeros(n_cells + 1)
     for di, dj in ((0, 1), (1, 0)):
         s2 = np.roll(sigma, (-di, -dj), axis=(0, 1))
@@ -132,6 +167,8 @@ class CellsortHamiltonian:
         J = np.asarray(J, dtype=np.float64)
         if J.ndim != 2 or J.shape[0] != J.shape[1] or J.shape[0] < 2:
             raise ValueError(f"J must be a square (n_types+1) matrix, got shape {J.shape}")
+        if not np.all(np.isfinite(J)):
+            raise ValueError(f"J must be finite, got {J}")
         if not np.allclose(J, J.T):
             raise ValueError("J must be symmetric")
         if J[0, 0] != 0:
@@ -140,17 +177,18 @@ class CellsortHamiltonian:
         self.J = J
         self.lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), (k,)).copy()
         self.v_star = np.broadcast_to(np.asarray(v_star, dtype=np.float64), (k,)).copy()
-        if np.any(self.lam[1:] < 0):
-            raise ValueError(f"lam must be >= 0, got {lam}")
+        if not np.all(np.isfinite(self.lam[1:]) & (self.lam[1:] >= 0)):
+            raise ValueError(f"lam must be finite and >= 0 (index 0 ignored), got {lam}")
+        if not np.all(np.isfinite(self.v_star[1:])):
+            raise ValueError(f"v_star must be finite (index 0 ignored), got {v_star}")
 
     def energy(self, sigma: np.ndarray, cell_types: np.ndarray) -> np.ndarray:
         """Total energy of a lattice or a batch; shape ``sigma.shape[:-2]``."""
         sigma, cell_types = _check_lattice(sigma, cell_types)
-        if cell_types.max() >= self.J.shape[0]:
-            raise ValueError(f"cell type {cell_types.max()} outside J of size {self.J.shape[0]}")
+        _check_cell_types(cell_types, self.J.shape[0])
         m = contact_matrix(sigma, cell_types)
         contact = 0.25 * (np.triu(np.ones_like(self.J)) * self.J * m).sum((-2, -1))
-        v = volumes(sigma, cell_types.size - 1)[..., 1:]
+        v = _volumes(sigma, cell_types.size - 1)[..., 1:]
         t = cell_types[1:]
         return contact + (self.lam[t] * (v - self.v_star[t]) ** 2).sum(-1)
 
@@ -161,6 +199,12 @@ class CellsortHamiltonian:
         ``vol`` (optional) are the current volumes, to avoid recounting. Returns ``inf`` if the move makes
         a cell vanish.
         """
+        _check_cell_types(np.asarray(cell_types), self.J.shape[0])
+        return self._delta(sigma, cell_types, i, j, new_id, vol)
+
+    def _delta(self, sigma: np.ndarray, cell_types: np.ndarray, i: int, j: int, new_id: int,
+               vol: np.ndarray | None = None) -> float:
+        """:meth:`delta` without the cell-type check (hoisted out of :func:`metropolis_cpm`'s flip loop)."""
         h, w = sigma.shape
         old = int(sigma[i, j])
         if old == new_id:
@@ -196,16 +240,29 @@ def metropolis_cpm(H, sigma0: np.ndarray, cell_types: np.ndarray, n_flips: int, 
     sigma, cell_types = _check_lattice(sigma0, cell_types)
     if sigma.ndim != 2:
         raise ValueError(f"metropolis_cpm runs one (h, w) lattice, got {sigma.shape}")
-    if n_flips < 0 or T <= 0:
-        raise ValueError(f"need n_flips >= 0 and T > 0, got n_flips={n_flips}, T={T}")
+    if not (n_flips >= 0):  # also rejects NaN
+        raise ValueError(f"n_flips must be an integer >= 0, got {n_flips}")
+    try:
+        if isinstance(n_flips, (bool, np.bool_)):
+            raise TypeError
+        operator.index(n_flips)
+    except TypeError:
+        raise TypeError(f"n_flips must be an integer, got {n_flips!r}") from None
+    if not (T > 0):  # also rejects NaN
+        raise ValueError(f"T must be > 0, got {T}")
+    local = hasattr(H, "delta")
+    delta = H.delta if local else None
+    if isinstance(H, CellsortHamiltonian):
+        _check_cell_types(cell_types, H.J.shape[0])  # once per call, not per flip
+        if type(H).delta is CellsortHamiltonian.delta:
+            delta = H._delta
     rng = np.random.default_rng() if rng is None else rng
     sigma = sigma.copy()
     h, w = sigma.shape
-    vol = volumes(sigma, cell_types.size - 1)
+    vol = _volumes(sigma, cell_types.size - 1)
     sites = rng.integers(h * w, size=n_flips)
     dirs = rng.integers(8, size=n_flips)
     us = rng.random(n_flips)
-    local = hasattr(H, "delta")
     for s, d, u in zip(sites, dirs, us):
         i, j = divmod(int(s), w)
         di, dj = MOORE[d]
@@ -214,7 +271,7 @@ def metropolis_cpm(H, sigma0: np.ndarray, cell_types: np.ndarray, n_flips: int, 
         if new == old:
             continue
         if local:
-            dh = H.delta(sigma, cell_types, i, j, new, vol)
+            dh = delta(sigma, cell_types, i, j, new, vol)
         else:
             if old != 0 and vol[old] <= 1:
                 continue
@@ -245,8 +302,11 @@ def checkerboard_cpm(H: CellsortHamiltonian, sigma0: np.ndarray, cell_types: np.
     b, h, w = sigma.shape
     if h % 3 or w % 3:
         raise ValueError(f"checkerboard_cpm needs h and w divisible by 3, got {h}x{w}")
-    if T <= 0:
+    if not (T > 0):  # also rejects NaN
         raise ValueError(f"T must be > 0, got {T}")
+    if not (0 <= n_sweeps < np.inf):  # also rejects NaN
+        raise ValueError(f"n_sweeps must be finite and >= 0, got {n_sweeps}")
+    _check_cell_types(cell_types, H.J.shape[0])
     rng = np.random.default_rng() if rng is None else rng
     n_ids = cell_types.size
     lam, vs = H.lam, H.v_star
@@ -257,7 +317,7 @@ def checkerboard_cpm(H: CellsortHamiltonian, sigma0: np.ndarray, cell_types: np.
         if p % 9 == 0:
             order = rng.permutation(9)
         a, c = divmod(int(order[p % 9]), 3)
-        vol = volumes(sigma, n_ids - 1)
+        vol = _volumes(sigma, n_ids - 1)
         padded = np.pad(sigma, ((0, 0), (1, 1), (1, 1)), mode="wrap")
         old = sigma[:, a::3, c::3]
         nbs = np.stack([padded[:, 1 + a + di::3, 1 + c + dj::3][:, :h // 3, :w // 3] for di, dj in MOORE], 0)
@@ -273,7 +333,7 @@ def checkerboard_cpm(H: CellsortHamiltonian, sigma0: np.ndarray, cell_types: np.
             acc = (new != old) & (rng.random(old.shape) < np.exp(-np.maximum(dh, 0) / T))
         # no vanishing: reject every loss of a cell whose accepted losses would empty it
         lost = np.where(acc & (old != 0), old, 0)
-        n_lost = volumes(lost, n_ids - 1)
+        n_lost = _volumes(lost, n_ids - 1)
         n_lost[:, 0] = 0
         acc &= ~((old != 0) & (vol[bidx, old] - n_lost[bidx, old] < 1))
         sigma[:, a::3, c::3] = np.where(acc, new, old)

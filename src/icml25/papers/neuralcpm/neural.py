@@ -183,9 +183,11 @@ def parallel_cpm(H: nn.Module, sigma0: torch.Tensor, cell_types: torch.Tensor, n
     move is not Metropolis-corrected (it breaks detailed balance; :func:`metropolis_cpm` is exact).
     Losses that would empty a cell are rejected. Returns the new lattices ``(B, h, w)``.
     """
-    if sigma0.ndim != 3 or n_steps < 0 or n_parallel < 1 or T <= 0:
-        raise ValueError(f"need sigma0 (B, h, w), n_steps >= 0, n_parallel >= 1, T > 0; got shape "
-                         f"{tuple(sigma0.shape)}, {n_steps}, {n_parallel}, {T}")
+    if sigma0.ndim != 3 or not (n_steps >= 0) or not (n_parallel >= 1):  # `not >=` also rejects NaN
+        raise ValueError(f"need sigma0 (B, h, w), n_steps >= 0, n_parallel >= 1; got shape "
+                         f"{tuple(sigma0.shape)}, n_steps={n_steps}, n_parallel={n_parallel}")
+    if not (T > 0):  # also rejects NaN
+        raise ValueError(f"T must be > 0, got {T}")
     sigma = sigma0.clone()
     b, h, w = sigma.shape
     n_ids = cell_types.numel()

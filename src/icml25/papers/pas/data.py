@@ -53,8 +53,11 @@ def gaussian_synthetic(m: int = 100, n: int = 20, N: int = 80, good_predictor: b
     """
     if m < 1 or n < 2 or N < 1:
         raise ValueError(f"need m >= 1, n >= 2 and N >= 1, got m={m}, n={n}, N={N}")
-    if sigma_x <= 0 or noise_var < 0:
-        raise ValueError("sigma_x must be > 0 and noise_var >= 0")
+    # written as "not (lo < x < inf)" so that NaN (all comparisons False) and +-inf are rejected too
+    if not (0 < sigma_x < np.inf):
+        raise ValueError(f"sigma_x must be finite and > 0, got {sigma_x!r}")
+    if not (0 <= noise_var < np.inf):
+        raise ValueError(f"noise_var must be finite and >= 0, got {noise_var!r}")
     rng = np.random.default_rng(seed)
     mu = rng.uniform(-1.0, 1.0, size=m)
     x = mu[:, None] + sigma_x * rng.standard_normal((m, n + N))

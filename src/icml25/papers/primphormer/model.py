@@ -42,6 +42,16 @@ __all__ = [
 ]
 
 
+def _check_tensor_input(x, edge_index=None, batch=None) -> None:
+    """TypeError unless ``x`` (and ``edge_index`` / ``batch`` when given) are torch.Tensors.
+
+    Run before the shared :func:`check_graph_input`, which assumes tensors (a NumPy array there fails
+    with an obscure AttributeError on ``.dim()``).
+    """
+    for name, value, optional in (("x", x, False), ("edge_index", edge_index, True), ("batch", batch, True)):
+        if not isinstance(value, Tensor) and not (optional and value is None):
+            kind = type(value).__module__ + "." + type(value).__qualname__
+            raise TypeError(f"{name} must be a torch.Tensor, got {kind} (convert it with torch.as_tensor)")
 
 
 class PrimalGraphAttention(nn.Module):
@@ -81,6 +91,7 @@ class PrimalGraphAttention(nn.Module):
         return F.normalize(z, p=2, dim=-1) if self.feature_map == "cos" else z
 
     def forward(self, x: Tensor, batch: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
+        _check_tensor_input(x, None, batch)
         batch = check_graph_input(x, None, batch, self.dim)
         n, H, p, s = x.size(0), self.heads, self.head_dim, self.rank
         phi_q = self._phi(self.W_q(x).view(n, H, p))
@@ -151,6 +162,7 @@ class PrimphormerLayer(nn.Module):
 
     def forward(self, x: Tensor, edge_index: Tensor, batch: Tensor | None = None,
                 edge_attr: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
+        _check_tensor_input(x, edge_index, batch)
         batch = check_graph_input(x, edge_index, batch, self.attn.dim)
         h = self.conv(x, edge_index, edge_attr) if self.mpnn_kind == "gine" else self.conv(x, edge_index)
         h_m = self.norm1(F.dropout(h, self.dropout, self.training) + x)
@@ -177,6 +189,7 @@ class _GraphNet(nn.Module):
         self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, out_dim))
 
     def embed(self, x, edge_index, batch, edge_attr, pe):
+        _check_tensor_input(x, edge_index, batch)
         batch = check_graph_input(x, edge_index, batch, self.in_dim)
         h = self.node_emb(x)
         if self.pe_emb is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml25.papers.sira.data import Lexicon
+from icml25.papers.sira.data import Lexicon, check_token_ids
 
 
 def self_information(lm, token_ids) -> np.ndarray:
@@ -32,6 +32,7 @@ def self_information(lm, token_ids) -> np.ndarray:
     x = np.asarray(token_ids, dtype=np.int64)
     if x.ndim not in (1, 2) or x.shape[-1] < 2:
         raise ValueError(f"token_ids must be 1-D or 2-D with at least 2 tokens, got shape {x.shape}")
+    check_token_ids(token_ids, getattr(lm, "vocab_size", None), "token_ids")
     si = -lm.token_logprobs(np.atleast_2d(x))
     return si[0] if x.ndim == 1 else si
 
@@ -64,6 +65,7 @@ def blank_template(tokens, si, percentile: float = 30.0) -> list:
 
 def reference_paraphrase(lexicon: Lexicon, tokens) -> np.ndarray:
     """Stand-in for step 1: the reference R is the text's concept sequence (its meaning)."""
+    check_token_ids(tokens, lexicon.vocab_size, "tokens")
     return lexicon.concept_of[np.asarray(tokens, dtype=np.int64)]
 
 
@@ -90,6 +92,7 @@ class ConceptRewriter:
         ref = np.atleast_2d(np.asarray(reference, dtype=np.int64))
         if not (x.shape == b.shape == ref.shape):
             raise ValueError(f"tokens, blanks and reference must have one shape, got {x.shape}, {b.shape}, {ref.shape}")
+        check_token_ids(tokens, self.lexicon.vocab_size, "tokens")
         V = self.lexicon.vocab_size
         k = self.lm.order - 1
         pad = np.full((x.shape[0], max(k, 1)), self.lm.pad_id, dtype=np.int64)
@@ -121,12 +124,15 @@ class SIRAAttack:
 
     def blanks(self, text_tokens) -> np.ndarray:
         """``(B, n)`` blanks: high-SI tokens; token 0 is always kept."""
+        check_token_ids(text_tokens, getattr(self.surrogate_lm, "vocab_size", None), "text_tokens")
         x = np.atleast_2d(np.asarray(text_tokens, dtype=np.int64))
         si = self_information(self.surrogate_lm, x)
         return np.concatenate([np.zeros((x.shape[0], 1), bool), blank_mask(si, self.percentile)], axis=1)
 
     def attack(self, text_tokens, reference) -> np.ndarray:
         """Attacked tokens (same shape as ``text_tokens``) carrying the reference's meaning."""
+        lexicon = getattr(self.rewriter, "lexicon", None)
+        check_token_ids(text_tokens, getattr(lexicon, "vocab_size", None), "text_tokens")
         x = np.asarray(text_tokens, dtype=np.int64)
         out = self.rewriter.fill(np.atleast_2d(x), self.blanks(x), np.atleast_2d(reference))
         return out[0] if x.ndim == 1 else out
@@ -161,6 +167,7 @@ class LowSIMaskRewrite(SIRAAttack):
         self.surrogate_lm, self.rewriter, self.rate = surrogate_lm, rewriter, rate
 
     def blanks(self, text_tokens) -> np.ndarray:
+        check_token_ids(text_tokens, getattr(self.surrogate_lm, "vocab_size", None), "text_tokens")
         x = np.atleast_2d(np.asarray(text_tokens, dtype=np.int64))
         k = int(round(self.rate * (x.shape[1] - 1)))
         si = self_information(self.surrogate_lm, x)
@@ -173,6 +180,7 @@ class HighSIMaskRewrite(LowSIMaskRewrite):
     """SIRA's ranking with an exact budget: blank the ``round(rate*(n-1))`` highest-SI tokens."""
 
     def blanks(self, text_tokens) -> np.ndarray:
+        check_token_ids(text_tokens, getattr(self.surrogate_lm, "vocab_size", None), "text_tokens")
         x = np.atleast_2d(np.asarray(text_tokens, dtype=np.int64))
         k = int(round(self.rate * (x.shape[1] - 1)))
         si = self_information(self.surrogate_lm, x)
@@ -200,6 +208,7 @@ class WordSubstitution:
 
     def attack(self, text_tokens, reference=None) -> np.ndarray:
         """Substituted tokens; ``reference`` is ignored (kept for a common signature)."""
+        check_token_ids(text_tokens, self.lexicon.vocab_size, "text_tokens")
         x = np.atleast_2d(np.asarray(text_tokens, dtype=np.int64)).copy()
         lex = self.lexicon
         others = lex.members[lex.concept_of[x]] & (np.arange(lex.vocab_size) != x[..., None])  # (B, n, V)

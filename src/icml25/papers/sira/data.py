@@ -9,9 +9,31 @@ offer many concepts times several synonyms (high entropy).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
+
+
+def check_token_ids(ids, vocab_size: int | None, name: str = "token_ids") -> None:
+    """Raise unless ``ids`` holds integer token ids in ``[0, vocab_size)``.
+
+    Integer NumPy dtypes and Python ints are accepted (floats or booleans are a ``TypeError``,
+    since ``np.asarray(..., dtype=np.int64)`` would silently truncate them); negative ids
+    (which NumPy indexing would wrap around) or ids ``>= vocab_size`` are a ``ValueError``.
+    ``vocab_size=None`` checks only the type and the sign. Empty input passes.
+    """
+    a = np.asarray(ids)
+    if a.size == 0:
+        return
+    if a.dtype.kind not in "iu" and not (
+            a.dtype.kind == "O" and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in a.flat)):
+        raise TypeError(f"{name} must be integer token ids, got dtype {a.dtype}")
+    lo, hi = a.min(), a.max()
+    if lo < 0 or (vocab_size is not None and hi >= vocab_size):
+        bound = f"[0, {vocab_size}) (vocab_size={vocab_size})" if vocab_size is not None else ">= 0"
+        raise ValueError(f"{name} must be token ids in {bound}, got range [{lo}, {hi}]")
+
 
 # category -> list of concepts, each a tuple of synonyms (first = most frequent).
 CATEGORIES: dict[str, list[tuple[str, ...]]] = {
@@ -93,6 +115,7 @@ class Lexicon:
 
     def decode(self, ids) -> str:
         """Whitespace-joined words of a 1-D sequence of token ids."""
+        check_token_ids(ids, self.vocab_size, "ids")
         return " ".join(self.words[int(i)] for i in np.asarray(ids).ravel())
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml25.papers.sira.data import check_token_ids
+
 
 class KneserNeyLM:
     """Word-level interpolated Kneser-Ney LM with absolute discount ``discount``.
@@ -47,6 +49,7 @@ class KneserNeyLM:
         V, d = self.vocab_size, self.discount
         if x.size < self.order:
             raise ValueError(f"stream needs at least {self.order} tokens, got {x.size}")
+        check_token_ids(stream, V, "stream")
         if x.min() < 0 or x.max() >= V:
             raise ValueError(f"token ids must lie in [0, {V}), got range [{x.min()}, {x.max()}]")
         c2 = np.bincount(x[:-1] * V + x[1:], minlength=V * V).reshape(V, V).astype(float)
@@ -84,6 +87,7 @@ class KneserNeyLM:
         left-padded with ``pad_id``.
         """
         self._check_fitted()
+        check_token_ids(context, self.vocab_size, "context")
         ctx = np.atleast_2d(np.asarray(context, dtype=np.int64))
         k = self.order - 1
         if k == 0:
@@ -95,6 +99,7 @@ class KneserNeyLM:
     def sequence_probs(self, ids) -> np.ndarray:
         """``(B, n-1, V)``: the distribution of token ``i`` given tokens ``< i``, for ``i = 1..n-1``."""
         self._check_fitted()
+        check_token_ids(ids, self.vocab_size, "ids")
         x = np.atleast_2d(np.asarray(ids, dtype=np.int64))
         k = self.order - 1
         padded = np.concatenate([np.full((x.shape[0], max(k - 1, 0)), self.pad_id), x], axis=1)
@@ -106,6 +111,8 @@ class KneserNeyLM:
 
     def token_logprobs(self, ids) -> np.ndarray:
         """``(B, n-1)``: ``log p(t_i | t_<i)`` for ``i = 1..n-1``."""
+        self._check_fitted()
+        check_token_ids(ids, self.vocab_size, "ids")
         x = np.atleast_2d(np.asarray(ids, dtype=np.int64))
         p = self.sequence_probs(x)
         return np.log(np.take_along_axis(p, x[:, 1:, None], axis=2)[..., 0])

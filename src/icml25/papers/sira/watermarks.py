@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml25.papers.sira.data import check_token_ids
+
 
 def _check_common(gamma: float, delta: float) -> None:
     if not 0.0 < gamma < 1.0:
@@ -81,6 +83,7 @@ class KGW:
         ctx = np.atleast_2d(np.asarray(prompt, dtype=np.int64))
         if ctx.shape[1] < 1:
             raise ValueError("prompt must contain at least one token")
+        check_token_ids(prompt, lm.vocab_size, "prompt")
         rng = np.random.default_rng(seed)
         V = lm.vocab_size
         out = np.empty((ctx.shape[0], n), dtype=np.int64)
@@ -101,6 +104,7 @@ class KGW:
 
     def green_flags(self, tokens, vocab_size: int) -> np.ndarray:
         """``(B, n-1)`` boolean: is token ``i`` (``i >= 1``) green given token ``i-1``."""
+        check_token_ids(tokens, vocab_size, "tokens")
         x = np.atleast_2d(np.asarray(tokens, dtype=np.int64))
         return self.green_matrix(vocab_size)[x[:, :-1], x[:, 1:]]
 
@@ -112,6 +116,7 @@ class KGW:
         V = vocab_size if vocab_size is not None else getattr(lm, "vocab_size", None)
         if V is None:
             raise ValueError("detect needs vocab_size or an lm with vocab_size")
+        check_token_ids(tokens, V, "tokens")
         return _z(self.green_flags(x, V), self.scored_mask(x, lm), self.gamma)
 
 
@@ -149,4 +154,5 @@ class EntropyGatedKGW(KGW):
         x = np.atleast_2d(np.asarray(tokens, dtype=np.int64))
         if lm is None:
             raise ValueError("EntropyGatedKGW.detect needs the generating lm to recompute entropies")
+        check_token_ids(tokens, getattr(lm, "vocab_size", None), "tokens")
         return entropy(lm.sequence_probs(x)) > self.threshold

@@ -203,11 +203,27 @@ def _check_agent_args(S: int, A: int, H: int, K: int, delta: float) -> tuple[int
     return S, A, H, K, float(delta)
 
 
+def _check_step_state(h: Any, s: Any, H: int, S: int) -> None:
+    """``act(h, s)`` arguments: integer indices (bool and float rejected), ``0 <= h < H``, ``0 <= s < S``."""
+    # type(x) is int: fast path for the run_regret loop (and excludes bool, a subclass of int)
+    if type(h) is not int and (isinstance(h, bool) or not isinstance(h, (int, np.integer))):
+        raise TypeError(f"step index h must be an integer, got {h!r} ({type(h).__name__})")
+    if type(s) is not int and (isinstance(s, bool) or not isinstance(s, (int, np.integer))):
+        raise TypeError(f"state index s must be an integer, got {s!r} ({type(s).__name__})")
+    if not 0 <= h < H:
+        raise ValueError(f"step index h must be in [0, H) = [0, {H}), got {h!r}")
+    if not 0 <= s < S:
+        raise ValueError(f"state index s must be in [0, S) = [0, {S}), got {s!r}")
+
+
 def _check_trajectory(traj: Trajectory, S: int, A: int, H: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     s, a, r = (np.asarray(x) for x in traj)
     if s.shape != (H + 1,) or a.shape != (H,) or r.shape != (H,):
         raise ValueError(f"trajectory must have states (H+1,), actions (H,), rewards (H,) with H={H}, "
                          f"got {s.shape}, {a.shape}, {r.shape}")
+    for name, x in (("states", s), ("actions", a)):
+        if not np.issubdtype(x.dtype, np.integer):  # floats would be truncated by astype(int), bools read as 0/1
+            raise TypeError(f"trajectory {name} must be an integer array of indices, got dtype {x.dtype}")
     if s.min() < 0 or s.max() >= S or a.min() < 0 or a.max() >= A:
         raise ValueError("trajectory has a state or action index out of range")
     return s.astype(int), a.astype(int), r.astype(float)
@@ -291,6 +307,7 @@ class UCBVI:
         self.policy = greedy_policy(self.Q, self.rng)
 
     def act(self, h: int, s: int) -> int:
+        _check_step_state(h, s, self.H, self.S)
         return int(self.policy[h, s])
 
     def update(self, trajectory: Trajectory) -> None:
@@ -347,6 +364,7 @@ class MVP:
         self.policy = greedy_policy(self.Q, self.rng)
 
     def act(self, h: int, s: int) -> int:
+        _check_step_state(h, s, self.H, self.S)
         return int(self.policy[h, s])
 
     def update(self, trajectory: Trajectory) -> None:
