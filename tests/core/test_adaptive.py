@@ -166,4 +166,7 @@ def test_results_command_writes_the_file(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, env={"ICML25_HOME": str(tmp_path / "h"),
                                                                              "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
-    assert out.read_text().startswith("# Results at the `quick` preset")
+    text = out.read_text()
+    n_claims = sum(len(load_reproduction(s).claims) for s in runnable_slugs())
+    assert text.startswith("# Results at the `quick` preset")
+    assert f"({n_claims} claims)" in text and f"not run {n_claims}" in text  # an empty store: nothing decided

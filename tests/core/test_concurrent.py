@@ -49,3 +49,28 @@ def test_a_dead_holders_lease_is_taken_over(tmp_path):
         assert store.acquire(keys, live, -1) == set()  # still held by the other machine's run...
         store.renew("elsewhere:1:y", -1)  # ...until its lease expires
         assert store.acquire(keys, live, 60) == set(keys)
+
+
+def test_run_waits_for_a_live_lease_and_takes_over_when_it_expires(monkeypatch, tmp_path):
+    import icml25.core.runner as runner
+    from icml25.core.runner import run_jobs
+
+    jobs = plan(["pas"], "smoke", 1)
+    ran_here = []
+
+    def fake_batch(batch, n_jobs, backend, ray_address, record, on_progress):  # noqa: ANN001
+        for job in batch:
+            ran_here.append(job.key)
+            record(job, runner.JobOutcome("ok", {"x": 1.0}, None, 0.0, 0.0, {}))
+
+    monkeypatch.setattr(runner, "_run_batch", fake_batch)
+    with Store(tmp_path) as store:
+        other = "another-host:1:z"  # a run elsewhere holds the first job for 0.6 s more, then stops renewing
+        assert store.acquire([jobs[0].key], other, 0.6) == {jobs[0].key}
+        started = time.time()
+        ran, reused = run_jobs(jobs, store, poll_s=0.05)
+        waited = time.time() - started
+        assert ran_here[0] == jobs[1].key and ran_here[1] == jobs[0].key  # its own job first, the other's after
+        assert waited >= 0.5 and len(ran) == 2 and reused == []
+        assert store.leased_by_others([j.key for j in jobs], "someone-else:2:w") == set()  # all released
+        assert store.get(jobs[0].key).status == "ok" and store.get(jobs[0].key).metrics == {"x": 1.0}

@@ -480,8 +480,7 @@ def results_markdown(store: Store, preset: str = "quick") -> str:
                 counts["not run"] += 1
                 body.append(f"| `{claim.id}` | {_md(claim.paper_value)} | - | - | `{claim.check_text}` | not run |")
                 continue
-            d = Decision(row["verdict"], int(row["n"] or 0), _nan(row["mean"]), _nan(row["lo"]), _nan(row["hi"]),
-                         _nan(row.get("level")), row.get("reason", ""), row.get("seeds_to_decide"))
+            d = _decision_of(row)
             counts[d.verdict] += 1
             body.append(f"| `{claim.id}` | {_md(claim.paper_value)} | {d.interval} | {seeds_text(d)} | "
                         f"`{claim.check_text}` | **{d.verdict}** |")

@@ -408,9 +408,9 @@ def run_jobs(
     reused = [j for j in jobs if j.key in done]
 
     holder = new_holder()
-    mine = store.acquire([j.key for j in todo], holder, LEASE_TTL_S)
-    elsewhere = [j for j in todo if j.key not in mine]
-    todo = [j for j in todo if j.key in mine]
+    held = store.acquire([j.key for j in todo], holder, LEASE_TTL_S)  # every key this run leased
+    elsewhere = [j for j in todo if j.key not in held]
+    todo = [j for j in todo if j.key in held]
     if on_start:
         on_start(len(todo), len(reused))
 
@@ -426,7 +426,7 @@ def run_jobs(
     ran: list[Job] = []
     try:
         batch = todo
-        while True:
+        while True:  # this run's jobs, then those it takes over while it waits for the others
             _run_batch(batch, n_jobs, backend, ray_address, record, on_progress)
             ran += batch
             batch = []
@@ -434,21 +434,20 @@ def run_jobs(
                 finished = store.finished(j.key for j in elsewhere)
                 reused += [j for j in elsewhere if j.key in finished]
                 elsewhere = [j for j in elsewhere if j.key not in finished]
-                held = store.leased_by_others([j.key for j in elsewhere], holder)
-                free = [j for j in elsewhere if j.key not in held]
-                if free:
-                    taken = store.acquire([j.key for j in free], holder, LEASE_TTL_S)
-                    batch = [j for j in free if j.key in taken]
-                    elsewhere = [j for j in elsewhere if j.key not in taken]
-                    if batch and on_start:
-                        on_start(len(batch), 0)
-                elif elsewhere:
+                others = store.leased_by_others([j.key for j in elsewhere], holder)
+                taken = store.acquire([j.key for j in elsewhere if j.key not in others], holder, LEASE_TTL_S)
+                held |= taken
+                batch = [j for j in elsewhere if j.key in taken]
+                elsewhere = [j for j in elsewhere if j.key not in taken]
+                if batch and on_start:
+                    on_start(len(batch), 0)
+                elif elsewhere and not batch:
                     time.sleep(poll_s)
             if not batch:
                 break
     finally:
         stop.set()
-        store.release([j.key for j in todo + ran], holder)
+        store.release(held, holder)  # what is left of them: jobs that were running when the run stopped
     return ran, reused
 
 
