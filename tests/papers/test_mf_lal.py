@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from _not_runnable import check_metadata, check_nothing_to_reproduce
 
-import pytest
-
-from icml25.core.experiment import ConfigError
-from icml25.core.registry import get_paper, load_reproduction, runnable_slugs
-from icml25.core.runner import plan
 
 SLUG = "mf_lal"
 
 
 def test_metadata():
-    paper = get_paper(SLUG)
-    assert paper.status == "planned" and not paper.runnable
-    assert paper.title == "MF-LAL: Drug Compound Generation Using Multi-Fidelity Latent Space Active Learning"
-    assert SLUG not in runnable_slugs()
+    check_metadata(SLUG, "planned", "MF-LAL: Drug Compound Generation Using Multi-Fidelity Latent Space Active Learning")
 
 
 def test_nothing_to_reproduce(tmp_path):
-    with pytest.raises(ValueError, match="planned"):
-        load_reproduction(SLUG)
-    with pytest.raises(ConfigError, match=f"paper '{SLUG}' is planned: nothing to reproduce"):
-        plan([SLUG], "smoke")
-    out = subprocess.run([sys.executable, "-m", "icml25.cli", "reproduce", SLUG], capture_output=True, text=True,
-                         env={**os.environ, "ICML25_HOME": str(tmp_path)}, cwd=tmp_path, timeout=120)
-    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "nothing to reproduce" in out.stderr
-    assert not (tmp_path / "results.sqlite").exists()
+    check_nothing_to_reproduce(SLUG, "planned", tmp_path)
+
