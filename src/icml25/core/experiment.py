@@ -17,9 +17,10 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,89 @@ class ExperimentConfig:
 
     device: str = "cpu"
     """Where tensors live: ``cpu`` or ``cuda`` (PyTorch experiments only)."""
+
+    OPEN_FIELDS: typing.ClassVar[tuple[str, ...]] = ()
+    """Fields for which every value of their type is valid (a negative int, an empty
+    tuple). The range battery in the tests skips them; every other int field must
+    reject a large negative value and every other tuple field an empty one."""
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise :class:`ConfigError` when a field is outside its valid range.
+
+        Runs on construction, so every preset and every ``--set`` value is checked
+        before a job is planned. The base checks apply to every config: ``device`` is
+        ``cpu`` or ``cuda[:N]`` and no float field is NaN. A subclass declares the
+        ranges of its own fields by overriding this method, calling
+        ``super().validate()`` and then :func:`check_fields` (or its own checks).
+        """
+        if not isinstance(self.device, str) or not _DEVICE.fullmatch(self.device):
+            raise ConfigError(f"{type(self).__name__}.device must be 'cpu' or 'cuda[:N]', got {self.device!r}")
+        for f in dataclasses.fields(self):
+            for value in _items(getattr(self, f.name)):
+                if isinstance(value, float) and math.isnan(value):
+                    raise ConfigError(f"{type(self).__name__}.{f.name} must be a number, got nan")
+
+
+_DEVICE = re.compile(r"cpu|cuda(:\d+)?")
+
+
+def _items(value: Any) -> tuple[Any, ...]:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def check_fields(
+    cfg: ExperimentConfig,
+    *,
+    positive: Iterable[str] = (),
+    nonnegative: Iterable[str] = (),
+    fraction: Iterable[str] = (),
+    open_fraction: Iterable[str] = (),
+    nonempty: Iterable[str] = (),
+    at_least: Mapping[str, float] | None = None,
+    choices: Mapping[str, Iterable[Any]] | None = None,
+) -> None:
+    """Check declared ranges of ``cfg``'s fields; raise :class:`ConfigError` on the first violation.
+
+    Each keyword names fields. A tuple field is checked element-wise; ``None``
+    (an optional field left unset) passes every range.
+
+    * ``positive``: > 0; ``nonnegative``: >= 0;
+    * ``fraction``: in [0, 1]; ``open_fraction``: in (0, 1);
+    * ``nonempty``: a tuple, list or string with at least one element;
+    * ``at_least``: ``{name: lo}``, >= lo;
+    * ``choices``: ``{name: allowed}``, every element in ``allowed``.
+    """
+    name = type(cfg).__name__
+
+    def fail(field_name: str, rule: str, value: Any) -> None:
+        raise ConfigError(f"{name}.{field_name} must be {rule}, got {value!r}")
+
+    def each(field_name: str, ok: Callable[[Any], bool], rule: str) -> None:
+        value = getattr(cfg, field_name)
+        for v in _items(value):
+            if v is not None and not ok(v):
+                fail(field_name, rule, value)
+
+    for f in positive:
+        each(f, lambda v: v > 0, "> 0")
+    for f in nonnegative:
+        each(f, lambda v: v >= 0, ">= 0")
+    for f in fraction:
+        each(f, lambda v: 0 <= v <= 1, "in [0, 1]")
+    for f in open_fraction:
+        each(f, lambda v: 0 < v < 1, "in (0, 1)")
+    for f, lo in (at_least or {}).items():
+        each(f, lambda v, lo=lo: v >= lo, f">= {lo}")
+    for f, allowed in (choices or {}).items():
+        allowed = tuple(allowed)
+        each(f, lambda v, allowed=allowed: v in allowed, f"one of {', '.join(map(repr, allowed))}")
+    for f in nonempty:
+        value = getattr(cfg, f)
+        if value is not None and len(value) == 0:
+            fail(f, "non-empty", value)
 
 
 def resolve_device(name: str) -> str:
@@ -108,6 +192,7 @@ class Experiment:
             if preset not in PRESETS:
                 raise ValueError(f"experiment {self.name!r}: unknown preset {preset!r}")
             self._check_keys(self.presets[preset])
+            self.make_config(preset)  # every preset's values are in range
 
     @property
     def fields(self) -> dict[str, dataclasses.Field]:
@@ -127,7 +212,10 @@ class Experiment:
         values = dict(self.presets.get(preset, {}))
         values.update(overrides or {})
         self._check_keys(values)
-        return self.config(**values)
+        try:
+            return self.config(**values)
+        except ConfigError as exc:
+            raise ConfigError(f"experiment {self.name!r}: {exc}") from None
 
     def default_seeds(self, preset: str) -> int:
         return int(self.seeds.get(preset, 1))

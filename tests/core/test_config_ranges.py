@@ -1,0 +1,118 @@
+"""Every experiment config declares the valid range of its fields (issue 15, item 3).
+
+``ExperimentConfig.validate`` runs on construction, so a value out of range fails in
+``plan`` with one line, exit 2, before any job runs. The battery below sets each field
+of every experiment to a value no count, size or index can take (a large negative
+int, an empty tuple, NaN) and requires a :class:`ConfigError`; a config lists the
+fields for which any value is valid in ``OPEN_FIELDS``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import typing
+
+import pytest
+from click.testing import CliRunner
+
+from icml25.cli import main
+from icml25.core.experiment import PRESETS, ConfigError, ExperimentConfig, check_fields
+from icml25.core.registry import available_slugs, load_reproduction
+
+SLUGS, _ = available_slugs()
+EXPERIMENTS = [(slug, exp) for slug in SLUGS for exp in load_reproduction(slug).experiments]
+
+
+def _kind(cfg_type: type, name: str) -> str:
+    typ = typing.get_type_hints(cfg_type)[name]
+    args = [a for a in typing.get_args(typ) if a is not type(None)]
+    if typing.get_origin(typ) in (typing.Union, __import__("types").UnionType) and len(args) == 1:
+        typ = args[0]
+    origin = typing.get_origin(typ)
+    if typ is bool:
+        return "bool"
+    if typ is int:
+        return "int"
+    if typ is float:
+        return "float"
+    if origin in (tuple, list):
+        return "sequence"
+    return "other"
+
+
+CASES = []
+for slug, exp in EXPERIMENTS:
+    open_fields = set(exp.config.OPEN_FIELDS)
+    for f in dataclasses.fields(exp.config):
+        if f.name == "device" or f.name in open_fields:
+            continue
+        kind = _kind(exp.config, f.name)
+        if kind == "int":
+            CASES.append(pytest.param(exp, f.name, -1_000_000, id=f"{slug}.{exp.name}.{f.name}=-1e6"))
+        elif kind == "float":
+            CASES.append(pytest.param(exp, f.name, math.nan, id=f"{slug}.{exp.name}.{f.name}=nan"))
+        elif kind == "sequence":
+            CASES.append(pytest.param(exp, f.name, (), id=f"{slug}.{exp.name}.{f.name}=()"))
+
+
+@pytest.mark.parametrize(("exp", "name", "value"), CASES)
+def test_out_of_range_value_is_a_config_error(exp, name, value):
+    with pytest.raises(ConfigError, match=name):
+        exp.make_config("smoke", {name: value})
+
+
+@pytest.mark.parametrize(("slug", "exp"), [pytest.param(s, e, id=f"{s}.{e.name}") for s, e in EXPERIMENTS])
+def test_every_preset_is_in_range(slug, exp):
+    for preset in PRESETS:
+        exp.make_config(preset)  # raises if a preset's own values are out of range
+
+
+@pytest.mark.parametrize(("slug", "exp"), [pytest.param(s, e, id=f"{s}.{e.name}") for s, e in EXPERIMENTS])
+def test_open_fields_exist(slug, exp):
+    names = {f.name for f in dataclasses.fields(exp.config)}
+    assert set(exp.config.OPEN_FIELDS) <= names
+
+
+def test_base_checks():
+    with pytest.raises(ConfigError, match="device"):
+        ExperimentConfig(device="gpu")
+    assert ExperimentConfig(device="cuda:1").device == "cuda:1"
+
+
+def test_check_fields_rules():
+    @dataclasses.dataclass
+    class Cfg(ExperimentConfig):
+        n: int = 3
+        frac: float = 0.5
+        xs: tuple[float, ...] = (1.0, 2.0)
+        opt: int | None = None
+        mode: str = "a"
+
+        def validate(self) -> None:
+            super().validate()
+            check_fields(self, positive=("n", "xs", "opt"), open_fraction=("frac",), nonempty=("xs",),
+                         choices={"mode": ("a", "b")})
+
+    Cfg()
+    for bad in ({"n": 0}, {"frac": 1.0}, {"frac": 0.0}, {"xs": (1.0, -2.0)}, {"xs": ()}, {"opt": 0},
+                {"mode": "c"}, {"frac": math.nan}):
+        with pytest.raises(ConfigError):
+            Cfg(**bad)
+    assert Cfg(opt=None).opt is None
+
+
+@pytest.mark.parametrize("args", [
+    ["pas", "--set", "train_fraction=-0.3"],
+    ["r1vi", "--set", "gammas="],
+    ["pas", "--set", "replicates=0"],
+    ["sparse_glm_bnb", "--set", "p_values=0"],
+    ["sparse_glm_bnb", "--set", "tol=-1"],
+    ["pas", "--seeds", "100000000"],
+])
+def test_issue_probes_exit_2_with_one_line(args, tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML25_HOME", str(tmp_path))
+    result = CliRunner().invoke(main, ["reproduce", *args, "--preset", "smoke", "--reports", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
