@@ -19,6 +19,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from icml25.core.experiment import PRESETS, ConfigError, parse_overrides
 from icml25.core.registry import (
@@ -259,7 +260,9 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
             chosen = list(slugs)
         else:  # every paper: run what the installed extras allow, and say what was skipped
             chosen, skipped = available_slugs()
-        planned = plan(chosen, preset, seeds, parse_overrides(list(settings)))
+        planned = plan(chosen, preset, seeds, parse_overrides(list(settings)), skipped=skipped)
+        if not planned and skipped:  # nothing the installed extras allow
+            raise skipped[0]
         schedules(planned, max_seeds)  # checks --max-seeds before anything runs
     except (UnknownPaperError, ConfigError, MissingExtraError) as exc:
         _fail_usage(str(exc))
@@ -321,7 +324,7 @@ def _reproduce(store: Any, planned: list, max_seeds: int | None, n_jobs: int, ba
             if outcome.status != "ok":
                 failed.append(job.label)
                 last = (outcome.error or "").strip().splitlines()[-1:] or ["?"]
-                progress.console.print(f"[red]job failed[/]: {job.label}: {last[0]}")
+                progress.console.print(Text.assemble(("job failed", "red"), f": {job.label}: {last[0]}"))
             refresh()
 
         run = run_adaptive(planned, store, max_seeds, n_jobs=n_jobs, backend=backend, ray_address=ray_address,

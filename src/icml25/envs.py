@@ -11,9 +11,10 @@ works, and so does ``gym.make("icml25.envs:icml25/PointMassReach-v0")`` without 
 import (gymnasium imports the module before the id's ``:``). Registering is lazy:
 an entry point is a string, so nothing of the paper is imported until ``make``.
 
-The episodic tabular MDPs of the RL rows (``icml25.common.mdp``, UCBVI, R1-VI, robust
-Markov games) are plain simulators, not gymnasium environments: they expose their
-transition and reward arrays, which their algorithms need, rather than spaces.
+``icml25/Garnet-v0`` is a random tabular MDP (``icml25.common.mdp.TabularEnv``; pass
+``P=..., r=...`` to ``icml25.common.mdp.TabularEnv`` for your own). The episodic MDP classes
+of the RL rows (UCBVI, R1-VI, robust Markov games) are plain simulators, not gymnasium
+environments: their algorithms need the transition and reward arrays, not spaces.
 """
 
 from __future__ import annotations
@@ -21,11 +22,17 @@ from __future__ import annotations
 import gymnasium as gym
 
 ENVS: dict[str, tuple[str, int | None]] = {
-    "icml25/PointMassReach-v0": ("icml25.papers.valt_sac.envs:PointMassReach", 50),
-    "icml25/SwordShieldMonster-v0": ("icml25.papers.infeasible_targets.env:SwordShieldMonster", 100),
+    "icml25/PointMassReach-v0": ("icml25.papers.valt_sac.envs:PointMassReach", None),
+    "icml25/SwordShieldMonster-v0": ("icml25.papers.infeasible_targets.env:SwordShieldMonster", None),
     "icml25/AlphaEnv-v0": ("icml25.papers.alphaqcm.env:make_synthetic_env", None),
+    "icml25/Garnet-v0": ("icml25.common.mdp:make_garnet_env", None),
 }
-"""Environment id -> (entry point, ``max_episode_steps`` or ``None`` when the environment ends itself)."""
+"""Environment id -> (entry point, ``max_episode_steps`` or ``None`` when the environment ends itself).
+
+All three end their episodes themselves (PointMassReach truncates after ``horizon`` steps,
+SwordShieldMonster after ``max_steps``, AlphaEnv terminates within ``max_len`` tokens), so
+no ``TimeLimit`` is added: an outer limit would cut a longer ``horizon=``/``max_steps=`` passed
+to ``gym.make``."""
 
 
 def register_envs() -> None:

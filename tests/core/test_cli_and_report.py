@@ -95,3 +95,22 @@ def test_failed_run_keeps_the_last_good_report_and_stale_figures_go(tmp_path):
     with Store(tmp_path / "h2") as store:  # the next good run replaces it, and drops figures it did not draw
         rep.write_paper_report(_result(store, tmp_path), reports)
     assert not (out / "failed.json").exists() and not (out / "stale_figure.png").exists()
+
+
+def test_claims_table_prints_brackets_as_text():
+    """Rich markup must not eat bracketed text such as an extra's name (``icml25[tables]``)."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from icml25.core.paper import Decision
+    from icml25.core.report import claims_table
+
+    decision = Decision(verdict="PASS", n=3, mean=1.0, lo=0.5, hi=1.5, level=0.95, reason="ok")
+    claim = SimpleNamespace(id="c1", paper_value="[bold]12%[/] of [tables]", check_text="needs icml25[tables]")
+    res = SimpleNamespace(paper=SimpleNamespace(slug="pas"), claims=[SimpleNamespace(claim=claim, decision=decision)],
+                          n_failed_jobs=0)
+    console = Console(record=True, width=200)
+    console.print(claims_table([res]))
+    text = console.export_text()
+    assert "[bold]12%[/] of [tables]" in text and "icml25[tables]" in text and "PASS" in text

@@ -56,3 +56,38 @@ def test_available_papers_without_torch(tmp_path):
     assert "mats needs PyTorch: pip install 'icml25[torch]'" in missing.split("|")
     listing = _run(tmp_path, "-m", "icml25.cli", "list")  # the registry needs no paper's code
     assert listing.returncode == 0 and "mats" in listing.stdout
+
+
+def test_an_experiment_with_a_missing_requirement_is_skipped_with_one_line(monkeypatch, tmp_path):
+    import pytest
+    from click.testing import CliRunner
+
+    from icml25.cli import main
+    from icml25.core.experiment import Experiment
+    from icml25.core.registry import MissingExtraError
+    from icml25.core.runner import plan
+
+    monkeypatch.setattr(Experiment, "missing_requirements", lambda self: ["cvxpy"] if self.name == "digits" else [])
+    skipped: list = []
+    jobs = plan(["pas"], "smoke", 1, skipped=skipped)
+    assert {j.experiment for j in jobs} == {"synthetic"}
+    assert [str(e) for e in skipped] == ["pas/digits needs cvxpy: pip install 'icml25[convex]'"]
+    with pytest.raises(MissingExtraError, match="pas/digits needs cvxpy"):
+        plan(["pas"], "smoke", 1)
+
+    monkeypatch.setattr(Experiment, "missing_requirements", lambda self: ["cvxpy"])  # nothing left to run
+    monkeypatch.setenv("ICML25_HOME", str(tmp_path))
+    result = CliRunner().invoke(main, ["reproduce", "pas", "--preset", "smoke", "--reports", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert "needs cvxpy: pip install 'icml25[convex]'" in result.output
+
+
+def test_requirements_are_real_modules():
+    import importlib.util
+
+    from icml25.core.registry import available_slugs, load_reproduction
+
+    for slug in available_slugs()[0]:
+        for exp in load_reproduction(slug).experiments:
+            for module in exp.requires:
+                assert importlib.util.find_spec(module) is not None, f"{slug}/{exp.name} requires {module!r}"

@@ -626,6 +626,13 @@ def _make_tabular_env() -> type:
     return TabularEnv
 
 
+def make_garnet_env(n_states: int = 10, n_actions: int = 3, branching: int = 3, seed: int = 0,
+                    max_episode_steps: int = 100) -> Any:
+    """A :class:`TabularEnv` over a random Garnet MDP (:func:`garnet_mdp`); ``gym.make("icml25/Garnet-v0")``."""
+    P, r = garnet_mdp(n_states, n_actions, branching, seed=seed)
+    return __getattr__("TabularEnv")(P, r, max_episode_steps=max_episode_steps)
+
+
 _LAZY: dict[str, type] = {}
 
 

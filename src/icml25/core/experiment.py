@@ -172,6 +172,9 @@ class Experiment:
         max_seeds: per preset, the seed budget of the adaptive rule for this
             experiment when it differs from the runner's default (an expensive
             experiment may cap its growth); ``--max-seeds`` overrides it.
+        requires: top-level modules this experiment needs beyond what its paper's
+            package imports (e.g. ``("cvxpy",)`` for an oracle baseline); without them
+            ``reproduce`` skips the experiment with one line naming the extra.
     """
 
     name: str
@@ -184,6 +187,7 @@ class Experiment:
     full_requirements: str = ""
     timed: bool = False
     max_seeds: Mapping[str, int] = field(default_factory=dict)
+    requires: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not (dataclasses.is_dataclass(self.config) and issubclass(self.config, ExperimentConfig)):
@@ -216,6 +220,12 @@ class Experiment:
             return self.config(**values)
         except ConfigError as exc:
             raise ConfigError(f"experiment {self.name!r}: {exc}") from None
+
+    def missing_requirements(self) -> list[str]:
+        """The modules of :attr:`requires` that are not installed."""
+        import importlib.util
+
+        return [m for m in self.requires if importlib.util.find_spec(m) is None]
 
     def default_seeds(self, preset: str) -> int:
         return int(self.seeds.get(preset, 1))

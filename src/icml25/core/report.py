@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, config_to_dict
 from icml25.core.paper import VERDICTS, Claim, Decision, Paper, Summary, Verdict, metric_values
@@ -150,8 +151,8 @@ def claims_table(results: Sequence[PaperResult]) -> Table:
     for res in results:
         for cr in res.claims:
             d = cr.decision
-            table.add_row(res.paper.slug, cr.claim.id, cr.claim.paper_value, d.interval, seeds_text(d),
-                          cr.claim.check_text, f"[{VERDICT_STYLE[d.verdict]}]{d.verdict}[/]")
+            cells = (res.paper.slug, cr.claim.id, cr.claim.paper_value, d.interval, seeds_text(d), cr.claim.check_text)
+            table.add_row(*(Text(str(c)) for c in cells), Text(d.verdict, style=VERDICT_STYLE[d.verdict]))
         if res.n_failed_jobs:
             table.add_row(res.paper.slug, "(jobs)", "", f"{res.n_failed_jobs} failed", "", "", "[bold red]ERROR[/]")
     return table

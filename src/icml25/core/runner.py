@@ -44,7 +44,7 @@ from icml25.core.experiment import (
     parse_value,
     resolve_device,
 )
-from icml25.core.registry import get_paper, load_reproduction
+from icml25.core.registry import MissingExtraError, get_paper, load_reproduction
 from icml25.core.store import JobKey, JobRecord, Store, new_holder
 from icml25.core.worker import Job, JobOutcome, execute
 
@@ -148,11 +148,15 @@ def plan(
     preset: str = "quick",
     seeds: int | None = None,
     overrides: Mapping[str, str] | None = None,
+    skipped: list[MissingExtraError] | None = None,
 ) -> list[Job]:
     """Expand papers x experiments x seeds into jobs, validating every input first.
 
     A slug given several times is planned once: every (paper, experiment, config,
-    seed) appears in the plan at most once.
+    seed) appears in the plan at most once. An experiment whose
+    :attr:`~icml25.core.experiment.Experiment.requires` are not installed is left
+    out and its :class:`MissingExtraError` appended to ``skipped``; without a
+    ``skipped`` list it raises that error instead.
 
     Raises:
         UnknownPaperError: a slug that is not in the registry.
@@ -184,6 +188,13 @@ def plan(
             typed = {k: parse_value(exp.config, k, v) for k, v in overrides.items() if k in exp.fields}
             cfg = exp.make_config(preset, typed)
             resolve_device(cfg.device)
+            missing = exp.missing_requirements()
+            if missing:
+                error = MissingExtraError(f"{repro.paper.slug}/{exp.name}", missing[0])
+                if skipped is None:
+                    raise error
+                skipped.append(error)
+                continue
             chash = config_hash(cfg)
             as_dict = config_to_dict(cfg)
             for seed in range(seeds if seeds is not None else exp.default_seeds(preset)):
