@@ -29,10 +29,10 @@ ENVS: dict[str, tuple[str, int | None]] = {
 }
 """Environment id -> (entry point, ``max_episode_steps`` or ``None`` when the environment ends itself).
 
-All three end their episodes themselves (PointMassReach truncates after ``horizon`` steps,
-SwordShieldMonster after ``max_steps``, AlphaEnv terminates within ``max_len`` tokens), so
-no ``TimeLimit`` is added: an outer limit would cut a longer ``horizon=``/``max_steps=`` passed
-to ``gym.make``."""
+Every one ends its episodes itself (PointMassReach truncates after ``horizon`` steps,
+SwordShieldMonster after ``max_steps``, Garnet after ``max_episode_steps``, AlphaEnv terminates
+within ``max_len`` tokens), so no ``TimeLimit`` is added: an outer limit would cut a longer
+``horizon=``/``max_steps=`` passed to ``gym.make``."""
 
 
 def register_envs() -> None:

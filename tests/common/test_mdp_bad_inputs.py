@@ -93,3 +93,17 @@ def test_tabular_env_bad_input():
     for action in (-1, 2, 0.5):
         with pytest.raises(ValueError, match="action"):
             env.step(action)
+
+
+@pytest.mark.parametrize("bad", [lambda rng: np.full((4, 2), -1), lambda rng: np.full((4, 2), 4),
+                                 lambda rng: np.zeros((4, 2)) + 0.5, lambda rng: np.zeros((2, 4), dtype=int)])
+def test_q_learning_rejects_a_bad_sampler(bad):
+    _, r = _valid()
+    with pytest.raises(ValueError, match="sampler"):
+        mdp.q_learning(bad, r, 0.9, n_iter=3)
+
+
+def test_q_learning_generative_model_still_works():
+    P, r = _valid()
+    res = mdp.q_learning(mdp.generative_model(P), r, 0.9, n_iter=5)
+    assert np.all(np.isfinite(res.q))

@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import norm
 
 from icml25.papers.alphaqcm import (
@@ -21,6 +23,7 @@ from icml25.papers.alphaqcm import (
     evaluate_rpn,
     forward_return,
     lasso_weights,
+    make_synthetic_env,
     normalize_by_day,
     parse_rpn,
     qcm_moments,
@@ -201,6 +204,47 @@ def test_env_invalid_action_and_length_limit():
         _, r, done, _, info = env.step(T.index(name))
     assert done and info["expr"] == "close 5 Mean"  # auto-terminates at max_len with a complete expression
     assert r == pytest.approx(env.pool.ic)
+
+
+def test_registered_gym_env_makes_and_steps():
+    import gymnasium as gym
+
+    import icml25.envs  # noqa: F401
+
+    env = gym.make("icml25/AlphaEnv-v0", n_stocks=10, n_days=150, seed=3)
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs) and env.spec.max_episode_steps is None
+    rng = np.random.default_rng(0)
+    done, steps = False, 0
+    while not done:
+        obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(env.unwrapped.action_masks()))))
+        done, steps = term or trunc, steps + 1
+        assert env.observation_space.contains(obs)
+    assert term and not trunc and steps <= env.unwrapped.max_len
+    assert "expr" in info and 0.0 <= r <= 1.0  # a valid walk always ends in a pool IC, never in -1
+
+
+_SMALL_ENV = make_synthetic_env(n_stocks=8, n_days=150, capacity=3, max_len=6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_masked_random_walks_always_finish_a_parseable_alpha(seed):
+    env, rng = _SMALL_ENV, np.random.default_rng(seed)
+    env.reset()
+    done = False
+    while not done:
+        _, r, done, _, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    assert not info.get("invalid") and np.isfinite(r)
+    assert parse_rpn(info["expr"], env.tokens) == env.builder.seq
+
+
+def test_make_synthetic_env_is_seeded():
+    a, b, c = make_synthetic_env(seed=1), make_synthetic_env(seed=1), make_synthetic_env(seed=2)
+    np.testing.assert_array_equal(a.panel["close"], b.panel["close"])
+    assert not np.array_equal(a.panel["close"], c.panel["close"])
+    with pytest.raises(ValueError, match="train_fraction"):
+        make_synthetic_env(train_fraction=0.0)
 
 
 # ----------------------------------------------------------------------------- pool

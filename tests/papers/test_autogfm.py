@@ -300,3 +300,53 @@ def test_smoke_run_values():
         assert m[f"score_fixed_{OPS[winner]}_{d}"] == max(m[f"score_fixed_{op}_{d}"] for op in OPS)
     assert 1 <= m["n_distinct_best_fixed_ops"] <= 4
     assert 1 <= m["autogfm_mean_rank"] <= len(repro.METHODS)
+
+
+def test_modules_accept_pyg_data_and_batch():
+    torch.manual_seed(0)
+    enc = DisentangledEncoder(5, 8)
+    graphs = [_graph(6, 10, 5, s) for s in range(3)]
+    batch = Batch.from_data_list(graphs)
+    z_i, z_v = enc(batch)
+    z_i2, z_v2 = enc(batch.x, batch.edge_index, batch.batch)
+    assert torch.equal(z_i, z_i2) and torch.equal(z_v, z_v2) and z_i.shape == (3, 8)
+    torch.testing.assert_close(enc(graphs[1])[0], z_i[1:2], rtol=1e-5, atol=1e-6)
+    model = _model().eval()
+    g = _graph(6, 10, 6, 0)
+    g.center_index, g.y = torch.tensor([2]), torch.tensor([1])
+    logits, alphas, _, _ = model(g, "n")  # one Data is a batch of one
+    assert logits.shape == (1, 3) and alphas.shape == (1, 2, len(OPS))
+
+
+def test_base_gfm_mixes_every_op_uniformly():
+    from icml25.papers.autogfm import MultiTaskGFM
+
+    torch.manual_seed(0)
+    model = MultiTaskGFM(4, 8, [TaskSpec("g", "graph", 2)]).eval()
+    batch = Batch.from_data_list([_graph(5, 6, 4, s) for s in range(2)])
+    logits, alphas = model(batch, "g")
+    torch.testing.assert_close(alphas, torch.full((2, len(OPS)), 1 / len(OPS)))
+    assert logits.shape == (2, 2)
+
+
+def test_float64_forward_and_environment_predictor_pair_embeddings():
+    model = _model().double().eval()
+    data = []
+    for s in range(2):
+        g = _graph(7, 12, 6, s)
+        g.x, g.center_index, g.y = g.x.double(), torch.tensor([0]), torch.tensor([s])
+        data.append(g)
+    logits, alphas, z_i, z_v = model(Batch.from_data_list(data), "n")
+    assert logits.dtype == alphas.dtype == z_i.dtype == torch.float64
+    pairs = model.psi_env(z_i, z_v)
+    assert pairs.shape == (2, 2, 8)
+    torch.testing.assert_close(model.psi_env(z_i, z_v, model.psi_inv), model.psi_inv(pairs.reshape(4, 8)).reshape(
+        2, 2, *alphas.shape[1:]))
+
+
+def test_nan_features_are_rejected():
+    layer, g = MixedOpLayer(4), _graph(6, 10, 4, 0)
+    x = g.x.clone()
+    x[3, 1] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        layer(x, g.edge_index, torch.full((5,), 0.2))

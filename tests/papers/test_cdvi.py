@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 import torch
 from scipy import stats
+from sklearn.exceptions import NotFittedError
 
 from icml25.papers.cdvi import (
     CDCVAE,
+    CDCVAENet,
     LogNormalAFT,
     censored_loglik,
     make_survival_array,
@@ -297,6 +299,44 @@ def test_lognormal_aft_gradient_and_censored_fit():
     aft.fit(X, y)
     np.testing.assert_allclose(aft.coef_, [1.0, -0.5], atol=0.1)  # censoring handled: no bias towards 0
     assert aft.scale_ == pytest.approx(0.3, abs=0.05)
+
+
+def test_lognormal_aft_target_layouts_and_predict():
+    """Structured (event, time), two columns (time, event) and 1-D times (all events) are the same data."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(120, 2))
+    logt = X @ [0.8, -0.4] + 0.5 + 0.3 * rng.normal(size=120)
+    event = rng.random(120) < 0.6
+    time = np.exp(logt) * np.where(event, 1.0, rng.uniform(0.3, 1.0, 120))
+    ref = LogNormalAFT().fit(X, make_survival_array(event, time))
+    two = LogNormalAFT().fit(X, np.column_stack([time, event]))
+    np.testing.assert_array_equal(two.coef_, ref.coef_)
+    assert two.loglik(X, np.column_stack([time, event])) == ref.loglik(X, make_survival_array(event, time))
+    all_events = LogNormalAFT().fit(X, time)
+    np.testing.assert_array_equal(all_events.coef_,
+                                  LogNormalAFT().fit(X, make_survival_array(np.ones(120, bool), time)).coef_)
+    # predict is the median: S(predict(x) | x) = 1/2
+    med = ref.predict(X[:5])
+    S = np.array([ref.predict_survival_function(X[i:i + 1], [med[i]])[0, 0] for i in range(5)])
+    np.testing.assert_allclose(S, 0.5, atol=1e-12)
+    assert all_events.score(X, time) > 0.5  # R^2 on fully observed times
+    with pytest.raises(ValueError, match="uncensored"):
+        ref.score(X, make_survival_array(event, time))
+
+
+def test_cdcvae_net_forward_and_device_parameter():
+    torch.manual_seed(0)
+    net = CDCVAENet(2, 3, [4], [4], encoder="dense", sigma="joint")
+    x, t, d = torch.randn(6, 2), torch.randn(6), torch.tensor([1.0, 0, 1, 0, 1, 1])
+    loc, scale, mean, logvar = net(x, t, d)
+    assert loc.shape == (6,) and scale.shape == () and mean.shape == logvar.shape == (6, 3)
+    torch.testing.assert_close(net.encode(x, t, d)[0], mean)
+    X, y = _toy_data(60)
+    a = CDCVAE(latent_dim=1, log_time=False, epochs=2, device="cpu").fit(X, y)
+    b = CDCVAE(latent_dim=1, log_time=False, epochs=2).fit(X, y)
+    assert a.elbo(X, y) == b.elbo(X, y)  # the default device is the CPU
+    with pytest.raises(NotFittedError):
+        CDCVAE().encode(X, y)
 
 
 # ----------------------------------------------------------------------------- generator

@@ -9,6 +9,8 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from torch import nn
 from torch.nn import functional as F
@@ -227,6 +229,21 @@ def test_finetuner_separates_informative_from_random_labels():
     # the support sets depend only on the labels and the seed (paired across checkpoints)
     a, b = tuner.episodes(y, seed=3), tuner.episodes(y, seed=3)
     assert all(torch.equal(u, v) for u, v in zip(a, b))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(2, 6), st.integers(2, 4), st.floats(0.0, 1.0),
+       st.integers(0, 1000))
+def test_teacher_transfer_labels_in_range_and_to_keeps_data(n_pre, n_down, k_pre, k_down, noise, seed):
+    data = teacher_transfer(n_pre, n_down, in_dim=5, feature_dim=4, n_pre_classes=k_pre, n_down_classes=k_down,
+                            label_noise=noise, seed=seed)
+    assert data.x_pre.shape == (n_pre, 5) and data.x_down.shape == (n_down, 5)
+    assert 0 <= int(data.y_pre.min()) and int(data.y_pre.max()) < k_pre and int(data.y_down.max()) < k_down
+    moved = data.to("cpu")
+    for a, b in ((moved.x_pre, data.x_pre), (moved.y_pre, data.y_pre), (moved.x_down, data.x_down),
+                 (moved.y_down, data.y_down)):
+        assert torch.equal(a, b)
+    assert (moved.n_pre_classes, moved.name) == (data.n_pre_classes, data.name)
 
 
 def test_transfer_data():

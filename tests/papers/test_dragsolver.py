@@ -177,3 +177,12 @@ def test_harness_labels_and_smoke_run():
     assert 0 < m["rel_l2_dragsolver"] < 0.5 and 0 < m["latency_ms"] < 1000
     assert m["ds_over_pointnet"] == pytest.approx(m["rel_l2_dragsolver"] / m["rel_l2_pointnet"])
     assert 0 < m["interior_fraction"] < 1
+
+
+def test_float64_model_follows_its_inputs():
+    torch.manual_seed(0)
+    model = DragSolver(((8, 4), (4, 8)), d_model=16, depth=1, heads=2).double().eval()
+    xyz = torch.randn(2, 24, 3, dtype=torch.float64)
+    normals = torch.nn.functional.normalize(torch.randn(2, 24, 3, dtype=torch.float64), dim=-1)
+    mean, std = model.predict_mc((xyz, normals, None), T=4)
+    assert model(xyz, normals).dtype == mean.dtype == std.dtype == torch.float64

@@ -221,3 +221,13 @@ def test_zeroth_order_schedule_training_moves_schedule():
                                  n_samples=16, ddim_steps=3, clip_x0=3.0, zo_dirs=2, seed=0)
     assert len(res.history["upper"]) == 3 and all(np.isfinite(res.history["upper"]))
     assert res.history["tau"][-1] != pytest.approx(1.0)
+
+
+def test_schedule_forward_is_betas_and_follows_dtype():
+    from icml25.papers.generative_bilevel import EpsMLP
+
+    sched = LearnableNoiseSchedule("cosine", T=20)
+    torch.testing.assert_close(sched(), sched.betas, rtol=0, atol=0)
+    assert sched().dtype == torch.float64 and sched.float()().dtype == torch.float32
+    net = EpsMLP(2, hidden=8, T=20, n_freq=3).double()
+    assert net(torch.randn(5, 2, dtype=torch.float64), torch.arange(5)).dtype == torch.float64

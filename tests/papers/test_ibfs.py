@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from torch import nn
 
@@ -98,6 +100,16 @@ def test_gaussian_kernel_median_bandwidth_and_errors():
 
 
 # ----------------------------------------------------------------------------- the IB score
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 9), st.integers(1, 5), st.floats(0.01, 100.0), st.integers(0, 2**31 - 1))
+def test_median_bandwidth_kernel_is_scale_invariant_and_cka_symmetric(n, d, scale, seed):
+    T = torch.randn(n, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    K = gaussian_kernel(T)
+    torch.testing.assert_close(gaussian_kernel(scale * T), K, atol=1e-9, rtol=0)  # sigma scales with the data
+    L = linear_kernel(T)
+    assert cka(K, L) == pytest.approx(cka(L, K), abs=1e-12) and -1 - 1e-12 <= cka(K, L) <= 1 + 1e-12
+
+
 def test_score_beta_zero_is_mean_label_alignment(support):
     xs, ys = support
     model = _model()

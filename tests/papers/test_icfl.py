@@ -7,7 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import nnls
+from sklearn.base import clone
+from sklearn.pipeline import make_pipeline
 
 from icml25.papers.icfl import (
     ICFL,
@@ -154,10 +158,10 @@ def test_encoder_has_no_gradient():
 # ----------------------------------------------------------------------------- whitening
 def test_whitened_controls_have_identity_moments():
     data = perturbation_screen(n_control=5000, n_perturbed=100, d=16, n_atoms=40, n_labels=4, seed=0)
-    Xc = ControlWhitener(normalize=False).fit(data.X_control).transform(data.X_control).double().numpy()
+    Xc = ControlWhitener(normalize=False).fit(data.X_control).transform(data.X_control).astype(np.float64)
     np.testing.assert_allclose(Xc.mean(0), 0, atol=1e-2)
     np.testing.assert_allclose(np.cov(Xc.T), np.eye(16), atol=1e-2)
-    Xn = ControlWhitener().fit(data.X_control).transform(data.X).numpy()
+    Xn = ControlWhitener().fit(data.X_control).transform(data.X)
     np.testing.assert_allclose(np.linalg.norm(Xn, axis=1), 1, atol=1e-5)
 
 
@@ -166,28 +170,28 @@ def test_whitening_is_affine_invariant():
     rng = np.random.default_rng(2)
     Xc, X = rng.standard_normal((3000, 6)) * [5, 1, 1, 0.2, 3, 1], rng.standard_normal((10, 6))
     A, c = rng.standard_normal((6, 6)), rng.standard_normal(6)
-    f = lambda Y: ControlWhitener(eps=0, normalize=False).fit(Y[0]).transform(Y[1]).double().numpy()  # noqa: E731
+    f = lambda Y: ControlWhitener(eps=0, normalize=False).fit(Y[0]).transform(Y[1]).astype(np.float64)  # noqa: E731
     n1 = np.linalg.norm(f((Xc, X)), axis=1)
     n2 = np.linalg.norm(f((Xc @ A.T + c, X @ A.T + c)), axis=1)
     np.testing.assert_allclose(n1, n2, rtol=1e-3)
     # without whitening it is only centring (and unit norm)
     wh = ControlWhitener(whiten=False).fit(Xc)
     v = X - Xc.mean(0)
-    np.testing.assert_allclose(wh.transform(X).numpy(), v / np.linalg.norm(v, axis=1, keepdims=True), atol=1e-5)
+    np.testing.assert_allclose(wh.transform(X), v / np.linalg.norm(v, axis=1, keepdims=True), atol=1e-5)
 
 
 def test_whitening_downweights_the_control_nuisance():
     """Raw (centred) samples are mostly nuisance; after control whitening the nuisance is a small share."""
     data = perturbation_screen(n_control=4000, n_perturbed=2000, d=32, n_atoms=64, n_labels=8, seed=1)
-    raw = ControlWhitener(whiten=False).fit(data.X_control).transform(data.X).double().numpy()
+    raw = ControlWhitener(whiten=False).fit(data.X_control).transform(data.X).astype(np.float64)
     share_raw = np.mean(np.linalg.norm(raw @ data.nuisance_basis, axis=1) ** 2)
     wh = ControlWhitener().fit(data.X_control)
-    white = wh.transform(data.X).double().numpy()
+    white = wh.transform(data.X).astype(np.float64)
     # whitened coordinates are PCA coordinates of the controls: the nuisance is the first 8
     share_white = np.mean(np.linalg.norm(white[:, :8], axis=1) ** 2)
     assert share_raw > 0.8 and share_white < 0.05
     # the top-8 control principal directions span the nuisance subspace
-    P = wh.components_[:8].double().numpy()
+    P = wh.components_[:8]
     assert np.linalg.svd(P @ data.nuisance_basis, compute_uv=False).min() > 0.999
 
 
@@ -228,6 +232,37 @@ def test_topk_codes_and_api():
     assert ((Z != 0).sum(1) <= 3).all() and (Z >= 0).all()
     np.testing.assert_allclose(sae.inverse_transform(Z), Z @ sae.dictionary_.T + sae.b_pre_.numpy(), atol=1e-5)
     np.testing.assert_allclose(np.linalg.norm(sae.dictionary_, axis=0), 1, atol=1e-5)
+
+
+# ----------------------------------------------------------------------------- scikit-learn API
+def test_transformers_clone_pipeline_and_return_numpy():
+    rng = np.random.default_rng(5)
+    Xc, X = rng.standard_normal((200, 6)), rng.standard_normal((50, 6))
+    wh = ControlWhitener().fit(Xc)
+    out = wh.transform(X)
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32 and out.shape == (50, 6)
+    assert isinstance(wh.components_, np.ndarray) and wh.n_features_in_ == 6
+    # the older call form fit_transform(X_control, X) transforms X, not the controls
+    np.testing.assert_array_equal(ControlWhitener().fit_transform(Xc, X), out)
+    np.testing.assert_array_equal(ControlWhitener().fit_transform(Xc), wh.transform(Xc))
+    icfl = ICFL(n_features=12, J=2, L=2, lr=1e-2, batch_size=32, n_steps=5, dead_window=2)
+    pipe = make_pipeline(ControlWhitener(), clone(icfl)).fit(X)
+    Z = pipe.transform(X)
+    assert isinstance(Z, np.ndarray) and Z.shape == (50, 12) and ((Z != 0).sum(1) <= 4).all()
+    np.testing.assert_array_equal(Z, clone(icfl).fit(wh.fit(X).transform(X)).transform(wh.transform(X)))
+    # default dictionary size: 8 d, as the paper's 8192 features for 1024-dim tokens
+    assert ICFL(J=1, L=1, batch_size=8, n_steps=1, dead_window=1).fit(X).n_features_out_ == 48
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), J=st.integers(1, 4), L=st.integers(1, 3),
+       refit=st.sampled_from(["round", "support"]))
+def test_batched_omp_codes_have_at_most_J_L_nonzeros(seed, J, L, refit):
+    """Any data and dictionary: codes are finite, with at most J L nonzeros per sample (J L <= M)."""
+    gen = torch.Generator().manual_seed(seed)
+    X, W = torch.randn(7, 5, generator=gen), torch.randn(5, 12, generator=gen)
+    Z = batched_omp(X, W / W.norm(dim=0), J=J, L=L, refit=refit)
+    assert torch.isfinite(Z).all() and ((Z != 0).sum(1) <= J * L).all()
 
 
 # ----------------------------------------------------------------------------- evaluation

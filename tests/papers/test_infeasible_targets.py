@@ -9,6 +9,8 @@ import networkx as nx
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icml25.papers.infeasible_targets import (
     HallucinatingGenerator,
@@ -256,6 +258,33 @@ def test_bad_input_raises():
     with pytest.raises(ValueError, match="non-decreasing"):
         ReplayBuffer(np.arange(3), np.zeros(3, int), np.arange(3), np.zeros(3, bool), np.zeros(3, bool),
                      np.array([1, 0, 0]))
+
+
+def test_registered_gym_env_makes_and_steps():
+    import gymnasium as gym
+
+    import icml25.envs  # noqa: F401
+
+    env = gym.make("icml25/SwordShieldMonster-v0", size=5, max_steps=7, seed=1)
+    state, _ = env.reset(seed=0)
+    assert env.observation_space.contains(state) and env.spec.max_episode_steps is None
+    env.action_space.seed(0)
+    for t in range(1, 8):
+        state, reward, terminated, truncated, info = env.step(env.action_space.sample())
+        assert env.observation_space.contains(state) and reward in (0.0, 1.0) and "died" in info
+        if terminated:
+            break
+    assert terminated or (truncated and t == 7)  # the env's own max_steps ends the episode, not a TimeLimit
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(4, 7), st.data())
+def test_encode_decode_round_trip_and_range(size, data):
+    env = SwordShieldMonster(size=size, seed=0)
+    s = data.draw(st.integers(0, env.n_states - 1))
+    assert int(env.encode(*env.decode(s))) == s
+    with pytest.raises(ValueError, match="state indices"):
+        env.decode(env.n_states + data.draw(st.integers(0, 100)))
 
 
 def test_smoke_run_is_consistent():

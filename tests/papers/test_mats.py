@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icml25.papers.mats import MATS, SantaMemory, TinyLM, TransformerMapper, kmeans, make_scenes, noise_injection
 from icml25.papers.mats.data import CAPTION_PROMPT, TinyCLAP, concepts_in, set_f1
@@ -141,3 +143,38 @@ def test_smoke_run():
     assert m["text_dist_ratio"] < 1.0  # Santa moves audio embeddings toward the training text
     assert 0.0 < m["paired_cosine"] < 0.99  # a modality gap exists
     assert m["f1_santa_minus_noise"] == pytest.approx(m["f1_c"] - m["f1_b"])
+
+
+def test_santa_memory_is_buffers_and_loads_into_an_instance_of_another_size():
+    g = torch.Generator().manual_seed(0)
+    santa = SantaMemory(_unit(60, 8, 0), n_clusters=5, k=4, noise_variance=0.0, generator=g)
+    assert {name for name, _ in santa.named_buffers()} == {"bank", "centres", "members"}
+    other = SantaMemory(_unit(30, 8, 1), n_clusters=7, k=4, noise_variance=0.0)
+    other.load_state_dict(santa.state_dict())  # buffers take the stored memory's shapes
+    v = _unit(9, 8, 2)
+    assert torch.equal(other(v), santa.fuse(v))
+    wide = santa.double()
+    assert wide.bank.dtype == torch.float64 and wide(v.double()).dtype == torch.float64
+
+
+def test_mats_forward_is_the_teacher_forced_logits_and_holds_santa():
+    torch.manual_seed(0)
+    clap, lm = TinyCLAP(), TinyLM(d=32, n_layers=1)
+    mapper = TransformerMapper(32, 32, prefix_len=2, clip_len=2, n_layers=1, n_heads=4)
+    santa = SantaMemory(_unit(50, 32, 3), n_clusters=4, k=3, noise_variance=0.0)
+    model = MATS(clap, mapper, lm, use_santa=True, santa=santa).eval()
+    audio, tokens = torch.randn(3, 64), torch.full((3, 2), CAPTION_PROMPT)
+    logits = model(audio, tokens)
+    emb = santa.fuse(F.normalize(clap.encode_audio(audio), dim=-1))
+    assert logits.shape == (3, 1 + 2 + 2, lm.head.out_features)
+    assert torch.allclose(logits, model._logits_from_embedding(emb, tokens))
+    assert any(k.startswith("santa.") for k in model.state_dict())
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(-1e3, 1e3, allow_nan=False).filter(lambda v: abs(v) > 1e-3), min_size=2, max_size=8),
+       st.floats(0.0, 0.5))
+def test_noise_injection_rows_are_unit_vectors(values, variance):
+    x = torch.tensor([values], dtype=torch.float64)
+    y = noise_injection(x, variance, generator=torch.Generator().manual_seed(0))
+    assert y.dtype == torch.float64 and torch.allclose(y.norm(dim=-1), torch.ones(1, dtype=torch.float64))

@@ -274,3 +274,89 @@ def test_bad_input_raises(pretrained, small_domains):
         info_nce_bound(torch.zeros(3, 2), torch.zeros(4, 2), torch.eye(3))
     with pytest.raises(ValueError, match="outside"):
         GCNProto(unify_dim=20).fit(d.x, d.edge_index, [0, 10_000], [0, 1])
+
+
+# ---------------------------------------------------------------- state at construction, sklearn form, dtype
+
+def test_pretrained_state_dict_loads_into_a_fresh_model_and_prompt_tunes_the_same(small_domains):
+    sources = [(d.x, d.edge_index) for d in small_domains[:2]]
+    target = small_domains[2]
+    torch.manual_seed(0)
+    model = MDGFM(unify_dim=20, hidden=16, n_sources=2).pretrain(sources, epochs=3, k=[5, 5])
+    fresh = MDGFM(unify_dim=20, hidden=16, n_sources=2)
+    assert not bool(fresh.is_pretrained)
+    fresh.load_state_dict(model.state_dict())  # strict: every key exists at construction
+    assert bool(fresh.is_pretrained)
+    support = few_shot_tasks(target.y, 1, 1, seed=0)[0]
+    preds = []
+    for m in (model, fresh):
+        torch.manual_seed(7)
+        m.prompt_tune(target.x, target.edge_index, support, target.y[support], steps=5, lr=1e-2, k_down=5)
+        preds.append(m.predict(target.x, target.edge_index))
+    assert torch.equal(preds[0], preds[1])
+
+
+def test_n_sources_at_construction_draws_the_same_numbers_as_the_older_call_form(small_domains):
+    sources = [(d.x, d.edge_index) for d in small_domains[:2]]
+    torch.manual_seed(3)
+    old = MDGFM(unify_dim=20, hidden=16).pretrain(sources, epochs=2, k=[5, 5])
+    torch.manual_seed(3)
+    new = MDGFM(unify_dim=20, hidden=16, n_sources=2).pretrain(sources, epochs=2, k=[5, 5])
+    assert old.history_ == new.history_
+    for (name, a), b in zip(old.state_dict().items(), new.state_dict().values()):
+        assert torch.equal(a, b), name
+
+
+def test_forward_is_the_prompted_embedding_in_float64(pretrained, small_domains):
+    target = small_domains[2]
+    support = few_shot_tasks(target.y, 1, 1, seed=0)[0]
+    pretrained.prompt_tune(target.x, target.edge_index, support, target.y[support], steps=2, k_down=5)
+    x = unify_features(target.x, 20)
+    emb = pretrained(x, target.edge_index)
+    assert emb.shape == (x.size(0), 16)
+    double = __import__("copy").deepcopy(pretrained).double()
+    out = double(x.double(), target.edge_index)
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out.float(), emb, atol=1e-4, rtol=1e-4)
+
+
+def test_prototype_estimators_sklearn_form_learns_blobs_and_returns_numpy():
+    from sklearn.datasets import make_blobs
+    from icml25.papers.mdgfm import MLPProto
+
+    X, y = make_blobs(n_samples=90, centers=[[4, 0, 0], [0, 4, 0], [0, 0, 4]], cluster_std=0.5, random_state=0)
+    labels = np.array(["a", "b", "c"])[y]
+    for cls in (GCNProto, MLPProto):
+        est = cls(unify_dim=3, hidden=16, steps=60, random_state=0).fit(X, labels)
+        pred = est.predict(X)
+        assert isinstance(pred, np.ndarray) and pred.dtype == labels.dtype
+        assert (pred == labels).mean() > 0.9
+        again = cls(unify_dim=3, hidden=16, steps=60, random_state=0).fit(X, labels).predict(X)
+        np.testing.assert_array_equal(pred, again)  # random_state fixes weights and dropout
+
+
+def test_prototype_graph_form_predicts_like_its_support():
+    d = bag_of_words_domain(DomainSpec("g", 90, 3, 0.8, 40), seed=1)
+    support = few_shot_tasks(d.y, 2, 1, seed=0)[0]
+    torch.manual_seed(0)
+    est = GCNProto(unify_dim=10, hidden=16).fit(d.x, d.edge_index, support, d.y[support], steps=30)
+    pred = est.predict(d.x, d.edge_index)
+    assert pred.shape == (90,) and set(np.unique(pred)) <= {0, 1, 2}
+    assert est.n_features_in_ == 40
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_check_graph_rejects_non_finite_anywhere(bad):
+    from hypothesis import given, settings, strategies as st
+
+    from icml25.papers.mdgfm import check_graph
+
+    @settings(max_examples=15, deadline=None)
+    @given(n=st.integers(1, 6), d=st.integers(1, 4), data=st.data())
+    def check(n, d, data):
+        x = np.zeros((n, d))
+        x[data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, d - 1))] = bad
+        with pytest.raises(ValueError, match="NaN or inf"):
+            check_graph(x, torch.zeros(2, 0, dtype=torch.long))
+
+    check()

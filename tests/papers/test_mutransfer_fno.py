@@ -294,3 +294,20 @@ def test_smoke_run_values():
     assert m["predicted_sp_shift_steps"] == pytest.approx(math.log(math.log(4) / math.log(16)) / math.log(2))
     c = cfg.lr_center
     assert m["lrs"] == pytest.approx([c / math.sqrt(2), c, c * math.sqrt(2)])
+
+
+def test_spectral_conv_float64_matches_complex128_einsum():
+    """Independent oracle: y = irfft(pad(einsum(T_K(rfft x), R))) with complex128 R for a float64 layer."""
+    from icml25.papers.mutransfer_fno import SpectralConvNd
+
+    torch.manual_seed(0)
+    layer = SpectralConvNd(3, 2, (5,), param="mup", k_base=2).double()
+    x = torch.randn(4, 3, 32, dtype=torch.float64)
+    y = layer(x)
+    assert y.dtype == torch.float64 and layer.complex_weight.dtype == torch.complex128
+    x_ft = torch.fft.rfft(x)[..., :5]
+    y_ft = torch.zeros(4, 2, 17, dtype=torch.complex128)
+    y_ft[..., :5] = torch.einsum("bik,iok->bok", x_ft, layer.complex_weight)
+    torch.testing.assert_close(y, torch.fft.irfft(y_ft, n=32), rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="weight dtype"):
+        layer(x.float())

@@ -5,6 +5,7 @@ smoke runs of the reproduction."""
 import numpy as np
 import pytest
 import torch
+from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
 
 from icml25.papers.naiad import (
@@ -272,3 +273,58 @@ def test_claims_name_existing_metrics():
             "active_learning": "mean_minus_random_final mean_minus_std_final mean_minus_mean+std_final"}
     for c in repro.CLAIMS:
         assert c.experiment in names and c.metric in keys[c.experiment].split()
+
+
+# --- the (X, y) form and the module contract --------------------------------------------------
+
+def _design(pairs, single):
+    return np.column_stack([pairs, single]).astype(np.float64)
+
+
+def test_xy_form_is_the_three_array_form(screen):
+    idx = np.random.default_rng(1).permutation(len(screen))
+    tr, va, te = screen.subset(idx[:300]), screen.subset(idx[300:400]), screen.subset(idx[400:500])
+    kw = dict(n_epoch=4, d_pheno_hid=8, n_genes=screen.n_genes, seed=2)
+    old = NAIADRegressor(**kw).fit(*tr, X_val=va[:2], y_val=va[2])
+    new = NAIADRegressor(**kw).fit(_design(*tr[:2]), tr[2], X_val=_design(*va[:2]), y_val=va[2])
+    assert new.n_features_in_ == 4 and new.n_single_ == 2 and new.best_epoch_ == old.best_epoch_
+    np.testing.assert_array_equal(new.predict(_design(*te[:2])), old.predict(*te[:2]))
+    np.testing.assert_array_equal(new.predict_pairs(*te[:2]), old.predict(*te[:2]))
+    lin_old = SingleEffectLinearRegressor(True).fit(*tr)
+    lin_new = SingleEffectLinearRegressor(True).fit(_design(*tr[:2]), tr[2])
+    np.testing.assert_array_equal(lin_new.coef_, lin_old.coef_)
+    np.testing.assert_array_equal(lin_new.predict(_design(*te[:2])), lin_old.predict(*te[:2]))
+
+
+def test_xy_form_without_single_columns_is_the_embedding_branch(screen):
+    pairs, _, y = screen.subset(np.arange(200))
+    ids_only = NAIADRegressor(n_epoch=3, d_pheno_hid=8, seed=0).fit(pairs.astype(float), y)
+    embed = NAIADRegressor(n_epoch=3, d_pheno_hid=8, seed=0, mode="embed").fit(pairs.astype(float), y)
+    assert ids_only.mode_ == "embed" and not hasattr(ids_only.model_, "pheno_ffn")
+    np.testing.assert_array_equal(ids_only.predict(pairs.astype(float)), embed.predict(pairs.astype(float)))
+
+
+def test_regressors_refuse_bad_designs(screen):
+    pairs, single, y = screen.subset(np.arange(50))
+    X = _design(pairs, single)
+    with pytest.raises(ValueError, match="n_features = 1"):
+        NAIADRegressor(n_epoch=1).fit(X[:, :1], y)
+    with pytest.raises(ValueError, match="integer gene ids"):
+        SingleEffectLinearRegressor().fit(X + np.array([0.5, 0, 0, 0]), y)
+    fitted = SingleEffectLinearRegressor().fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        fitted.predict(X[:, :3])
+    with pytest.raises(NotFittedError):
+        NAIADRegressor().predict(X)
+
+
+def test_net_follows_parameter_dtype_and_meta_device():
+    torch.manual_seed(0)
+    net = NAIADNet(5, 4, d_pheno_hid=8).double().eval()
+    pairs = torch.tensor([[0, 1], [3, 4]])
+    out = net(pairs, torch.randn(2, 2, dtype=torch.float64))
+    assert out.dtype == torch.float64 and out.shape == (2,)
+    meta = net.to("meta")
+    assert meta(pairs.to("meta"), torch.randn(2, 2, dtype=torch.float64, device="meta")).device.type == "meta"
+    with pytest.raises(TypeError, match="integer tensor"):
+        net(torch.zeros(2, 2), torch.zeros(2, 2))

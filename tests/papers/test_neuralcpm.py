@@ -182,7 +182,11 @@ def test_closure_combines_terms():
     H = ClosureHamiltonian(sym, nh, w_b=0.25, w_n=1.0)
     sigma, ct = random_init(9, 9, 4, [1, 1, 2, 2], 1.6, seed=0)
     s, c = torch.from_numpy(sigma)[None], torch.from_numpy(ct)
-    torch.testing.assert_close(H(s, c), 0.25 * sym(s, c) + nh(s, c))
+    torch.testing.assert_close(H(s, c), 0.25 * sym(s, c).float() + nh(s, c))  # in the weights' float32
+    assert sym(s, c).dtype == torch.float64  # the symbolic energy keeps its float64 parameters' precision
+    H64 = ClosureHamiltonian(sym, nh).double()
+    assert H64(s, c).dtype == torch.float64
+    torch.testing.assert_close(H64(s, c), 0.25 * sym(s, c) + nh.double()(s, c))
 
 
 def test_shape_stats_and_sorting_index():

@@ -7,7 +7,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
 from icml25.papers.ntk_early_stopping import (
     KernelGD,
@@ -216,7 +219,7 @@ def test_bad_input_raises(data):
         TwoLayerReLUGD(width=8, stop="never").fit(X, y)
     with pytest.raises(ValueError, match="oracle"):
         TwoLayerReLUGD(width=8, stop="oracle").fit(X, y)
-    with pytest.raises(ValueError, match="y must"):
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         KernelGD().fit(X, y[:-1])
     with pytest.raises(ValueError, match="dist"):
         sample_sphere(5, 3, "gaussian")
@@ -226,7 +229,7 @@ def test_bad_input_raises(data):
         critical_radius(np.ones(3), 3, sigma=0.0)
     with pytest.raises(ValueError, match="not fitted"):
         TwoLayerReLUGD().predict(X)
-    with pytest.raises(ValueError, match="widths"):
+    with pytest.raises(ValueError, match="width must be"):
         repro.run_rate_experiment(widths=(-2,), seeds=(0,))
 
 
@@ -261,3 +264,17 @@ def test_tracking_smoke_gap_shrinks_with_width():
 def test_api_example_runs(capsys):
     exec(repro.API_EXAMPLE, {})
     assert "kernel GD risk" in capsys.readouterr().out
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scales=st.lists(st.floats(0.1, 10.0), min_size=40, max_size=40))
+def test_project_to_sphere_ignores_the_row_norms(data, scales):
+    _, X, y = data
+    scaled = X * np.asarray(scales)[:, None]
+    a = KernelGD(eta=1.0, n_steps=50, project_to_sphere=True).fit(scaled, y)
+    b = KernelGD(eta=1.0, n_steps=50).fit(X, y)
+    np.testing.assert_allclose(a.predict(2 * X), b.predict(X), rtol=0, atol=1e-7)  # eigh round-off
+    with pytest.raises(ValueError, match="unit sphere"):
+        KernelGD().fit(scaled, y)
+    with pytest.raises(NotFittedError):
+        KernelGD().predict(X)

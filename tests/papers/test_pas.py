@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.exceptions import NotFittedError
 
 from icml25.papers.pas import (
     PASEstimator,
@@ -278,3 +281,88 @@ def test_smoke_experiments_show_the_regimes():
     assert 20 <= dm["n_problems"] <= 30
     assert dm["mse_pas"] < dm["mse_prediction"]
     assert all(np.isfinite(v) for v in dm.values())
+
+
+# --- the (X, y) form of PASEstimator ---------------------------------------------------------
+
+def _xy_layout(y, fl, fu, ids=None):
+    """Stack problems into X = [problem id, prediction] and y with NaN for the unlabelled rows."""
+    ids = np.arange(len(y)) if ids is None else np.asarray(ids)
+    gid = np.concatenate([np.full(a.size, ids[j]) for j, a in enumerate(y)]
+                         + [np.full(a.size, ids[j]) for j, a in enumerate(fu)])
+    X = np.column_stack([gid, np.concatenate(fl + fu)])
+    yy = np.concatenate(y + [np.full(a.size, np.nan) for a in fu])
+    return X.astype(float), yy
+
+
+def test_xy_form_gives_exactly_the_functional_estimates(ragged):
+    X, yy = _xy_layout(*ragged, ids=np.arange(len(ragged[0]))[::-1] * 3)  # ids need not be 0..m-1 nor ordered
+    est = PASEstimator().fit(X, yy)
+    perm = np.random.default_rng(5).permutation(yy.size)
+    fit = pas_fit(*(lst[::-1] for lst in ragged))  # problems sorted by id, i.e. reversed
+    assert est.pas_mask_.all() and est.n_features_in_ == 2
+    np.testing.assert_array_equal(est.theta_, fit.theta)
+    np.testing.assert_array_equal(est.omegas_, fit.omegas)
+    assert est.omega_ == fit.omega
+    # predict: each row gets its problem's estimate, whatever its prediction column says
+    rows = X[perm][:7].copy()
+    rows[:, 1] = 123.0
+    np.testing.assert_array_equal(est.predict(rows), fit.theta[np.searchsorted(est.groups_[:, 0], rows[:, 0])])
+    with pytest.raises(ValueError, match="unknown problem"):
+        est.predict(np.array([[1.5, 0.0]]))
+    labelled = ~np.isnan(yy)
+    assert est.score(X, yy) == pytest.approx(
+        1 - np.sum((yy[labelled] - est.predict(X[labelled])) ** 2) / np.sum((yy[labelled] - yy[labelled].mean()) ** 2))
+
+
+def test_xy_form_several_key_columns_group_like_a_groupby(ragged):
+    X, yy = _xy_layout(*ragged)
+    a, b = np.divmod(X[:, 0], 5)  # problem id j written as two keys (j // 5, j % 5)
+    est = PASEstimator().fit(np.column_stack([a, b, X[:, 1]]), yy)
+    np.testing.assert_array_equal(est.theta_, PASEstimator().fit(X, yy).theta_)
+    assert est.groups_.shape == (len(ragged[0]), 2)
+
+
+def test_xy_form_keeps_the_sample_mean_where_pas_cannot_run(ragged):
+    y, fl, fu = ragged
+    X, yy = _xy_layout(y, fl, fu)
+    extra_single = np.array([[100.0, 0.3], [100.0, 0.1], [100.0, 0.2]])  # one label, two unlabelled
+    extra_nounl = np.array([[200.0, 0.3], [200.0, 0.1]])                 # two labels, no unlabelled
+    est = PASEstimator().fit(np.vstack([X, extra_single, extra_nounl]), np.concatenate([yy, [2.0, np.nan, np.nan],
+                                                                                        [1.0, 4.0]]))
+    np.testing.assert_array_equal(est.pas_mask_, np.r_[np.ones(len(y), bool), False, False])
+    np.testing.assert_array_equal(est.theta_[:-2], pas_fit(y, fl, fu).theta)  # the others are untouched
+    np.testing.assert_array_equal(est.theta_[-2:], [2.0, 2.5])
+    assert est.omegas_[-1] == 1 and est.lambdas_[-1] == 0 and np.isnan(est.prediction_mean_[-1])
+    assert est.prediction_mean_[-2] == pytest.approx(0.15)
+
+
+def test_xy_form_bad_input():
+    X = np.array([[0, 1.0], [0, 2.0], [0, 3.0]])
+    with pytest.raises(ValueError, match="no labelled point"):
+        PASEstimator().fit(X, np.full(3, np.nan))
+    with pytest.raises(ValueError, match="n_features = 1"):
+        PASEstimator().fit(X[:, :1], np.ones(3))
+    with pytest.raises(ValueError, match="no labelled point"):
+        PASEstimator().fit(np.vstack([X, [[1, 0.0]]]), np.array([1.0, 2.0, np.nan, np.nan]))
+    with pytest.raises(ValueError, match="cutoff"):
+        PASEstimator(cutoff=1.0).fit(X, np.array([1.0, 2.0, np.nan]))
+    with pytest.raises(NotFittedError):
+        PASEstimator().predict(X)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000))
+def test_xy_form_is_invariant_to_row_order(seed):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 6))
+    n, N = rng.integers(2, 6, m), rng.integers(1, 6, m)
+    y = [rng.normal(size=k) for k in n]
+    fl = [a + rng.normal(scale=0.3, size=a.size) for a in y]
+    fu = [rng.normal(size=k) for k in N]
+    X, yy = _xy_layout(y, fl, fu)
+    perm = rng.permutation(yy.size)
+    a, b = PASEstimator().fit(X, yy), PASEstimator().fit(X[perm], yy[perm])
+    # the same estimates up to the order of floating-point sums (CURE's minimiser moves by ~1e-9)
+    np.testing.assert_allclose(a.theta_, b.theta_, rtol=0, atol=1e-7)
+    np.testing.assert_array_equal(a.theta_, pas_fit(y, fl, fu).theta)

@@ -11,6 +11,7 @@ from torch_geometric.data import Batch, Data
 
 from icml25.common.graphs import planted_pattern_graphs, random_sparse_graph
 from icml25.papers.primphormer import (
+    GPSBaseline,
     PrimalGraphAttention,
     Primphormer,
     PrimphormerLayer,
@@ -286,3 +287,54 @@ def test_virtual_nodes_of_a_one_node_graph_are_its_own_outer_product(feature_map
         W_r = torch.einsum("nhp,nhs->hps", q, gr) / len(nodes)
         torch.testing.assert_close(aux["W_e"][b], W_e)
         torch.testing.assert_close(aux["W_r"][b], W_r)
+
+
+def _two_graphs(dim: int):
+    g = torch.Generator().manual_seed(3)
+    graphs = [Data(x=torch.randn(n, dim, generator=g), edge_index=random_sparse_graph(n, 2.0, seed=n),
+                   pe=torch.randn(n, 2, generator=g)) for n in (6, 9)]
+    return graphs
+
+
+def test_one_graph_without_batch_equals_a_zero_batch_bit_for_bit():
+    """batch=None takes the single-graph layout (no data-dependent padding); it is the zero batch exactly."""
+    torch.manual_seed(0)
+    graph = _two_graphs(3)[1]
+    zeros = torch.zeros(graph.num_nodes, dtype=torch.long)
+    attn = PrimalGraphAttention(8, heads=2, rank=3).eval()
+    x8 = torch.randn(graph.num_nodes, 8)
+    with torch.no_grad():
+        out_none, aux_none = attn(x8)
+        out_zero, aux_zero = attn(x8, zeros)
+        assert torch.equal(out_none, out_zero) and torch.equal(aux_none["W_e"], aux_zero["W_e"])
+        for model in (Primphormer(3, 8, 2, 2, task="graph", pe_dim=2, heads=2, rank=3).eval(),
+                      GPSBaseline(3, 8, 1, 2, task="graph", pe_dim=2, heads=2).eval()):
+            a = model(graph.x, graph.edge_index, pe=graph.pe)[0]
+            b = model(graph.x, graph.edge_index, zeros, pe=graph.pe)[0]
+            assert torch.equal(a, b)
+
+
+def test_models_accept_pyg_data_and_batch():
+    torch.manual_seed(0)
+    batch = Batch.from_data_list(_two_graphs(3))
+    model = Primphormer(3, 8, 2, 2, task="graph", pe_dim=2, heads=2, rank=3).eval()
+    layer = PrimphormerLayer(8, heads=2, rank=3).eval()
+    with torch.no_grad():
+        assert torch.equal(model(batch)[0], model(batch.x, batch.edge_index, batch.batch, pe=batch.pe)[0])
+        assert model(batch)[0].shape == (2, 2)
+        h = Batch.from_data_list([Data(x=torch.randn(5, 8), edge_index=random_sparse_graph(5, 2.0, seed=1),
+                                       edge_attr=None)])
+        h.edge_attr = torch.randn(h.edge_index.size(1), 8)
+        assert torch.equal(layer(h)[0], layer(h.x, h.edge_index, h.batch, h.edge_attr)[0])
+        attn = PrimalGraphAttention(8, heads=2, rank=3)
+        assert torch.equal(attn(h)[0], attn(h.x, h.batch)[0])
+
+
+def test_models_follow_float64():
+    torch.manual_seed(0)
+    batch = Batch.from_data_list(_two_graphs(3))
+    batch.x, batch.pe = batch.x.double(), batch.pe.double()
+    for model in (Primphormer(3, 8, 1, 2, task="graph", pe_dim=2, heads=2, rank=3),
+                  GPSBaseline(3, 8, 1, 2, task="graph", pe_dim=2, heads=2, attn="performer")):
+        with torch.no_grad():
+            assert model.double().eval()(batch)[0].dtype == torch.float64

@@ -192,3 +192,37 @@ def test_claims_name_metrics_the_experiments_produce():
 def test_api_example_runs(capsys):
     exec(compile(repro.API_EXAMPLE, "API_EXAMPLE", "exec"), {})
     assert "R1-VI" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ properties and bad input (hypothesis)
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 6), steps=st.integers(0, 5), seed=st.integers(0, 2**32 - 1))
+def test_power_step_keeps_a_distribution(n, steps, seed):
+    rng = np.random.default_rng(seed)
+    P_pi = rng.dirichlet(np.ones(n), size=n)
+    d = rng.dirichlet(np.ones(n))
+    out = power_step(P_pi, d, steps)
+    assert out.shape == (n,) and np.all(out >= 0) and out.sum() == pytest.approx(1.0)
+    if steps == 0:
+        np.testing.assert_array_equal(out, d)
+
+
+@settings(max_examples=30, deadline=None)
+@given(bad=st.one_of(st.integers(-5, -1), st.integers(4, 9)))
+def test_r1_q_learning_rejects_next_states_outside_the_state_space(bad):
+    P, r = mdp.garnet_mdp(4, 2, 2, seed=0)
+    sampler = lambda rng: np.full((4, 2), bad)  # noqa: E731
+    with pytest.raises(ValueError, match="next states"):
+        r1_q_learning(sampler, r, 0.9, 3)
+
+
+def test_planning_config_rejects_out_of_range_discounts():
+    from icml25.core.experiment import ConfigError
+
+    exp = {e.name: e for e in repro.EXPERIMENTS}["planning"]
+    for gammas in ((), (1.0,), (0.0,), (0.9, 1.5)):
+        with pytest.raises(ConfigError, match="gammas"):
+            exp.make_config("smoke", {"gammas": gammas})

@@ -219,3 +219,23 @@ def test_smoke_run():
     assert m["null_abs_max_untimed"] <= 1e-9
     assert m["hill_climb_score_at_2"] >= m["hill_climb_score_at_1"]
     assert m["scaling_law_hill_climb"] > 0
+
+
+# ------------------------------------------------------------------ properties (hypothesis)
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=50, deadline=None)
+@given(scores=st.lists(st.floats(-5, 5), min_size=1, max_size=7), data=st.data())
+def test_expected_max_matches_enumeration_and_grows_with_k(scores, data):
+    k = data.draw(st.integers(1, len(scores)))
+    assert expected_max_at_k(scores, k) == pytest.approx(expected_max_at_k_bruteforce(scores, k), abs=1e-9)
+    if k > 1:
+        assert expected_max_at_k(scores, k) >= expected_max_at_k(scores, k - 1) - 1e-12
+
+
+@settings(max_examples=30, deadline=None)
+@given(bad=st.sampled_from([math.nan, math.inf, -math.inf]))
+def test_expected_max_rejects_non_finite_scores(bad):
+    with pytest.raises(ValueError, match="finite"):
+        expected_max_at_k([0.1, bad, 0.3], 2)

@@ -8,6 +8,8 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icml25.papers.resgen import (
     ARRQ,
@@ -223,3 +225,42 @@ def test_smoke_run_metrics():
     assert m["rvq_mse_d2"] < m["rvq_mse_d1"] and m["classifier_test_accuracy"] > 0.9
     assert m["fd_rvq_recon_d1"] < m["fd_resgen_d1"]  # an untrained-ish generator is far from the data
     assert m["fd_ratio_resgen_over_dsm_d2"] == pytest.approx(m["fd_resgen_d2"] / m["fd_dsm_d2"])
+
+
+def test_digit_features_is_a_transformer_with_the_old_split():
+    from sklearn.neural_network import MLPClassifier
+
+    from icml25.papers.resgen import DigitFeatures
+
+    x = np.random.default_rng(0).random((60, 6))
+    y = (x[:, 0] > 0.5).astype(int)
+    feats = DigitFeatures(hidden=5, seed=3, max_iter=50).fit(x, y)
+    idx = np.random.default_rng(3).permutation(60)  # 80% train / 20% test split drawn from the seed
+    ref = MLPClassifier((5,), max_iter=50, random_state=3).fit(x[idx[:48]], y[idx[:48]])
+    assert feats.test_accuracy == pytest.approx(ref.score(x[idx[48:]], y[idx[48:]]))
+    expected = np.maximum(x @ ref.coefs_[0] + ref.intercepts_[0], 0.0)
+    np.testing.assert_allclose(feats.transform(x), expected)
+    np.testing.assert_allclose(feats.fit_transform(x, y), expected)
+    assert np.array_equal(feats.predict(x), ref.predict(x)) and feats.n_features_in_ == 6
+
+
+def test_tokens_outside_the_codebook_are_rejected_not_read_from_another_depth():
+    model = ResGenTransformer(3, 2, 5, 8, 1, 2, 2, 3, 4)
+    ok = torch.zeros(1, 3, 2, dtype=torch.long)
+    masked = torch.zeros(1, 3, 2, dtype=torch.bool)
+    with pytest.raises(ValueError, match="tokens must lie"):
+        model(ok + 5, masked)  # id 5 = depth 0's mask embedding
+    masked[..., 1] = True
+    model(ok.index_fill(2, torch.tensor([1]), 99), masked)  # ids at masked slots are ignored
+    with pytest.raises(TypeError, match="integer"):
+        model(ok.float(), masked)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 12), st.integers(0, 2 ** 31 - 1))
+def test_select_prefix_tokens_reveals_min_n_masked_as_prefixes(n_reveal, seed):
+    g = torch.Generator().manual_seed(seed)
+    masked = torch.arange(3).expand(2, 4, 3) >= torch.randint(0, 4, (2, 4, 1), generator=g)
+    reveal = select_prefix_tokens(torch.rand(2, 4, 3, generator=g), masked, n_reveal)
+    assert torch.equal(reveal.sum((1, 2)), torch.clamp(masked.sum((1, 2)), max=n_reveal))
+    assert _is_suffix(masked & ~reveal) and not bool((reveal & ~masked).any())

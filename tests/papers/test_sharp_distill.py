@@ -8,17 +8,23 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icml25.papers.sharp_distill import (
     CompactGCN,
     HGNNConv,
+    LightGCNRecommender,
+    MatrixFactorization,
     Teacher,
     build_hypergraphs,
     distillation_kl,
     evaluate_topk,
+    hypergraph_operator,
     hypergraph_positional_encoding,
     hypergraph_propagation,
     interaction_graph,
+    prepare_graph,
     synthetic_reviews,
     temperature,
     time_inference,
@@ -222,3 +228,60 @@ def test_smoke_run_values():
     assert m["speedup_vs_teacher"] == pytest.approx(m["latency_ms_teacher"] / m["latency_ms_sharp"])
     assert m["params_sharp"] == m["params_compactgcn_nokd"]  # the distillation head is not part of the student
     exec(API_EXAMPLE, {})
+
+
+def test_hgnnconv_follows_the_dtype_of_its_input():
+    """The operator built from a raw hyperedge_index is in x's dtype (it was forced to float32)."""
+    torch.manual_seed(0)
+    conv = HGNNConv(4, 3)
+    x, index = torch.randn(5, 4), torch.tensor([[0, 1, 1, 2, 3, 4, 4], [0, 0, 1, 1, 2, 2, 0]])
+    out32 = conv(x, index)
+    out64 = conv.double()(x.double(), index)
+    assert out64.dtype == torch.float64
+    torch.testing.assert_close(out64.float(), out32, atol=1e-6, rtol=1e-5)
+    cached = hypergraph_operator(index, 5)  # a float32 cache is cast for a float64 layer
+    torch.testing.assert_close(conv(x.double(), cached), out64, atol=1e-6, rtol=1e-6)
+
+
+def test_models_take_a_data_object_and_their_forward_matches_their_scores():
+    torch.manual_seed(0)
+    data = prepare_graph(_toy_graph())
+    nu, ni = data.num_users, data.num_items
+    student, lgn, mf = CompactGCN(nu, ni, 4), LightGCNRecommender(nu, ni, 4, 2), MatrixFactorization(nu, ni, 4)
+    teacher = Teacher(nu, ni, text_dim=0, dim=4, n_layers=2)
+    with torch.no_grad():
+        assert torch.equal(student(data), student(data.adj_norm_self))
+        assert torch.equal(lgn(data), torch.cat(lgn.embeddings(data)))
+        users, items = torch.tensor([0, 3, 5]), torch.tensor([4, 0, 2])
+        torch.testing.assert_close(mf(users, items), mf.full_scores(data)[users, items])
+        zu, zi = teacher(data)
+        torch.testing.assert_close(zu @ zi.T, teacher.full_scores(data))
+
+
+def test_models_run_in_float64_on_a_float32_cache():
+    torch.manual_seed(0)
+    data = prepare_graph(_toy_graph())
+    for model in (CompactGCN(6, 5, 4), LightGCNRecommender(6, 5, 4, 2), Teacher(6, 5, 0, 4, 2)):
+        with torch.no_grad():
+            assert model.double().full_scores(data).dtype == torch.float64
+
+
+def test_evaluate_topk_ranks_in_the_scores_precision():
+    """Two items 1e-9 apart tie in float32; float64 scores keep their order (no forced downcast)."""
+    scores = np.array([[1.0, 1.0 + 1e-9, 0.0]])
+    train, test = torch.tensor([[0], [2]]), torch.tensor([[0], [1]])
+    assert evaluate_topk(scores, train, test, k=1)["P"] == 1.0
+    assert evaluate_topk(-scores, train, test, k=1)["P"] == 0.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10**6), st.floats(0.1, 10.0), st.floats(-5.0, 5.0), st.integers(1, 6))
+def test_evaluate_topk_is_invariant_to_increasing_maps(seed, scale, shift, k):
+    """Property: top-k metrics depend on the ranking only; a positive affine map leaves them unchanged."""
+    g = torch.Generator().manual_seed(seed)
+    scores = torch.randn(7, 6, generator=g, dtype=torch.float64)
+    train, test = _random_interactions(7, 6, 12, seed=seed), _random_interactions(7, 6, 10, seed=seed + 1)
+    a = evaluate_topk(scores, train, test, k=k)
+    b = evaluate_topk(scale * scores + shift, train, test, k=k)
+    assert a == pytest.approx(b)
+    assert all(0.0 <= v <= 1.0 for v in a.values())

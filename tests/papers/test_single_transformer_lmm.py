@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icml25.papers.single_transformer_lmm import (
     DistillHeads,
@@ -158,3 +160,31 @@ def test_smoke_run_metrics_consistent():
         assert 0.0 <= m[f"acc_{k}"] <= 1.0
     assert m["haplo_minus_scratch"] == pytest.approx(m["acc_haplo"] - m["acc_scratch"])
     assert m["stage1_loss_last"] < m["stage1_loss_first"]
+
+
+def test_modules_follow_float64_and_distill_heads_forward():
+    model = _model().double().eval()
+    ids = torch.cat([torch.full((2, 16), IMG), torch.randint(3, 40, (2, 3))], 1)
+    with torch.no_grad():
+        assert model(ids, torch.rand(2, 3, 32, 32, dtype=torch.float64), IMG).dtype == torch.float64
+    heads, h = DistillHeads(32, 6, 4), torch.randn(2, 5, 32)
+    vis, txt = heads(h)
+    assert torch.equal(vis, heads.visual(h)) and torch.equal(txt, heads.text(h))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(st.booleans(), min_size=6, max_size=6), min_size=1, max_size=3))
+def test_vectorised_mask_matches_the_span_mask(rows):
+    is_img = torch.tensor(rows)
+    spans = []
+    for row in rows:  # maximal runs of image tokens, written out by hand
+        runs, start = [], None
+        for i, flag in enumerate([*row, False]):
+            if flag and start is None:
+                start = i
+            if not flag and start is not None:
+                runs.append((start, i))
+                start = None
+        spans.append(runs)
+    ids = torch.where(is_img, IMG, 5)
+    assert torch.equal(attention_mask_from_ids(ids, IMG), build_attention_mask(is_img.long(), spans))

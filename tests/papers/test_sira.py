@@ -276,3 +276,23 @@ def test_bad_input_token_ids_across_public_api(world, tiny_lm):
     np.testing.assert_array_equal(SIRAAttack(surrogate, ConceptRewriter(lex, surrogate, seed=0)).attack(x32, ref),
                                   SIRAAttack(surrogate, ConceptRewriter(lex, surrogate, seed=0)).attack(x, ref))
     assert lex.decode(list(x[0])) == lex.decode(x[0])
+
+
+# ------------------------------------------------------------------ bad token ids (hypothesis)
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(bad=st.one_of(st.integers(-2**62, -1), st.integers(0, 10_000)), pos=st.integers(0, 4))
+def test_self_information_accepts_exactly_ids_in_the_vocabulary(bad, pos):
+    from icml25.papers.sira import KneserNeyLM, build_lexicon, sample_corpus, self_information
+
+    lex = build_lexicon()
+    lm = KneserNeyLM(lex.vocab_size, order=2, pad_id=lex.end_id).fit(sample_corpus(lex, 50, seed=0))
+    ids = np.zeros(5, dtype=np.int64)
+    ids[pos] = bad
+    if 0 <= bad < lex.vocab_size:
+        assert self_information(lm, ids).shape == (4,)
+    else:
+        with pytest.raises(ValueError, match="token ids"):
+            self_information(lm, ids)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
 from icml25.papers.sparse_glm_bnb import (
     SparseGLMBnB,
@@ -265,3 +268,29 @@ def test_smoke_certification_experiment():
     assert m["syn_certified_matches_bruteforce"] == 1.0
     assert m["bc_certified_matches_bruteforce"] == 1.0
     assert m["syn_subproblems_bruteforce"] == 220.0
+
+
+def test_estimator_contract_defaults_score_and_unfitted():
+    X, y, _, _, _ = _instance(n=60, p=20, k=2, seed=1)
+    model = SparseGLMBnB(lam2=0.5, M=10.0).fit(X, y)
+    assert model.k_ == 2 and model.support_.size <= 2 and model.n_features_in_ == 20  # k=None: max(1, p // 10)
+    assert 1 <= model.n_iter_ <= model.max_iter
+    assert model.score(X, y) == pytest.approx(1 - np.sum((y - X @ model.coef_) ** 2) / np.sum((y - y.mean()) ** 2))
+    assert not hasattr(model, "decision_function")  # a regressor; the margin exists for the logistic loss
+    labels = np.where(X[:, 0] + 0.3 * X[:, 5] > 0, 1.0, -1.0)
+    clf = SparseGLMBnB(k=2, lam2=1.0, M=5.0, loss="logistic").fit(X, labels)
+    np.testing.assert_array_equal(clf.decision_function(X), X @ clf.coef_)
+    assert clf.score(X, labels) == np.mean(clf.predict(X) == labels)
+    with pytest.raises(NotFittedError):
+        SparseGLMBnB().predict(X)
+    with pytest.raises(ValueError, match="tol must be"):
+        solve_perspective_relaxation(X, y, 2, 0.5, 10.0, tol=-1.0)
+    with pytest.raises(ValueError, match="max_iter must be"):
+        SparseGLMBnB(max_iter=0).fit(X, y)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.floats(-0.99, 0.99), st.integers(1, 6))
+def test_synthetic_design_is_valid_for_every_ar1_correlation(rho, k):
+    data = synthetic_sparse_regression(30, 6, k, rho=rho, seed=0)
+    assert np.all(np.isfinite(data.X)) and np.all(np.isfinite(data.y)) and data.support.size == k

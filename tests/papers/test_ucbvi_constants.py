@@ -312,3 +312,28 @@ def test_smoke_refined_with_azar_constants_reproduces_original():
     m = exp.run(cfg, seed=1)
     assert m["ch_refined_minus_ch"] == 0.0 and m["bf_refined_minus_bf"] == 0.0
     assert m["bf_refined_minus_mvp"] == pytest.approx(m["bf_minus_mvp"])
+
+
+# ------------------------------------------------------------------ bad input over the whole index range (hypothesis)
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(h=st.integers(-10, 10), s=st.integers(-10, 10), mvp=st.booleans())
+def test_act_accepts_exactly_the_valid_indices(h, s, mvp):
+    agent = (MVP if mvp else UCBVI)(3, 2, 4, K=10, seed=0)
+    if 0 <= h < 4 and 0 <= s < 3:
+        assert agent.act(h, s) in (0, 1)
+    else:
+        with pytest.raises(ValueError, match="index"):
+            agent.act(h, s)
+
+
+@settings(max_examples=30, deadline=None)
+@given(reward=st.one_of(st.floats(max_value=-1e-9), st.floats(min_value=1.0 + 1e-9), st.just(math.nan)))
+def test_update_rejects_rewards_outside_the_unit_interval(reward):
+    from icml25.papers.ucbvi_constants import Trajectory
+
+    traj = Trajectory(np.zeros(5, dtype=int), np.zeros(4, dtype=int), np.array([0.0, reward, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="rewards"):
+        UCBVI(3, 2, 4, K=10, seed=0).update(traj)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icml25.papers.valt_sac import (
     Actor,
@@ -195,6 +197,35 @@ def test_pointmass_dynamics_closed_form():
     assert r == pytest.approx(-np.linalg.norm(p0 + 0.1 * v1), abs=1e-6) and not term and not trunc
     obs2, *_ = env.step(np.array([3.0, 0.0]))  # action clipped to 1
     np.testing.assert_allclose(obs2[2:], 0.8 * v1 + 0.5 * np.array([1.0, 0.0]), atol=1e-6)
+
+
+def test_registered_gym_env_makes_and_steps():
+    import gymnasium as gym
+
+    import icml25.envs  # noqa: F401
+
+    env = gym.make("icml25/PointMassReach-v0", horizon=60)
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs) and env.spec.max_episode_steps is None
+    env.action_space.seed(0)
+    for t in range(1, 61):
+        obs, r, term, trunc, _ = env.step(env.action_space.sample())
+        assert env.observation_space.contains(obs) and r <= 0 and not term
+        assert trunc == (t == 60)  # the env's own horizon, not an outer TimeLimit, ends the episode
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 5), st.floats(0.0, 0.5))
+def test_module_forwards_match_their_samplers(batch, eps):
+    actor, pert = Actor(4, 2, 8, -np.ones(2), 2 * np.ones(2)), PerturbationModel(4, 8, eps)
+    obs = torch.randn(batch, 4)
+    torch.manual_seed(0)
+    a = actor(obs)
+    torch.manual_seed(0)
+    assert torch.equal(a, actor.sample(obs)[0]) and a.shape == (batch, 2)
+    assert bool(((a >= -1) & (a <= 2)).all())
+    assert torch.equal(actor(obs, deterministic=True), actor.mean_action(obs))
+    assert bool(((pert(obs) - obs).abs() <= eps + 1e-6).all())
 
 
 def test_wrapper_and_lockstep_evaluation_agree():

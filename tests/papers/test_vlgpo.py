@@ -8,6 +8,9 @@ import itertools
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.exceptions import NotFittedError
 
 from icml25.papers.vlgpo import (
     FitnessCNN,
@@ -185,7 +188,8 @@ def test_pipeline_never_calls_oracle_before_evaluation():
 
 
 def test_baselines_outputs(small_task, untrained):
-    flow, vae, pred = untrained
+    flow, vae, _ = untrained
+    pred = FitnessCNN(12, width=8, n_steps=5).fit(small_task.train_x, small_task.train_y)  # predict needs fit
     ada = adalead_sample(pred, small_task.train_x, n_samples=30, rounds=3, seed=0)
     train = {"".join(np.array(list("ACDEFGHIKLMNPQRSTVWY"))[r]) for r in small_task.train_x}
     assert len(ada) == len(set(ada)) <= 30 and not set(ada) & train
@@ -225,10 +229,52 @@ def test_bad_input_raises(untrained, small_task):
     with pytest.raises(ValueError, match="same length"):
         encode_sequences(["AC", "ACD"])
     with pytest.raises(ValueError, match="length 5"):
-        pred.predict(["ACDEF"])
-    with pytest.raises(ValueError, match="y must have shape"):
+        pred(["ACDEF"])
+    with pytest.raises(NotFittedError):
+        pred.predict(small_task.train_x[:2])
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         FitnessCNN(12).fit(small_task.train_x[:5], np.zeros(4))
     with pytest.raises(ValueError, match="k must be"):
         select_top_k(["A"], pred, k=0)
     with pytest.raises(ValueError, match="Z must have shape"):
         LatentFlowPrior(4).fit(np.zeros((5, 3)))
+
+
+# ------------------------------------------------------------------------------ the scikit-learn regressor
+def test_fitness_cnn_fit_restarts_from_its_initial_weights(small_task):
+    x, y = small_task.train_x[:64], small_task.train_y[:64]
+    torch.manual_seed(0)
+    model = FitnessCNN(12, width=8, n_steps=20)
+    first = model.fit(x, y).predict(x)
+    np.testing.assert_array_equal(model.fit(x, y).predict(x), first)      # fit is idempotent
+    strings = decode_tokens(x)
+    np.testing.assert_array_equal(model.predict(strings), first)           # strings and token ids agree
+    a = FitnessCNN(width=8, n_steps=20, random_state=3).fit(x, y).predict(x)
+    b = FitnessCNN(width=8, n_steps=20, random_state=3).fit(x, y).predict(x)
+    np.testing.assert_array_equal(a, b)                                    # random_state fixes the init
+    assert FitnessCNN(width=8).fit(x, y, n_steps=1).n_features_in_ == 12  # seq_len=None takes L from X
+    with pytest.raises(ValueError, match="length 12"):
+        FitnessCNN(10, width=8).fit(x, y, n_steps=1)
+    with pytest.raises(ValueError, match="token ids"):
+        model.predict(np.full((2, 12), 25))
+
+
+def test_seq_vae_forward_is_encode_then_decode():
+    torch.manual_seed(0)
+    vae = SeqVAE(6, latent_dim=3, hidden=8).eval()
+    x = np.random.default_rng(0).integers(0, 20, (5, 6))
+    logits, mu, logvar = vae(x)
+    ref_mu, ref_logvar = vae.encode(x)
+    torch.testing.assert_close(mu, ref_mu)
+    torch.testing.assert_close(logvar, ref_logvar)
+    torch.testing.assert_close(logits, vae.decode(ref_mu))
+    sampled, _, _ = vae(x, sample=True, generator=torch.Generator().manual_seed(1))
+    assert not torch.equal(sampled, logits)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.text(alphabet="ACDEFGHIKLMNPQRSTVWY", min_size=4, max_size=4), min_size=1, max_size=6))
+def test_encode_decode_round_trip(seqs):
+    assert decode_tokens(encode_sequences(seqs)) == seqs
+    tokens = encode_sequences(seqs)
+    np.testing.assert_array_equal(encode_sequences(tokens.astype(float)), tokens)  # integral floats are ids

@@ -534,10 +534,15 @@ def check_learning_args(sampler, r, gamma, n_iter, q0, q_ref, log_every):
 
 
 def sample_next_states(sampler: Sampler, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
-    """One draw of next states for every (s, a) from ``sampler``, checked for shape."""
+    """One draw of next states for every (s, a) from ``sampler``, checked: shape (S, A), integer ids in [0, S)."""
     nxt = np.asarray(sampler(rng))
     if nxt.shape != shape:
         raise ValueError(f"sampler must return next states of shape {shape}, got {nxt.shape}")
+    if not np.issubdtype(nxt.dtype, np.integer):
+        raise ValueError(f"sampler must return integer state ids, got dtype {nxt.dtype}")
+    if nxt.size and (nxt.min() < 0 or nxt.max() >= shape[0]):
+        raise ValueError(f"sampler must return state ids in [0, {shape[0]}), got values in "
+                         f"[{nxt.min()}, {nxt.max()}]")
     return nxt
 
 

@@ -17,7 +17,7 @@ from icml25.papers.alphaqcm.agent import (
     random_search,
 )
 from icml25.papers.alphaqcm.data import SyntheticMarket, forward_return, synthetic_market
-from icml25.papers.alphaqcm.env import AlphaEnv
+from icml25.papers.alphaqcm.env import AlphaEnv, make_synthetic_env
 from icml25.papers.alphaqcm.expressions import (
     RPNBuilder,
     Token,
@@ -32,7 +32,7 @@ from icml25.papers.alphaqcm.pool import AlphaPool, daily_ic, daily_rank_ic, lass
 
 __all__ = [
     "AlphaEnv", "AlphaPool", "AlphaQCMAgent", "AlphaQCMConfig", "RPNBuilder", "SyntheticMarket", "Token", "TokenLSTMNet",
-    "TokenSet", "daily_ic", "daily_rank_ic", "evaluate_rpn", "forward_return", "lasso_weights", "mean_ic",
-    "normalize_by_day", "parse_rpn", "qcm_design", "qcm_moments", "quantile_huber_loss", "quantile_midpoints",
+    "TokenSet", "daily_ic", "daily_rank_ic", "evaluate_rpn", "forward_return", "lasso_weights", "make_synthetic_env",
+    "mean_ic", "normalize_by_day", "parse_rpn", "qcm_design", "qcm_moments", "quantile_huber_loss", "quantile_midpoints",
     "random_search", "reduced_token_set", "rolling_pair", "rolling_stat", "synthetic_market",
 ]

@@ -7,6 +7,7 @@ network's output, ``epsilon``-greedy. ``std_lam = 0`` is plain (mean-greedy) dis
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +28,7 @@ def quantile_midpoints(n: int) -> np.ndarray:
 def qcm_design(taus) -> torch.Tensor:
     """Hermite (Cornish-Fisher) design ``X = [1, x, x^2 - 1, x^3 - 3x]`` with ``x = Phi^{-1}(tau)``, shape ``(N, 4)``."""
     taus = np.asarray(taus, dtype=float)
-    if taus.ndim != 1 or len(taus) < 4 or np.any((taus <= 0) | (taus >= 1)):
+    if taus.ndim != 1 or len(taus) < 4 or not np.all((taus > 0) & (taus < 1)):  # NaN fails too
         raise ValueError("taus must be a 1-d array of at least 4 levels strictly inside (0, 1)")
     x = norm.ppf(taus)
     return torch.tensor(np.stack([np.ones_like(x), x, x**2 - 1, x**3 - 3 * x], 1), dtype=torch.float64)
@@ -66,8 +67,13 @@ def quantile_huber_loss(pred: torch.Tensor, target: torch.Tensor, taus: torch.Te
         taus: ``(N,)`` quantile levels.
         kappa: Huber threshold (> 0).
     """
-    if kappa <= 0:
+    if not kappa > 0:
         raise ValueError(f"kappa must be > 0, got {kappa}")
+    if pred.ndim != 2 or target.ndim != 2 or pred.shape[0] != target.shape[0]:
+        raise ValueError(f"pred and target must be (B, N) and (B, N') with the same B, got {tuple(pred.shape)} "
+                         f"and {tuple(target.shape)}")
+    if taus.shape != (pred.shape[1],):
+        raise ValueError(f"taus must have one level per predicted quantile ({pred.shape[1]}), got {tuple(taus.shape)}")
     u = target.unsqueeze(1) - pred.unsqueeze(2)  # (B, N, N')
     huber = torch.where(u.abs() <= kappa, 0.5 * u**2, kappa * (u.abs() - 0.5 * kappa))
     w = (taus.view(1, -1, 1) - (u.detach() < 0).to(u.dtype)).abs()
@@ -80,6 +86,9 @@ class TokenLSTMNet(nn.Module):
 
     def __init__(self, n_tokens: int, n_out: int = 1, d_model: int = 128, hidden: int = 64):
         super().__init__()
+        for name, value in (("n_tokens", n_tokens), ("n_out", n_out), ("d_model", d_model), ("hidden", hidden)):
+            if int(value) != value or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
         self.n_actions, self.n_out = n_tokens, n_out
         self.embed = nn.Embedding(n_tokens + 2, d_model)  # 0 pad, 1..n tokens, n+1 start
         self.lstm = nn.LSTM(d_model, d_model, batch_first=True)
@@ -135,6 +144,25 @@ class AlphaQCMConfig:
     kappa: float = 1.0
     """Quantile-Huber threshold."""
 
+    def __post_init__(self) -> None:
+        for name in ("n_quantiles", "d_model", "hidden", "batch_size", "multi_step", "memory_size", "update_every",
+                     "target_update", "eps_decay_steps"):
+            if int(getattr(self, name)) != getattr(self, name) or getattr(self, name) < 1:
+                raise ValueError(f"AlphaQCMConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
+        if self.learning_starts < 0:
+            raise ValueError(f"AlphaQCMConfig.learning_starts must be >= 0, got {self.learning_starts!r}")
+        for name in ("lr", "kappa"):
+            if not (getattr(self, name) > 0 and math.isfinite(getattr(self, name))):
+                raise ValueError(f"AlphaQCMConfig.{name} must be a finite number > 0, got {getattr(self, name)!r}")
+        if not 0 <= self.gamma <= 1:
+            raise ValueError(f"AlphaQCMConfig.gamma must be in [0, 1], got {self.gamma!r}")
+        for name in ("eps_start", "eps_end"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"AlphaQCMConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")
+        for name in ("std_lam", "skew_lam", "kurt_lam"):
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"AlphaQCMConfig.{name} must be a finite number, got {getattr(self, name)!r}")
+
 
 class AlphaQCMAgent:
     """QR-DQN quantile net + mean (Q) net, acting by ``Q + lambda * std_QCM`` (epsilon-greedy over valid actions).
@@ -151,6 +179,9 @@ class AlphaQCMAgent:
             raise ValueError(f"n_quantiles must be >= 4 for the QCM regression, got {cfg.n_quantiles}")
         if cfg.std_lam < 0:
             raise ValueError(f"std_lam must be >= 0, got {cfg.std_lam}")
+        for name, value in (("n_actions", n_actions), ("max_len", max_len)):
+            if int(value) != value or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
         torch.manual_seed(seed)
         self.cfg, self.n_actions, self.max_len, self.device = cfg, n_actions, max_len, device
         self.rng = np.random.default_rng(seed)
@@ -191,6 +222,9 @@ class AlphaQCMAgent:
 
     def act(self, obs: np.ndarray, mask: np.ndarray, eps: float | None = None) -> int:
         """Epsilon-greedy action among ``mask``-valid tokens."""
+        mask = np.asarray(mask, dtype=bool)
+        if mask.shape != (self.n_actions,):
+            raise ValueError(f"mask must have shape ({self.n_actions},), got {mask.shape}")
         valid = np.flatnonzero(mask)
         if not valid.size:
             raise ValueError("no valid action in mask")
@@ -272,6 +306,8 @@ class AlphaQCMAgent:
 
 def random_search(env, n_episodes: int, seed: int = 0) -> list[float]:
     """Baseline: ``n_episodes`` expressions with tokens drawn uniformly among the valid ones."""
+    if int(n_episodes) != n_episodes or n_episodes < 0:
+        raise ValueError(f"n_episodes must be an integer >= 0, got {n_episodes!r}")
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n_episodes):

@@ -32,6 +32,11 @@ class SyntheticMarket:
 
 def forward_return(close: np.ndarray, horizon: int = 20) -> np.ndarray:
     """``Ref(close, -horizon) / close - 1`` (NaN for the last ``horizon`` days)."""
+    if int(horizon) != horizon or horizon < 1:
+        raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
+    close = np.asarray(close, dtype=float)
+    if close.ndim != 2:
+        raise ValueError(f"close must be a (days, stocks) array, got shape {close.shape}")
     out = np.full_like(close, np.nan, dtype=float)
     out[:-horizon] = close[horizon:] / close[:-horizon] - 1
     return out
@@ -64,8 +69,8 @@ def synthetic_market(n_stocks: int = 100, n_days: int = 750, planted_alphas: tup
         raise ValueError(f"n_stocks must be >= 2, got {n_stocks}")
     if n_days <= 60 + horizon:
         raise ValueError(f"n_days must exceed 60 + horizon = {60 + horizon}, got {n_days}")
-    if noise <= 0:
-        raise ValueError(f"noise must be > 0, got {noise}")
+    if not (noise > 0 and np.isfinite(noise)):
+        raise ValueError(f"noise must be a finite number > 0, got {noise}")
     if len(loadings) != len(planted_alphas):
         raise ValueError(f"need one loading per planted alpha: {len(planted_alphas)} alphas, {len(loadings)} loadings")
     tokens = tokens or TokenSet()

@@ -53,6 +53,8 @@ def rolling_stat(x: np.ndarray, window: int, op: str) -> np.ndarray:
         raise ValueError(f"operators take a (days, stocks) panel, got shape {x.shape}")
     if not isinstance(window, (int, np.integer)) or window < 1:
         raise ValueError(f"window must be a positive int, got {window!r}")
+    if op not in ROLLING:
+        raise ValueError(f"unknown rolling operator {op!r}; valid: {ROLLING}")
     days = x.shape[0]
     if op == "Ref":
         out = np.full_like(x, np.nan)
@@ -99,6 +101,8 @@ def rolling_pair(x: np.ndarray, y: np.ndarray, window: int, op: str) -> np.ndarr
         raise ValueError(f"panels must have the same shape, got {x.shape} and {y.shape}")
     if op not in PAIR_ROLLING:
         raise ValueError(f"unknown pair operator {op!r}; valid: {PAIR_ROLLING}")
+    if not isinstance(window, (int, np.integer)) or window < 1:
+        raise ValueError(f"window must be a positive int, got {window!r}")
     if window < 2 or window > x.shape[0]:
         return np.full_like(x, np.nan)
     wx, wy = _rolling(x, window), _rolling(y, window)
@@ -173,6 +177,9 @@ class TokenSet:
         for w in self.windows:
             if int(w) != w or w < 2:
                 raise ValueError(f"windows must be ints >= 2, got {w!r}")
+        for c in self.constants:
+            if not np.isfinite(c):
+                raise ValueError(f"constants must be finite numbers, got {c!r}")
         kinds = {**{o: "unary" for o in UNARY}, **{o: "binary" for o in BINARY},
                  **{o: "rolling" for o in ROLLING}, **{o: "pair" for o in PAIR_ROLLING}}
         self.tokens = ([Token(kinds[o], o) for o in self.operators] + [Token("feature", f) for f in self.features]
@@ -311,8 +318,13 @@ def evaluate_rpn(seq: list[int], tokens: TokenSet, panel: dict[str, np.ndarray])
 
     ``panel`` maps each feature name to a ``(days, stocks)`` array.
     """
+    ids = np.asarray(seq)
+    if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
+        raise TypeError(f"seq must be a 1-d sequence of integer action ids, got {seq!r}")
+    if ids.size and (ids.min() < 0 or ids.max() >= len(tokens)):
+        raise ValueError(f"action ids must lie in [0, {len(tokens)}), got {ids.min()}..{ids.max()}")
     stack: list = []
-    for a in seq:
+    for a in ids.tolist():
         tok = tokens.tokens[a]
         k = tok.kind
         if k == "feature":

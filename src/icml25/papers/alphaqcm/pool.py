@@ -78,8 +78,10 @@ def _row_corr(Z: np.ndarray, z: np.ndarray, days: np.ndarray) -> np.ndarray:
 def lasso_weights(M: np.ndarray, g: np.ndarray, l1_alpha: float = 0.0, iters: int = 200) -> np.ndarray:
     """Minimise ``1/2 w'Mw - g'w + l1_alpha |w|_1`` (coordinate descent; exact solve when ``l1_alpha = 0``)."""
     M, g = np.asarray(M, float), np.asarray(g, float)
-    if l1_alpha < 0:
-        raise ValueError(f"l1_alpha must be >= 0, got {l1_alpha}")
+    if g.ndim != 1 or M.shape != (len(g), len(g)):
+        raise ValueError(f"need a square M matching g: M {M.shape}, g {g.shape}")
+    if not (l1_alpha >= 0 and np.isfinite(l1_alpha)):
+        raise ValueError(f"l1_alpha must be a finite number >= 0, got {l1_alpha}")
     if l1_alpha == 0:
         return np.linalg.lstsq(M, g, rcond=None)[0]
     w = np.zeros_like(g)
@@ -104,8 +106,12 @@ class AlphaPool:
 
     def __init__(self, capacity: int, target: np.ndarray, l1_alpha: float = 0.0, max_mutual_ic: float = 0.99,
                  tokens=None):
-        if capacity < 1:
-            raise ValueError(f"capacity must be >= 1, got {capacity}")
+        if int(capacity) != capacity or capacity < 1:
+            raise ValueError(f"capacity must be an integer >= 1, got {capacity}")
+        if not 0 < max_mutual_ic <= 1:
+            raise ValueError(f"max_mutual_ic must be in (0, 1], got {max_mutual_ic}")
+        if not (l1_alpha >= 0 and np.isfinite(l1_alpha)):
+            raise ValueError(f"l1_alpha must be a finite number >= 0, got {l1_alpha}")
         target = np.asarray(target, dtype=float)
         if target.ndim != 2:
             raise ValueError(f"target must be a (days, stocks) array, got shape {target.shape}")

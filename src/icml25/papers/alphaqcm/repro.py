@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, check_fields, no_progress
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.alphaqcm.agent import AlphaQCMAgent, AlphaQCMConfig, random_search
@@ -64,6 +63,13 @@ class SyntheticSearchConfig(ExperimentConfig):
     eps_decay_steps: int = 1000
     """Env steps of the epsilon decay 1 -> 0.01."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("noise", "max_len", "capacity", "env_steps", "d_model", "hidden", "batch_size",
+                                     "lr", "update_every", "target_update", "eps_decay_steps"),
+                     nonnegative=("std_lam", "learning_starts"),
+                     at_least={"n_stocks": 2, "n_days": 81, "n_quantiles": 4})  # market: n_days > 60 + horizon 20
+
 
 def _pool_test_ic(pool: AlphaPool, tokens: TokenSet, panel: dict, target: np.ndarray, test: slice,
                   planted_values: list[np.ndarray]) -> tuple[float, float, list[float]]:
@@ -99,7 +105,8 @@ def run_synthetic_search(cfg: SyntheticSearchConfig, seed: int, progress: Progre
             random_search(env, n_eval, seed=seed)
         else:
             lam = cfg.std_lam if name == "alphaqcm" else 0.0
-            agent = AlphaQCMAgent(AlphaQCMConfig(std_lam=lam, **agent_cfg), len(tokens), cfg.max_len, seed=seed)
+            agent = AlphaQCMAgent(AlphaQCMConfig(std_lam=lam, **agent_cfg), len(tokens), cfg.max_len, seed=seed,
+                                  device=cfg.device)
             res = agent.train(env, cfg.env_steps)
             if name == "alphaqcm":
                 n_eval = res["episodes"]

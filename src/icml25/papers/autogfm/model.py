@@ -25,6 +25,7 @@ multi-task model (shared super-network + per-task heads), not GFT; see docs/pape
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -49,6 +50,44 @@ OPS: tuple[str, ...] = ("gcn", "gat", "gin", "sage", "graphconv")
 """The paper's operator set (the same five GNNs as its hand-designed baselines)."""
 
 
+def _graph_input(x: Tensor, edge_index: Tensor | None, batch: Tensor | None, dim: int) -> Tensor:
+    """:func:`check_graph_input` plus dtype and finiteness checks; returns the batch vector.
+
+    On the meta device (shape-only tensors) the checks that read values (edge ranges, sortedness,
+    NaN) are skipped, as there are no values to read; shapes are still checked.
+
+    Raises:
+        TypeError: ``x`` not a floating tensor, ``edge_index`` / ``batch`` not integer tensors.
+        ValueError: as :func:`check_graph_input`, or NaN / inf in ``x``.
+    """
+    if not isinstance(x, Tensor) or not x.is_floating_point():
+        raise TypeError(f"x must be a floating-point tensor, got {type(x).__name__} {getattr(x, 'dtype', '')}")
+    for name, t in (("edge_index", edge_index), ("batch", batch)):
+        if t is not None and (not isinstance(t, Tensor) or t.is_floating_point() or t.dtype == torch.bool):
+            raise TypeError(f"{name} must be an integer (long) tensor, got {getattr(t, 'dtype', type(t).__name__)}")
+    if x.device.type != "meta":
+        batch = check_graph_input(x, edge_index, batch, dim)
+        if not bool(torch.isfinite(x).all()):
+            raise ValueError("x contains NaN or inf")
+        return batch
+    if x.dim() != 2 or x.size(1) != dim:
+        raise ValueError(f"x must have shape (num_nodes, {dim}), got {tuple(x.shape)}")
+    if edge_index is not None and (edge_index.dim() != 2 or edge_index.size(0) != 2):
+        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
+    if batch is None:
+        return x.new_zeros(x.size(0), dtype=torch.long)
+    if batch.shape != (x.size(0),):
+        raise ValueError(f"batch must have shape ({x.size(0)},), got {tuple(batch.shape)}")
+    return batch
+
+
+def _as_batch(graph: Data | Batch) -> Batch:
+    """A PyG ``Batch`` of NOI graphs; a single ``Data`` becomes a batch of one."""
+    if isinstance(graph, Batch):
+        return graph
+    if isinstance(graph, Data):
+        return Batch.from_data_list([graph])
+    raise TypeError(f"expected a torch_geometric Data or Batch, got {type(graph).__name__}")
 
 
 def make_op(name: str, dim: int) -> nn.Module:
@@ -74,10 +113,14 @@ def noi_subgraph(graph: Data, nodes: Sequence[int] | Tensor, hops: int = 2) -> D
     when batching), ``node_id`` the original ids.
 
     Raises:
+        TypeError: ``nodes`` not integers.
         ValueError: no nodes, a node out of range, negative ``hops``, bad ``edge_index``.
     """
     n = int(graph.num_nodes)
-    nodes = torch.as_tensor(nodes, dtype=torch.long).reshape(-1)
+    nodes = torch.as_tensor(nodes).reshape(-1)
+    if nodes.numel() and (nodes.is_floating_point() or nodes.is_complex() or nodes.dtype == torch.bool):
+        raise TypeError(f"nodes must be integer node ids, got dtype {nodes.dtype}")
+    nodes = nodes.long()
     if nodes.numel() == 0:
         raise ValueError("nodes must name at least one node")
     if int(nodes.min()) < 0 or int(nodes.max()) >= n:
@@ -109,7 +152,10 @@ class MixedOpLayer(nn.Module):
         self.ops = nn.ModuleList(make_op(o, dim) for o in ops)
 
     def forward(self, x: Tensor, edge_index: Tensor, alpha: Tensor, batch: Tensor | None = None) -> Tensor:
-        batch = check_graph_input(x, edge_index, batch, self.dim)
+        """``x (N, dim)``, ``edge_index (2, E)``, ``alpha (n_ops,)`` or ``(n_graphs, n_ops)`` -> ``(N, dim)``."""
+        batch = _graph_input(x, edge_index, batch, self.dim)
+        if not isinstance(alpha, Tensor):
+            raise TypeError(f"alpha must be a tensor, got {type(alpha).__name__}")
         n_ops = len(self.ops)
         if alpha.dim() == 1:
             alpha = alpha.unsqueeze(0)
@@ -119,7 +165,7 @@ class MixedOpLayer(nn.Module):
         elif alpha.dim() == 2:
             if alpha.size(1) != n_ops:
                 raise ValueError(f"alpha must have {n_ops} columns (one per op), got {alpha.size(1)}")
-            if int(batch.max()) >= alpha.size(0):
+            if not batch.is_meta and int(batch.max()) >= alpha.size(0):
                 raise ValueError(f"alpha has {alpha.size(0)} rows but the batch has {int(batch.max()) + 1} graphs")
             weights = alpha[batch]
         else:
@@ -137,13 +183,18 @@ class SuperNet(nn.Module):
         super().__init__()
         if n_layers < 1:
             raise ValueError(f"n_layers must be >= 1, got {n_layers}")
+        if in_dim < 1 or hid < 1:
+            raise ValueError(f"in_dim and hid must be >= 1, got {in_dim}, {hid}")
         self.in_dim, self.n_layers, self.op_names = in_dim, n_layers, tuple(ops)
         self.lin_in = nn.Linear(in_dim, hid)
         self.layers = nn.ModuleList(MixedOpLayer(hid, ops) for _ in range(n_layers))
 
     def forward(self, x: Tensor, edge_index: Tensor, alphas: Tensor, batch: Tensor | None = None) -> Tensor:
         """``alphas``: ``(n_layers, n_ops)`` shared, or ``(n_graphs, n_layers, n_ops)`` per graph."""
-        batch = check_graph_input(x, edge_index, batch, self.in_dim)
+        batch = _graph_input(x, edge_index, batch, self.in_dim)
+        if not isinstance(alphas, Tensor) or alphas.dim() not in (2, 3):
+            raise ValueError(f"alphas must be (n_layers, n_ops) or (n_graphs, n_layers, n_ops), got "
+                             f"{tuple(getattr(alphas, 'shape', ()))}")
         if alphas.size(-2) != self.n_layers:
             raise ValueError(f"alphas must have {self.n_layers} layers on dim -2, got {tuple(alphas.shape)}")
         h = self.lin_in(x)
@@ -155,12 +206,15 @@ class SuperNet(nn.Module):
 class DisentangledEncoder(nn.Module):
     """Two channels (invariant I, variant V), each a 2-layer GIN, a mean readout and an MLP.
 
-    ``forward`` returns ``(z_I, z_V)``, each ``(n_graphs, hid)``; ``prototypes`` ``(2, hid)`` are
-    the channel prototypes of p(k | G).
+    ``forward(x, edge_index, batch=None)`` (or ``forward(data)`` with a PyG ``Data`` / ``Batch``)
+    returns ``(z_I, z_V)``, each ``(n_graphs, hid)``; ``prototypes`` ``(2, hid)`` are the channel
+    prototypes of p(k | G).
     """
 
     def __init__(self, in_dim: int, hid: int, n_layers: int = 2) -> None:
         super().__init__()
+        if in_dim < 1 or hid < 1 or n_layers < 1:
+            raise ValueError(f"in_dim, hid and n_layers must be >= 1, got {in_dim}, {hid}, {n_layers}")
         self.in_dim = in_dim
         self.channels = nn.ModuleList()
         for _ in range(2):
@@ -170,15 +224,26 @@ class DisentangledEncoder(nn.Module):
             self.channels.append(nn.ModuleDict({"convs": convs, "mlp": mlp}))
         self.prototypes = nn.Parameter(torch.randn(2, hid))
 
-    def channel(self, k: int, x: Tensor, edge_index: Tensor, batch: Tensor) -> Tensor:
+    def channel(self, k: int, x: Tensor, edge_index: Tensor, batch: Tensor, num_graphs: int | None = None) -> Tensor:
+        """Channel ``k`` (0 = invariant, 1 = variant): GIN layers, mean readout over ``num_graphs``, MLP."""
         h = x
         for conv in self.channels[k]["convs"]:
             h = F.relu(conv(h, edge_index))
-        return self.channels[k]["mlp"](global_mean_pool(h, batch))
+        return self.channels[k]["mlp"](global_mean_pool(h, batch, size=num_graphs))
 
-    def forward(self, x: Tensor, edge_index: Tensor, batch: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        batch = check_graph_input(x, edge_index, batch, self.in_dim)
-        return self.channel(0, x, edge_index, batch), self.channel(1, x, edge_index, batch)
+    def forward(self, x: Tensor | Data, edge_index: Tensor | None = None, batch: Tensor | None = None,
+                num_graphs: int | None = None) -> tuple[Tensor, Tensor]:
+        """``(z_I, z_V)`` of every graph; ``num_graphs`` defaults to the Batch's count (or the batch vector's)."""
+        if isinstance(x, Data):  # Batch subclasses Data
+            num_graphs = x.num_graphs if isinstance(x, Batch) else 1
+            x, edge_index, batch = x.x, x.edge_index, getattr(x, "batch", None)
+        if edge_index is None:
+            raise ValueError("edge_index is required (or pass a torch_geometric Data / Batch)")
+        if batch is None and num_graphs is None:
+            num_graphs = 1
+        batch = _graph_input(x, edge_index, batch, self.in_dim)
+        return (self.channel(0, x, edge_index, batch, num_graphs),
+                self.channel(1, x, edge_index, batch, num_graphs))
 
 
 class ArchitecturePredictor(nn.Module):
@@ -186,30 +251,48 @@ class ArchitecturePredictor(nn.Module):
 
     def __init__(self, z_dim: int, n_layers: int, n_ops: int, temperature: float = 1.0) -> None:
         super().__init__()
-        if temperature <= 0:
+        if not temperature > 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
+        if z_dim < 1 or n_layers < 1 or n_ops < 1:
+            raise ValueError(f"z_dim, n_layers and n_ops must be >= 1, got {z_dim}, {n_layers}, {n_ops}")
         self.z_dim, self.temperature = z_dim, temperature
         self.prototypes = nn.Parameter(torch.randn(n_layers, n_ops, z_dim))
 
     def forward(self, z: Tensor) -> Tensor:
-        if z.dim() != 2 or z.size(1) != self.z_dim:
-            raise ValueError(f"z must have shape (B, {self.z_dim}), got {tuple(z.shape)}")
+        """``z (B, z_dim)`` -> architectures ``(B, n_layers, n_ops)``, each row a probability vector."""
+        if not isinstance(z, Tensor) or z.dim() != 2 or z.size(1) != self.z_dim:
+            raise ValueError(f"z must have shape (B, {self.z_dim}), got {tuple(getattr(z, 'shape', ()))}")
         protos = F.normalize(self.prototypes, dim=-1)
         return torch.softmax(torch.einsum("bd,lod->blo", z, protos) / self.temperature, dim=-1)
 
 
 class EnvironmentPredictor(nn.Module):
-    """psi_E(z_I, z_V): an MLP on [z_I ; z_V] into z-space, then psi_I's prototype softmax."""
+    """psi_E(z_I, z_V): an MLP on [z_I ; z_V] into z-space, then psi_I's prototype softmax.
+
+    The prototypes are psi_I's own (passed to ``forward``), so psi_E owns only the MLP.
+    """
 
     def __init__(self, z_dim: int) -> None:
         super().__init__()
+        if z_dim < 1:
+            raise ValueError(f"z_dim must be >= 1, got {z_dim}")
+        self.z_dim = z_dim
         self.mlp = nn.Sequential(nn.Linear(2 * z_dim, z_dim), nn.ReLU(), nn.Linear(z_dim, z_dim))
 
-    def forward(self, z_inv: Tensor, z_var: Tensor, psi_inv: ArchitecturePredictor) -> Tensor:
-        """All pairs: ``z_inv (B, d)``, ``z_var (B', d)`` -> ``(B, B', L, O)``."""
+    def forward(self, z_inv: Tensor, z_var: Tensor, psi_inv: ArchitecturePredictor | None = None) -> Tensor:
+        """All pairs: ``z_inv (B, d)``, ``z_var (B', d)`` -> ``(B, B', L, O)`` architectures.
+
+        Without ``psi_inv`` the pair embeddings ``MLP([z_I ; z_V])`` of shape ``(B, B', d)`` come back.
+        """
+        for name, z in (("z_inv", z_inv), ("z_var", z_var)):
+            if not isinstance(z, Tensor) or z.dim() != 2 or z.size(1) != self.z_dim:
+                raise ValueError(f"{name} must have shape (B, {self.z_dim}), got {tuple(getattr(z, 'shape', ()))}")
         b, b2 = z_inv.size(0), z_var.size(0)
         pairs = torch.cat([z_inv.unsqueeze(1).expand(b, b2, -1), z_var.unsqueeze(0).expand(b, b2, -1)], dim=-1)
-        out = psi_inv(self.mlp(pairs.reshape(b * b2, -1)))
+        emb = self.mlp(pairs.reshape(b * b2, -1))
+        if psi_inv is None:
+            return emb.reshape(b, b2, -1)
+        out = psi_inv(emb)
         return out.reshape(b, b2, *out.shape[1:])
 
 
@@ -220,9 +303,11 @@ def disentangled_contrastive_loss(z_inv: Tensor, z_var: Tensor, prototypes: Tens
     The positive of graph i is the next graph of the same domain in the batch (cyclically); the
     negatives are all graphs of the other domains.
     """
-    if z_inv.shape != z_var.shape or z_inv.size(0) != domain.numel():
+    if z_inv.dim() != 2 or z_inv.shape != z_var.shape or z_inv.size(0) != domain.numel():
         raise ValueError("z_inv, z_var must have the same shape (B, d) and domain B entries")
-    if tau <= 0:
+    if prototypes.shape != (2, z_inv.size(1)):
+        raise ValueError(f"prototypes must have shape (2, {z_inv.size(1)}), got {tuple(prototypes.shape)}")
+    if not tau > 0:
         raise ValueError(f"tau must be > 0, got {tau}")
     b = z_inv.size(0)
     idx = torch.arange(b, device=z_inv.device)
@@ -245,6 +330,9 @@ def disentangled_contrastive_loss(z_inv: Tensor, z_var: Tensor, prototypes: Tens
 
 def invariance_loss(alpha_inv: Tensor, alpha_env: Tensor) -> Tensor:
     """L_inv = mean_{i,j} ||A_I,i - A_E,(i,j)||_F; ``alpha_inv (B, L, O)``, ``alpha_env (B, B', L, O)``."""
+    if alpha_inv.dim() != 3 or alpha_env.dim() != 4:
+        raise ValueError(f"alpha_inv must be (B, L, O) and alpha_env (B, B', L, O), got "
+                         f"{tuple(alpha_inv.shape)} and {tuple(alpha_env.shape)}")
     if alpha_env.shape[0] != alpha_inv.shape[0] or alpha_env.shape[2:] != alpha_inv.shape[1:]:
         raise ValueError(f"shapes do not match: {tuple(alpha_inv.shape)} vs {tuple(alpha_env.shape)}")
     return (alpha_inv.unsqueeze(1) - alpha_env).flatten(2).norm(dim=-1).mean()
@@ -252,7 +340,7 @@ def invariance_loss(alpha_inv: Tensor, alpha_env: Tensor) -> Tensor:
 
 def curriculum_weight(t: float, t_e: float) -> float:
     """Pacing gamma(t) = 1 - t / t_e for t < t_e, else 0 (t_e = 0 switches the curriculum off)."""
-    if t < 0 or t_e < 0:
+    if not (t >= 0 and t_e >= 0) or math.isinf(t_e):
         raise ValueError(f"t and t_e must be >= 0, got {t}, {t_e}")
     return 1.0 - t / t_e if t < t_e else 0.0
 
@@ -278,13 +366,21 @@ class TaskSpec:
     level: Literal["node", "link", "graph"]
     n_classes: int
 
+    def __post_init__(self) -> None:
+        if self.level not in ("node", "link", "graph"):
+            raise ValueError(f"TaskSpec.level must be 'node', 'link' or 'graph', got {self.level!r}")
+        if isinstance(self.n_classes, bool) or not isinstance(self.n_classes, int) or self.n_classes < 1:
+            raise ValueError(f"TaskSpec.n_classes must be an int >= 1, got {self.n_classes!r}")
+
 
 class MultiTaskGFM(nn.Module):
     """Shared super-network + one head per task; subclasses choose the architecture ``alphas``.
 
-    A batch is a PyG ``Batch`` of NOI graphs of one task with ``y`` and (node/link tasks)
-    ``center_index``. Node task: head on the centre node; link task: head on ``h_u * h_v``;
-    graph task: head on the mean readout.
+    A batch is a PyG ``Batch`` (or one ``Data``) of NOI graphs of one task with ``y`` and
+    (node/link tasks) ``center_index``. Node task: head on the centre node; link task: head on
+    ``h_u * h_v``; graph task: head on the mean readout. This base class mixes every op with the
+    same weight (alpha = 1 / |O| everywhere, the DARTS initialisation); subclasses override
+    :meth:`architecture`.
     """
 
     def __init__(self, in_dim: int, hid: int, tasks: Sequence[TaskSpec], n_layers: int = 2,
@@ -299,7 +395,8 @@ class MultiTaskGFM(nn.Module):
                                     for t in tasks})
 
     def architecture(self, batch: Batch) -> Tensor:
-        raise NotImplementedError
+        """The ``alphas`` of a batch: ``(n_layers, n_ops)`` shared or ``(n_graphs, n_layers, n_ops)``."""
+        return batch.x.new_full((self.n_layers, len(self.ops)), 1.0 / len(self.ops))
 
     def readout(self, h: Tensor, batch: Batch, task: str) -> Tensor:
         spec = self.tasks[task]
@@ -310,19 +407,33 @@ class MultiTaskGFM(nn.Module):
             return h[centers[:, 0]]
         return h[centers[:, 0]] * h[centers[:, 1]]
 
-    def predict(self, batch: Batch, task: str, alphas: Tensor) -> Tensor:
+    def _check_task(self, batch: Batch, task: str) -> None:
         if task not in self.tasks:
             raise ValueError(f"unknown task {task!r}; valid: {', '.join(self.tasks)}")
+        level = self.tasks[task].level
+        if level != "graph":
+            per_graph = 1 if level == "node" else 2
+            centers = getattr(batch, "center_index", None)
+            if centers is None or centers.numel() != per_graph * batch.num_graphs:
+                raise ValueError(f"a {level} task needs center_index with {per_graph} entries per NOI graph")
+
+    def predict(self, batch: Batch | Data, task: str, alphas: Tensor) -> Tensor:
+        """Logits ``(n_graphs, n_classes)`` of ``task`` under the architecture ``alphas``."""
+        batch = _as_batch(batch)
+        self._check_task(batch, task)
         h = self.supernet(batch.x, batch.edge_index, alphas, batch.batch)
         return self.heads[task](self.readout(h, batch, task))
 
-    def forward(self, batch: Batch, task: str) -> tuple[Tensor, Tensor]:
+    def forward(self, batch: Batch | Data, task: str) -> tuple[Tensor, Tensor]:
+        """``(logits, alphas)`` for a batch of NOI graphs of ``task``."""
+        batch = _as_batch(batch)
+        self._check_task(batch, task)
         alphas = self.architecture(batch)
         return self.predict(batch, task, alphas), alphas
 
     def task_loss(self, logits: Tensor, batch: Batch, task: str) -> Tensor:
         if self.tasks[task].level == "link":
-            return F.binary_cross_entropy_with_logits(logits.squeeze(-1), batch.y.float())
+            return F.binary_cross_entropy_with_logits(logits.squeeze(-1), batch.y.to(logits.dtype))
         return F.cross_entropy(logits, batch.y)
 
     def loss(self, batches: Mapping[str, Batch], step: float = 0.0) -> tuple[Tensor, dict[str, float]]:
@@ -338,7 +449,7 @@ class FixedOpGNN(MultiTaskGFM):
         super().__init__(in_dim, hid, tasks, n_layers, ops=(op,))
 
     def architecture(self, batch: Batch) -> Tensor:
-        return torch.ones(self.n_layers, 1, device=batch.x.device)
+        return batch.x.new_ones(self.n_layers, 1)
 
 
 class SharedDARTS(MultiTaskGFM):
@@ -369,26 +480,30 @@ class AutoGFM(MultiTaskGFM):
                  ops: Sequence[str] = OPS, lam: float = 0.5, beta: float = 0.1, t_e: float = 3.0,
                  tau: float = 0.5, arch_temperature: float = 0.1) -> None:
         super().__init__(in_dim, hid, tasks, n_layers, ops)
-        if lam < 0 or beta < 0 or t_e < 0:
+        if not (lam >= 0 and beta >= 0 and t_e >= 0):
             raise ValueError(f"lam, beta and t_e must be >= 0, got {lam}, {beta}, {t_e}")
+        if not tau > 0:
+            raise ValueError(f"tau must be > 0, got {tau}")
         self.lam, self.beta, self.t_e, self.tau = lam, beta, t_e, tau
         self.encoder = DisentangledEncoder(in_dim, hid)
         self.psi_inv = ArchitecturePredictor(hid, n_layers, len(self.ops), arch_temperature)
         self.psi_env = EnvironmentPredictor(hid)
 
     def encode(self, batch: Batch) -> tuple[Tensor, Tensor]:
-        return self.encoder(batch.x, batch.edge_index, batch.batch)
+        """``(z_I, z_V)`` of every NOI graph in the batch, each ``(n_graphs, hid)``."""
+        return self.encoder(batch.x, batch.edge_index, batch.batch, num_graphs=batch.num_graphs)
 
     def architecture(self, batch: Batch) -> Tensor:
         return self.psi_inv(self.encode(batch)[0])
 
     def customize(self, graph: Data | Batch) -> Tensor:
         """The architecture chosen for each graph: ``(n_graphs, n_layers, n_ops)``."""
-        if not isinstance(graph, Batch):
-            graph = Batch.from_data_list([graph])
-        return self.architecture(graph)
+        return self.architecture(_as_batch(graph))
 
-    def forward(self, batch: Batch, task: str) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    def forward(self, batch: Batch | Data, task: str) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """``(logits, alphas, z_I, z_V)``; the task head runs under the invariant architecture ``psi_I(z_I)``."""
+        batch = _as_batch(batch)
+        self._check_task(batch, task)
         z_inv, z_var = self.encode(batch)
         alphas = self.psi_inv(z_inv)
         return self.predict(batch, task, alphas), alphas, z_inv, z_var

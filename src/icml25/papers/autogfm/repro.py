@@ -16,7 +16,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.autogfm.model import OPS, AutoGFM, FixedOpGNN, SharedDARTS
@@ -63,6 +70,14 @@ class SuiteConfig(ExperimentConfig):
     arch_temperature: float = 0.1
     """Temperature of psi_I's prototype softmax."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_link_targets", "feature_dim", "hid", "n_layers", "epochs", "lr", "tau",
+                                     "arch_temperature"),
+                     nonnegative=("hops", "link_hops", "lam", "beta", "t_e"),
+                     # 4 SBM classes; at least one training graph after the 40/20/40 split; fit_gfm's batch
+                     at_least={"n_nodes": 4, "n_graphs": 3, "batch_size": 2})
+
 
 def _build(method: str, cfg: SuiteConfig, specs) -> torch.nn.Module:
     args = (cfg.feature_dim, cfg.hid, specs, cfg.n_layers)
@@ -89,7 +104,8 @@ def run_suite(cfg: SuiteConfig, seed: int, progress: ProgressFn = no_progress) -
     scores: dict[str, np.ndarray] = {}
     for k, method in enumerate(METHODS):
         torch.manual_seed(1000 * seed + k)
-        model = fit_gfm(_build(method, cfg, specs), suite, cfg.epochs, cfg.batch_size, cfg.lr, seed=seed)
+        model = fit_gfm(_build(method, cfg, specs).to(cfg.device), suite, cfg.epochs, cfg.batch_size, cfg.lr,
+                        seed=seed)
         evals = [evaluate(model, d) for d in suite]
         scores[method] = np.array([s for s, _ in evals])
         for d, (s, alphas) in zip(suite, evals):

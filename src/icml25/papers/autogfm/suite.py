@@ -51,17 +51,23 @@ def unify_features(x: Tensor, dim: int) -> Tensor:
 
     ``Z = X V_k`` with ``V_k`` the top right singular vectors of the uncentred ``X`` (as sklearn's
     TruncatedSVD); each vector's sign is fixed so that its largest-magnitude entry is positive.
+    Computed in float64; returned in ``x``'s floating dtype (float32 for integer input).
     """
-    if x.dim() != 2 or x.size(0) == 0:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
+    if x.dim() != 2 or x.size(0) == 0 or x.size(1) == 0:
         raise ValueError(f"x must be a non-empty (N, F) matrix, got {tuple(x.shape)}")
     if dim < 1:
         raise ValueError(f"dim must be >= 1, got {dim}")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("x contains NaN or inf")
     _, _, vt = torch.linalg.svd(x.double(), full_matrices=False)
     v = vt[:dim].T  # (F, k)
     sign = torch.sign(v.gather(0, v.abs().argmax(0, keepdim=True)))
     z = x.double() @ (v * sign)
     z = torch.cat([z, z.new_zeros(x.size(0), dim - z.size(1))], dim=1) if z.size(1) < dim else z
-    return (z / z.std().clamp_min(1e-12)).float()
+    out_dtype = x.dtype if x.is_floating_point() else torch.float32  # float32 for 0/1 or integer features
+    return (z / z.std().clamp_min(1e-12)).to(out_dtype)
 
 
 def _split(n: int, rng: np.random.Generator, train: float = 0.4, val: float = 0.2) -> dict[str, np.ndarray]:

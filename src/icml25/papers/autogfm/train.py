@@ -21,8 +21,20 @@ __all__ = ["roc_auc", "fit_gfm", "evaluate", "mean_architecture", "fit_autogfm"]
 
 
 def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """Area under the ROC curve by the rank-sum (Mann-Whitney) formula, ties averaged."""
-    labels = np.asarray(labels).astype(bool)
+    """Area under the ROC curve by the rank-sum (Mann-Whitney) formula, ties averaged.
+
+    Raises:
+        ValueError: scores and labels of different lengths or not 1-D, NaN / inf scores, labels
+            other than 0/1, or only one class present.
+    """
+    scores, labels = np.asarray(scores, dtype=float), np.asarray(labels)
+    if scores.ndim != 1 or scores.shape != labels.shape:
+        raise ValueError(f"scores and labels must be 1-D of equal length, got {scores.shape} and {labels.shape}")
+    if not np.isfinite(scores).all():
+        raise ValueError("scores contain NaN or inf")
+    if not np.isin(labels, (0, 1)).all():
+        raise ValueError("labels must be 0/1 (or booleans)")
+    labels = labels.astype(bool)
     n_pos, n_neg = int(labels.sum()), int((~labels).sum())
     if n_pos == 0 or n_neg == 0:
         raise ValueError("roc_auc needs both positive and negative labels")
@@ -32,19 +44,27 @@ def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
 
 def fit_gfm(model: MultiTaskGFM, datasets: Sequence[NOIDataset], epochs: float, batch_size: int = 32,
             lr: float = 0.01, weight_decay: float = 5e-4, seed: int = 0) -> MultiTaskGFM:
-    """Train ``model`` on all datasets jointly with Adam; returns the model (in eval mode)."""
-    if epochs <= 0 or batch_size < 2:
-        raise ValueError(f"need epochs > 0 and batch_size >= 2, got {epochs}, {batch_size}")
+    """Train ``model`` on all datasets jointly with Adam; returns the model (in eval mode).
+
+    Batches are moved to the model's device (that of its first parameter).
+    """
+    if not (epochs > 0 and batch_size >= 2) or not math.isfinite(epochs):
+        raise ValueError(f"need finite epochs > 0 and batch_size >= 2, got {epochs}, {batch_size}")
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got {lr}")
+    if not datasets:
+        raise ValueError("datasets must not be empty")
     names = [d.spec.name for d in datasets]
     if set(names) - set(model.tasks):
         raise ValueError(f"the model has no head for {sorted(set(names) - set(model.tasks))}")
     rng = np.random.default_rng([seed, 5])
     steps_per_epoch = math.ceil(max(d.splits["train"].size for d in datasets) / batch_size)
     steps = int(round(epochs * steps_per_epoch))
+    device = next(model.parameters()).device
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     model.train()
     for step in range(steps):
-        batches = {d.spec.name: d.sample(batch_size, rng) for d in datasets}
+        batches = {d.spec.name: d.sample(batch_size, rng).to(device) for d in datasets}
         loss, _ = model.loss(batches, step / steps_per_epoch)
         opt.zero_grad()
         loss.backward()
@@ -55,25 +75,33 @@ def fit_gfm(model: MultiTaskGFM, datasets: Sequence[NOIDataset], epochs: float, 
 @torch.no_grad()
 def evaluate(model: MultiTaskGFM, data: NOIDataset, split: str = "test", chunk: int = 256) -> tuple[float, np.ndarray]:
     """Accuracy (node/graph) or ROC-AUC (link) on ``split``, and the architectures used ``(n, L, O)``."""
+    if split not in data.splits:
+        raise ValueError(f"unknown split {split!r}; valid: {', '.join(data.splits)}")
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
     model.eval()
+    device = next(model.parameters()).device
     idx = data.splits[split]
     logits, alphas, ys = [], [], []
     for start in range(0, idx.size, chunk):
-        b = data.batch(idx[start:start + chunk])
+        b = data.batch(idx[start:start + chunk]).to(device)
         out = model(b, data.spec.name)
         a = out[1]
         logits.append(out[0]), ys.append(b.y)
         alphas.append(a if a.dim() == 3 else a.unsqueeze(0).expand(b.num_graphs, *a.shape))
-    logit, y = torch.cat(logits), torch.cat(ys)
+    logit, y = torch.cat(logits).cpu(), torch.cat(ys).cpu()
     if data.spec.level == "link":
         score = roc_auc(logit.squeeze(-1).numpy(), y.numpy())
     else:
         score = float((logit.argmax(-1) == y).float().mean())
-    return score, torch.cat(alphas).numpy()
+    return score, torch.cat(alphas).cpu().numpy()
 
 
 def mean_architecture(alphas: np.ndarray) -> np.ndarray:
-    """Mean op probabilities over graphs and layers, ``(n_ops,)``."""
+    """Mean op probabilities over graphs and layers, ``(n_ops,)``, from ``alphas (n_graphs, L, O)``."""
+    alphas = np.asarray(alphas)
+    if alphas.ndim != 3 or alphas.shape[0] == 0:
+        raise ValueError(f"alphas must be a non-empty (n_graphs, n_layers, n_ops) array, got {alphas.shape}")
     return alphas.mean(axis=(0, 1))
 
 
@@ -81,6 +109,8 @@ def fit_autogfm(datasets: Sequence[NOIDataset], epochs: float = 8, t_e: float = 
                 beta: float = 0.1, hid: int = 32, n_layers: int = 2, ops: Sequence[str] = OPS,
                 batch_size: int = 32, lr: float = 0.01, seed: int = 0) -> AutoGFM:
     """Build and train AutoGFM on ``datasets`` (all must share one feature width)."""
+    if not datasets:
+        raise ValueError("datasets must not be empty")
     dims = {d.graphs[0].x.size(1) for d in datasets}
     if len(dims) != 1:
         raise ValueError(f"datasets must share one feature width (unify them first), got {sorted(dims)}")

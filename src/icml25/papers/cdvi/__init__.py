@@ -25,10 +25,12 @@ from icml25.papers.cdvi.model import (
     primitive_logpdf,
     primitive_logsf,
     split_survival_array,
+    survival_target,
 )
 
 __all__ = [
     "BUNDLED", "CDCVAE", "CDCVAENet", "CENSOR_LEVELS", "LogNormalAFT", "SyntheticSurvival", "censored_loglik",
     "load_bundled", "make_survival_array", "metrics", "primitive_logpdf", "primitive_logsf",
-    "simulate_censored_gibbs", "split_indices", "split_standardise", "split_survival_array", "true_posterior_mean",
+    "simulate_censored_gibbs", "split_indices", "split_standardise", "split_survival_array", "survival_target",
+    "true_posterior_mean",
 ]

@@ -22,11 +22,16 @@ maximum likelihood with SciPy).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from scipy import optimize, special
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import DataConversionWarning, NotFittedError
+from sklearn.metrics import r2_score
+from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
 _LOG_2PI = math.log(2 * math.pi)
@@ -141,11 +146,31 @@ def _mlp(sizes: list[int], out: int) -> nn.Sequential:
 
 
 class CDCVAENet(nn.Module):
-    """Encoder q(z | x, y[, delta]), decoder mu_theta(z, x) and scale of the primitive (all on standardised time)."""
+    """Encoder q(z | x, y[, delta]), decoder mu_theta(z, x) and scale of the primitive (all on standardised time).
+
+    Args:
+        n_features: covariates p of x.
+        latent_dim: dimension of z.
+        enc_hidden, dec_hidden: hidden widths of the tanh MLPs (empty: linear).
+        encoder: ``"dense"`` (q on [x, t, delta]), ``"split"`` (one MLP per value of delta) or ``"none"``
+            (q on [x, t], the CVAE baseline).
+        sigma: ``"joint"`` (learned scalar log-scale, init 1), ``"fixed"`` (log-scale 0) or ``"x"`` (MLP of x).
+
+    ``forward(x, t, d)`` draws one reparameterised z ~ q(z | x, t, d) and returns
+    ``(loc, scale, mean, logvar)``: the primitive's location ``(n,)`` and scale (a scalar, or ``(n,)``
+    for ``sigma="x"``) given that z, and the encoder's mean and log-variance ``(n, latent_dim)``.
+    """
 
     def __init__(self, n_features: int, latent_dim: int, enc_hidden, dec_hidden, encoder: str, sigma: str):
         super().__init__()
-        self.encoder_kind, self.sigma_kind, self.latent_dim = encoder, sigma, latent_dim
+        if encoder not in ENCODERS:
+            raise ValueError(f"encoder must be one of {ENCODERS}, got {encoder!r}")
+        if sigma not in SIGMAS:
+            raise ValueError(f"sigma must be one of {SIGMAS}, got {sigma!r}")
+        for name, value in (("n_features", n_features), ("latent_dim", latent_dim)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self.encoder_kind, self.sigma_kind, self.latent_dim = encoder, sigma, int(latent_dim)
         enc_in = n_features + 1 + (1 if encoder == "dense" else 0)
         self.enc = _mlp([enc_in, *enc_hidden], 2 * latent_dim)
         # split encoder: a second, unshared network used for censored samples (delta = 0)
@@ -160,6 +185,18 @@ class CDCVAENet(nn.Module):
         self.log_sigma = nn.Parameter(torch.tensor(1.0), requires_grad=(sigma == "joint"))
         if sigma == "fixed":
             self.log_sigma.data.zero_()
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, d: torch.Tensor):
+        """One reparameterised pass: ``z = mean + exp(logvar / 2) * eps``, then the decoder at z.
+
+        Args:
+            x: covariates ``(n, n_features)``; t: standardised (log-)times ``(n,)``; d: event indicators ``(n,)``.
+        Returns:
+            ``(loc, scale, mean, logvar)``, see the class docstring.
+        """
+        mean, logvar = self.encode(x, t, d)
+        z = mean + torch.exp(0.5 * logvar) * torch.randn_like(mean)
+        return self.decode(z, x), self.scale(x), mean, logvar
 
     def encode(self, x, t, d):
         """Mean and log-variance of q(z | x, t[, d]), each ``(n, latent_dim)``."""
@@ -202,6 +239,8 @@ class CDCVAE:
         patience: with validation data, stop when the validation ELBO (checked every 2 epochs) has not
             improved for this many epochs, and keep the best weights.
         seed: seeds initialisation, minibatches and Monte Carlo draws.
+        device: where the network and its tensors live (``"cpu"``, ``"cuda"``...); results come back as
+            NumPy arrays and floats on the CPU.
 
     Internally the (log-)time is standardised by the training mean and standard deviation; every reported
     density (ELBO, IWAE) is converted back to the (log-)time scale.
@@ -222,6 +261,7 @@ class CDCVAE:
     log_time: bool = True
     patience: int = 30
     seed: int = 0
+    device: str = "cpu"
 
     # -- validation and preprocessing
     def _check_params(self) -> None:
@@ -238,6 +278,14 @@ class CDCVAE:
             raise ValueError(f"beta must be >= 0, got {self.beta!r}")
         if not (self.lr > 0):
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
+        try:
+            torch.device(self.device)
+        except (RuntimeError, TypeError):
+            raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda', got {self.device!r}") from None
+
+    def _generator(self, offset: int) -> torch.Generator:
+        """A generator on the model's device seeded by ``seed + offset`` (evaluation draws)."""
+        return torch.Generator(device=self.device).manual_seed(self.seed + offset)
 
     def _transform_time(self, time: np.ndarray) -> np.ndarray:
         if self.log_time:
@@ -252,7 +300,7 @@ class CDCVAE:
         if len(event) != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {len(event)}")
         t = (self._transform_time(time) - self.t_mean_) / self.t_scale_
-        f = lambda a: torch.as_tensor(a, dtype=torch.float32)  # noqa: E731
+        f = lambda a: torch.as_tensor(a, dtype=torch.float32, device=self.device)  # noqa: E731
         return f(X), f(t), f(event.astype(float))
 
     # -- objectives (per sample, on standardised time)
@@ -260,7 +308,7 @@ class CDCVAE:
         """Per-sample ELBO averaged over ``n_samples`` reparameterised draws, shape ``(n,)``."""
         net = self.net_
         mean, logvar = net.encode(x, t, d)
-        eps = torch.randn((n_samples, *mean.shape), generator=generator)
+        eps = torch.randn((n_samples, *mean.shape), generator=generator, dtype=mean.dtype, device=mean.device)
         z = mean + torch.exp(0.5 * logvar) * eps
         rec = _censored_loglik(t, d, net.decode(z, x), net.scale(x), self.primitive, self.beta).mean(0)
         kl = 0.5 * (mean.pow(2) + logvar.exp() - 1.0 - logvar).sum(-1)
@@ -271,7 +319,7 @@ class CDCVAE:
         net = self.net_
         mean, logvar = net.encode(x, t, d)
         std = torch.exp(0.5 * logvar)
-        eps = torch.randn((K, *mean.shape), generator=generator)
+        eps = torch.randn((K, *mean.shape), generator=generator, dtype=mean.dtype, device=mean.device)
         z = mean + std * eps
         log_lik = _censored_loglik(t, d, net.decode(z, x), net.scale(x), self.primitive, self.beta)
         log_prior = (-0.5 * z.pow(2) - 0.5 * _LOG_2PI).sum(-1)
@@ -306,16 +354,17 @@ class CDCVAE:
         self.n_features_in_ = X.shape[1]
         x_t, t_t, d_t = self._tensors(X, y)
         val = self._tensors(X_val, y_val) if X_val is not None else None
-        with torch.random.fork_rng(devices=[]):
+        device = torch.device(self.device)
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
             torch.manual_seed(self.seed)
             self.net_ = CDCVAENet(X.shape[1], self.latent_dim, list(self.enc_hidden), list(self.dec_hidden),
-                                  self.encoder, self.sigma)
+                                  self.encoder, self.sigma).to(device)
             params = [p for p in self.net_.parameters() if p.requires_grad]
             opt = torch.optim.Adam(params, lr=self.lr, weight_decay=self.weight_decay)
             n, self.history_ = X.shape[0], []
             best, best_epoch, best_state = -math.inf, 0, None
             for epoch in range(self.epochs):
-                perm, total = torch.randperm(n), 0.0
+                perm, total = torch.randperm(n).to(device), 0.0  # CPU draws: one order on every device
                 for i in range(0, n, self.batch_size):
                     idx = perm[i: i + self.batch_size]
                     loss = -self._elbo_terms(x_t[idx], t_t[idx], d_t[idx]).sum()
@@ -339,14 +388,14 @@ class CDCVAE:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "net_"):
-            raise ValueError("this CDCVAE is not fitted yet: call fit(X, y) first")
+            raise NotFittedError("this CDCVAE is not fitted yet: call fit(X, y) first")
 
     @torch.no_grad()
     def elbo(self, X, y, n_samples: int = 10) -> float:
         """Mean per-sample ELBO (nats, density of the (log-)time), each averaged over ``n_samples`` draws of z."""
         self._check_fitted()
         x, t, d = self._tensors(X, y)
-        g = torch.Generator().manual_seed(self.seed + 1)
+        g = self._generator(1)
         return float(self._to_time_scale(self._elbo_terms(x, t, d, n_samples, g), d).mean())
 
     @torch.no_grad()
@@ -359,7 +408,7 @@ class CDCVAE:
         if int(K) < 1:
             raise ValueError(f"K must be >= 1, got {K!r}")
         x, t, d = self._tensors(X, y)
-        g = torch.Generator().manual_seed(self.seed + 2)
+        g = self._generator(2)
         return float(self._to_time_scale(self._iwae_terms(x, t, d, int(K), g), d).mean())
 
     @torch.no_grad()
@@ -367,13 +416,13 @@ class CDCVAE:
         """Mean and log-variance of q(z | x, y[, delta]), each ``(n, latent_dim)``."""
         self._check_fitted()
         mean, logvar = self.net_.encode(*self._tensors(X, y))
-        return mean.numpy(), logvar.numpy()
+        return mean.cpu().numpy(), logvar.cpu().numpy()
 
     @torch.no_grad()
     def predict_survival_function(self, X, times) -> np.ndarray:
         """S(t | x) = E_{z ~ N(0, I)} S(t | x, z) by ``n_mc`` Monte Carlo draws; returns ``(n, len(times))``."""
         self._check_fitted()
-        x = torch.as_tensor(_check_X(X, self.n_features_in_), dtype=torch.float32)
+        x = torch.as_tensor(_check_X(X, self.n_features_in_), dtype=torch.float32, device=self.device)
         times = np.atleast_1d(np.asarray(times, dtype=float))
         if times.ndim != 1:
             raise ValueError(f"times must be 1-D, got shape {times.shape}")
@@ -382,33 +431,76 @@ class CDCVAE:
                 tt = np.log(np.where(times > 0, times, 0.0))
         else:
             tt = times
-        tt = torch.as_tensor((tt - self.t_mean_) / self.t_scale_, dtype=torch.float32)
-        g = torch.Generator().manual_seed(self.seed + 3)
-        z = torch.randn((self.n_mc, x.shape[0], self.latent_dim), generator=g)
+        tt = torch.as_tensor((tt - self.t_mean_) / self.t_scale_, dtype=torch.float32, device=x.device)
+        z = torch.randn((self.n_mc, x.shape[0], self.latent_dim), generator=self._generator(3), device=x.device)
         loc = self.net_.decode(z, x)[..., None].double()  # (n_mc, n, 1)
         scale = self.net_.scale(x).double()
         scale = scale[:, None] if scale.ndim == 1 else scale
         tt = tt.double()
         chunk = max(1, 2_000_000 // (self.n_mc * x.shape[0]))  # bound memory: n_mc * n * chunk doubles
         return torch.cat([torch.exp(primitive_logsf(tt[i: i + chunk], loc, scale, self.primitive)).mean(0)
-                          for i in range(0, len(tt), chunk)], dim=1).numpy()
+                          for i in range(0, len(tt), chunk)], dim=1).cpu().numpy()
 
 
 # ----------------------------------------------------------------------------- reference baseline
-@dataclass
-class LogNormalAFT:
+def survival_target(y) -> tuple[np.ndarray, np.ndarray]:
+    """(event, time) from any survival-target layout the estimators here accept.
+
+    * a structured array with two fields (event indicator, time), as :func:`make_survival_array` and
+      ``sksurv.util.Surv`` make;
+    * a 2-D array with two columns ``(time, event)`` (the lifelines order: duration, then indicator);
+    * a 1-D array (or an ``(n, 1)`` column, with a ``DataConversionWarning``) of times, all observed events.
+
+    Returns ``event`` (bool, ``(n,)``) and ``time`` (float, ``(n,)``); finiteness of the times is left to
+    the caller's ``validate_data``. Raises ``ValueError`` on any other shape or a non-0/1 indicator.
+    """
+    arr = np.asarray(y)
+    if arr.dtype.names is not None:
+        names = arr.dtype.names
+        if len(names) != 2 or arr.ndim != 1:
+            raise ValueError("a structured y must be 1-D with two fields (event indicator, time), "
+                             "e.g. from make_survival_array or sksurv.util.Surv")
+        event, time = np.asarray(arr[names[0]]), np.asarray(arr[names[1]], dtype=float)
+    elif arr.ndim == 2 and arr.shape[1] == 2:
+        time, event = np.asarray(arr[:, 0], dtype=float), arr[:, 1]
+    elif arr.ndim == 1 or (arr.ndim == 2 and arr.shape[1] == 1):
+        if arr.ndim == 2:
+            warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape "
+                          "of y to (n_samples,), for example using ravel().", DataConversionWarning, stacklevel=3)
+        time = np.asarray(arr.reshape(-1), dtype=float)
+        event = np.ones(time.shape[0], dtype=bool)
+    else:
+        raise ValueError(f"y must be a structured (event, time) array, an (n, 2) array of (time, event) or "
+                         f"an (n,) array of event times, got shape {arr.shape}")
+    if not np.all(np.isin(event, (0, 1, True, False))):
+        raise ValueError("the event indicator of y must hold only 0/1 or booleans")
+    return event.astype(bool), time
+
+
+class LogNormalAFT(RegressorMixin, BaseEstimator):
     """Log-normal accelerated failure time model by maximum likelihood (the CD-CVAE decoder with no latent).
 
     log T = X b + b0 + s * eps, eps ~ N(0, 1); censored samples contribute log Phi(-r). Fitted with L-BFGS
     on the exact gradient. With no censoring this is ordinary least squares on log T with s^2 = RSS / n.
 
+    A scikit-learn regressor: ``fit(X, y)`` takes covariates ``X`` ``(n, p)`` and a survival target ``y``
+    in any layout of :func:`survival_target`: a structured (event, time) array, an ``(n, 2)`` array of
+    ``(time, event)`` columns, or an ``(n,)`` array of fully observed times. ``predict`` returns the
+    median survival time ``exp(x b + b0)`` (``x b + b0`` with ``log_time=False``, where median and mean
+    agree); ``score`` is the R^2 of that prediction and needs uncensored targets (use :meth:`loglik` for
+    censored data).
+
     Args:
-        log_time: model log(time) (default); ``False`` models the time as given (normal AFT).
+        log_time: model log(time) (default; times must be > 0); ``False`` models the time as given (normal AFT).
         max_iter: L-BFGS iterations.
+
+    Attributes (after ``fit``): ``coef_`` ``(p,)``, ``intercept_``, ``scale_`` (s), ``loglik_`` (total
+    training log-likelihood), ``n_iter_`` (L-BFGS iterations run), ``n_features_in_``.
     """
 
-    log_time: bool = True
-    max_iter: int = 500
+    def __init__(self, log_time: bool = True, max_iter: int = 500):
+        self.log_time = log_time
+        self.max_iter = max_iter
 
     def _negloglik(self, theta, X1, t, d):
         beta, log_s = theta[:-1], theta[-1]
@@ -422,46 +514,68 @@ class LogNormalAFT:
         g_logs = float(np.sum(-dr * r) - np.sum(d))
         return -float(ll.sum()), -np.append(g_beta, g_logs)
 
+    def _data(self, X, y, reset: bool):
+        """Validated ``(X, event, t)`` with ``t`` the modelled (log-)time."""
+        if y is None:  # validate_data raises scikit-learn's "requires y" error
+            validate_data(self, X, y, reset=reset)
+        event, time = survival_target(y)
+        X, time = validate_data(self, X, time, reset=reset, dtype=np.float64, y_numeric=True)
+        if self.log_time:
+            if np.any(time <= 0):
+                raise ValueError(f"log_time=True needs positive times, got min {time.min()!r}")
+            return X, event, np.log(time)
+        return X, event, time
+
     def fit(self, X, y) -> "LogNormalAFT":
-        """Maximum-likelihood fit; sets ``coef_``, ``intercept_`` and ``scale_``."""
-        X = _check_X(X)
-        d, time = split_survival_array(y)
-        if len(d) != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {len(d)}")
-        if self.log_time and np.any(time <= 0):
-            raise ValueError(f"log_time=True needs positive times, got min {time.min()!r}")
-        t = np.log(time) if self.log_time else time
+        """Maximum-likelihood fit; sets ``coef_``, ``intercept_`` and ``scale_``. See the class for ``y``'s layout."""
+        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 1:
+            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        X, d, t = self._data(X, y, reset=True)
         X1 = np.column_stack([X, np.ones(len(t))])
         theta0 = np.zeros(X1.shape[1] + 1)
         theta0[-2], theta0[-1] = t.mean(), math.log(t.std() + 1e-12)
         res = optimize.minimize(self._negloglik, theta0, args=(X1, t, d), jac=True, method="L-BFGS-B",
                                 options={"maxiter": self.max_iter})
-        self.n_features_in_ = X.shape[1]
         self.coef_, self.intercept_, self.scale_ = res.x[:-2], float(res.x[-2]), float(math.exp(res.x[-1]))
         self.loglik_ = -float(res.fun)
+        self.n_iter_ = int(res.nit)
         return self
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "coef_"):
-            from sklearn.exceptions import NotFittedError
+        check_is_fitted(self, "coef_", msg="this %(name)s is not fitted yet: call fit(X, y) first")
 
-            raise NotFittedError("this LogNormalAFT is not fitted yet: call fit(X, y) first")
+    def _location(self, X) -> np.ndarray:
+        """x b + b0, the mean (and median) of the modelled (log-)time, shape ``(n,)``."""
+        self._check_fitted()
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X @ self.coef_ + self.intercept_
+
+    def predict(self, X) -> np.ndarray:
+        """Median survival time ``exp(x b + b0)`` (``x b + b0`` when ``log_time=False``), shape ``(n,)``."""
+        mu = self._location(X)
+        return np.exp(mu) if self.log_time else mu
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """R^2 of :meth:`predict` against fully observed times (any layout of :func:`survival_target`)."""
+        event, time = survival_target(y)
+        if not event.all():
+            raise ValueError("score (R^2 of the predicted median) needs uncensored times; "
+                             "use loglik(X, y) for censored data")
+        return float(r2_score(time, self.predict(X), sample_weight=sample_weight))
 
     def loglik(self, X, y) -> float:
         """Mean per-sample censored log-likelihood (density of the (log-)time)."""
         self._check_fitted()
-        X = _check_X(X, self.n_features_in_)
-        d, time = split_survival_array(y)
-        t = np.log(time) if self.log_time else time
+        X, d, t = self._data(X, y, reset=False)
         X1 = np.column_stack([X, np.ones(len(t))])
         theta = np.append(np.append(self.coef_, self.intercept_), math.log(self.scale_))
         return -self._negloglik(theta, X1, t, d)[0] / len(t)
 
     def predict_survival_function(self, X, times) -> np.ndarray:
         """S(t | x) = Phi(-(log t - x b - b0) / s); returns ``(n, len(times))``."""
-        self._check_fitted()
-        X = _check_X(X, self.n_features_in_)
+        mu = self._location(X)
         times = np.atleast_1d(np.asarray(times, dtype=float))
+        if times.ndim != 1 or np.isnan(times).any():
+            raise ValueError(f"times must be a 1-D array of numbers, got shape {times.shape}")
         tt = np.log(np.maximum(times, 1e-300)) if self.log_time else times
-        mu = X @ self.coef_ + self.intercept_
         return special.ndtr(-(tt[None, :] - mu[:, None]) / self.scale_)

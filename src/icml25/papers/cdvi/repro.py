@@ -16,12 +16,20 @@ Settings and claim thresholds were fixed before the first quick run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.cdvi import metrics as survmetrics
@@ -35,8 +43,9 @@ DATASETS = ("whas500", "gbsg2", "flchain")
 
 
 def _model(cfg, encoder: str, seed: int, log_time: bool) -> CDCVAE:
+    """The CD-CVAE (or CVAE, ``encoder="none"``) of an experiment, on the config's device."""
     return CDCVAE(latent_dim=cfg.latent_dim, encoder=encoder, epochs=cfg.epochs, batch_size=cfg.batch_size,
-                  lr=cfg.lr, n_mc=cfg.n_mc, log_time=log_time, seed=seed)
+                  lr=cfg.lr, n_mc=cfg.n_mc, log_time=log_time, seed=seed, device=cfg.device)
 
 
 def _qmean_r2(model: CDCVAE, X, y, true_mean: np.ndarray) -> float:
@@ -67,6 +76,14 @@ class SyntheticConfig(ExperimentConfig):
     """Importance samples of the IWAE log-likelihood."""
     n_mc: int = 100
     """Prior draws in the survival prediction (unused here, kept for a shared model factory)."""
+
+    MIN_N: ClassVar[int] = 20
+    """Fewest samples for a 70/15/15 split with a few rows in each part."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("latent_dim", "epochs", "batch_size", "lr", "iwae_k", "n_mc"),
+                     nonnegative=("burn_in",), at_least={"n": self.MIN_N})
 
 
 def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -118,6 +135,17 @@ class RealConfig(ExperimentConfig):
     """Importance samples of the IWAE log-likelihood."""
     grid_points: int = 20
     """Times of the IBS grid (10%..90% quantiles of the training event times)."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("latent_dim", "epochs", "batch_size", "lr", "n_mc", "iwae_k"),
+                     at_least={"grid_points": 2}, nonnegative=("max_rows",), nonempty=("datasets",),
+                     choices={"datasets": DATASETS})
+        if 0 < self.max_rows < SyntheticConfig.MIN_N:
+            raise ConfigError(f"{type(self).__name__}.max_rows must be 0 (all rows) or >= {SyntheticConfig.MIN_N}, "
+                              f"got {self.max_rows}")
+        if len(set(self.datasets)) != len(self.datasets):
+            raise ConfigError(f"{type(self).__name__}.datasets must not repeat a data set, got {self.datasets!r}")
 
 
 def _cox_survival(cox, X, times) -> np.ndarray:
@@ -228,6 +256,7 @@ EXPERIMENTS = [
                  "full": {"epochs": 500}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=real_figures,
+        requires=("sksurv", "pandas"),
         full_requirements="The paper's SUPPORT, METABRIC, PBC, NWTCO and survival-MNIST are not bundled in any "
                           "installed package; the full preset runs the three bundled data sets at full size.",
     ),

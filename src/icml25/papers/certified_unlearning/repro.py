@@ -18,7 +18,15 @@ import torch
 from sklearn.metrics import roc_auc_score
 from torch import nn
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure
 from icml25.papers.certified_unlearning.unlearning import (
@@ -46,6 +54,8 @@ class TensorBatches:
     def __init__(self, X: torch.Tensor, y: torch.Tensor, batch_size: int, seed: int):
         if X.shape[0] != y.shape[0] or X.shape[0] == 0:
             raise ValueError("X and y must be non-empty with the same number of rows")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not torch.isfinite(X).all():
             raise ValueError("X contains NaN or inf")
         self.X, self.y, self.batch_size = X, y, batch_size
@@ -55,7 +65,7 @@ class TensorBatches:
         return math.ceil(self.X.shape[0] / self.batch_size)
 
     def __iter__(self):
-        order = torch.randperm(self.X.shape[0], generator=self.gen)
+        order = torch.randperm(self.X.shape[0], generator=self.gen).to(self.X.device)  # CPU draws, any device
         for i in range(0, len(order), self.batch_size):
             idx = order[i:i + self.batch_size]
             yield self.X[idx], self.y[idx]
@@ -63,6 +73,9 @@ class TensorBatches:
 
 def mlp(n_in: int = 64, hidden: int = 20, n_out: int = 10) -> nn.Module:
     """The tiny MLP of the quick reproduction (the official MNIST 'tiny_net' is 784 -> 5 -> 10)."""
+    for name, v in (("n_in", n_in), ("hidden", hidden), ("n_out", n_out)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
     return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, n_out))
 
 
@@ -71,6 +84,9 @@ def digits_split(seed: int, test_fraction: float = 0.3, forget_fraction: float =
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
+    for name, f in (("test_fraction", test_fraction), ("forget_fraction", forget_fraction)):
+        if not 0 < f < 1:
+            raise ValueError(f"{name} must be in (0, 1), got {f!r}")
     X, y = load_digits(return_X_y=True)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_fraction, random_state=seed, stratify=y)
     mean, std = X_tr.mean(axis=0), X_tr.std(axis=0)
@@ -87,17 +103,23 @@ def digits_split(seed: int, test_fraction: float = 0.3, forget_fraction: float =
 
 @torch.no_grad()
 def accuracy(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> float:
+    """Share of rows of ``X`` whose argmax logit is the label ``y`` (same number of rows)."""
+    if X.shape[0] != y.shape[0] or X.shape[0] == 0:
+        raise ValueError(f"X and y must be non-empty with the same number of rows, got {X.shape[0]} and {y.shape[0]}")
     return float((model(X).argmax(dim=1) == y).float().mean())
 
 
 @torch.no_grad()
 def mia_auc(model: nn.Module, X_member, y_member, X_non, y_non) -> float:
     """Loss-threshold membership inference: AUC of -loss separating members (forget set) from test images."""
+    for name, (a, b) in (("member", (X_member, y_member)), ("non-member", (X_non, y_non))):
+        if len(a) == 0 or len(a) != len(b):
+            raise ValueError(f"the {name} set must be non-empty with as many labels as rows, got {len(a)} and {len(b)}")
     loss = nn.functional.cross_entropy
     s_in = -loss(model(X_member), y_member, reduction="none")
     s_out = -loss(model(X_non), y_non, reduction="none")
     labels = np.r_[np.ones(len(s_in)), np.zeros(len(s_out))]
-    return float(roc_auc_score(labels, np.r_[s_in.numpy(), s_out.numpy()]))
+    return float(roc_auc_score(labels, np.r_[s_in.cpu().numpy(), s_out.cpu().numpy()]))
 
 
 def _subseed(seed: int, *tags) -> int:
@@ -145,9 +167,19 @@ class DigitsUnlearningConfig(ExperimentConfig):
     ft_lr: float = 0.1
     """Peak one-cycle learning rate of the noise-free fine-tuning and of retraining."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("hidden", "train_epochs", "train_lr", "batch_size", "budgets", "epsilon", "gc_C0",
+                                     "gc_C1", "gc_eta", "mc_C2", "mc_sigma", "mc_eta", "op_C0", "ft_lr"),
+                     nonnegative=("train_weight_decay", "gc_lam", "mc_lam"),
+                     open_fraction=("forget_fraction", "delta"), nonempty=("budgets",))
+        if self.gc_eta * self.gc_lam >= 1:
+            raise ConfigError(f"DigitsUnlearningConfig.gc_lam must be < 1 / gc_eta = {1 / self.gc_eta:g} (each noisy "
+                              f"step must contract), got {self.gc_lam}")
+
 
 def _train_original(data, cfg: DigitsUnlearningConfig, seed: int) -> nn.Module:
-    model = mlp(hidden=cfg.hidden)
+    model = mlp(hidden=cfg.hidden).to(cfg.device)  # initialised on the CPU, then moved
     loader = TensorBatches(data["X_train"], data["y_train"], cfg.batch_size, _subseed(seed, "train"))
     return finetune(model, loader, cfg.train_epochs * len(loader), max_lr=cfg.train_lr,
                     weight_decay=cfg.train_weight_decay)
@@ -161,7 +193,7 @@ def _unlearn(method: str, original: nn.Module, data, cfg: DigitsUnlearningConfig
     ft = {"max_lr": cfg.ft_lr, "weight_decay": cfg.train_weight_decay}
     if method == "retrain":
         torch.manual_seed(_subseed(seed, "init", budget))
-        return retrain(lambda: mlp(hidden=cfg.hidden), loader, total, **ft)
+        return retrain(lambda: mlp(hidden=cfg.hidden).to(cfg.device), loader, total, **ft)
     if method == "finetune":
         return finetune(original, loader, total, **ft), Certificate("finetune", math.inf, 1.0, cfg.epsilon, cfg.delta)
     if method in ("gc", "gc0"):
@@ -182,10 +214,8 @@ def _unlearn(method: str, original: nn.Module, data, cfg: DigitsUnlearningConfig
 
 def run_digits(cfg: DigitsUnlearningConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train once, then unlearn with every method at every budget; test accuracy, MIA AUC, certificates."""
-    if any(b < 1 for b in cfg.budgets):
-        raise ValueError(f"budgets must be >= 1 epoch, got {cfg.budgets}")
     torch.manual_seed(seed)
-    data = digits_split(seed, forget_fraction=cfg.forget_fraction)
+    data = {k: v.to(cfg.device) for k, v in digits_split(seed, forget_fraction=cfg.forget_fraction).items()}
     original = _train_original(data, cfg, seed)
     forget_test = (data["X_forget"], data["y_forget"], data["X_test"], data["y_test"])
     m: Metrics = {"acc_original": accuracy(original, data["X_test"], data["y_test"]),

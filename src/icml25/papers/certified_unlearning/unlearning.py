@@ -76,6 +76,9 @@ def check_finite_batch(x: torch.Tensor, y: torch.Tensor | None = None) -> None:
 # ----------------------------------------------------------------------------------------------------------
 def global_norm(tensors: Iterable[torch.Tensor]) -> float:
     """l2 norm of the concatenation of ``tensors``."""
+    tensors = list(tensors)
+    if not all(isinstance(t, torch.Tensor) for t in tensors):
+        raise TypeError(f"tensors must be torch tensors, got {sorted({type(t).__name__ for t in tensors})}")
     return float(torch.sqrt(sum((t.detach().double() ** 2).sum() for t in tensors)))
 
 
@@ -93,10 +96,15 @@ def clip_grad_global(grads: Sequence[torch.Tensor], C: float) -> list[torch.Tens
 
 
 def add_gaussian(params: Sequence[torch.Tensor], sigma: float, gen: torch.Generator | None = None) -> list[torch.Tensor]:
-    """params + N(0, sigma^2 I), every coordinate independent."""
+    """params + N(0, sigma^2 I), every coordinate independent.
+
+    The noise is drawn on ``gen``'s device (a CPU generator gives the same draws whatever device the
+    parameters live on) and then moved to each parameter's device.
+    """
     if not (math.isfinite(sigma) and sigma >= 0):
         raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
-    return [p.detach() + sigma * torch.randn(p.shape, generator=gen, dtype=p.dtype, device=p.device)
+    return [p.detach() + sigma * torch.randn(p.shape, generator=gen, dtype=p.dtype,
+                                             device=p.device if gen is None else gen.device).to(p.device)
             for p in params]
 
 
@@ -143,6 +151,8 @@ def pabi_renyi(diam: float, rhos: Sequence[float], s: Sequence[float], sigmas: S
         raise ValueError("rhos, s and sigmas must be 1-D arrays of the same positive length")
     if np.any(sigmas <= 0) or not np.all(np.isfinite(sigmas)):
         raise ValueError("every sigma_t must be finite and > 0")
+    if not (np.all(np.isfinite(rhos)) and np.all(np.isfinite(s)) and math.isfinite(diam)):
+        raise ValueError("rhos, s and diam must be finite")
     if np.any(rhos < 0) or np.any(s < 0) or diam < 0:
         raise ValueError("rhos, s and diam must be >= 0")
     # tail[t] = prod_{k>t} rho_k
@@ -173,6 +183,10 @@ def renyi_to_dp_released_code(eps_renyi: float, delta: float, alphas: np.ndarray
     It scans alpha with the Renyi level held fixed (eps_R instead of alpha eps_R), i.e. it treats the bound as
     alpha-independent. For the Gaussian bounds of this method that is wrong; see ``renyi_to_dp``.
     """
+    if not (math.isfinite(eps_renyi) and eps_renyi >= 0):
+        raise ValueError(f"eps_renyi must be a finite number >= 0, got {eps_renyi!r}")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
     a = np.linspace(1.001, 1000, 10000) if alphas is None else np.asarray(alphas, dtype=float)
     eps = eps_renyi + np.log((a - 1) / a) - (math.log(delta) + np.log(a)) / (a - 1)
     return float(np.min(eps))
@@ -235,7 +249,7 @@ def hockey_stick_gauss(eps: float, r: float) -> float:
     The delta of the Gaussian mechanism with sensitivity/sigma = r at level eps (Balle & Wang 2018).
     Computed in log space so that large eps does not overflow.
     """
-    if r < 0 or not math.isfinite(eps) or eps < 0:
+    if math.isnan(r) or r < 0 or not math.isfinite(eps) or eps < 0:
         raise ValueError(f"need r >= 0 and a finite eps >= 0, got eps={eps!r}, r={r!r}")
     if r == 0:
         return 0.0
@@ -465,6 +479,9 @@ def finetune(model: nn.Module, retain_loader: Iterable, steps: int, *, max_lr: f
     This is post-processing of an unlearned model, so it does not change its certificate.
     """
     _check_steps("steps", steps)
+    _check_positive(max_lr=max_lr)
+    if not (math.isfinite(weight_decay) and weight_decay >= 0):
+        raise ValueError(f"weight_decay must be a finite number >= 0, got {weight_decay!r}")
     out = copy.deepcopy(model)
     batches = _cycle(retain_loader)
     for t in range(steps):
@@ -479,5 +496,8 @@ def finetune(model: nn.Module, retain_loader: Iterable, steps: int, *, max_lr: f
 def retrain(model_factory: Callable[[], nn.Module], retain_loader: Iterable, steps: int, **finetune_kwargs
             ) -> tuple[nn.Module, Certificate]:
     """Retrain from scratch on the retain set (exact unlearning: epsilon = delta = 0)."""
+    if isinstance(model_factory, nn.Module) or not callable(model_factory):
+        raise TypeError(f"model_factory must be a zero-argument callable that builds a fresh model, "
+                        f"got {type(model_factory).__name__}")
     model = finetune(model_factory(), retain_loader, steps, **finetune_kwargs)
     return model, Certificate("retrain", 0.0, 0.0, 0.0, 0.0)

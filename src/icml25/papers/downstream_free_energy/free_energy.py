@@ -48,9 +48,23 @@ def check_positive(name: str, value: float, allow_zero: bool = False) -> float:
 
 
 def check_count(name: str, value: int, minimum: int = 1) -> int:
-    if int(value) != value or value < minimum:
+    """Return ``int(value)`` or raise ``ValueError`` naming ``name`` if it is not an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(value) or int(value) != value or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def _check_xy(data: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """``data`` is ``(X, y)``: two tensors with the same, non-zero number of rows and finite inputs."""
+    if len(data) != 2 or not all(isinstance(t, torch.Tensor) for t in data):
+        raise TypeError("data must be a tuple (X, y) of tensors")
+    X, y = data
+    if X.shape[0] == 0 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"data must be non-empty with as many targets as inputs, got {X.shape[0]} and {y.shape[0]}")
+    if X.is_floating_point() and not bool(torch.isfinite(X).all()):
+        raise ValueError("X must be finite (found NaN or inf)")
+    return X, y
 
 
 def select_parameters(model: nn.Module, params: str | Iterable[str] = "backbone") -> list[tuple[str, nn.Parameter]]:
@@ -114,17 +128,17 @@ class SGLD(torch.optim.Optimizer):
                 drift = gamma * (p - self.state[p]["center"])
                 if p.grad is not None and nbeta > 0:
                     drift = drift + nbeta * p.grad
-                noise = torch.randn(p.shape, generator=self.generator, dtype=p.dtype, device=p.device)
+                # drawn where the generator lives (the parameter's device without one), then moved there
+                where = p.device if self.generator is None else self.generator.device
+                noise = torch.randn(p.shape, generator=self.generator, dtype=p.dtype, device=where).to(p.device)
                 p.add_(-0.5 * eps * drift + math.sqrt(eps) * noise)
 
 
 def _dataset_size_and_batches(loader: Any, batch_size: int, generator: torch.Generator) -> tuple[int, Iterator]:
     """``loader`` is a tuple ``(X, y)`` of tensors (minibatches drawn here) or an iterable of batches."""
     if isinstance(loader, (tuple, list)) and len(loader) == 2 and all(isinstance(t, torch.Tensor) for t in loader):
-        X, y = loader
+        X, y = _check_xy(loader)
         n = X.shape[0]
-        if n == 0 or y.shape[0] != n:
-            raise ValueError(f"data must be non-empty with as many targets as inputs, got {X.shape[0]} and {y.shape[0]}")
         batch_size = min(check_count("batch_size", batch_size), n)
 
         def batches() -> Iterator:
@@ -149,7 +163,7 @@ def full_loss(model: nn.Module, loss_fn: LossFn, loader: Any) -> float:
     """Mean loss over the whole data set (``(X, y)`` tensors or a DataLoader)."""
     with torch.no_grad():
         if isinstance(loader, (tuple, list)):
-            X, y = loader
+            X, y = _check_xy(loader)
             return float(loss_fn(model(X), y))
         total, count = 0.0, 0
         for xb, yb in loader:
@@ -221,7 +235,7 @@ def sgld_sample(model: nn.Module, loss_fn: LossFn, loader: Any, params: str | It
             if t >= n_burnin:
                 losses[c, t - n_burnin] = value
                 if record_params:
-                    chain_draws.append(torch.cat([p.detach().reshape(-1) for _, p in chosen]).numpy().copy())
+                    chain_draws.append(torch.cat([p.detach().reshape(-1) for _, p in chosen]).cpu().numpy().copy())
             opt.step()
         if record_params:
             draws.append(np.stack(chain_draws))
@@ -279,13 +293,13 @@ def hessian_trace(model: nn.Module, loss_fn: LossFn, data: tuple[torch.Tensor, t
     with respect to the selected parameters (the Hessian-trace baseline, Liu et al. 2023)."""
     n_probes = check_count("n_probes", n_probes)
     chosen = [p for _, p in select_parameters(model, params)]
-    X, y = data
+    X, y = _check_xy(data)
     loss = loss_fn(model(X), y)
     grads = torch.autograd.grad(loss, chosen, create_graph=True)
     gen = torch.Generator().manual_seed(int(seed))
     total = 0.0
     for k in range(n_probes):
-        vs = [torch.randint(0, 2, p.shape, generator=gen).to(p.dtype) * 2 - 1 for p in chosen]
+        vs = [torch.randint(0, 2, p.shape, generator=gen).to(device=p.device, dtype=p.dtype) * 2 - 1 for p in chosen]
         hv = torch.autograd.grad(grads, chosen, grad_outputs=vs, retain_graph=k < n_probes - 1)
         total += float(sum((h * v).sum() for h, v in zip(hv, vs)))
     return total / n_probes

@@ -19,7 +19,15 @@ from pathlib import Path
 import torch
 from torch.nn import functional as F
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.downstream_free_energy.free_energy import full_loss, hessian_trace, pretraining_free_energy
@@ -76,19 +84,28 @@ class SelectionConfig(ExperimentConfig):
     episodes: int = 10
     """Random support sets per checkpoint (the same sets for every checkpoint of a seed)."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("lrs", "batch_sizes", "epochs", "hidden", "sgld_eps", "sgld_gamma", "sgld_chains",
+                                     "sgld_draws", "sgld_batch", "hessian_probes", "n_shot", "finetune_steps",
+                                     "head_lr", "episodes"),
+                     nonnegative=("weight_decay", "sgld_burnin", "backbone_lr_ratio", "momenta"),
+                     nonempty=("lrs", "batch_sizes", "momenta", "hidden"), choices={"dataset": ("digits", "teacher")})
+        if any(m >= 1 for m in self.momenta):
+            raise ConfigError(f"SelectionConfig.momenta must be in [0, 1), got {self.momenta!r}")
+        if len(self.lrs) * len(self.batch_sizes) * len(self.momenta) < 3:
+            raise ConfigError("SelectionConfig.lrs x batch_sizes x momenta must give at least 3 checkpoints (a rank "
+                              f"correlation), got {len(self.lrs)} x {len(self.batch_sizes)} x {len(self.momenta)}")
+
 
 def _data(cfg: SelectionConfig, seed: int):
-    if cfg.dataset == "digits":
-        return digits_transfer()
-    if cfg.dataset == "teacher":
-        return teacher_transfer(seed=seed)
-    raise ValueError(f"dataset must be 'digits' or 'teacher', got {cfg.dataset!r}")
+    return digits_transfer() if cfg.dataset == "digits" else teacher_transfer(seed=seed)
 
 
 def run_selection(cfg: SelectionConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Checkpoint zoo -> per-checkpoint metrics -> rank correlations with the downstream error."""
     torch.manual_seed(seed)
-    data = _data(cfg, seed)
+    data = _data(cfg, seed).to(cfg.device)
     widths = (data.x_pre.shape[1], *cfg.hidden)
     grid = pretrain_grid(cfg.lrs, cfg.batch_sizes, cfg.momenta)
     tuner = FineTuner(cfg.n_shot, cfg.head_lr, cfg.backbone_lr_ratio, cfg.finetune_steps, cfg.episodes)

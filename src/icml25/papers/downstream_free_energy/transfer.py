@@ -59,12 +59,20 @@ class TransferData:
     n_pre_classes: int
     name: str = ""
 
+    def to(self, device: str | torch.device) -> "TransferData":
+        """The same data with every tensor on ``device`` (itself when nothing moves)."""
+        return TransferData(self.x_pre.to(device), self.y_pre.to(device), self.x_down.to(device),
+                            self.y_down.to(device), self.n_pre_classes, self.name)
+
 
 def digits_transfer(pretrain_classes: Sequence[int] = tuple(range(7)),
                     downstream_classes: Sequence[int] = (7, 8, 9)) -> TransferData:
     """scikit-learn digits (8x8, pixel values / 16): pretrain on ``pretrain_classes``, adapt to the others."""
     from sklearn.datasets import load_digits
 
+    for name, classes in (("pretrain_classes", pretrain_classes), ("downstream_classes", downstream_classes)):
+        if len(classes) < 2 or len(set(classes)) != len(classes) or not all(c in range(10) for c in classes):
+            raise ValueError(f"{name} must be at least 2 distinct digits in 0..9, got {tuple(classes)!r}")
     if set(pretrain_classes) & set(downstream_classes):
         raise ValueError("pretraining and downstream classes must be disjoint")
     X, y = load_digits(return_X_y=True)
@@ -110,14 +118,17 @@ def teacher_transfer(n_pre: int = 1500, n_down: int = 600, in_dim: int = 32, fea
 
 def pretrain(data: TransferData, widths: Sequence[int], lr: float, batch_size: int, momentum: float,
              epochs: int, weight_decay: float = 1e-4, seed: int = 0) -> MLP:
-    """SGD with cross-entropy on the pretraining set; the same number of epochs for every run."""
+    """SGD with cross-entropy on the pretraining set; the same number of epochs for every run.
+
+    The model is built on the device of ``data.x_pre`` (see :meth:`TransferData.to`).
+    """
     lr = check_positive("lr", lr)
     if not 0.0 <= momentum < 1.0:
         raise ValueError(f"momentum must lie in [0, 1), got {momentum!r}")
     check_positive("weight_decay", weight_decay, allow_zero=True)
     batch_size, epochs = check_count("batch_size", batch_size), check_count("epochs", epochs)
     torch.manual_seed(int(seed))
-    model = MLP(widths, data.n_pre_classes)
+    model = MLP(widths, data.n_pre_classes).to(data.x_pre.device)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
     gen = torch.Generator().manual_seed(int(seed) + 1)
     n = data.x_pre.shape[0]
@@ -190,18 +201,29 @@ class FineTuner:
         rng = np.random.default_rng([int(seed), 99])
         out = []
         for _ in range(self.n_episodes):
-            idx = [rng.choice(np.flatnonzero(y.numpy() == c), self.n_shot, replace=False)
-                   for c in range(int(y.max()) + 1)]
+            labels = y.cpu().numpy()
+            idx = []
+            for c in range(int(labels.max()) + 1):
+                members = np.flatnonzero(labels == c)
+                if members.size < self.n_shot:
+                    raise ValueError(f"class {c} has {members.size} examples, fewer than n_shot={self.n_shot}")
+                idx.append(rng.choice(members, self.n_shot, replace=False))
             out.append(torch.tensor(np.concatenate(idx)))
         return out
 
     def error(self, model: MLP, x: torch.Tensor, y: torch.Tensor, seed: int = 0) -> float:
         """Mean downstream test error over the episodes."""
+        if x.shape[0] != y.shape[0] or y.ndim != 1 or y.numel() == 0:
+            raise ValueError(f"x and y must have the same non-zero number of rows and y must be 1-D, got "
+                             f"{tuple(x.shape)} and {tuple(y.shape)}")
+        if y.is_floating_point() or bool((y < 0).any()):
+            raise ValueError("y must hold non-negative integer class labels")
         n_way = int(y.max()) + 1
         errors = []
         for support in self.episodes(y, seed):
             m = copy.deepcopy(model)
-            m.head = nn.Linear(m.head.in_features, n_way)
+            w = m.head.weight
+            m.head = nn.Linear(m.head.in_features, n_way, device=w.device, dtype=w.dtype)
             nn.init.zeros_(m.head.weight)
             nn.init.zeros_(m.head.bias)
             opt = torch.optim.SGD([{"params": m.head.parameters(), "lr": self.head_lr},
@@ -211,7 +233,7 @@ class FineTuner:
                 opt.zero_grad()
                 F.cross_entropy(m(xs), ys).backward()
                 opt.step()
-            query = torch.ones(len(y), dtype=torch.bool)
+            query = torch.ones(len(y), dtype=torch.bool, device=y.device)
             query[support] = False
             with torch.no_grad():
                 errors.append(float((m(x[query]).argmax(1) != y[query]).float().mean()))
@@ -229,6 +251,11 @@ def selection_study(zoo: Sequence[Checkpoint], metrics: Sequence[str] = ("free_e
     """
     if len(zoo) < 3:
         raise ValueError(f"a rank correlation needs at least 3 checkpoints, got {len(zoo)}")
+    for name in (*metrics, target):
+        missing = [i for i, c in enumerate(zoo) if name not in c.metrics]
+        if missing:
+            have = sorted(zoo[missing[0]].metrics)
+            raise ValueError(f"checkpoint {missing[0]} has no metric {name!r}; it has {have}")
     rows: dict[str, dict[str, float]] = {}
     t_all = np.array([c.metrics[target] for c in zoo], dtype=float)
     for name in metrics:

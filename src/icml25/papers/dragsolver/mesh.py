@@ -29,10 +29,15 @@ class Mesh:
 
     def __post_init__(self) -> None:
         self.vertices = np.asarray(self.vertices, dtype=float)
-        self.faces = np.asarray(self.faces, dtype=np.int64)
+        faces = np.asarray(self.faces)
+        if faces.size and not (faces.dtype.kind in "iu" or np.array_equal(faces, np.round(faces))):
+            raise ValueError("faces must hold integer vertex indices")
+        self.faces = faces.astype(np.int64)
         self.exterior = np.asarray(self.exterior, dtype=bool)
         if self.vertices.ndim != 2 or self.vertices.shape[1] != 3:
             raise ValueError(f"vertices must have shape (V, 3), got {self.vertices.shape}")
+        if not np.isfinite(self.vertices).all():
+            raise ValueError("vertices must be finite (no NaN or inf)")
         if self.faces.ndim != 2 or self.faces.shape[1] != 3 or len(self.faces) == 0:
             raise ValueError(f"faces must have shape (F, 3) with F > 0, got {self.faces.shape}")
         if self.faces.min() < 0 or self.faces.max() >= len(self.vertices):
@@ -79,7 +84,9 @@ def merge(parts: list[Mesh]) -> Mesh:
 
 
 def sphere_mesh(n: int = 800, radius: float = 1.0) -> Mesh:
-    """Convex polyhedron through ``n`` Fibonacci points of a sphere."""
+    """Convex polyhedron through ``n`` Fibonacci points of a sphere (``n >= 4``, ``radius > 0``)."""
+    if n < 4 or not radius > 0:
+        raise ValueError(f"need n >= 4 points and radius > 0, got n={n}, radius={radius}")
     i = np.arange(n) + 0.5
     z = 1 - 2 * i / n
     phi = np.pi * (1 + 5 ** 0.5) * i
@@ -161,6 +168,10 @@ def winding_number(mesh: Mesh, points: np.ndarray, chunk: int = 256) -> np.ndarr
     About 0 outside, 1 inside a closed part, 1/2 on its surface; nested parts add up.
     """
     points = np.asarray(points, float)
+    if points.ndim != 2 or points.shape[1] != 3:
+        raise ValueError(f"points must have shape (P, 3), got {points.shape}")
+    if not np.isfinite(points).all():
+        raise ValueError("points must be finite (no NaN or inf)")
     t = mesh.triangles
     out = np.empty(len(points))
     for s in range(0, len(points), chunk):
@@ -176,9 +187,20 @@ def winding_number(mesh: Mesh, points: np.ndarray, chunk: int = 256) -> np.ndarr
     return out
 
 
+def _unit_flow(flow) -> np.ndarray:
+    """``flow`` as a unit 3-vector; raises on a zero, non-finite or wrongly shaped direction."""
+    flow = np.asarray(flow, float)
+    norm = np.linalg.norm(flow) if flow.shape == (3,) else 0.0
+    if not (np.isfinite(flow).all() and norm > 0):
+        raise ValueError(f"flow must be a finite, non-zero 3-vector, got {flow!r}")
+    return flow / norm
+
+
 def frontal_area(mesh: Mesh, flow=FLOW, resolution: int = 128, exterior_only: bool = True) -> float:
     """Area of the hull's projection on the plane normal to ``flow``, by rasterisation on a resolution^2 grid."""
-    flow = np.asarray(flow, float) / np.linalg.norm(flow)
+    if resolution < 1:
+        raise ValueError(f"resolution must be >= 1, got {resolution}")
+    flow = _unit_flow(flow)
     e1 = np.cross(flow, [0.0, 0.0, 1.0] if abs(flow[2]) < 0.9 else [1.0, 0.0, 0.0])
     e1 /= np.linalg.norm(e1)
     e2 = np.cross(flow, e1)
@@ -213,7 +235,7 @@ def newtonian_cd(mesh: Mesh, flow=FLOW, base_pressure: float = 0.0, friction: fl
     C_d = -sum_f C_p,f (n_f.u) A_f / A_front + friction * A_wet / A_front.
     A sphere gives 1, a flat plate facing the flow 2 (with base_pressure = friction = 0).
     """
-    flow = np.asarray(flow, float) / np.linalg.norm(flow)
+    flow = _unit_flow(flow)
     normals, areas = mesh.face_normals_areas()
     normals, areas = normals[mesh.exterior], areas[mesh.exterior]
     if len(areas) == 0:
@@ -276,6 +298,8 @@ def synthetic_cars(n: int, seed: int, interior: bool = True, scale_range=(0.3, 3
         raise ValueError(f"n must be >= 1, got {n}")
     if not (0 < scale_range[0] <= scale_range[1]):
         raise ValueError(f"scale_range must satisfy 0 < lo <= hi, got {scale_range}")
+    if not 0 <= subdivide[0] <= subdivide[1]:
+        raise ValueError(f"subdivide must satisfy 0 <= lo <= hi, got {subdivide}")
     bad = [r for r in rear_types if r not in REAR_TYPES]
     if bad or not rear_types:
         raise ValueError(f"rear_types must be a non-empty subset of {REAR_TYPES}, got {rear_types}")
@@ -309,6 +333,10 @@ def synthetic_cars(n: int, seed: int, interior: bool = True, scale_range=(0.3, 3
 
 def point_clouds(meshes: list[Mesh], n_points: int, seed: int):
     """Sample every mesh: xyz (M, n, 3), normals (M, n, 3), winding-number cues (M, n), exterior mask (M, n)."""
+    if len(meshes) == 0:
+        raise ValueError("meshes is empty: need at least one mesh")
+    if n_points < 1:
+        raise ValueError(f"n_points must be >= 1, got {n_points}")
     rng = np.random.default_rng([seed, 99])
     out = {k: [] for k in ("xyz", "normals", "cues", "exterior")}
     for m in meshes:

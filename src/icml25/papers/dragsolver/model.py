@@ -61,7 +61,16 @@ def _mlp(*dims: int, dropout: float = 0.0) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
+def _all_finite(*tensors: torch.Tensor) -> bool:
+    """True when every entry is finite; a meta tensor has no values and counts as finite."""
+    return all(t.is_meta or bool(torch.isfinite(t).all()) for t in tensors)
+
+
 def _check_inputs(xyz, normals, cues) -> torch.Tensor:
+    if not (isinstance(xyz, torch.Tensor) and isinstance(normals, torch.Tensor)):
+        raise TypeError(f"xyz and normals must be tensors, got {type(xyz).__name__}, {type(normals).__name__}")
+    if not (xyz.is_floating_point() and normals.is_floating_point()):
+        raise TypeError(f"xyz and normals must be floating tensors, got {xyz.dtype}, {normals.dtype}")
     if xyz.ndim != 3 or xyz.shape[-1] != 3:
         raise ValueError(f"xyz must have shape (B, N, 3), got {tuple(xyz.shape)}")
     if normals.shape != xyz.shape:
@@ -70,8 +79,8 @@ def _check_inputs(xyz, normals, cues) -> torch.Tensor:
         cues = torch.zeros(xyz.shape[:2], dtype=xyz.dtype, device=xyz.device)
     if cues.shape != xyz.shape[:2]:
         raise ValueError(f"cues must have shape (B, N) = {tuple(xyz.shape[:2])}, got {tuple(cues.shape)}")
-    if not (torch.isfinite(xyz).all() and torch.isfinite(normals).all()):
-        raise ValueError("xyz and normals must be finite")
+    if not _all_finite(xyz, normals, cues):
+        raise ValueError("xyz, normals and cues must be finite")
     return cues
 
 
@@ -195,6 +204,8 @@ class PointNetRegressor(CdRegressor):
 
     def __init__(self, hidden: int = 128, dropout: float = 0.1, normalize: bool = True):
         super().__init__()
+        if hidden < 2 or not 0 <= dropout < 1:
+            raise ValueError(f"need hidden >= 2 and dropout in [0, 1), got hidden={hidden}, dropout={dropout}")
         self.normalize = normalize
         self.point = _mlp(6, hidden // 2, hidden, 2 * hidden)
         self.head = _mlp(2 * hidden, hidden, 1, dropout=dropout)
@@ -210,6 +221,9 @@ class DGCNNRegressor(CdRegressor):
 
     def __init__(self, k: int = 20, hidden: int = 64, dropout: float = 0.1, normalize: bool = True):
         super().__init__()
+        if k < 1 or hidden < 1 or not 0 <= dropout < 1:
+            raise ValueError(f"need k >= 1, hidden >= 1 and dropout in [0, 1), got k={k}, hidden={hidden}, "
+                             f"dropout={dropout}")
         self.k, self.normalize = k, normalize
         self.edge1 = _mlp(12, hidden, hidden)
         self.edge2 = _mlp(2 * hidden, hidden, hidden)
@@ -234,12 +248,25 @@ class DGCNNRegressor(CdRegressor):
 
 def train_regressor(model: CdRegressor, xyz, normals, cues, y, epochs: int = 30, batch_size: int = 32,
                     lr: float = 2e-3, weight_decay: float = 1e-2, seed: int = 0) -> CdRegressor:
-    """Fit ``model`` by MSE on standardised C_d with AdamW and a cosine schedule; returns the model in eval mode."""
+    """Fit ``model`` by MSE on standardised C_d with AdamW and a cosine schedule; returns the model in eval mode.
+
+    ``xyz`` (M, N, 3), ``normals`` (M, N, 3) and ``cues`` (M, N) are tensors on the model's device; ``y`` (M,)
+    holds the targets (array or tensor). Minibatch order comes from a CPU generator seeded by ``seed``, so the
+    same seed gives the same batches on every device.
+    """
     if epochs < 1 or batch_size < 1:
         raise ValueError(f"epochs and batch_size must be >= 1, got {epochs}, {batch_size}")
+    if not lr > 0 or not weight_decay >= 0:
+        raise ValueError(f"need lr > 0 and weight_decay >= 0, got lr={lr}, weight_decay={weight_decay}")
+    cues = _check_inputs(xyz, normals, cues)
     y = torch.as_tensor(y, dtype=torch.float32)
+    if y.shape != (len(xyz),):
+        raise ValueError(f"y must have shape ({len(xyz)},) (one target per cloud), got {tuple(y.shape)}")
     if len(y) < 2:
         raise ValueError("need at least 2 training examples")
+    if not torch.isfinite(y).all():
+        raise ValueError("y must be finite (no NaN or inf)")
+    y = y.to(xyz.device)
     torch.manual_seed(seed)
     model.target_mean.fill_(float(y.mean()))
     model.target_std.fill_(float(y.std().clamp_min(1e-8)))
@@ -251,7 +278,7 @@ def train_regressor(model: CdRegressor, xyz, normals, cues, y, epochs: int = 30,
     for _ in range(epochs):
         perm = torch.randperm(len(y), generator=gen)
         for s in range(0, len(y), batch_size):
-            b = perm[s:s + batch_size]
+            b = perm[s:s + batch_size].to(xyz.device)
             pred = model(xyz[b], normals[b], cues[b])
             loss = ((pred - y[b]) / model.target_std).square().mean()
             opt.zero_grad()
@@ -262,6 +289,11 @@ def train_regressor(model: CdRegressor, xyz, normals, cues, y, epochs: int = 30,
 
 
 def relative_l2(pred, target) -> float:
-    """||pred - target||_2 / ||target||_2."""
+    """||pred - target||_2 / ||target||_2 of two arrays of one shape (a non-zero target)."""
     pred, target = np.asarray(pred, float), np.asarray(target, float)
-    return float(np.linalg.norm(pred - target) / np.linalg.norm(target))
+    if pred.shape != target.shape:
+        raise ValueError(f"pred and target must have one shape, got {pred.shape} and {target.shape}")
+    norm = np.linalg.norm(target)
+    if not norm > 0:
+        raise ValueError("target must have a non-zero, finite norm")
+    return float(np.linalg.norm(pred - target) / norm)

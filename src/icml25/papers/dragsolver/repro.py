@@ -17,7 +17,15 @@ import numpy as np
 import torch
 from scipy import stats
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.dragsolver.mesh import point_clouds, synthetic_cars
@@ -69,10 +77,24 @@ class SyntheticCarsConfig(ExperimentConfig):
     latency_cars: int = 20
     """Cars timed one at a time (batch 1) for the latency metric."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_points", "scales", "d_model", "depth", "heads", "epochs", "batch_size", "lr",
+                                     "mc_samples", "shift_scale", "latency_cars"),
+                     nonnegative=("subdivide_max",), nonempty=("scales",),
+                     at_least={"n_train": 2, "n_test": 2, "n_ood": 1})
+        name = type(self).__name__
+        if len(self.scales) % 2:
+            raise ConfigError(f"{name}.scales must be a flat tuple S1, k1, S2, k2, ... of even length, "
+                              f"got {self.scales!r}")
+        if self.d_model % self.heads:
+            raise ConfigError(f"{name}.d_model must be divisible by heads={self.heads}, got {self.d_model}")
+        if not 0 <= self.dropout < 1:
+            raise ConfigError(f"{name}.dropout must be in [0, 1), got {self.dropout!r}")
+
 
 def _pairs(flat: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
-    if len(flat) % 2 or not flat:
-        raise ValueError(f"scales must be a flat tuple S1, k1, S2, k2, ..., got {flat}")
+    """(S1, k1, S2, k2, ...) -> ((S1, k1), (S2, k2), ...); the config checks the even length."""
     return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
 
 
@@ -90,13 +112,13 @@ def _models(cfg: SyntheticCarsConfig) -> dict[str, torch.nn.Module]:
     }
 
 
-def _tensors(data: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return tuple(torch.as_tensor(data[k], dtype=torch.float32) for k in ("xyz", "normals", "cues"))
+def _tensors(data: dict, device: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return tuple(torch.as_tensor(data[k], dtype=torch.float32, device=device) for k in ("xyz", "normals", "cues"))
 
 
 @torch.no_grad()
 def _predict(model, x, batch: int = 64) -> np.ndarray:
-    return np.concatenate([model(*(t[s:s + batch] for t in x)).numpy() for s in range(0, len(x[0]), batch)])
+    return np.concatenate([model(*(t[s:s + batch] for t in x)).cpu().numpy() for s in range(0, len(x[0]), batch)])
 
 
 def _auroc(score: np.ndarray, label: np.ndarray) -> float:
@@ -114,22 +136,24 @@ def run_synthetic_cars(cfg: SyntheticCarsConfig, seed: int, progress: ProgressFn
     meshes, cd, _ = synthetic_cars(n_id, seed, subdivide=sub)
     ood_meshes, cd_ood, _ = synthetic_cars(cfg.n_ood, seed + 10_000, subdivide=sub, rear_types=("hatchback",))
     data = point_clouds(meshes, cfg.n_points, seed)
-    ood = _tensors(point_clouds(ood_meshes, cfg.n_points, seed + 10_000))
-    x = _tensors(data)
+    ood = _tensors(point_clouds(ood_meshes, cfg.n_points, seed + 10_000), cfg.device)
+    x = _tensors(data, cfg.device)
     tr, te = slice(0, cfg.n_train), slice(cfg.n_train, n_id)
     x_tr, x_te = tuple(t[tr] for t in x), tuple(t[te] for t in x)
     y_tr, y_te = cd[tr], cd[te]
     g = torch.Generator().manual_seed(seed)
-    shift = cfg.shift_scale * (0.25 + 0.75 * torch.rand(cfg.n_test, 1, 1, generator=g))
+    shift = cfg.shift_scale * (0.25 + 0.75 * torch.rand(cfg.n_test, 1, 1, generator=g)).to(cfg.device)
     x_shift = (x_te[0] * shift, x_te[1], x_te[2])  # winding numbers and normals are scale-free
     total = len(MODELS) + 1
     out: Metrics = {}
+    torch.manual_seed(seed)  # the biases keep their construction-time draws (the runner seeds torch the same way)
     models = _models(cfg)
     for i, (name, model) in enumerate(models.items()):
         torch.manual_seed(seed)
-        for p in model.parameters():  # re-init deterministically per seed
+        for p in model.parameters():  # re-init deterministically per seed (on the CPU, then moved)
             if p.dim() > 1:
                 torch.nn.init.xavier_uniform_(p)
+        model.to(cfg.device)
         train_regressor(model, *x_tr, y_tr, cfg.epochs, cfg.batch_size, cfg.lr, seed=seed)
         out[f"rel_l2_{name}"] = relative_l2(_predict(model, x_te), y_te)
         out[f"rel_l2_shift_{name}"] = relative_l2(_predict(model, x_shift), y_te)
@@ -146,22 +170,26 @@ def run_synthetic_cars(cfg: SyntheticCarsConfig, seed: int, progress: ProgressFn
     torch.manual_seed(seed)
     mean_id, std_id = ds.predict_mc(x_te, cfg.mc_samples)
     mean_ood, std_ood = ds.predict_mc(ood, cfg.mc_samples)
+    mean_id, std_id, mean_ood, std_ood = (t.cpu() for t in (mean_id, std_id, mean_ood, std_ood))
     out["mc_rel_l2"] = relative_l2(mean_id.numpy(), y_te)
     out["mc_rel_l2_ood"] = relative_l2(mean_ood.numpy(), cd_ood)
     out["mc_spearman"] = float(stats.spearmanr(std_id.numpy(), np.abs(mean_id.numpy() - y_te))[0])
     out["ood_std_ratio"] = float(std_ood.mean() / std_id.mean())
     # gate: does it separate exterior from interior points? AUROC of the token gate for "exterior token"
     with torch.no_grad():
-        _, gate, cue = ds.tokens(*x_te)
+        _, gate, cue = (t.cpu() for t in ds.tokens(*x_te))
     ext_tok = (cue[..., 0] < 1.0).numpy().ravel()  # group mean winding number < 1: mostly exterior points
     out["gate_auroc"] = _auroc(gate.numpy().ravel(), ext_tok)
     out["interior_fraction"] = float(1 - data["exterior"][te].mean())
     # latency: one car at a time, MC dropout with T passes, single thread, after a warm-up
     cars = [tuple(t[j:j + 1] for t in x_te) for j in range(min(cfg.latency_cars, cfg.n_test))]
     ds.predict_mc(cars[0], cfg.mc_samples)
+    synchronize = torch.cuda.synchronize if cfg.device.startswith("cuda") else (lambda: None)
+    synchronize()
     t0 = time.perf_counter()
     for c in cars:
         ds.predict_mc(c, cfg.mc_samples)
+    synchronize()
     out["latency_ms"] = 1000 * (time.perf_counter() - t0) / len(cars)
     progress(total, total)
     return out

@@ -124,6 +124,12 @@ class VPSchedule:
     beta_min: float = 0.1
     beta_max: float = 20.0
 
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.beta_min) and math.isfinite(self.beta_max)
+                and 0 <= self.beta_min <= self.beta_max and self.beta_max > 0):
+            raise ValueError(f"need finite 0 <= beta_min <= beta_max with beta_max > 0, got "
+                             f"beta_min={self.beta_min}, beta_max={self.beta_max}")
+
     def beta(self, t: torch.Tensor) -> torch.Tensor:
         return self.beta_min + t * (self.beta_max - self.beta_min)
 
@@ -134,7 +140,7 @@ class VPSchedule:
 
 def tilted_guided_sampler(score_pre: ScoreFn, reward: RewardFn | None, lam: float, steps: int, n: int = 256,
                           dim: int = 2, seed: int = 0, schedule: VPSchedule = VPSchedule(), t_min: float = 1e-3,
-                          return_kl: bool = False):
+                          return_kl: bool = False, device: str | torch.device = "cpu"):
     """Sample p ∝ p_pre exp(reward/lam) by reward-gradient-guided reverse VP-SDE (no training).
 
     The reverse SDE of the pre-trained model, run with Euler-Maruyama from t=1 to t_min, gets the extra drift
@@ -153,6 +159,8 @@ def tilted_guided_sampler(score_pre: ScoreFn, reward: RewardFn | None, lam: floa
         t_min: final time (small, > 0).
         return_kl: also return the per-sample Girsanov path KL  1/2 sum_k beta_k ||u_k||^2 dt, which estimates
             KL(p_guided || p_pre) (exactly, for exact guidance).
+        device: where the chains live; the noise is drawn on the CPU from ``seed`` and moved there, so every
+            device gets the same draws.
 
     Returns:
         ``x`` of shape (n, dim), or ``(x, kl)`` with ``kl`` of shape (n,) when ``return_kl``.
@@ -160,14 +168,17 @@ def tilted_guided_sampler(score_pre: ScoreFn, reward: RewardFn | None, lam: floa
     lam = _check_positive("lam", lam)
     if int(steps) < 1 or int(n) < 1 or int(dim) < 1:
         raise ValueError(f"steps, n and dim must be >= 1, got {steps}, {n}, {dim}")
+    if not 0 < t_min < 1:
+        raise ValueError(f"t_min must be in (0, 1), got {t_min}")
     gen = torch.Generator().manual_seed(int(seed))
-    x = torch.randn(n, dim, generator=gen, dtype=torch.float64)
-    ts = torch.linspace(1.0, t_min, int(steps) + 1, dtype=torch.float64)
-    kl = torch.zeros(n, dtype=torch.float64)
+    like = {"dtype": torch.float64, "device": device}
+    x = torch.randn(n, dim, generator=gen, dtype=torch.float64).to(device)
+    ts = torch.linspace(1.0, t_min, int(steps) + 1, **like)
+    kl = torch.zeros(n, **like)
     for k in range(int(steps)):
         t, dt = ts[k], ts[k] - ts[k + 1]
         beta = schedule.beta(t)
-        tt = torch.full((n,), float(t), dtype=torch.float64)
+        tt = torch.full((n,), float(t), **like)
         if reward is None:
             with torch.no_grad():
                 score = score_pre(x, tt)
@@ -181,7 +192,7 @@ def tilted_guided_sampler(score_pre: ScoreFn, reward: RewardFn | None, lam: floa
             u, score = u / lam, score.detach()
         kl += 0.5 * beta * dt * (u**2).sum(1)
         drift = 0.5 * beta * x + beta * (score + u)
-        x = x + drift * dt + torch.sqrt(beta * dt) * torch.randn(n, dim, generator=gen, dtype=torch.float64)
+        x = x + drift * dt + torch.sqrt(beta * dt) * torch.randn(n, dim, generator=gen, dtype=torch.float64).to(device)
     x = x.detach()
     return (x, kl) if return_kl else x
 
@@ -189,7 +200,12 @@ def tilted_guided_sampler(score_pre: ScoreFn, reward: RewardFn | None, lam: floa
 def lambda_grad_est2(kl_penalty, kl_lower, gamma: float) -> float:
     """est2: gamma [KL_hat(z) - KL_hat(y)] from per-sample path KLs of the penalty- and lower-guided runs."""
     gamma = _check_positive("gamma", gamma)
-    return float(gamma * (torch.as_tensor(kl_penalty).mean() - torch.as_tensor(kl_lower).mean()))
+    kl_penalty, kl_lower = torch.as_tensor(kl_penalty), torch.as_tensor(kl_lower)
+    if kl_penalty.numel() == 0 or kl_lower.numel() == 0:
+        raise ValueError("kl_penalty and kl_lower must be non-empty")
+    if not (torch.isfinite(kl_penalty).all() and torch.isfinite(kl_lower).all()):
+        raise ValueError("kl_penalty and kl_lower contain NaN or inf")
+    return float(gamma * (kl_penalty.mean() - kl_lower.mean()))
 
 
 class BilevelEntropyTuner:

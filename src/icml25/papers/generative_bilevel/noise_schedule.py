@@ -50,19 +50,26 @@ class LearnableNoiseSchedule(nn.Module):
                  "linear": ("start", "end")}[kind]
         if len(params) != len(names):
             raise ValueError(f"kind {kind!r} takes {len(names)} parameters {names}, got {len(params)}")
+        if not all(math.isfinite(float(v)) for v in params):
+            raise ValueError(f"schedule parameters must be finite, got {tuple(params)}")
         for name, value in zip(names, params):
             self.register_parameter(name, nn.Parameter(torch.tensor(float(value), dtype=torch.float64)))
 
+    def forward(self) -> torch.Tensor:
+        """The (T,) noise rates beta_1..beta_T (the same as :attr:`betas`)."""
+        return self._get_betas(*self.parameters())
+
     @property
     def betas(self) -> torch.Tensor:
-        """(T,) noise rates in [0, 0.999], differentiable in the schedule parameters."""
-        return self._get_betas(*self.parameters())
+        """(T,) noise rates in [0, 0.999], differentiable in the schedule parameters (dtype and device of them)."""
+        return self.forward()
 
     def _get_betas(self, start: torch.Tensor, end: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
         T = self.T
-        steps = torch.arange(T + 1, dtype=torch.float64)
+        like = {"dtype": start.dtype, "device": start.device}
+        steps = torch.arange(T + 1, **like)
         if self.kind == "linear":
-            return torch.clamp(start + (end - start) * torch.arange(T, dtype=torch.float64) / (T - 1), 0.0, 0.999)
+            return torch.clamp(start + (end - start) * torch.arange(T, **like) / (T - 1), 0.0, 0.999)
         if self.kind == "cosine":
             tau, eps = rest
             tp = steps * (end - start) + start
@@ -100,23 +107,37 @@ class EpsMLP(nn.Module):
 
     def __init__(self, dim: int = 2, hidden: int = 128, T: int = 200, n_freq: int = 8):
         super().__init__()
-        self.T = T
+        for name, value in (("dim", dim), ("hidden", hidden), ("T", T), ("n_freq", n_freq)):
+            if value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+        self.dim, self.T = dim, T
         self.register_buffer("freq", 2.0 ** torch.arange(n_freq, dtype=torch.float32) * math.pi)
         self.net = nn.Sequential(nn.Linear(dim + 2 * n_freq, hidden), nn.SiLU(), nn.Linear(hidden, hidden),
                                  nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU(), nn.Linear(hidden, dim))
 
     def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-        a = (t.float()[:, None] / self.T) * self.freq[None]
-        return self.net(torch.cat([x.float(), torch.sin(a), torch.cos(a)], 1))
+        """eps_theta (n, dim) of noisy points ``x`` (n, dim) at integer steps ``t`` (n,), in the network's dtype."""
+        if x.ndim != 2 or x.shape[1] != self.dim:
+            raise ValueError(f"x must have shape (n, {self.dim}), got {tuple(x.shape)}")
+        if t.shape != (x.shape[0],):
+            raise ValueError(f"t must have shape ({x.shape[0]},) (one step per point), got {tuple(t.shape)}")
+        dtype = self.freq.dtype
+        a = (t.to(dtype)[:, None] / self.T) * self.freq[None]
+        return self.net(torch.cat([x.to(dtype), torch.sin(a), torch.cos(a)], 1))
 
 
 def dsm_loss(model: nn.Module, schedule: LearnableNoiseSchedule, x0: torch.Tensor,
              gen: torch.Generator) -> torch.Tensor:
-    """Lower objective g: mean ||eps_theta(x_t, t) - eps||^2, differentiable in theta and the schedule."""
+    """Lower objective g: mean ||eps_theta(x_t, t) - eps||^2, differentiable in theta and the schedule.
+
+    ``x0`` is (n, d) on any device; ``gen`` is a CPU generator (the draws are moved to ``x0``'s device).
+    """
+    if x0.ndim != 2 or x0.shape[0] < 1:
+        raise ValueError(f"x0 must be a non-empty (n, d) batch, got shape {tuple(x0.shape)}")
     n = x0.shape[0]
-    t = torch.randint(0, schedule.T, (n,), generator=gen)
-    eps = torch.randn(x0.shape, generator=gen)
-    abar = schedule.alpha_bar[t].float()[:, None]
+    t = torch.randint(0, schedule.T, (n,), generator=gen).to(x0.device)
+    eps = torch.randn(x0.shape, generator=gen).to(x0.device)
+    abar = schedule.alpha_bar[t].to(x0.dtype)[:, None]
     xt = torch.sqrt(abar) * x0 + torch.sqrt(1 - abar) * eps
     return ((model(xt, t) - eps) ** 2).sum(1).mean()
 
@@ -130,20 +151,22 @@ def ddim_sample(model: nn.Module, schedule: LearnableNoiseSchedule, n: int, step
     with abar_prev = 1 after the last step. ``truncation=k`` keeps the autograd graph only through the last k
     steps (truncated back-propagation, k=1 in the official code); ``None`` keeps all of it. ``clip_x0=c`` clamps
     x0_hat to [-c, c] (the official ``clipped_reverse_diffusion``; needed when abar_T is ~0, as for cosine).
+    Samples live on the schedule's device; ``gen`` is a CPU generator (the noise is drawn there and moved).
     """
     if int(steps) < 1 or int(steps) > schedule.T or int(n) < 1:
         raise ValueError(f"need 1 <= steps <= T={schedule.T} and n >= 1, got steps={steps}, n={n}")
     ts = torch.linspace(schedule.T - 1, 0, int(steps)).round().long().tolist()
     abar = schedule.alpha_bar.float()
-    x = torch.randn(n, dim, generator=gen)
+    device = abar.device
+    x = torch.randn(n, dim, generator=gen).to(device)
     for i, t in enumerate(ts):
         track = truncation is None or i >= len(ts) - int(truncation)
         with torch.set_grad_enabled(track and torch.is_grad_enabled()):
             if not track:
                 x = x.detach()
             a = abar[t]
-            a_prev = abar[ts[i + 1]] if i + 1 < len(ts) else torch.ones((), dtype=a.dtype)
-            eps = model(x, torch.full((n,), t))
+            a_prev = abar[ts[i + 1]] if i + 1 < len(ts) else torch.ones((), dtype=a.dtype, device=device)
+            eps = model(x, torch.full((n,), t, device=device))
             x0 = (x - torch.sqrt(1 - a) * eps) / torch.sqrt(a)
             if clip_x0 is not None:
                 x0 = torch.clamp(x0, -clip_x0, clip_x0)
@@ -156,6 +179,10 @@ def rbf_mmd2(x: torch.Tensor, y: torch.Tensor, bandwidths: tuple[float, ...] = (
     """Biased (V-statistic) squared MMD with a sum of Gaussian kernels exp(-||a-b||^2 / (2 h^2)); >= 0."""
     if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
         raise ValueError(f"x and y must be (n, d) and (m, d), got {tuple(x.shape)} and {tuple(y.shape)}")
+    if x.shape[0] == 0 or y.shape[0] == 0:
+        raise ValueError(f"x and y must hold at least one point each, got {x.shape[0]} and {y.shape[0]}")
+    if not bandwidths or not all(h > 0 for h in bandwidths):
+        raise ValueError(f"bandwidths must be a non-empty tuple of positive numbers, got {bandwidths!r}")
     xy = torch.cat([x, y.to(x.dtype)])
     d2 = torch.cdist(xy, xy) ** 2
     k = sum(torch.exp(-d2 / (2 * h**2)) for h in bandwidths)
@@ -173,7 +200,7 @@ def zo_gradient(fn: Callable[[torch.Tensor], torch.Tensor], theta: torch.Tensor,
         raise ValueError(f"need mu > 0 and n_dirs >= 1, got {mu}, {n_dirs}")
     theta = theta.detach()
     f0 = fn(theta)
-    u = torch.randn((int(n_dirs),) + tuple(theta.shape), generator=gen, dtype=theta.dtype)
+    u = torch.randn((int(n_dirs),) + tuple(theta.shape), generator=gen, dtype=theta.dtype).to(theta.device)
     diffs = torch.stack([(fn(theta + mu * uk) - f0) / mu for uk in u])
     return (diffs.reshape(-1, *([1] * theta.ndim)) * u).mean(0)
 
@@ -188,6 +215,16 @@ class ScheduleTrainResult:
     model_lower: nn.Module | None = None
     """theta_y (the pure lower-level copy) for the bilevel method."""
     history: dict[str, list[float]] = field(default_factory=dict)
+
+
+def _check_data(data) -> torch.Tensor:
+    """Training data as a float32 (N, d) tensor with N >= 2 finite rows (a tensor keeps its device)."""
+    data = torch.as_tensor(data, dtype=torch.float32)
+    if data.ndim != 2 or data.shape[0] < 2:
+        raise ValueError(f"data must be (N, d) with N >= 2, got shape {tuple(data.shape)}")
+    if not torch.isfinite(data).all():
+        raise ValueError("data must be finite (no NaN or inf)")
+    return data
 
 
 def _flat_params(schedule: LearnableNoiseSchedule) -> torch.Tensor:
@@ -220,23 +257,25 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
             (all with OneCycle annealing, as in the official code).
         n_samples, ddim_steps, truncation: DDIM samples per upper evaluation, their steps, back-propagated steps.
         clip_x0: clamp of the DDIM x0 prediction (see :func:`ddim_sample`).
-        seed: seeds the initial weights, minibatches, noises and samples.
+        seed: seeds the initial weights, minibatches, noises and samples (CPU generators, so every device
+            sees the same draws).
+
+    The networks and the schedule are moved to ``data``'s device.
 
     Returns:
         :class:`ScheduleTrainResult` with theta_z as ``model`` and theta_y as ``model_lower``; ``history`` holds
         the schedule parameters, f and g per iteration.
     """
-    data = torch.as_tensor(data, dtype=torch.float32)
-    if data.ndim != 2 or data.shape[0] < 2:
-        raise ValueError(f"data must be (N, d) with N >= 2, got shape {tuple(data.shape)}")
+    data = _check_data(data)
     if gamma <= 0 or iters < 1 or inner_loop < 1 or batch_size < 1:
         raise ValueError(f"need gamma > 0 and iters, inner_loop, batch_size >= 1; got {gamma}, {iters}, "
                          f"{inner_loop}, {batch_size}")
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    schedule = schedule if schedule is not None else LearnableNoiseSchedule("cosine", 200)
-    theta_z = model_fn()
-    theta_y = model_fn()
+    device = data.device
+    schedule = (schedule if schedule is not None else LearnableNoiseSchedule("cosine", 200)).to(device)
+    theta_z = model_fn().to(device)
+    theta_y = model_fn().to(device)
     theta_y.load_state_dict(theta_z.state_dict())
     opt_y = torch.optim.AdamW(theta_y.parameters(), lr=lr)
     opt_z = torch.optim.AdamW(theta_z.parameters(), lr=lr)
@@ -248,7 +287,7 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
     hist: dict[str, list[float]] = {"upper": [], "lower_y": [], **{n: [] for n, _ in schedule.named_parameters()}}
 
     def batch() -> torch.Tensor:
-        return data[torch.randint(0, data.shape[0], (batch_size,), generator=gen)]
+        return data[torch.randint(0, data.shape[0], (batch_size,), generator=gen).to(device)]
 
     def sample_upper(model: nn.Module, grad: bool = True) -> torch.Tensor:
         with torch.set_grad_enabled(grad):
@@ -317,20 +356,25 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
 def train_with_schedule(data: torch.Tensor, model_fn: Callable[[], nn.Module], schedule: LearnableNoiseSchedule,
                         iters: int = 1000, batch_size: int = 128, lr: float = 1e-3, seed: int = 0
                         ) -> ScheduleTrainResult:
-    """Baseline: ordinary DSM training with a fixed schedule (AdamW + OneCycle, same settings as theta_y)."""
-    data = torch.as_tensor(data, dtype=torch.float32)
-    if data.ndim != 2 or data.shape[0] < 2 or iters < 1:
-        raise ValueError(f"data must be (N, d) with N >= 2 and iters >= 1, got {tuple(data.shape)}, {iters}")
+    """Baseline: ordinary DSM training with a fixed schedule (AdamW + OneCycle, same settings as theta_y).
+
+    The network and the schedule are moved to ``data``'s device.
+    """
+    data = _check_data(data)
+    if iters < 1 or batch_size < 1 or not lr > 0:
+        raise ValueError(f"need iters, batch_size >= 1 and lr > 0, got {iters}, {batch_size}, {lr}")
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    model = model_fn()
+    device = data.device
+    schedule.to(device)
+    model = model_fn().to(device)
     for p in schedule.parameters():
         p.requires_grad_(False)
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
     sch = torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=int(iters), pct_start=0.25)
     losses = []
     for _ in range(int(iters)):
-        x0 = data[torch.randint(0, data.shape[0], (batch_size,), generator=gen)]
+        x0 = data[torch.randint(0, data.shape[0], (batch_size,), generator=gen).to(device)]
         opt.zero_grad()
         loss = dsm_loss(model, schedule, x0, gen)
         loss.backward()

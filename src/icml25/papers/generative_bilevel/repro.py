@@ -8,13 +8,22 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import ClassVar
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.generative_bilevel.entropy_tuning import BilevelEntropyTuner, tilted_guided_sampler
@@ -75,6 +84,17 @@ class EntropyToyConfig(ExperimentConfig):
     truth_points: int = 200
     """Log-spaced lambda grid on which the exact optimum F* is located."""
 
+    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("target_x",)  # a signed coordinate: every value is valid
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_modes", "std", "lam_lo", "sampler_steps", "gamma", "lam0", "iters", "lr",
+                                     "lr_linear", "reps_est1", "reps_est2", "baseline_calls", "baseline_samples",
+                                     "bo_init"),
+                     nonnegative=("radius",), at_least={"n_samples": 2, "n_samples_est2": 2, "truth_points": 3})
+        if not self.lam_hi > self.lam_lo:
+            raise ConfigError(f"{type(self).__name__}.lam_hi must be > lam_lo={self.lam_lo}, got {self.lam_hi!r}")
+
 
 def _regret_fn(cfg: EntropyToyConfig):
     model = ring_mixture(cfg.n_modes, cfg.radius, cfg.std)
@@ -96,11 +116,12 @@ def _regret_fn(cfg: EntropyToyConfig):
 def run_entropy_toy(cfg: EntropyToyConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Bilevel lambda tuning (est1, est2) against grid, random and Bayesian search on the exact toy."""
     model, regret, lam_star, f_star, f_pre = _regret_fn(cfg)
-    at, ct = torch.tensor([1.0, 0.0], dtype=torch.float64), torch.tensor([cfg.target_x, 0.0], dtype=torch.float64)
+    like = {"dtype": torch.float64, "device": cfg.device}
+    at, ct = torch.tensor([1.0, 0.0], **like), torch.tensor([cfg.target_x, 0.0], **like)
     r1 = lambda x: -((x - ct) ** 2).sum(1)  # noqa: E731
     r2 = lambda x: x @ at  # noqa: E731
     score = model.score()
-    sampler = partial(_call_sampler, score, cfg.sampler_steps)
+    sampler = partial(_call_sampler, score, cfg.sampler_steps, cfg.device)
     out: Metrics = {"lam_star": lam_star, "f_star": f_star, "f_pretrained": f_pre}
     total = cfg.reps_est1 * 3 + cfg.reps_est2 + 6
     done = 0
@@ -156,8 +177,8 @@ def run_entropy_toy(cfg: EntropyToyConfig, seed: int, progress: ProgressFn = no_
     return out
 
 
-def _call_sampler(score, steps, reward, lam, n, seed):
-    return tilted_guided_sampler(score, reward, lam, steps, n=n, seed=seed, return_kl=True)
+def _call_sampler(score, steps, device, reward, lam, n, seed):
+    return tilted_guided_sampler(score, reward, lam, steps, n=n, seed=seed, return_kl=True, device=device)
 
 
 def _codeform_run(cfg: EntropyToyConfig, sampler, r1, r2, seed: int) -> float:
@@ -230,6 +251,14 @@ class ScheduleConfig(ExperimentConfig):
     eval_samples: int = 1000
     """DDIM samples of the final test metric."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_val", "n_test", "hidden", "iters", "batch_size", "lr", "lr_beta", "gamma",
+                                     "n_samples", "ddim_steps", "clip_x0", "n_random", "eval_samples"),
+                     nonnegative=("moons_noise",), at_least={"n_train": 2, "T": 2})
+        if self.ddim_steps > self.T:
+            raise ConfigError(f"{type(self).__name__}.ddim_steps must be <= T={self.T}, got {self.ddim_steps}")
+
 
 def _moons(cfg: ScheduleConfig, seed: int):
     from sklearn.datasets import make_moons
@@ -237,7 +266,7 @@ def _moons(cfg: ScheduleConfig, seed: int):
     n = cfg.n_train + cfg.n_val + cfg.n_test
     x, _ = make_moons(n, noise=cfg.moons_noise, random_state=seed)
     x = (x - x.mean(0)) / x.std(0)
-    x = torch.tensor(np.random.default_rng(seed).permutation(x), dtype=torch.float32)
+    x = torch.tensor(np.random.default_rng(seed).permutation(x), dtype=torch.float32, device=cfg.device)
     return x[: cfg.n_train], x[cfg.n_train: cfg.n_train + cfg.n_val], x[cfg.n_train + cfg.n_val:]
 
 
@@ -250,7 +279,7 @@ def random_cosine_params(rng: np.random.Generator) -> tuple[float, float, float,
 def run_schedule(cfg: ScheduleConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Bilevel schedule learning vs default cosine, linear and random search; MMD of DDIM samples to test data."""
     train, val, test = _moons(cfg, seed)
-    model_fn = lambda: EpsMLP(2, cfg.hidden, cfg.T)  # noqa: E731
+    model_fn = lambda: EpsMLP(2, cfg.hidden, cfg.T).to(cfg.device)  # noqa: E731
     val_ref = val[: min(256, len(val))]
 
     @torch.no_grad()

@@ -49,10 +49,11 @@ class GaussianMixture:
         s2 = self.std**2
 
         def score_fn(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+            mu_x, logw_x = mu.to(x.device), logw.to(x.device)  # no-ops on the CPU
             abar = schedule.alpha_bar(t)[:, None, None]  # (n, 1, 1)
             var = abar * s2 + 1 - abar
-            diff = torch.sqrt(abar) * mu[None] - x[:, None, :]  # (n, K, d)
-            logp = logw[None] - 0.5 * (diff**2).sum(-1) / var[..., 0] - 0.5 * x.shape[1] * torch.log(var[..., 0])
+            diff = torch.sqrt(abar) * mu_x[None] - x[:, None, :]  # (n, K, d)
+            logp = logw_x[None] - 0.5 * (diff**2).sum(-1) / var[..., 0] - 0.5 * x.shape[1] * torch.log(var[..., 0])
             resp = torch.softmax(logp, 1)
             return (resp[..., None] * diff / var).sum(1)
 

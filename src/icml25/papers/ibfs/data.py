@@ -35,8 +35,8 @@ class GlyphClasses:
     def __init__(self, n_classes: int, size: int = 16, seed: int = 0, jitter: float = 0.12, noise: float = 0.1):
         _check_pos_int("n_classes", n_classes)
         _check_pos_int("size", size)
-        if jitter < 0 or noise < 0:
-            raise ValueError(f"jitter and noise must be >= 0, got jitter={jitter!r}, noise={noise!r}")
+        if not (jitter >= 0 and noise >= 0 and np.isfinite(jitter) and np.isfinite(noise)):
+            raise ValueError(f"jitter and noise must be finite numbers >= 0, got jitter={jitter!r}, noise={noise!r}")
         rng = np.random.default_rng([seed, 101])
         self.n_classes, self.size, self.jitter, self.noise = int(n_classes), int(size), float(jitter), float(noise)
         ctrl = rng.uniform(-0.75, 0.75, size=(n_classes, 4, 3, 2))  # (class, stroke, control point, xy)
@@ -76,7 +76,7 @@ class EpisodeSampler:
     """N-way K-shot episodes drawn from a range of classes of a :class:`GlyphClasses` bank.
 
     ``sample(rng)`` returns ``(x_support, y_support, x_query, y_query)`` as torch
-    tensors; support is (n_way*k_shot, 1, s, s), labels are 0..n_way-1.
+    tensors on ``device``; support is (n_way*k_shot, 1, s, s), labels are 0..n_way-1.
     """
 
     bank: GlyphClasses
@@ -84,6 +84,8 @@ class EpisodeSampler:
     n_way: int = 5
     k_shot: int = 1
     n_query: int = 15
+    device: str = "cpu"
+    """Where the episode tensors are put (rendering itself is NumPy)."""
 
     def __post_init__(self) -> None:
         for name in ("n_way", "k_shot", "n_query"):
@@ -99,15 +101,17 @@ class EpisodeSampler:
         yq = np.repeat(np.arange(self.n_way), self.n_query)
         xs = self.bank.render(chosen[ys], rng)
         xq = self.bank.render(chosen[yq], rng)
-        return torch.from_numpy(xs), torch.from_numpy(ys), torch.from_numpy(xq), torch.from_numpy(yq)
+        return tuple(torch.from_numpy(a).to(self.device) for a in (xs, ys, xq, yq))
 
 
 def glyph_few_shot(n_train_classes: int = 400, n_test_classes: int = 100, n_way: int = 5, k_shot: int = 1,
-                   n_query: int = 15, seed: int = 0, **bank_kw) -> tuple[EpisodeSampler, EpisodeSampler]:
-    """Meta-train and meta-test episode samplers over disjoint glyph classes."""
+                   n_query: int = 15, seed: int = 0, device: str = "cpu",
+                   **bank_kw) -> tuple[EpisodeSampler, EpisodeSampler]:
+    """Meta-train and meta-test episode samplers over disjoint glyph classes (episodes on ``device``)."""
     _check_pos_int("n_train_classes", n_train_classes)
     _check_pos_int("n_test_classes", n_test_classes)
     bank = GlyphClasses(n_train_classes + n_test_classes, seed=seed, **bank_kw)
-    train = EpisodeSampler(bank, np.arange(n_train_classes), n_way, k_shot, n_query)
-    test = EpisodeSampler(bank, np.arange(n_train_classes, n_train_classes + n_test_classes), n_way, k_shot, n_query)
+    train = EpisodeSampler(bank, np.arange(n_train_classes), n_way, k_shot, n_query, device)
+    test = EpisodeSampler(bank, np.arange(n_train_classes, n_train_classes + n_test_classes), n_way, k_shot, n_query,
+                          device)
     return train, test

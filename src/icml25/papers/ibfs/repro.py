@@ -19,7 +19,15 @@ import numpy as np
 import torch
 from scipy import stats
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.ibfs.data import glyph_few_shot
@@ -70,10 +78,21 @@ class RankingConfig(ExperimentConfig):
     top_fraction: float = 0.3
     """A pick counts as good when it is in this top fraction of the pool by accuracy."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("k_shot", "n_query", "score_shots", "n_score_episodes", "proxy_inner_lr",
+                                     "meta_batch", "inner_lr", "outer_lr", "test_episodes", "top_fraction"),
+                     nonnegative=("beta", "meta_iters", "inner_steps"), fraction=("top_fraction",),
+                     at_least={"n_archs": 2, "n_way": 2})  # a rank correlation needs 2 candidates
+        if self.n_way > 100:
+            raise ConfigError(f"RankingConfig.n_way must be <= 100 (the meta-test classes), got {self.n_way!r}")
+        if self.n_archs > SearchSpace().size:
+            raise ConfigError(f"RankingConfig.n_archs must be <= {SearchSpace().size}, got {self.n_archs!r}")
+
 
 def run_ranking(cfg: RankingConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Score a pool with every proxy, train every candidate with FOMAML, compare rankings."""
-    train, test = glyph_few_shot(n_way=cfg.n_way, k_shot=cfg.k_shot, n_query=cfg.n_query, seed=seed)
+    train, test = glyph_few_shot(n_way=cfg.n_way, k_shot=cfg.k_shot, n_query=cfg.n_query, seed=seed, device=cfg.device)
     scoring = dataclasses.replace(test, k_shot=cfg.score_shots)
     space = SearchSpace()
     archs = space.sample(cfg.n_archs, np.random.default_rng([seed, 1]))
@@ -88,7 +107,7 @@ def run_ranking(cfg: RankingConfig, seed: int, progress: ProgressFn = no_progres
         for name, search in searches.items():
             scores[name][i] = search.score(arch, scoring, episodes)
         torch.manual_seed(seed)
-        model = space.build(arch, cfg.n_way)
+        model = space.build(arch, cfg.n_way).to(cfg.device)
         scores["naswot"][i] = np.mean([naswot_score(model, xs) for xs, _ in episodes])
         scores["synflow"][i] = np.log(synflow_score(model, xs0.shape[1:]) + 1e-12)
         scores["grad_norm"][i] = np.mean([grad_norm_score(model, xs, ys) for xs, ys in episodes])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -54,11 +55,11 @@ def gaussian_kernel(T: Tensor, sigma: float | None = None) -> Tensor:
         raise ValueError(f"need at least 2 rows to build a kernel, got {T.shape[0]}")
     d2 = torch.cdist(T, T).pow(2)
     if sigma is None:
-        off = d2[~torch.eye(T.shape[0], dtype=torch.bool)]
+        off = d2[~torch.eye(T.shape[0], dtype=torch.bool, device=T.device)]
         med = off.median().sqrt()
         sigma = float(med) if med > 0 else 1.0
-    elif sigma <= 0:
-        raise ValueError(f"sigma must be > 0, got {sigma!r}")
+    elif not (sigma > 0 and math.isfinite(sigma)):
+        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
     return torch.exp(-d2 / (2 * sigma**2))
 
 
@@ -73,7 +74,7 @@ def cka(K1: Tensor, K2: Tensor) -> float:
     if K1.ndim != 2 or K1.shape[0] != K1.shape[1] or K1.shape != K2.shape:
         raise ValueError(f"cka needs two square kernels of the same shape, got {tuple(K1.shape)}, {tuple(K2.shape)}")
     n = K1.shape[0]
-    H = torch.eye(n, dtype=torch.float64) - 1.0 / n
+    H = torch.eye(n, dtype=torch.float64, device=K1.device) - 1.0 / n
     A, B = H @ K1.double() @ H, H @ K2.double() @ H
     denom = torch.sqrt((A * A).sum() * (B * B).sum())
     return float((A * B).sum() / denom) if denom > 1e-12 else 0.0
@@ -127,6 +128,14 @@ def ib_expressivity(model: nn.Module, x: Tensor, y: Tensor, *, beta: float = 0.5
                          f"{tuple(y.shape)}")
     if x.shape[0] < 2:
         raise ValueError(f"need at least 2 support examples, got {x.shape[0]}")
+    if y.is_floating_point() or y.is_complex():
+        raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
+    if bool((y < 0).any()):
+        raise ValueError("y must hold non-negative class labels")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("x must be finite (found NaN or inf)")
+    if not math.isfinite(beta):
+        raise ValueError(f"beta must be a finite number, got {beta!r}")
     if adapt_steps not in (0, 1):
         raise ValueError(f"adapt_steps must be 0 or 1, got {adapt_steps!r}")
     layers = list(layers if layers is not None else getattr(model, "ib_layers", []))
@@ -176,9 +185,13 @@ def synflow_score(model: nn.Module, input_shape: Sequence[int]) -> float:
     R = sum of the output of the network with |theta| on an all-ones input, in float64,
     batch-norm removed; computed on a copy, the model is untouched.
     """
+    input_shape = tuple(input_shape)
+    if not input_shape or any(int(d) != d or d < 1 for d in input_shape):
+        raise ValueError(f"input_shape must be a non-empty tuple of positive sizes, got {input_shape!r}")
     net = _without_batchnorm(model).double()
     params = {k: p.detach().abs().requires_grad_(True) for k, p in net.named_parameters()}
-    out = functional_call(net, params, (torch.ones(1, *input_shape, dtype=torch.float64),))
+    device = next(iter(params.values())).device if params else torch.device("cpu")
+    out = functional_call(net, params, (torch.ones(1, *input_shape, dtype=torch.float64, device=device),))
     grads = torch.autograd.grad(out.sum(), list(params.values()), allow_unused=True)
     return float(sum(float((p.detach() * g).abs().sum()) for p, g in zip(params.values(), grads) if g is not None))
 
@@ -233,6 +246,12 @@ class StageNet(nn.Module):
 
     def __init__(self, arch: Arch, n_way: int, in_channels: int = 1):
         super().__init__()
+        if not arch:
+            raise ValueError("arch must have at least one (operation, width) stage")
+        for name, value in (("n_way", n_way), ("in_channels", in_channels), *((f"width of stage {i}", w)
+                                                                                for i, (_, w) in enumerate(arch))):
+            if int(value) != value or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
         stages, c = [], in_channels
         for i, (op, width) in enumerate(arch):
             stages.append(nn.Sequential(_op(op, c, width), nn.MaxPool2d(2) if i < len(arch) - 1 else nn.Identity()))
@@ -300,6 +319,8 @@ class IBFSSearch:
             raise ValueError(f"n_episodes must be >= 1, got {n_episodes!r}")
         if adapt_steps not in (0, 1):
             raise ValueError(f"adapt_steps must be 0 or 1, got {adapt_steps!r}")
+        if not math.isfinite(beta):
+            raise ValueError(f"beta must be a finite number, got {beta!r}")
         self.space, self.beta, self.n_episodes, self.adapt_steps = space, beta, n_episodes, adapt_steps
         self.seed, self.inner_lr, self.n_candidates = seed, inner_lr, n_candidates
 
@@ -308,10 +329,10 @@ class IBFSSearch:
         return [task_sampler.sample(rng)[:2] for _ in range(self.n_episodes)]
 
     def score(self, arch: Arch, task_sampler: TaskSampler, episodes=None) -> float:
-        """IB expressivity of one architecture, averaged over the search's episodes."""
+        """IB expressivity of one architecture, averaged over the search's episodes (on their device)."""
         episodes = episodes if episodes is not None else self._episodes(task_sampler)
         torch.manual_seed(self.seed)
-        model = self.space.build(arch, task_sampler.n_way)
+        model = self.space.build(arch, task_sampler.n_way).to(episodes[0][0].device)
         return float(np.mean([ib_expressivity(model, xs, ys, beta=self.beta, adapt_steps=self.adapt_steps,
                                               inner_lr=self.inner_lr) for xs, ys in episodes]))
 
@@ -344,6 +365,8 @@ def _adapt(model: nn.Module, params: dict[str, Tensor], x: Tensor, y: Tensor, st
 def fomaml_evaluate(model: nn.Module, task_sampler: TaskSampler, episodes: int = 100, inner_steps: int = 5,
                     inner_lr: float = 0.01, seed: int = 0) -> float:
     """Mean query accuracy after ``inner_steps`` SGD steps on each episode's support set."""
+    if int(episodes) != episodes or episodes < 1 or inner_steps < 0:
+        raise ValueError(f"need episodes >= 1 and inner_steps >= 0; got {episodes}, {inner_steps}")
     rng = np.random.default_rng([seed, 17])
     params = {k: v.detach() for k, v in model.named_parameters()}
     correct = total = 0

@@ -24,6 +24,8 @@ from typing import Literal
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 Selection = Literal["signed", "abs"]
 Refit = Literal["round", "support"]
@@ -40,6 +42,25 @@ def _as_matrix(X, name: str = "X") -> torch.Tensor:
     return t
 
 
+def _to_tensor(X: np.ndarray, device: torch.device | str = "cpu") -> torch.Tensor:
+    """A tensor on ``device`` holding a validated NumPy array (copied when read-only)."""
+    return torch.from_numpy(np.require(X, requirements=("C", "W"))).to(device)
+
+
+def _check_device(device) -> torch.device:
+    """``torch.device(device)``, with a ValueError (not torch's RuntimeError) for a malformed name."""
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda', got {device!r}") from None
+
+
+def _float32_only_tags(tags):
+    """Estimator tags of a float32 transformer: outputs are float32 whatever the input's float type."""
+    tags.transformer_tags.preserves_dtype = ["float32"]
+    return tags
+
+
 def _positive_int(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -53,8 +74,8 @@ def _positive_float(value, name: str) -> float:
 
 
 # ----------------------------------------------------------------------------- 1. whitening
-class ControlWhitener:
-    """PCA whitening fitted on control samples, then centring and unit-norm rescaling.
+class ControlWhitener(TransformerMixin, BaseEstimator):
+    """PCA whitening fitted on control samples, then centring and unit-norm rescaling (a scikit-learn transformer).
 
     ``transform(x) = n(W_pca (x - mu_c))`` where ``mu_c`` and ``Sigma_c = V diag(lam) V^T`` are the mean
     and covariance of the controls, ``W_pca = diag(lam + eps)^(-1/2) V^T`` and ``n(v) = v / ||v||``.
@@ -62,11 +83,19 @@ class ControlWhitener:
     directions along which controls already vary a lot (e.g. the cell cycle) are down-weighted.
     The paper applies ``T`` before the normalisation; so do we.
 
+    Inputs are NumPy arrays (or anything ``np.asarray`` takes, CPU tensors included) of shape
+    (n_samples, d); they are read as float32, the moments are computed in float64 and every output is a
+    float32 NumPy array.
+
     Args:
         eps: added to the eigenvalues before inverting (guards near-singular covariances).
         whiten: apply ``W_pca`` (False: only centre on the control mean).
         center: subtract the control mean (ignored when ``whiten``; whitening always centres).
         normalize: rescale every transformed sample to unit Euclidean norm.
+
+    Attributes (after ``fit``, float64 NumPy arrays): ``mean_`` (d,), ``eigenvalues_`` (d,) in decreasing
+    order, ``components_`` (d, d) with the principal directions as rows, ``whitening_matrix_`` (d, d)
+    ``= W_pca``; ``n_features_in_``.
     """
 
     def __init__(self, eps: float = 1e-6, whiten: bool = True, center: bool = True, normalize: bool = True):
@@ -75,56 +104,64 @@ class ControlWhitener:
         self.center = center
         self.normalize = normalize
 
+    def __sklearn_tags__(self):
+        return _float32_only_tags(super().__sklearn_tags__())
+
     def fit(self, X_control, y=None) -> "ControlWhitener":
-        """Estimate ``mu_c`` and ``W_pca`` from control samples of shape (n, d); needs n >= 2."""
-        if not (isinstance(self.eps, (int, float)) and self.eps >= 0 and math.isfinite(self.eps)):
+        """Estimate ``mu_c`` and ``W_pca`` from control samples of shape (n, d); needs n >= 2. ``y`` is ignored."""
+        if isinstance(self.eps, bool) or not (isinstance(self.eps, (int, float, np.floating)) and self.eps >= 0
+                                              and math.isfinite(self.eps)):
             raise ValueError(f"eps must be a finite number >= 0, got {self.eps!r}")
-        Xc = _as_matrix(X_control, "X_control").double()
-        if Xc.shape[0] < 2:
-            raise ValueError(f"X_control needs at least 2 samples, got {Xc.shape[0]}")
-        self.mean_ = Xc.mean(0)
+        X = validate_data(self, X_control, dtype=np.float32)
+        if X.shape[0] < 2:
+            raise ValueError(f"X_control needs at least 2 samples, got n_samples={X.shape[0]}")
+        Xc = torch.from_numpy(X.astype(np.float64))
         cov = torch.cov(Xc.T).reshape(Xc.shape[1], Xc.shape[1])
         lam, V = torch.linalg.eigh(cov)
         lam = lam.clamp_min(0.0)
         if self.whiten and float(lam.min()) + self.eps <= 0:
             raise ValueError("the control covariance is singular and eps=0: set eps > 0")
-        self.eigenvalues_ = lam.flip(0)
-        self.components_ = V.flip(1).T  # rows: principal directions, largest variance first
-        self.whitening_matrix_ = (self.components_ / torch.sqrt(self.eigenvalues_ + self.eps)[:, None])
-        self.n_features_in_ = Xc.shape[1]
+        eigenvalues = lam.flip(0)
+        components = V.flip(1).T  # rows: principal directions, largest variance first
+        self.mean_ = Xc.mean(0).numpy()
+        self.eigenvalues_ = eigenvalues.numpy()
+        self.components_ = components.numpy()
+        self.whitening_matrix_ = (components / torch.sqrt(eigenvalues + self.eps)[:, None]).numpy()
         return self
 
-    def _check(self, X, name: str) -> torch.Tensor:
-        if not hasattr(self, "mean_"):
-            raise ValueError("ControlWhitener is not fitted: call fit(X_control) first")
-        t = _as_matrix(X, name)
-        if t.shape[1] != self.n_features_in_:
-            raise ValueError(f"{name} has {t.shape[1]} columns, the whitener was fitted on {self.n_features_in_}")
-        return t
+    def _check(self, X) -> torch.Tensor:
+        check_is_fitted(self, "mean_", msg="this %(name)s is not fitted yet: call fit(X_control) first")
+        return torch.from_numpy(validate_data(self, X, reset=False, dtype=np.float32).astype(np.float64))
 
-    def transform_directions(self, V) -> torch.Tensor:
-        """Apply only the linear part (``W_pca`` or the identity) to direction vectors, rows of V.
+    def transform_directions(self, V) -> np.ndarray:
+        """Apply only the linear part (``W_pca`` or the identity) to direction vectors, rows of V (n, d).
 
         Use it to map ground-truth dictionary atoms into the transformed space (no centring, no
-        rescaling: a direction has no offset).
+        rescaling: a direction has no offset). Returns a float32 array of shape (n, d).
         """
-        t = self._check(V, "V").double()
-        out = t @ self.whitening_matrix_.T if self.whiten else t
-        return out.float()
+        t = self._check(V)
+        out = t @ torch.from_numpy(self.whitening_matrix_).T if self.whiten else t
+        return out.float().numpy()
 
-    def transform(self, X) -> torch.Tensor:
-        """Whitened (or centred), unit-norm samples, shape (n, d)."""
-        t = self._check(X, "X").double()
+    def transform(self, X) -> np.ndarray:
+        """Whitened (or centred), unit-norm samples: a float32 array of shape (n, d)."""
+        t = self._check(X)
         if self.whiten or self.center:
-            t = t - self.mean_
+            t = t - torch.from_numpy(self.mean_)
         if self.whiten:
-            t = t @ self.whitening_matrix_.T
+            t = t @ torch.from_numpy(self.whitening_matrix_).T
         if self.normalize:
             t = t / t.norm(dim=1, keepdim=True).clamp_min(1e-12)
-        return t.float()
+        return t.float().numpy()
 
-    def fit_transform(self, X_control, X=None) -> torch.Tensor:
-        """Fit on the controls and transform ``X`` (the controls themselves when ``X`` is None)."""
+    def fit_transform(self, X_control, y=None, X=None) -> np.ndarray:
+        """Fit on the controls and transform ``X`` (the controls themselves when ``X`` is None).
+
+        ``y`` is ignored (scikit-learn's signature). The older call form ``fit_transform(X_control, X)``
+        still works: a 2-D second positional argument is taken as the samples ``X`` to transform.
+        """
+        if X is None and y is not None and np.asarray(y).ndim == 2:
+            X = y
         self.fit(X_control)
         return self.transform(X_control if X is None else X)
 
@@ -140,7 +177,7 @@ def _least_squares(A: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
     G = At @ A
     h = At @ r.unsqueeze(-1)
     ridge = 1e-6 * G.diagonal(dim1=1, dim2=2).mean(1).clamp_min(1e-30)
-    G = G + ridge[:, None, None] * torch.eye(G.shape[-1])
+    G = G + ridge[:, None, None] * torch.eye(G.shape[-1], dtype=G.dtype, device=G.device)
     chol, info = torch.linalg.cholesky_ex(G)
     c = torch.cholesky_solve(h, chol).squeeze(-1)
     bad = info != 0
@@ -183,10 +220,10 @@ def batched_omp(X, W, b=None, J: int = 20, L: int = 5, selection: Selection = "s
         nonneg: constrain each least-squares fit to nonnegative coefficients.
 
     Returns:
-        Dense codes Z, shape (B, M), float32.
+        Dense codes Z, shape (B, M), float32, on the device of ``X`` (``W`` and ``b`` are moved there).
     """
     X = _as_matrix(X, "X")
-    W = _as_matrix(W, "W")
+    W = _as_matrix(W, "W").to(X.device)
     d, M = W.shape
     if X.shape[1] != d:
         raise ValueError(f"X has {X.shape[1]} columns but the dictionary W has {d} rows")
@@ -197,14 +234,14 @@ def batched_omp(X, W, b=None, J: int = 20, L: int = 5, selection: Selection = "s
         raise ValueError(f"selection must be 'signed' or 'abs', got {selection!r}")
     if refit not in ("round", "support"):
         raise ValueError(f"refit must be 'round' or 'support', got {refit!r}")
-    b = torch.zeros(d) if b is None else torch.as_tensor(b).float().reshape(-1)
+    b = torch.zeros(d, device=X.device) if b is None else torch.as_tensor(b, device=X.device).float().reshape(-1)
     if b.shape[0] != d:
         raise ValueError(f"b must have {d} entries, got {b.shape[0]}")
     target = X - b
     r = target.clone()
-    Z = torch.zeros(X.shape[0], M)
+    Z = torch.zeros(X.shape[0], M, device=X.device)
     Wt = W.T.contiguous()  # (M, d): row m is column m of W
-    support = torch.empty(X.shape[0], 0, dtype=torch.long)
+    support = torch.empty(X.shape[0], 0, dtype=torch.long, device=X.device)
     for _ in range(J):
         scores = r @ W  # <W_m, r(t)> for every column, (B, M)
         if selection == "abs":
@@ -248,53 +285,74 @@ def reset_duplicate_columns(W: torch.Tensor, cos_threshold: float = 0.9, generat
                             max_rounds: int = 10) -> torch.Tensor:
     """Re-draw, uniformly on the unit sphere, one column of every pair with cosine > ``cos_threshold``.
 
-    Edits ``W`` (shape (d, M)) in place and returns the boolean mask of re-drawn columns. The later
-    column of each offending pair is re-drawn; this repeats (at most ``max_rounds`` times) until no
-    pair exceeds the threshold.
+    Edits ``W`` (shape (d, M)) in place and returns the boolean mask of re-drawn columns (on ``W``'s
+    device). The later column of each offending pair is re-drawn; this repeats (at most ``max_rounds``
+    times) until no pair exceeds the threshold. The fresh directions are drawn on the generator's device
+    (the CPU by default), so a seed gives the same columns wherever ``W`` lives.
     """
+    if not isinstance(W, torch.Tensor) or W.ndim != 2:
+        raise TypeError(f"W must be a 2-D torch tensor (d, M), got {type(W).__name__}")
     if not 0 < cos_threshold <= 1:
         raise ValueError(f"cos_threshold must be in (0, 1], got {cos_threshold!r}")
-    redrawn = torch.zeros(W.shape[1], dtype=torch.bool)
+    redrawn = torch.zeros(W.shape[1], dtype=torch.bool, device=W.device)
     for _ in range(max_rounds):
         Wn = _unit_columns(W)
         C = torch.triu(Wn.T @ Wn, diagonal=1)
         bad = (C > cos_threshold).any(dim=0)  # column j duplicates some earlier column i < j
         if not bad.any():
             break
-        fresh = torch.randn(W.shape[0], int(bad.sum()), generator=generator)
+        draw_on = generator.device if generator is not None else "cpu"
+        fresh = torch.randn(W.shape[0], int(bad.sum()), generator=generator, device=draw_on).to(W.device)
         W[:, bad] = _unit_columns(fresh) * W[:, bad].norm(dim=0, keepdim=True).clamp_min(1e-12)
         redrawn |= bad
     return redrawn
 
 
-class _DictionaryLearner:
-    """Shared parts of ICFL and TopKSAE: validation, minibatching, dead-feature bookkeeping."""
+class _DictionaryLearner(TransformerMixin, BaseEstimator):
+    """Shared parts of ICFL and TopKSAE: validation, minibatching, dead-feature bookkeeping.
 
-    n_features: int
+    Both are scikit-learn transformers: ``fit(X)`` learns a dictionary of ``n_features`` columns from
+    samples X (n, d) (NumPy, or anything ``np.asarray`` takes; read as float32), ``transform(X)`` returns
+    the sparse codes (n, M) and ``inverse_transform(Z)`` the reconstructions (n, d), all float32 NumPy
+    arrays. Training runs on ``device``; the minibatch order and the initialisation come from a CPU
+    generator seeded by ``seed``, so a seed gives the same draws on every device.
+    """
+
+    n_features: int | None
     lr: float
     batch_size: int
     n_steps: int
     dead_window: int
     dead_fraction: float
     seed: int
+    device: str
+
+    def __sklearn_tags__(self):
+        return _float32_only_tags(super().__sklearn_tags__())
 
     def _validate(self) -> None:
-        _positive_int(self.n_features, "n_features")
+        if self.n_features is not None:
+            _positive_int(self.n_features, "n_features")
         _positive_float(self.lr, "lr")
         _positive_int(self.batch_size, "batch_size")
         _positive_int(self.n_steps, "n_steps")
         _positive_int(self.dead_window, "dead_window")
         if not 0 <= self.dead_fraction < 1:
             raise ValueError(f"dead_fraction must be in [0, 1), got {self.dead_fraction!r}")
+        _check_device(self.device)
 
     def _init(self, X) -> tuple[torch.Tensor, torch.Generator]:
         self._validate()
-        X = _as_matrix(X, "X")
+        X = _to_tensor(validate_data(self, X, dtype=np.float32), self.device)
+        self.n_features_out_ = int(self.n_features) if self.n_features is not None else 8 * X.shape[1]
         gen = torch.Generator().manual_seed(int(self.seed))
-        self.n_features_in_ = X.shape[1]
-        self._fire_counts = torch.zeros(self.n_features)
+        self._fire_counts = torch.zeros(self.n_features_out_, device=X.device)
         self._window_tokens = 0
         return X, gen
+
+    def _batch(self, X: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        """A minibatch of ``batch_size`` rows drawn with replacement (indices from the CPU generator)."""
+        return X[torch.randint(X.shape[0], (self.batch_size,), generator=gen).to(X.device)]
 
     def _record(self, step: int, Z: torch.Tensor) -> None:
         if step >= self.n_steps - self.dead_window:  # the last dead_window steps
@@ -303,30 +361,26 @@ class _DictionaryLearner:
 
     def _finish(self) -> None:
         # dead: active in fewer than dead_fraction of the tokens seen in the last dead_window steps
-        self.fire_rate_ = (self._fire_counts / max(self._window_tokens, 1)).numpy()
-        self.dead_features_ = (self._fire_counts <= self.dead_fraction * self._window_tokens).numpy()
+        self.fire_rate_ = (self._fire_counts / max(self._window_tokens, 1)).cpu().numpy()
+        self.dead_features_ = (self._fire_counts <= self.dead_fraction * self._window_tokens).cpu().numpy()
 
     def _check_fitted(self, X) -> torch.Tensor:
-        if not hasattr(self, "W_dec_"):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit(X) first")
-        t = _as_matrix(X, "X")
-        if t.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {t.shape[1]} columns, the model was fitted on {self.n_features_in_}")
-        return t
+        check_is_fitted(self, "W_dec_", msg="this %(name)s is not fitted yet: call fit(X) first")
+        return _to_tensor(validate_data(self, X, reset=False, dtype=np.float32), self.W_dec_.device)
 
     def inverse_transform(self, Z) -> np.ndarray:
         """Reconstruction ``W_dec z + b_pre`` of codes Z, shape (n, M) -> (n, d)."""
-        if not hasattr(self, "W_dec_"):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit(X) first")
-        Z = _as_matrix(Z, "Z")
-        if Z.shape[1] != self.n_features:
-            raise ValueError(f"Z has {Z.shape[1]} columns, the dictionary has {self.n_features}")
-        return (Z @ self.W_dec_.T + self.b_pre_).numpy()
+        check_is_fitted(self, "W_dec_", msg="this %(name)s is not fitted yet: call fit(X) first")
+        Z = check_array(Z, dtype=np.float32, input_name="Z")
+        if Z.shape[1] != self.n_features_out_:
+            raise ValueError(f"Z has {Z.shape[1]} columns, the dictionary has {self.n_features_out_}")
+        Z = _to_tensor(Z, self.W_dec_.device)
+        return (Z @ self.W_dec_.T + self.b_pre_).cpu().numpy()
 
     @property
     def dictionary_(self) -> np.ndarray:
         """The learned dictionary ``W_dec``, shape (d, M)."""
-        return self.W_dec_.numpy()
+        return self.W_dec_.cpu().numpy()
 
 
 class ICFL(_DictionaryLearner):
@@ -339,7 +393,7 @@ class ICFL(_DictionaryLearner):
     selected and therefore trained, so dead features are rare.
 
     Args:
-        n_features: dictionary size M.
+        n_features: dictionary size M; None gives ``8 d`` (the paper's 8192 features for 1024-dim tokens).
         J, L: rounds and columns per round of the encoder (at most ``J L`` nonzeros).
         lr: Adam learning rate (paper: 5e-5 over 300k steps; short runs need more).
         batch_size: samples per step (paper: 8192).
@@ -352,16 +406,18 @@ class ICFL(_DictionaryLearner):
         dead_window: steps at the end of training over which firing is counted (paper: 1000).
         dead_fraction: a feature active in at most this fraction of those tokens is dead (paper: 1e-5).
         seed: seed of the initialisation and the minibatch order.
+        device: where training and encoding run (``"cpu"``, ``"cuda"``...).
 
-    Attributes (after fit): ``W_dec_`` (d, M), ``b_pre_`` (d,), ``dead_features_`` (M,) bool,
-    ``fire_rate_`` (M,), ``loss_curve_`` (list of per-step losses), ``n_resets_``.
+    Attributes (after fit): ``W_dec_`` (d, M) and ``b_pre_`` (d,) torch tensors on ``device``,
+    ``dictionary_`` (``W_dec_`` as NumPy), ``n_features_out_`` (M), ``dead_features_`` (M,) bool,
+    ``fire_rate_`` (M,), ``loss_curve_`` (list of per-step losses), ``n_resets_``, ``n_features_in_``.
     """
 
-    def __init__(self, n_features: int, J: int = 20, L: int = 5, lr: float = 5e-5, batch_size: int = 8192,
-                 n_steps: int = 1000, reset_every: int = 100, reset_cos: float = 0.9, seed: int = 0,
-                 selection: Selection = "signed", refit: Refit = "round", nonneg: bool = False,
+    def __init__(self, n_features: int | None = None, J: int = 20, L: int = 5, lr: float = 5e-5,
+                 batch_size: int = 8192, n_steps: int = 1000, reset_every: int = 100, reset_cos: float = 0.9,
+                 seed: int = 0, selection: Selection = "signed", refit: Refit = "round", nonneg: bool = False,
                  normalize_columns: bool = True, fit_bias: bool = True, dead_window: int = 1000,
-                 dead_fraction: float = 1e-5):
+                 dead_fraction: float = 1e-5, device: str = "cpu"):
         self.n_features = n_features
         self.J = J
         self.L = L
@@ -378,26 +434,28 @@ class ICFL(_DictionaryLearner):
         self.fit_bias = fit_bias
         self.dead_window = dead_window
         self.dead_fraction = dead_fraction
+        self.device = device
 
     def _encode(self, X: torch.Tensor) -> torch.Tensor:
         return batched_omp(X, self.W_dec_, self.b_pre_, self.J, self.L, self.selection, self.refit, self.nonneg)
 
     def fit(self, X, y=None) -> "ICFL":
-        """Learn ``W_dec`` and ``b_pre`` from samples X, shape (n, d)."""
+        """Learn ``W_dec`` and ``b_pre`` from samples X, shape (n, d); ``y`` is ignored."""
         _positive_int(self.J, "J"), _positive_int(self.L, "L"), _positive_int(self.reset_every, "reset_every")
-        if self.L > self.n_features:
-            raise ValueError(f"L={self.L} exceeds n_features={self.n_features}")
         X, gen = self._init(X)
-        W = _default_linear_init(X.shape[1], self.n_features, gen)
+        d, M = X.shape[1], self.n_features_out_
+        if self.L > M:
+            raise ValueError(f"L={self.L} exceeds n_features={M}")
+        W = _default_linear_init(d, M, gen).to(X.device)
         if self.normalize_columns:
             W = _unit_columns(W)
         W = torch.nn.Parameter(W)
-        b = torch.nn.Parameter(torch.zeros(X.shape[1]), requires_grad=self.fit_bias)
+        b = torch.nn.Parameter(torch.zeros(d, device=X.device), requires_grad=self.fit_bias)
         opt = torch.optim.Adam([W, b] if self.fit_bias else [W], lr=self.lr)
         self.W_dec_, self.b_pre_ = W.data, b.data  # views: the encoder always sees the current decoder
         self.loss_curve_, self.n_resets_ = [], 0
         for step in range(self.n_steps):
-            x = X[torch.randint(X.shape[0], (self.batch_size,), generator=gen)]
+            x = self._batch(X, gen)
             Z = self._encode(x)  # codes held fixed: no gradient through the encoder
             loss = ((x - Z @ W.T - b) ** 2).sum(1).mean()
             opt.zero_grad(set_to_none=True)
@@ -419,7 +477,7 @@ class ICFL(_DictionaryLearner):
 
     def transform(self, X) -> np.ndarray:
         """Sparse codes of X from :func:`batched_omp`, shape (n, M)."""
-        return self._encode(self._check_fitted(X)).numpy()
+        return self._encode(self._check_fitted(X)).cpu().numpy()
 
 
 def _zero_adam_columns(opt: torch.optim.Optimizer, W: torch.nn.Parameter, cols: torch.Tensor) -> None:
@@ -438,17 +496,20 @@ class TopKSAE(_DictionaryLearner):
     steps (the AuxK loss). ``W_enc`` is initialised as ``W_dec^T``; decoder columns are kept at unit norm.
 
     Args:
-        n_features: dictionary size M.
+        n_features: dictionary size M; None gives ``8 d``.
         k: active features per sample.
         aux_k: features in the auxiliary reconstruction (0 turns the AuxK loss off).
         aux_coef: weight of the AuxK loss (Gao et al.: 1/32).
         aux_dead_steps: steps without firing after which a feature counts as dead for AuxK.
-        lr, batch_size, n_steps, dead_window, dead_fraction, seed: as in :class:`ICFL`.
+        lr, batch_size, n_steps, dead_window, dead_fraction, seed, device: as in :class:`ICFL`.
+
+    Attributes (after fit): those of :class:`ICFL` (no ``n_resets_``) plus ``W_enc_`` (M, d) and
+    ``b_enc_`` (M,).
     """
 
-    def __init__(self, n_features: int, k: int = 100, aux_k: int = 512, aux_coef: float = 1 / 32,
+    def __init__(self, n_features: int | None = None, k: int = 100, aux_k: int = 512, aux_coef: float = 1 / 32,
                  aux_dead_steps: int = 50, lr: float = 5e-5, batch_size: int = 8192, n_steps: int = 1000,
-                 seed: int = 0, dead_window: int = 1000, dead_fraction: float = 1e-5):
+                 seed: int = 0, dead_window: int = 1000, dead_fraction: float = 1e-5, device: str = "cpu"):
         self.n_features = n_features
         self.k = k
         self.aux_k = aux_k
@@ -460,6 +521,7 @@ class TopKSAE(_DictionaryLearner):
         self.seed = seed
         self.dead_window = dead_window
         self.dead_fraction = dead_fraction
+        self.device = device
 
     def _pre(self, x: torch.Tensor, W_enc: torch.Tensor, b_enc: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return (x - b) @ W_enc.T + b_enc
@@ -469,24 +531,24 @@ class TopKSAE(_DictionaryLearner):
         return torch.zeros_like(pre).scatter(1, idx, torch.relu(vals))
 
     def fit(self, X, y=None) -> "TopKSAE":
-        """Train encoder and decoder on samples X, shape (n, d)."""
+        """Train encoder and decoder on samples X, shape (n, d); ``y`` is ignored."""
         k = _positive_int(self.k, "k")
-        if k > self.n_features:
-            raise ValueError(f"k={k} exceeds n_features={self.n_features}")
         if isinstance(self.aux_k, bool) or not isinstance(self.aux_k, (int, np.integer)) or self.aux_k < 0:
             raise ValueError(f"aux_k must be an integer >= 0, got {self.aux_k!r}")
         _positive_int(self.aux_dead_steps, "aux_dead_steps")
         X, gen = self._init(X)
-        d, M = X.shape[1], self.n_features
-        W_dec = torch.nn.Parameter(_unit_columns(_default_linear_init(d, M, gen)))
+        d, M = X.shape[1], self.n_features_out_
+        if k > M:
+            raise ValueError(f"k={k} exceeds n_features={M}")
+        W_dec = torch.nn.Parameter(_unit_columns(_default_linear_init(d, M, gen).to(X.device)))
         W_enc = torch.nn.Parameter(W_dec.data.T.clone())
-        b_enc = torch.nn.Parameter(torch.zeros(M))
-        b = torch.nn.Parameter(torch.zeros(d))
+        b_enc = torch.nn.Parameter(torch.zeros(M, device=X.device))
+        b = torch.nn.Parameter(torch.zeros(d, device=X.device))
         opt = torch.optim.Adam([W_dec, W_enc, b_enc, b], lr=self.lr)
-        since_fired = torch.zeros(M)
+        since_fired = torch.zeros(M, device=X.device)
         self.loss_curve_ = []
         for step in range(self.n_steps):
-            x = X[torch.randint(X.shape[0], (self.batch_size,), generator=gen)]
+            x = self._batch(X, gen)
             pre = self._pre(x, W_enc, b_enc, b)
             z = self._topk(pre, k)
             e = x - z @ W_dec.T - b
@@ -514,7 +576,7 @@ class TopKSAE(_DictionaryLearner):
     def transform(self, X) -> np.ndarray:
         """TopK codes of X, shape (n, M)."""
         x = self._check_fitted(X)
-        return self._topk(self._pre(x, self.W_enc_, self.b_enc_, self.b_pre_), int(self.k)).numpy()
+        return self._topk(self._pre(x, self.W_enc_, self.b_enc_, self.b_pre_), int(self.k)).cpu().numpy()
 
 
 # ----------------------------------------------------------------------------- 5. evaluation
@@ -537,6 +599,8 @@ def selectivity(Z, labels, active: Literal["nonzero", "positive"] = "nonzero") -
     labels = np.asarray(labels)
     if Z.ndim != 2 or labels.ndim != 1 or labels.shape[0] != Z.shape[0]:
         raise ValueError(f"Z must be (n, M) and labels (n,), got {Z.shape} and {labels.shape}")
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("Z contains NaN or infinite values")
     if active not in ("nonzero", "positive"):
         raise ValueError(f"active must be 'nonzero' or 'positive', got {active!r}")
     classes, y = np.unique(labels, return_inverse=True)
@@ -572,6 +636,10 @@ def dictionary_recovery(W, W_true, thr: float = 0.9, absolute: bool = False) -> 
     W_true = np.asarray(W_true, dtype=float)
     if W.ndim != 2 or W_true.ndim != 2 or W.shape[0] != W_true.shape[0]:
         raise ValueError(f"W (d, M) and W_true (d, K) need the same d, got {W.shape} and {W_true.shape}")
+    if W.shape[1] < 1 or W_true.shape[1] < 1:
+        raise ValueError(f"W and W_true need at least one column (atom), got {W.shape} and {W_true.shape}")
+    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(W_true))):
+        raise ValueError("W and W_true must be finite (no NaN or inf)")
     if not -1 <= thr <= 1:
         raise ValueError(f"thr must be in [-1, 1], got {thr!r}")
     Wn = W / np.maximum(np.linalg.norm(W, axis=0, keepdims=True), 1e-12)
@@ -587,6 +655,10 @@ def reconstruction_cosine(X, X_hat) -> float:
     X, X_hat = np.asarray(X, dtype=float), np.asarray(X_hat, dtype=float)
     if X.shape != X_hat.shape or X.ndim != 2:
         raise ValueError(f"X and X_hat must be 2-D of the same shape, got {X.shape} and {X_hat.shape}")
+    if X.shape[0] < 1:
+        raise ValueError("X and X_hat need at least one row")
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(X_hat))):
+        raise ValueError("X and X_hat must be finite (no NaN or inf)")
     num = (X * X_hat).sum(1)
     den = np.maximum(np.linalg.norm(X, axis=1) * np.linalg.norm(X_hat, axis=1), 1e-12)
     return float((num / den).mean())

@@ -10,12 +10,20 @@ first quick run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim, Summary
 from icml25.core.plots import save_figure
 from icml25.papers.icfl.data import perturbation_screen
@@ -74,14 +82,46 @@ class ScreenConfig(ExperimentConfig):
     selectivity_thr: float = 0.5
     """A feature is selective when its max-selectivity for some label exceeds this."""
 
+    ATOMS_PER_LABEL: ClassVar[int] = 3
+    """Own atoms of each label in :func:`perturbation_screen` (its default)."""
+    N_BACKGROUND: ClassVar[int] = 5
+    """Label-free active atoms per perturbed sample (the generator's default)."""
+    NUISANCE_RANK: ClassVar[int] = 8
+    """Rank of the nuisance shared with the controls (the generator's default)."""
 
-def _evaluate(model, X_test: torch.Tensor, labels: np.ndarray, D_mapped: np.ndarray, cfg: ScreenConfig) -> Metrics:
+    def validate(self) -> None:
+        super().validate()
+        name = type(self).__name__
+        check_fields(self, positive=("n_perturbed", "d", "n_atoms", "n_labels", "n_features", "J", "L", "k", "lr",
+                                     "batch_size", "n_steps", "reset_every", "dead_window"),
+                     nonnegative=("aux_k", "nuisance_std"), open_fraction=("test_fraction",),
+                     at_least={"n_control": 2, "recovery_thr": -1.0, "selectivity_thr": -1.0})
+        for field in ("recovery_thr", "selectivity_thr"):
+            if getattr(self, field) > 1:
+                raise ConfigError(f"{name}.{field} must be in [-1, 1] (a cosine / selectivity), "
+                                  f"got {getattr(self, field)!r}")
+        owned = self.n_labels * self.ATOMS_PER_LABEL
+        if owned + self.N_BACKGROUND > self.n_atoms:
+            raise ConfigError(f"{name}.n_atoms must be >= {self.ATOMS_PER_LABEL} n_labels + {self.N_BACKGROUND} "
+                              f"(label-owned plus background atoms) = {owned + self.N_BACKGROUND}, got {self.n_atoms}")
+        if self.d <= self.NUISANCE_RANK:
+            raise ConfigError(f"{name}.d must be > {self.NUISANCE_RANK} (the nuisance rank), got {self.d}")
+        if self.L > self.n_features or self.k > self.n_features:
+            raise ConfigError(f"{name}.n_features must be >= L and >= k, got {self.n_features} "
+                              f"(L={self.L}, k={self.k})")
+        n_test = int(round(self.test_fraction * self.n_perturbed))
+        if not 0 < n_test < self.n_perturbed:
+            raise ConfigError(f"{name}.test_fraction must leave both a test and a training sample, got "
+                              f"{self.test_fraction!r} of n_perturbed={self.n_perturbed}")
+
+
+def _evaluate(model, X_test: np.ndarray, labels: np.ndarray, D_mapped: np.ndarray, cfg: ScreenConfig) -> Metrics:
     Z = model.transform(X_test)
     avg, mx = selectivity(Z, labels)
     return {
         "dead": float(model.dead_features_.sum()),
         "recovered": dictionary_recovery(model.dictionary_, D_mapped, cfg.recovery_thr) * D_mapped.shape[1],
-        "cos": reconstruction_cosine(X_test.numpy(), model.inverse_transform(Z)),
+        "cos": reconstruction_cosine(X_test, model.inverse_transform(Z)),
         "selective": float((mx.max(axis=1) > cfg.selectivity_thr).sum()),
         "selective_avg02": float((avg.max(axis=1) > 0.2).sum()),
         "nnz": float((Z != 0).sum(1).mean()),
@@ -89,22 +129,24 @@ def _evaluate(model, X_test: torch.Tensor, labels: np.ndarray, D_mapped: np.ndar
 
 
 def run_screen(cfg: ScreenConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
-    """Train ICFL and TopK with whitening on and off on one draw of the screen; compare them."""
-    if not 0 < cfg.test_fraction < 1:
-        raise ValueError(f"test_fraction must be in (0, 1), got {cfg.test_fraction!r}")
+    """Train ICFL and TopK with whitening on and off on one draw of the screen; compare them.
+
+    The dictionaries train on ``cfg.device``; the whitener and the measures run on the CPU.
+    """
     data = perturbation_screen(cfg.n_control, cfg.n_perturbed, cfg.d, cfg.n_atoms, cfg.n_labels,
                                nuisance_std=cfg.nuisance_std, seed=seed)
     rng = np.random.default_rng([seed, 1])
     perm = rng.permutation(cfg.n_perturbed)
     n_test = int(round(cfg.test_fraction * cfg.n_perturbed))
     test, train = perm[:n_test], perm[n_test:]
-    common = dict(lr=cfg.lr, batch_size=cfg.batch_size, n_steps=cfg.n_steps, seed=seed, dead_window=cfg.dead_window)
+    common = dict(lr=cfg.lr, batch_size=cfg.batch_size, n_steps=cfg.n_steps, seed=seed, dead_window=cfg.dead_window,
+                  device=cfg.device)
     out: Metrics = {}
     done = 0
     for cond in CONDITIONS:
         wh = ControlWhitener(whiten=(cond == "white")).fit(data.X_control)
         X_train, X_test = wh.transform(data.X[train]), wh.transform(data.X[test])
-        D_mapped = wh.transform_directions(data.D_true.T).numpy().T  # true atoms in the transformed space
+        D_mapped = wh.transform_directions(data.D_true.T).T  # true atoms in the transformed space
         models = {
             "icfl": ICFL(cfg.n_features, J=cfg.J, L=cfg.L, reset_every=cfg.reset_every, **common),
             "topk": TopKSAE(cfg.n_features, k=cfg.k, aux_k=cfg.aux_k, **common),

@@ -107,12 +107,21 @@ class SwordShieldMonster(gym.Env):
         return len(seen) == int(free.sum())
 
     def encode(self, row, col, sword, shield):
-        """State index of ``(row, col, has_sword, has_shield)`` (works elementwise on arrays)."""
+        """State index of ``(row, col, has_sword, has_shield)`` (works elementwise on arrays).
+
+        Raises ``ValueError`` when a row or column is off the grid or a flag is not 0/1.
+        """
+        for name, value, hi in (("row", row, self.size), ("col", col, self.size), ("sword", sword, 2),
+                                ("shield", shield, 2)):
+            v = np.asarray(value)
+            integral = v.dtype == bool or np.issubdtype(v.dtype, np.integer)
+            if not integral or np.any((v < 0) | (v >= hi)):
+                raise ValueError(f"{name} must be integers in [0, {hi}), got {value!r}")
         return ((np.asarray(row) * self.size + np.asarray(col)) * 2 + np.asarray(sword)) * 2 + np.asarray(shield)
 
     def decode(self, s):
         """Inverse of :meth:`encode`: ``(row, col, has_sword, has_shield)`` arrays."""
-        s = np.asarray(s)
+        s = self._check_states(s, "s")
         return s // (4 * self.size), (s // 4) % self.size, (s // 2) % 2, s % 2
 
     def _build_tables(self) -> None:

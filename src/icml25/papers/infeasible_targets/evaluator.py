@@ -133,7 +133,12 @@ def distributional_td_target(next_probs: torch.Tensor, reached: torch.Tensor, te
         episode terminated without reaching, else ``next_probs`` shifted one bin up (distance ``B+1``
         overflows into ``inf``).
     """
+    if next_probs.ndim != 2 or next_probs.shape[1] < 2:
+        raise ValueError(f"next_probs must be (m, B+1) with B >= 1, got shape {tuple(next_probs.shape)}")
     m, nb = next_probs.shape
+    if reached.shape != (m,) or terminated.shape != (m,):
+        raise ValueError(f"reached and terminated must have shape ({m},), got {tuple(reached.shape)} and "
+                         f"{tuple(terminated.shape)}")
     shifted = torch.zeros_like(next_probs)
     shifted[:, 1:nb - 1] = next_probs[:, : nb - 2]
     shifted[:, nb - 1] = next_probs[:, nb - 2] + next_probs[:, nb - 1]
@@ -160,6 +165,8 @@ class TargetEvaluator(nn.Module):
         feats = np.asarray(state_features, dtype=np.float32)
         if feats.ndim != 2:
             raise ValueError(f"state_features must be a 2-D (n_states, d) array, got shape {feats.shape}")
+        if not np.isfinite(feats).all():
+            raise ValueError("state_features must be finite (found NaN or inf)")
         if n_bins < 2 or n_actions < 1 or hidden < 1:
             raise ValueError(f"need n_bins >= 2, n_actions >= 1, hidden >= 1; got {n_bins}, {n_actions}, {hidden}")
         self.n_actions, self.n_bins = int(n_actions), int(n_bins)
@@ -168,10 +175,18 @@ class TargetEvaluator(nn.Module):
         self.net = nn.Sequential(nn.Linear(2 * d, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
                                  nn.Linear(hidden, n_actions * (n_bins + 1)))
 
-    def _idx(self, x) -> torch.Tensor:
-        t = torch.as_tensor(np.asarray(x), dtype=torch.long, device=self.features.device).reshape(-1)
-        if t.numel() and (t.min() < 0 or t.max() >= self.features.shape[0]):
-            raise ValueError(f"state indices must lie in [0, {self.features.shape[0]})")
+    def _idx(self, x, name: str = "state", high: int | None = None) -> torch.Tensor:
+        """Integer indices (array, list or tensor) as a flat long tensor on the features' device.
+
+        The range check runs wherever values exist; a meta tensor has none, so it is skipped there.
+        """
+        high = self.features.shape[0] if high is None else high
+        t = x if isinstance(x, torch.Tensor) else torch.as_tensor(np.array(x))
+        if t.numel() and (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool):
+            raise TypeError(f"{name} indices must be integers, got dtype {t.dtype}")
+        t = t.to(device=self.features.device, dtype=torch.long).reshape(-1)
+        if t.numel() and not t.is_meta and bool((t.min() < 0) | (t.max() >= high)):
+            raise ValueError(f"{name} indices must lie in [0, {high})")
         return t
 
     def forward(self, s, g) -> torch.Tensor:
@@ -185,8 +200,10 @@ class TargetEvaluator(nn.Module):
     def distance_distribution(self, s, g, actions) -> torch.Tensor:
         """``(m, B+1)`` probabilities over distances ``1..B`` and ``inf`` for taking ``actions`` first."""
         logits = self(s, g)
-        a = torch.as_tensor(np.asarray(actions), dtype=torch.long, device=logits.device).reshape(-1)
-        return logits[torch.arange(len(a)), a].softmax(-1)
+        a = self._idx(actions, "action", self.n_actions)
+        if len(a) != len(logits):
+            raise ValueError(f"need one action per (s, g) pair: {len(logits)} pairs, {len(a)} actions")
+        return logits[torch.arange(len(a), device=logits.device), a].softmax(-1)
 
     @torch.no_grad()
     def feasibility(self, s, g, actions=None) -> np.ndarray:
@@ -197,8 +214,8 @@ class TargetEvaluator(nn.Module):
         if actions is None:
             p_inf = probs.min(dim=1).values
         else:
-            a = torch.as_tensor(np.array(np.broadcast_to(np.asarray(actions), s.shape)).reshape(-1), dtype=torch.long)
-            p_inf = probs[torch.arange(len(a)), a]
+            a = self._idx(np.broadcast_to(np.asarray(actions), s.shape), "action", self.n_actions)
+            p_inf = probs[torch.arange(len(a), device=probs.device), a]
         return (1.0 - p_inf).cpu().numpy().reshape(s.shape)
 
     def td_loss(self, batch: Mapping[str, np.ndarray], policy: Callable[[np.ndarray, np.ndarray], np.ndarray],
@@ -212,12 +229,13 @@ class TargetEvaluator(nn.Module):
         """
         s, a, s2, g = (np.asarray(batch[k]) for k in ("s", "a", "s2", "g"))
         died = np.asarray(batch["died"], dtype=bool)
-        reached = torch.as_tensor((s2 == g) & ~died)
-        terminated = torch.as_tensor(np.asarray(batch["terminated"], dtype=bool))
+        device = self.features.device
+        reached = torch.as_tensor((s2 == g) & ~died, device=device)
+        terminated = torch.as_tensor(np.asarray(batch["terminated"], dtype=bool), device=device)
         with torch.no_grad():
             nxt = (target_net or self).distance_distribution(s2, g, policy(s2, g))
             target = distributional_td_target(nxt, reached, terminated)
-        logits = self(s, g)[torch.arange(len(a)), torch.as_tensor(a, dtype=torch.long)]
+        logits = self(s, g)[torch.arange(len(a), device=device), self._idx(a, "action", self.n_actions)]
         return -(target * F.log_softmax(logits, -1)).sum(-1).mean()
 
 

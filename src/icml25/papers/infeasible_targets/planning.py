@@ -35,6 +35,9 @@ class TabularHERAgent:
                  epsilon: float = 0.1, seed: int = 0):
         if not 0 < gamma < 1 or not 0 < lr <= 1 or not 0 <= epsilon <= 1:
             raise ValueError(f"need 0<gamma<1, 0<lr<=1, 0<=epsilon<=1; got {gamma}, {lr}, {epsilon}")
+        for name, value in (("n_states", n_states), ("n_actions", n_actions)):
+            if int(value) != value or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
         self.gamma, self.lr, self.epsilon, self.n_actions = gamma, lr, epsilon, n_actions
         # stored as q[s, a, g] so that the all-goals update touches contiguous rows
         self.q = np.zeros((n_states, n_actions, n_states), dtype=np.float32)

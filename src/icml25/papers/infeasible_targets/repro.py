@@ -24,7 +24,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.infeasible_targets.env import SwordShieldMonster
@@ -83,6 +91,15 @@ class SSMConfig(ExperimentConfig):
     """Held-out states per target class for the recall test."""
     eval_episodes: int = 40
     """Fresh episodes played by each planner variant for the delusion rate."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("max_steps", "env_steps", "subgoal_steps", "her_batch", "evaluator_lr",
+                                     "target_every", "batch_size", "hidden", "n_test_states", "eval_episodes"),
+                     nonnegative=("evaluator_updates",), fraction=("difficulty", "p_hallucinate", "p_task", "threshold"),
+                     at_least={"size": 4, "n_bins": 2})
+        if self.difficulty >= 1:
+            raise ConfigError(f"SSMConfig.difficulty must be in [0, 1), got {self.difficulty!r}")
 
 
 def _collect(env: SwordShieldMonster, agent: TabularHERAgent, planner: RejectingPlanner, cfg: SSMConfig,
@@ -147,7 +164,7 @@ def run_ssm(cfg: SSMConfig, seed: int, progress: ProgressFn = no_progress) -> Me
     feats = env.state_features()
     evaluators = {}
     for name, mixture in MIXTURES.items():
-        ev = TargetEvaluator(feats, n_bins=cfg.n_bins, hidden=cfg.hidden)  # cell one-hot + item flags
+        ev = TargetEvaluator(feats, n_bins=cfg.n_bins, hidden=cfg.hidden).to(cfg.device)  # cell one-hot + item flags
         evaluators[name] = train_evaluator(ev, replay, agent.greedy, mixture, generator, cfg.evaluator_updates,
                                            cfg.batch_size, cfg.evaluator_lr, cfg.target_every,
                                            rng=np.random.default_rng([seed, 7, len(evaluators)]))
@@ -227,8 +244,8 @@ EXPERIMENTS = [
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=ssm_figures,
         full_requirements="The full preset scales SSM-lite to 12x12 and 500k steps (CPU, roughly an hour per seed; "
-                          "the evaluator stays on the CPU). The paper's MiniGrid SSM/RDS tasks with Skipper and LEAP "
-                          "agents, 50 training tasks and OOD difficulties are not reproduced.",
+                          "the evaluators run on --set device=cuda when asked). The paper's MiniGrid SSM/RDS tasks "
+                          "with Skipper and LEAP agents, 50 training tasks and OOD difficulties are not reproduced.",
     ),
 ]
 

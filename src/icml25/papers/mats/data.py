@@ -150,8 +150,23 @@ def set_f1(pred: np.ndarray, true: np.ndarray) -> np.ndarray:
     return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
 
 
+def check_token_ids(tokens: Tensor, vocab: int, name: str = "tokens") -> None:
+    """Raise TypeError unless ``tokens`` is an integer tensor, ValueError unless its ids lie in [0, vocab).
+
+    The range check needs values, so it is skipped for meta tensors (shape-only tracing).
+    """
+    if not isinstance(tokens, Tensor) or tokens.is_floating_point() or tokens.is_complex() \
+            or tokens.dtype == torch.bool:
+        raise TypeError(f"{name} must be an integer tensor of token ids, got {getattr(tokens, 'dtype', type(tokens))}")
+    if not tokens.is_meta and tokens.numel() and not bool(((tokens >= 0) & (tokens < vocab)).all()):
+        raise ValueError(f"{name} must lie in [0, {vocab}), got values in [{int(tokens.min())}, {int(tokens.max())}]")
+
+
 class TinyCLAP(nn.Module):
-    """Contrastive audio-text pair: MLP on log-mel statistics; mean word embedding + MLP for text."""
+    """Contrastive audio-text pair: MLP on log-mel statistics; mean word embedding + MLP for text.
+
+    ``forward(audio, text)`` gives the InfoNCE logits ``exp(log_scale) <a_i, t_j>`` (B_audio, B_text).
+    """
 
     def __init__(self, n_audio_features: int = 64, vocab: int = len(VOCAB), dim: int = 32, hidden: int = 128) -> None:
         super().__init__()
@@ -165,30 +180,44 @@ class TinyCLAP(nn.Module):
 
     def encode_audio(self, audio: Tensor) -> Tensor:
         """Normalised audio embeddings (B, dim) from log-mel statistics (B, n_features)."""
+        if audio.dim() != 2 or audio.shape[1] != self.mu.shape[0]:
+            raise ValueError(f"audio must have shape (B, {self.mu.shape[0]}), got {tuple(audio.shape)}")
         return F.normalize(self.audio_net((audio - self.mu) / self.sd), dim=-1)
 
     def encode_text(self, text: Tensor) -> Tensor:
         """Normalised text embeddings (B, dim) from token ids (B, L), 0 = padding; EOS is ignored."""
-        mask = ((text != 0) & (text != WORD["<eos>"])).float().unsqueeze(-1)
-        bag = (self.word(text) * mask).sum(1) / mask.sum(1).clamp_min(1)
+        check_token_ids(text, self.word.num_embeddings, "text")
+        if text.dim() != 2:
+            raise ValueError(f"text must have shape (B, L), got {tuple(text.shape)}")
+        words = self.word(text)
+        mask = ((text != 0) & (text != WORD["<eos>"])).to(words.dtype).unsqueeze(-1)
+        bag = (words * mask).sum(1) / mask.sum(1).clamp_min(1)
         return F.normalize(self.text_net(bag), dim=-1)
 
+    def forward(self, audio: Tensor, text: Tensor) -> Tensor:
+        """InfoNCE logits (B_audio, B_text): ``min(exp(log_scale), 100) * <E_A(audio), E_T(text)>``."""
+        return self.log_scale.exp().clamp(max=100) * self.encode_audio(audio) @ self.encode_text(text).T
 
-def train_clap(scenes: Scenes, steps: int, seed: int, dim: int = 32, batch: int = 128, lr: float = 2e-3) -> TinyCLAP:
-    """Train :class:`TinyCLAP` with the symmetric InfoNCE loss (learnable temperature) and freeze it."""
+
+def train_clap(scenes: Scenes, steps: int, seed: int, dim: int = 32, batch: int = 128, lr: float = 2e-3,
+               device: str | torch.device = "cpu") -> TinyCLAP:
+    """Train :class:`TinyCLAP` with the symmetric InfoNCE loss (learnable temperature) and freeze it.
+
+    The model is initialised on the CPU (the same weights on every device), then trained on ``device``.
+    """
+    _check_recipe(steps=steps, batch=batch, lr=lr)
     torch.manual_seed(seed)
-    g = torch.Generator().manual_seed(seed)
-    model = TinyCLAP(scenes.features.shape[1], dim=dim)
-    feats = torch.from_numpy(scenes.features)
+    g = torch.Generator(device=device).manual_seed(seed)
+    model = TinyCLAP(scenes.features.shape[1], dim=dim).to(device)
+    feats = torch.from_numpy(scenes.features).to(device)
     model.mu.copy_(feats.mean(0))
     model.sd.copy_(feats.std(0) + 1e-5)
-    caps = torch.from_numpy(scenes.caption)
+    caps = torch.from_numpy(scenes.caption).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     for _ in range(steps):
-        i = torch.randint(0, len(feats), (batch,), generator=g)
-        a, t = model.encode_audio(feats[i]), model.encode_text(caps[i])
-        logits = model.log_scale.exp().clamp(max=100) * a @ t.T
-        same = (caps[i].unsqueeze(1) == caps[i].unsqueeze(0)).all(-1).float()  # duplicate captions are positives
+        i = torch.randint(0, len(feats), (batch,), generator=g, device=g.device)
+        logits = model(feats[i], caps[i])
+        same = (caps[i].unsqueeze(1) == caps[i].unsqueeze(0)).all(-1).to(logits.dtype)  # duplicates are positives
         target = same / same.sum(1, keepdim=True)
         loss = 0.5 * (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target))
         opt.zero_grad()
@@ -214,6 +243,7 @@ class TinyLM(nn.Module):
 
     def embed(self, tokens: Tensor) -> Tensor:
         """Token embeddings (B, L, d)."""
+        check_token_ids(tokens, self.tok.num_embeddings)
         return self.tok(tokens)
 
     def forward(self, inputs_embeds: Tensor) -> Tensor:
@@ -221,21 +251,26 @@ class TinyLM(nn.Module):
         L = inputs_embeds.shape[1]
         if L > self.pos.shape[0]:
             raise ValueError(f"sequence length {L} exceeds max_len {self.pos.shape[0]}")
-        mask = nn.Transformer.generate_square_subsequent_mask(L)
+        mask = nn.Transformer.generate_square_subsequent_mask(L, device=inputs_embeds.device, dtype=inputs_embeds.dtype)
         return self.head(self.norm(self.blocks(inputs_embeds + self.pos[:L], mask=mask, is_causal=True)))
 
 
 def pretrain_lm(lm: TinyLM, scenes: Scenes, steps: int, seed: int, batch: int = 128, lr: float = 2e-3) -> TinyLM:
-    """Language-model pretraining on the caption text alone: ``[BOS, prompt, answer, EOS]`` sequences."""
-    g = torch.Generator().manual_seed(seed)
-    cap, snd = torch.from_numpy(scenes.caption), torch.from_numpy(scenes.sounds)
+    """Language-model pretraining on the caption text alone: ``[BOS, prompt, answer, EOS]`` sequences.
+
+    Runs on the device of ``lm``'s parameters.
+    """
+    _check_recipe(steps=steps, batch=batch, lr=lr)
+    device = lm.head.weight.device
+    g = torch.Generator(device=device).manual_seed(seed)
+    cap, snd = torch.from_numpy(scenes.caption).to(device), torch.from_numpy(scenes.sounds).to(device)
     opt = torch.optim.Adam(lm.parameters(), lr=lr)
     n = len(cap)
     for _ in range(steps):
-        i = torch.randint(0, n, (batch,), generator=g)
-        use_cap = torch.rand(batch, generator=g) < 0.5
+        i = torch.randint(0, n, (batch,), generator=g, device=device)
+        use_cap = torch.rand(batch, generator=g, device=device) < 0.5
         ans = torch.where(use_cap[:, None], cap[i], snd[i])
-        head = torch.stack([torch.full((batch,), WORD["<bos>"]),
+        head = torch.stack([torch.full((batch,), WORD["<bos>"], device=device),
                             torch.where(use_cap, CAPTION_PROMPT, SOUNDS_PROMPT)], 1)
         seq = torch.cat([head, ans], 1)
         logits = lm(lm.embed(seq))[:, 1:-1]
@@ -244,3 +279,13 @@ def pretrain_lm(lm: TinyLM, scenes: Scenes, steps: int, seed: int, batch: int = 
         loss.backward()
         opt.step()
     return lm
+
+
+def _check_recipe(steps: int, batch: int, lr: float) -> None:
+    """Clear errors for a training recipe's step count (>= 0), batch size (>= 1) and learning rate (> 0)."""
+    if int(steps) != steps or steps < 0:
+        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
+    if int(batch) != batch or batch < 1:
+        raise ValueError(f"batch must be a positive integer, got {batch!r}")
+    if not 0 < lr < float("inf"):
+        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")

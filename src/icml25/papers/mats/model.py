@@ -14,8 +14,23 @@ from torch import Tensor, nn
 
 
 def _check_variance(variance: float) -> None:
-    if not (variance >= 0.0) or variance != variance:
+    if not (0.0 <= variance < float("inf")):
         raise ValueError(f"noise variance must be a finite number >= 0, got {variance!r}")
+
+
+def _check_embeddings(x: Tensor, name: str, dims: int | None = 2, width: int | None = None) -> None:
+    """Raise a clear error unless ``x`` is a floating tensor (of ``dims`` dims, last width ``width``) of finite values.
+
+    The finiteness check needs values, so it is skipped for meta tensors (shape-only tracing).
+    """
+    if not isinstance(x, Tensor) or not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got {getattr(x, 'dtype', type(x).__name__)}")
+    if (dims is not None and x.dim() != dims) or x.dim() < 1 or x.shape[-1] == 0 \
+            or (width is not None and x.shape[-1] != width):
+        want = "a non-empty last dimension" if dims is None else f"shape (B, {width if width else 'dim'})"
+        raise ValueError(f"{name} must have {want}, got shape {tuple(x.shape)}")
+    if not x.is_meta and not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{name} must be finite (it contains NaN or inf)")
 
 
 def noise_injection(x: Tensor, variance: float = 0.015, uniform: bool = False,
@@ -26,8 +41,7 @@ def noise_injection(x: Tensor, variance: float = 0.015, uniform: bool = False,
     variance when ``uniform``). With ``variance = 0`` this is ``normalize(x)``.
     """
     _check_variance(variance)
-    if x.dim() < 1 or x.shape[-1] == 0:
-        raise ValueError(f"x must have a non-empty last dimension, got shape {tuple(x.shape)}")
+    _check_embeddings(x, "x", dims=None)
     if variance > 0:
         if uniform:  # U(-a, a) has variance a^2 / 3
             a = (3.0 * variance) ** 0.5
@@ -88,11 +102,19 @@ class TransformerMapper(nn.Module):
 
 
 def kmeans(x: Tensor, n_clusters: int, iters: int = 10, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
-    """Plain Lloyd k-means (random distinct points as initial centres); returns (centres, labels)."""
+    """Plain Lloyd k-means (random distinct points as initial centres); returns (centres, labels).
+
+    Args:
+        x: (N, dim) floating points; n_clusters: in [1, N]; iters: Lloyd iterations (>= 0);
+        generator: random generator of the initial centres (on ``x``'s device).
+    """
+    _check_embeddings(x, "x")
     n = x.shape[0]
     if not 1 <= n_clusters <= n:
         raise ValueError(f"n_clusters must be in [1, {n}] (number of points), got {n_clusters}")
-    centres = x[torch.randperm(n, generator=generator)[:n_clusters]].clone()
+    if int(iters) != iters or iters < 0:
+        raise ValueError(f"iters must be an integer >= 0, got {iters!r}")
+    centres = x[torch.randperm(n, generator=generator, device=x.device)[:n_clusters]].clone()
     for _ in range(iters):
         labels = torch.cdist(x, centres).argmin(1)
         sums = torch.zeros_like(centres).index_add_(0, labels, x)
@@ -101,7 +123,7 @@ def kmeans(x: Tensor, n_clusters: int, iters: int = 10, generator: torch.Generat
     return centres, torch.cdist(x, centres).argmin(1)
 
 
-class SantaMemory:
+class SantaMemory(nn.Module):
     """Santa: fuse an audio embedding with noised nearby training-text embeddings.
 
     The bank (normalised text embeddings) is clustered by k-means. For a query v: nearest centre;
@@ -109,30 +131,52 @@ class SantaMemory:
     member); noise of ``noise_variance`` is injected into them (m~_j); weights
     ``w = softmax(temperature * <v, m~_j>)``; ``normalize((1 - lam) v + lam sum_j w_j m~_j)``.
     This follows ``encode_audio`` in the official MATS-LLaMA/models/mats.py.
+
+    The memory is built once, at construction, and kept in buffers (so it moves with ``.to(device)``, is
+    cast by ``.double()`` and travels in the ``state_dict``): ``bank`` (N, dim), ``centres`` (n_clusters, dim)
+    and ``members`` (n_clusters, W) bank indices per cluster, -1 for an empty slot, W the largest cluster.
+    Loading a ``state_dict`` resizes these buffers to the stored memory's shapes.
     """
+
+    _MEMORY = ("bank", "centres", "members")
 
     def __init__(self, text_embeddings: Tensor, n_clusters: int = 100, k: int = 32, temperature: float = 10.0,
                  lam: float = 0.3, noise_variance: float = 0.015, kmeans_iters: int = 10,
                  generator: torch.Generator | None = None) -> None:
-        if text_embeddings.dim() != 2 or text_embeddings.shape[0] == 0:
-            raise ValueError(f"text_embeddings must be a non-empty (N, dim) tensor, got {tuple(text_embeddings.shape)}")
+        super().__init__()
+        _check_embeddings(text_embeddings, "text_embeddings")
         if int(k) != k or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         if not 0.0 <= lam <= 1.0:
             raise ValueError(f"lam must be in [0, 1], got {lam!r}")
-        if not temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {temperature!r}")
+        if not 0 < temperature < float("inf"):
+            raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
         _check_variance(noise_variance)
         self.k, self.temperature, self.lam, self.noise_variance = int(k), float(temperature), float(lam), noise_variance
-        self.bank = F.normalize(text_embeddings.detach().float(), dim=-1)
-        self.centres, labels = kmeans(self.bank, n_clusters, kmeans_iters, generator)
+        bank = F.normalize(text_embeddings.detach(), dim=-1)
+        centres, labels = kmeans(bank, n_clusters, kmeans_iters, generator)
         counts = torch.bincount(labels, minlength=n_clusters)
         width = int(counts.max())
         order = torch.argsort(labels, stable=True)
         starts = torch.cumsum(counts, 0) - counts
-        slot = torch.arange(len(labels)) - starts[labels[order]]
-        self.members = torch.full((n_clusters, width), -1, dtype=torch.long)
-        self.members[labels[order], slot] = order  # (clusters, max size), -1 = empty
+        slot = torch.arange(len(labels), device=labels.device) - starts[labels[order]]
+        members = torch.full((n_clusters, width), -1, dtype=torch.long, device=labels.device)
+        members[labels[order], slot] = order  # (clusters, max size), -1 = empty
+        self.register_buffer("bank", bank)
+        self.register_buffer("centres", centres)
+        self.register_buffer("members", members)
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
+        # the memory's shapes depend on the data it was built from: take the stored ones
+        for name in self._MEMORY:
+            stored = state_dict.get(prefix + name)
+            if isinstance(stored, Tensor) and stored.shape != getattr(self, name).shape:
+                setattr(self, name, torch.empty_like(getattr(self, name)).resize_(stored.shape))
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+    def _queries(self, audio_emb: Tensor) -> Tensor:
+        _check_embeddings(audio_emb, "audio_emb", width=self.bank.shape[1])
+        return audio_emb.to(self.bank.dtype)
 
     def neighbours(self, audio_emb: Tensor) -> Tensor:
         """Indices into the bank (B, k) of the items Santa uses for each query.
@@ -140,15 +184,13 @@ class SantaMemory:
         Nearest centre by Euclidean distance; the cluster's members, padded to ``k`` by repeating the
         cluster's first member when it is smaller (as the official code does), ranked by distance to the query.
         """
-        if audio_emb.dim() != 2 or audio_emb.shape[1] != self.bank.shape[1]:
-            raise ValueError(f"expected queries of shape (B, {self.bank.shape[1]}), got {tuple(audio_emb.shape)}")
-        v = audio_emb.float()
+        v = self._queries(audio_emb)
         cluster = torch.cdist(v, self.centres).argmin(1)
         cand = self.members[cluster]  # (B, W), -1 = empty slot
         if cand.shape[1] < self.k:
             cand = torch.cat([cand, cand.new_full((cand.shape[0], self.k - cand.shape[1]), -1)], dim=1)
         size = (cand >= 0).sum(1, keepdim=True)
-        pos = torch.arange(cand.shape[1])
+        pos = torch.arange(cand.shape[1], device=cand.device)
         used = pos < torch.clamp(size, min=self.k)  # members, then copies of the first up to k in all
         cand = torch.where(cand >= 0, cand, cand[:, :1])
         dist = (v.unsqueeze(1) - self.bank[cand]).norm(dim=-1).masked_fill(~used, torch.inf)
@@ -157,15 +199,21 @@ class SantaMemory:
 
     def weights(self, audio_emb: Tensor, memory: Tensor) -> Tensor:
         """Softmax weights (B, k) = ``softmax(temperature * <v, m~_j>)`` over the (noised) memory items (B, k, dim)."""
-        return torch.softmax(self.temperature * torch.einsum("bd,bkd->bk", audio_emb.float(), memory), dim=1)
+        v = self._queries(audio_emb)
+        return torch.softmax(self.temperature * torch.einsum("bd,bkd->bk", v, memory.to(v.dtype)), dim=1)
 
     def fuse(self, audio_emb: Tensor, generator: torch.Generator | None = None) -> Tensor:
         """Santa-fused, normalised embeddings (B, dim) for audio embeddings (B, dim)."""
-        idx = self.neighbours(audio_emb)
+        v = self._queries(audio_emb)
+        idx = self.neighbours(v)
         mem = noise_injection(self.bank[idx], self.noise_variance, generator=generator)
-        w = self.weights(audio_emb, mem)
-        fused = (1 - self.lam) * audio_emb.float() + self.lam * (w.unsqueeze(-1) * mem).sum(1)
+        w = self.weights(v, mem)
+        fused = (1 - self.lam) * v + self.lam * (w.unsqueeze(-1) * mem).sum(1)
         return F.normalize(fused, dim=-1)
+
+    def forward(self, audio_emb: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        """Same as :meth:`fuse`: (B, dim) audio embeddings -> (B, dim) Santa-fused embeddings."""
+        return self.fuse(audio_emb, generator)
 
 
 class MATS(nn.Module):
@@ -173,6 +221,8 @@ class MATS(nn.Module):
 
     ``lm`` must expose ``embed(tokens) -> (B, L, D)`` and ``forward(inputs_embeds) -> (B, L, V)``;
     token id 1 is BOS, 2 is EOS, 0 is padding. Training (:meth:`loss`) never touches audio.
+    ``forward(audio, tokens)`` gives the LM's logits over ``[BOS, soft prefix of the audio, tokens]``.
+    A :class:`SantaMemory` is a submodule: its memory moves and is saved with the model.
     """
 
     PAD, BOS, EOS = 0, 1, 2
@@ -188,16 +238,23 @@ class MATS(nn.Module):
         self.clap, self.mapper, self.lm = clap, mapper, lm
         self.use_santa, self.santa, self.noise_variance = use_santa, santa, noise_variance
 
+    def _logits_from_embedding(self, emb: Tensor, tokens: Tensor) -> Tensor:
+        """LM logits (B, 1 + prefix_len + T, V) over ``[BOS, mapper(emb), tokens]``."""
+        return self.lm(self._context(emb, tokens))
+
     def _loss_from_embedding(self, emb: Tensor, prompt: Tensor, answer: Tensor) -> Tensor:
-        b = emb.shape[0]
-        soft = self.mapper(emb)
-        bos = torch.full((b, 1), self.BOS, dtype=torch.long)
-        tail = torch.cat([prompt, answer], dim=1)
-        x = torch.cat([self.lm.embed(bos), soft, self.lm.embed(tail)], dim=1)
-        logits = self.lm(x)
-        n_ctx = 1 + soft.shape[1] + prompt.shape[1]
+        logits = self._logits_from_embedding(emb, torch.cat([prompt, answer], dim=1))
+        n_ctx = logits.shape[1] - answer.shape[1]  # BOS, soft prefix and prompt
         pred = logits[:, n_ctx - 1:-1]  # positions predicting the answer tokens
         return F.cross_entropy(pred.reshape(-1, pred.shape[-1]), answer.reshape(-1), ignore_index=self.PAD)
+
+    def forward(self, audio: Tensor, tokens: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        """Teacher-forced logits (B, 1 + prefix_len + T, V) of the LM for audio inputs and (B, T) tokens.
+
+        The audio embedding is Santa-fused when ``use_santa``; position ``i`` predicts the next token.
+        """
+        emb = self.audio_embedding(audio, generator=generator)
+        return self._logits_from_embedding(emb, _tokens_for(tokens, emb.shape[0], "tokens"))
 
     def loss(self, text_batch: tuple[Tensor, Tensor, Tensor], generator: torch.Generator | None = None) -> Tensor:
         """Text-only loss: ``(caption tokens, prompt tokens, answer tokens)``; the caption's CLAP text
@@ -225,12 +282,13 @@ class MATS(nn.Module):
     def generate_from_embedding(self, emb: Tensor, prompt: Tensor, max_new_tokens: int = 8) -> Tensor:
         """Greedy decoding from embeddings (B, dim) and prompt tokens (B, P) or (P,); returns (B, T), 0-padded
         after EOS (the paper uses 4-beam search; greedy suffices for the tiny LM)."""
+        if int(max_new_tokens) != max_new_tokens or max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
         b = emb.shape[0]
-        prompt = prompt.expand(b, -1) if prompt.dim() == 1 else prompt
-        ctx = torch.cat([self.lm.embed(torch.full((b, 1), self.BOS, dtype=torch.long)), self.mapper(emb),
-                         self.lm.embed(prompt)], dim=1)
-        out = torch.zeros(b, 0, dtype=torch.long)
-        done = torch.zeros(b, dtype=torch.bool)
+        prompt = _tokens_for(prompt, b, "prompt")
+        ctx = self._context(emb, prompt)
+        out = torch.zeros(b, 0, dtype=torch.long, device=emb.device)
+        done = torch.zeros(b, dtype=torch.bool, device=emb.device)
         for _ in range(max_new_tokens):
             nxt = self.lm(ctx)[:, -1].argmax(-1)
             nxt = torch.where(done, torch.zeros_like(nxt), nxt)
@@ -241,8 +299,25 @@ class MATS(nn.Module):
             ctx = torch.cat([ctx, self.lm.embed(nxt[:, None])], 1)
         return out
 
+    def _context(self, emb: Tensor, tokens: Tensor) -> Tensor:
+        """Input embeddings ``[BOS, mapper(emb), embed(tokens)]`` of the LM, (B, 1 + prefix_len + T, D)."""
+        bos = torch.full((emb.shape[0], 1), self.BOS, dtype=torch.long, device=emb.device)
+        return torch.cat([self.lm.embed(bos), self.mapper(emb), self.lm.embed(tokens)], dim=1)
+
     def generate(self, audio_batch: Tensor, prompt: Tensor, max_new_tokens: int = 8,
                  generator: torch.Generator | None = None) -> Tensor:
         """Answer ``prompt`` about each audio input (Santa-fused when ``use_santa``)."""
         return self.generate_from_embedding(self.audio_embedding(audio_batch, generator=generator), prompt,
                                             max_new_tokens)
+
+
+def _tokens_for(tokens: Tensor, batch: int, name: str) -> Tensor:
+    """(B, T) or (T,) integer tokens as (batch, T); a clear error for a float tensor or another batch size."""
+    if not isinstance(tokens, Tensor) or tokens.is_floating_point() or tokens.is_complex() \
+            or tokens.dtype == torch.bool:
+        raise TypeError(f"{name} must be an integer tensor of token ids, got {getattr(tokens, 'dtype', type(tokens))}")
+    if tokens.dim() == 1:
+        tokens = tokens.expand(batch, -1)
+    if tokens.dim() != 2 or tokens.shape[0] != batch:
+        raise ValueError(f"{name} must have shape ({batch}, T) or (T,), got {tuple(tokens.shape)}")
+    return tokens

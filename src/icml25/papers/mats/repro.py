@@ -9,6 +9,7 @@ Settings and thresholds were fixed before the first quick run.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,13 +17,16 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (ConfigError, Experiment, ExperimentConfig, Metrics, ProgressFn, check_fields,
+                                    no_progress)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.mats.data import (CAPTION_PROMPT, SOUNDS_PROMPT, TinyLM, concepts_in, make_scenes, pretrain_lm,
                                      set_f1, train_clap)
 from icml25.papers.mats.model import MATS, SantaMemory, TransformerMapper
 
+MAX_PREFIX_LEN = 57
+"""Longest mapper prefix the tiny LM (max_len 64) can read: 1 BOS + prefix + 1 prompt + up to 5 answer tokens."""
 CONDITIONS = {"a": "text, no noise", "b": "text + noise", "c": "text + noise + Santa (MATS)", "d": "audio-supervised"}
 
 
@@ -55,17 +59,34 @@ class WorldConfig(ExperimentConfig):
     lam: float = 0.3
     """Santa mixing weight lambda (paper: 0.3)."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_train", "n_test", "clip_dim", "prefix_len", "mapper_layers", "n_clusters", "k",
+                                     "temperature"),
+                     nonnegative=("clap_steps", "lm_pretrain_steps", "train_steps", "noise_variance"),
+                     fraction=("lam",))
+        if self.prefix_len > MAX_PREFIX_LEN:
+            raise ConfigError(f"WorldConfig.prefix_len must be <= {MAX_PREFIX_LEN} (the tiny LM's 64 positions "
+                              f"hold BOS, the prefix, a prompt and 5 answer tokens), got {self.prefix_len}")
+        for name in ("noise_variance", "temperature"):
+            if math.isinf(getattr(self, name)):
+                raise ConfigError(f"WorldConfig.{name} must be finite, got {getattr(self, name)!r}")
+
 
 def _train(model: MATS, train, steps: int, seed: int, mode: str, lr: float = 1e-3) -> None:
-    """Fine-tune mapper + LM: ``mode`` 'text' (no noise if model.noise_variance == 0) or 'audio'."""
-    g = torch.Generator().manual_seed(seed)
-    feats, cap, snd = (torch.from_numpy(x) for x in (train.features, train.caption, train.sounds))
+    """Fine-tune mapper + LM: ``mode`` 'text' (no noise if model.noise_variance == 0) or 'audio'.
+
+    Runs on the device of the model's parameters.
+    """
+    device = model.lm.head.weight.device
+    g = torch.Generator(device=device).manual_seed(seed)
+    feats, cap, snd = (torch.from_numpy(x).to(device) for x in (train.features, train.caption, train.sounds))
     params = list(model.mapper.parameters()) + list(model.lm.parameters())
     opt = torch.optim.Adam(params, lr=lr)
     n = len(cap)
     for _ in range(steps):
-        i = torch.randint(0, n, (128,), generator=g)
-        use_cap = torch.rand(128, generator=g) < 0.5
+        i = torch.randint(0, n, (128,), generator=g, device=device)
+        use_cap = torch.rand(128, generator=g, device=device) < 0.5
         prompt = torch.where(use_cap, CAPTION_PROMPT, SOUNDS_PROMPT)[:, None]
         ans = torch.where(use_cap[:, None], cap[i], snd[i])
         loss = (model.loss((cap[i], prompt, ans), generator=g) if mode == "text"
@@ -77,32 +98,41 @@ def _train(model: MATS, train, steps: int, seed: int, mode: str, lr: float = 1e-
 
 def _evaluate(model: MATS, emb: torch.Tensor, truth: np.ndarray) -> tuple[float, float]:
     """(caption concept-set F1, exact-set accuracy of the 'which sounds?' answer) from embeddings."""
-    f1 = set_f1(concepts_in(model.generate_from_embedding(emb, torch.tensor([CAPTION_PROMPT]), 6)), truth)
-    ans = concepts_in(model.generate_from_embedding(emb, torch.tensor([SOUNDS_PROMPT]), 6))
+    def answer(prompt: int) -> np.ndarray:
+        tokens = model.generate_from_embedding(emb, torch.tensor([prompt], device=emb.device), 6)
+        return concepts_in(tokens.cpu().numpy())
+
+    f1 = set_f1(answer(CAPTION_PROMPT), truth)
+    ans = answer(SOUNDS_PROMPT)
     return float(f1.mean()), float((ans == truth).all(1).mean())
 
 
 def run_world(cfg: WorldConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
-    """One seed of the four conditions plus the no-gap control; returns F1/accuracy and paired differences."""
+    """One seed of the four conditions plus the no-gap control; returns F1/accuracy and paired differences.
+
+    Every model is initialised on the CPU and trained and evaluated on ``cfg.device``.
+    """
+    device = torch.device(cfg.device)
     torch.manual_seed(seed)
     train, test = make_scenes(cfg.n_train, seed=10 * seed + 1), make_scenes(cfg.n_test, seed=10 * seed + 2)
-    clap = train_clap(train, cfg.clap_steps, seed, dim=cfg.clip_dim)
+    clap = train_clap(train, cfg.clap_steps, seed, dim=cfg.clip_dim, device=device)
     progress(1, 6)
-    lm0 = pretrain_lm(TinyLM(), train, cfg.lm_pretrain_steps, seed)
+    lm0 = pretrain_lm(TinyLM().to(device), train, cfg.lm_pretrain_steps, seed)
     progress(2, 6)
+    on_device = lambda x: torch.from_numpy(x).to(device)  # noqa: E731
     with torch.no_grad():
-        bank = clap.encode_text(torch.from_numpy(train.caption))
-        v = clap.encode_audio(torch.from_numpy(test.features))
-        t_test = clap.encode_text(torch.from_numpy(test.caption))
+        bank = clap.encode_text(on_device(train.caption))
+        v = clap.encode_audio(on_device(test.features))
+        t_test = clap.encode_text(on_device(test.caption))
     santa = SantaMemory(bank, min(cfg.n_clusters, len(bank)), cfg.k, cfg.temperature, cfg.lam, cfg.noise_variance,
-                        generator=torch.Generator().manual_seed(seed))
-    g_eval = torch.Generator().manual_seed(seed + 99)
+                        generator=torch.Generator(device=device).manual_seed(seed))
+    g_eval = torch.Generator(device=device).manual_seed(seed + 99)
     v_santa = santa.fuse(v, generator=g_eval)
 
     def new_model(noise: float) -> MATS:
         torch.manual_seed(seed + 7)
         mapper = TransformerMapper(cfg.clip_dim, lm0.d, cfg.prefix_len, cfg.prefix_len, cfg.mapper_layers, n_heads=4)
-        return MATS(clap, mapper, copy.deepcopy(lm0), use_santa=False, noise_variance=noise)
+        return MATS(clap, mapper.to(device), copy.deepcopy(lm0), use_santa=False, noise_variance=noise)
 
     models = {}
     for j, (name, noise, mode) in enumerate((("a", 0.0, "text"), ("b", cfg.noise_variance, "text"),

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch_geometric.data import Data
 from torch_geometric.nn import GCNConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
@@ -31,10 +32,26 @@ EPS = 1e-10
 
 # ----------------------------------------------------------------------------- input checks
 
-def check_graph(x, edge_index, name: str = "graph") -> tuple[torch.Tensor, torch.Tensor]:
-    """Validate ``x`` (N, d) and ``edge_index`` (2, E); return them as float32 / long tensors."""
-    x = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x, dtype=torch.float32)
-    edge_index = torch.as_tensor(edge_index, dtype=torch.long)
+def check_graph(x, edge_index, name: str = "graph", *, dtype: torch.dtype = torch.float32,
+                device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Validate ``x`` (N, d) and ``edge_index`` (2, E); return them as ``dtype`` / long tensors on ``device``.
+
+    Raises:
+        TypeError: ``x`` not numeric, or ``edge_index`` of a non-integer dtype.
+        ValueError: an empty or non-2-D ``x``, NaN / inf, a malformed or out-of-range ``edge_index``.
+    """
+    if not isinstance(x, torch.Tensor):
+        x = np.array(x)  # a writable copy (torch warns on read-only NumPy buffers)
+        if x.dtype.kind not in "biuf":
+            raise TypeError(f"{name}: x must be numeric, got dtype {x.dtype}")
+    elif x.is_complex():
+        raise TypeError(f"{name}: x must be real, got dtype {x.dtype}")
+    x = torch.as_tensor(x, dtype=dtype)
+    edge_index = torch.as_tensor(edge_index)
+    if edge_index.numel() and (edge_index.is_floating_point() or edge_index.is_complex()
+                               or edge_index.dtype == torch.bool):
+        raise TypeError(f"{name}: edge_index must hold integer node ids, got dtype {edge_index.dtype}")
+    edge_index = edge_index.long()
     if x.dim() != 2 or x.size(0) == 0 or x.size(1) == 0:
         raise ValueError(f"{name}: x must be a non-empty (N, d) matrix, got shape {tuple(x.shape)}")
     if not torch.isfinite(x).all():
@@ -43,12 +60,16 @@ def check_graph(x, edge_index, name: str = "graph") -> tuple[torch.Tensor, torch
         raise ValueError(f"{name}: edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
     if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= x.size(0)):
         raise ValueError(f"{name}: edge_index has entries outside [0, {x.size(0)})")
-    return x, edge_index
+    return x.to(device), edge_index.to(device)
 
 
-def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``A^ = D^-1/2 (A + I) D^-1/2`` as (edge_index, edge_weight), the paper's normalised graph."""
-    return gcn_norm(edge_index, None, num_nodes, add_self_loops=True)
+def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int,
+                         dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``A^ = D^-1/2 (A + I) D^-1/2`` as (edge_index, edge_weight), the paper's normalised graph.
+
+    The weights have ``dtype`` (float32 when None) and live on ``edge_index``'s device.
+    """
+    return gcn_norm(edge_index, None, num_nodes, add_self_loops=True, dtype=dtype)
 
 
 def propagate(edge_index: torch.Tensor, edge_weight: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -59,28 +80,38 @@ def propagate(edge_index: torch.Tensor, edge_weight: torch.Tensor, x: torch.Tens
 
 # ----------------------------------------------------------------------------- step 1: PCA
 
-def unify_features(X, dim: int = 50) -> torch.Tensor:
+def unify_features(X, dim: int = 50, *, dtype: torch.dtype = torch.float32,
+                   device: torch.device | str | None = None) -> torch.Tensor:
     """PCA of raw features to ``dim`` columns (``unify_dim = 50`` in the official code).
+
+    The PCA is fitted on ``X`` itself: each graph is reduced on its own, as the paper does per dataset.
 
     Args:
         X: (N, d) raw features (NumPy array or tensor), N >= dim and d >= dim.
-        dim: output width.
+        dim: output width (>= 1).
+        dtype, device: of the returned tensor (computed in float64 on the CPU).
 
     Returns:
-        (N, dim) float32 tensor of principal-component scores (centred).
+        (N, dim) tensor of principal-component scores (centred).
     """
-    x = np.asarray(X.detach().cpu().numpy() if isinstance(X, torch.Tensor) else X, dtype=np.float64)
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
+        raise ValueError(f"dim must be an int >= 1, got {dim!r}")
+    x = np.asarray(X.detach().cpu().numpy() if isinstance(X, torch.Tensor) else X)
+    if x.dtype.kind not in "biuf":
+        raise TypeError(f"X must be numeric, got dtype {x.dtype}")
+    x = x.astype(np.float64, copy=False)
     if x.ndim != 2:
         raise ValueError(f"X must be a 2-D (N, d) matrix, got shape {x.shape}")
     if not np.isfinite(x).all():
         raise ValueError("X contains NaN or inf")
     if min(x.shape) < dim:
-        raise ValueError(f"PCA to dim={dim} needs at least {dim} nodes and {dim} raw features, got {x.shape}")
+        raise ValueError(f"PCA to dim={dim} needs at least {dim} samples and {dim} features, got "
+                         f"n_samples={x.shape[0]}, n_features={x.shape[1]}")
     xc = torch.as_tensor(x - x.mean(axis=0))
     u, s, vt = torch.linalg.svd(xc, full_matrices=False)   # same scores as sklearn's PCA, up to column signs
     flip = torch.sign(u[u.abs().argmax(dim=0), torch.arange(u.size(1))])  # deterministic column signs
     scores = u[:, :dim] * s[:dim] * flip[:dim]
-    return torch.as_tensor(scores, dtype=torch.float32)
+    return torch.as_tensor(scores, dtype=dtype).to(device)
 
 
 # ----------------------------------------------------------------------------- step 2: graph learner
@@ -90,9 +121,18 @@ class Attentive(nn.Module):
 
     def __init__(self, dim: int):
         super().__init__()
+        if dim < 1:
+            raise ValueError(f"dim must be >= 1, got {dim}")
         self.weight = nn.Parameter(torch.ones(dim))
 
+    def reset_parameters(self) -> None:
+        nn.init.ones_(self.weight)
+
     def forward(self, h: torch.Tensor) -> torch.Tensor:
+        """``h (..., dim) -> h * w``."""
+        if not isinstance(h, torch.Tensor) or h.size(-1) != self.weight.numel():
+            raise ValueError(f"Attentive expects (..., {self.weight.numel()}) input, got "
+                             f"{tuple(getattr(h, 'shape', ()))}")
         return h * self.weight
 
 
@@ -116,8 +156,14 @@ class GraphLearner(nn.Module):
             raise ValueError(f"k must be >= 1, got {k}")
         if not 0.0 <= dropedge < 1.0:
             raise ValueError(f"dropedge must lie in [0, 1), got {dropedge}")
+        if dim < 1 or n_layers < 0:
+            raise ValueError(f"need dim >= 1 and n_layers >= 0, got {dim}, {n_layers}")
         self.dim, self.k, self.dropedge = dim, k, dropedge
         self.layers = nn.ModuleList(Attentive(dim) for _ in range(n_layers))
+
+    def reset_parameters(self) -> None:
+        for layer in self.layers:
+            layer.reset_parameters()
 
     def embed(self, h: torch.Tensor) -> torch.Tensor:
         for i, layer in enumerate(self.layers):
@@ -131,18 +177,22 @@ class GraphLearner(nn.Module):
 
         The neighbour search runs without gradient; the weights are differentiable in ``h``.
         """
-        if h.dim() != 2 or h.size(1) != self.dim:
-            raise ValueError(f"GraphLearner expects (N, {self.dim}) input, got {tuple(h.shape)}")
+        if not isinstance(h, torch.Tensor) or h.dim() != 2 or h.size(1) != self.dim:
+            raise ValueError(f"GraphLearner expects (N, {self.dim}) input, got {tuple(getattr(h, 'shape', ()))}")
+        if h.size(0) == 0:
+            raise ValueError("GraphLearner needs at least one node")
         k = self.k if k is None else k
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
         n = h.size(0)
         z = F.normalize(self.embed(h), dim=1)
         sim = z @ z.t()                                                   # cosine similarities
         inds = sim.detach().topk(min(k + 1, n), dim=1).indices            # (N, k+1), self included
         vals = sim.gather(1, inds)
-        norm = vals.sum(1) + torch.zeros(n).index_add(0, inds.reshape(-1), vals.reshape(-1))  # row + column sums
+        norm = vals.sum(1) + vals.new_zeros(n).index_add(0, inds.reshape(-1), vals.reshape(-1))  # row + column sums
         # union of i->j and j->i, each undirected pair once (the value is symmetric in i, j)
         with torch.no_grad():
-            mask = torch.zeros(n, n, dtype=torch.bool).scatter_(1, inds, True)
+            mask = torch.zeros(n, n, dtype=torch.bool, device=h.device).scatter_(1, inds, True)
             r, c = (mask | mask.t()).nonzero().t()
         w = sim[r, c] * norm[r].pow(-0.5) * norm[c].pow(-0.5)
         w = F.relu(torch.nan_to_num(w, nan=0.0))  # negative norms give NaN, zeroed as in the official code
@@ -152,7 +202,7 @@ class GraphLearner(nn.Module):
     def dense(self, h: torch.Tensor, k: int | None = None) -> torch.Tensor:
         """The refined graph as a dense (N, N) matrix ``S[i, j]``."""
         ei, w = self(h, k)
-        return torch.zeros(h.size(0), h.size(0)).index_put((ei[1], ei[0]), w, accumulate=True)
+        return w.new_zeros(h.size(0), h.size(0)).index_put((ei[1], ei[0]), w, accumulate=True)
 
 
 # ----------------------------------------------------------------------------- step 3: encoder + loss
@@ -162,11 +212,18 @@ class GCNEncoder(nn.Module):
 
     ``pretext=True`` is the pre-training path of the official code (BatchNorm and dropout after each
     layer, ELU at the end); ``pretext=False`` is the plain stack used downstream.
-    Takes ``x, edge_index, edge_weight`` (weights already normalised: GCNConv(normalize=False)).
+    Takes ``x, edge_index, edge_weight`` (weights already normalised: GCNConv(normalize=False); no
+    weights means weight 1 on every given edge), or a PyG ``Data`` with ``x``, ``edge_index`` and
+    optionally ``edge_weight``. Graphs in a batch are disjoint blocks of the edge list, so ``batch``
+    is accepted and needs no special treatment.
     """
 
     def __init__(self, in_dim: int, hidden: int = 256, n_layers: int = 3, dropout: float = 0.1):
         super().__init__()
+        if in_dim < 1 or hidden < 1 or n_layers < 1:
+            raise ValueError(f"in_dim, hidden and n_layers must be >= 1, got {in_dim}, {hidden}, {n_layers}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
         self.in_dim = in_dim
         self.convs = nn.ModuleList(GCNConv(in_dim if i == 0 else hidden, hidden, normalize=False)
                                    for i in range(n_layers))
@@ -174,9 +231,19 @@ class GCNEncoder(nn.Module):
         self.norms = nn.ModuleList(nn.BatchNorm1d(hidden) for _ in range(n_layers))
         self.dropout = dropout
 
-    def forward(self, x, edge_index, edge_weight=None, pretext: bool = False) -> torch.Tensor:
+    def forward(self, x, edge_index=None, edge_weight=None, pretext: bool = False, batch=None) -> torch.Tensor:
+        """Node embeddings ``(N, hidden)``."""
+        if isinstance(x, Data):
+            edge_index, edge_weight = x.edge_index, getattr(x, "edge_weight", None)
+            x = x.x
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            raise TypeError(f"GCNEncoder expects a floating tensor x, got {type(x).__name__}")
         if x.dim() != 2 or x.size(1) != self.in_dim:
             raise ValueError(f"GCNEncoder expects (N, {self.in_dim}) features, got {tuple(x.shape)}")
+        if edge_index is None or edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise ValueError("GCNEncoder expects an edge_index of shape (2, E)")
+        if edge_weight is not None and edge_weight.shape != (edge_index.size(1),):
+            raise ValueError(f"edge_weight must have shape ({edge_index.size(1)},), got {tuple(edge_weight.shape)}")
         h = x
         for i, (conv, act) in enumerate(zip(self.convs, self.acts)):
             out = act(conv(h, edge_index, edge_weight))
@@ -230,24 +297,61 @@ def _xavier_row(dim: int) -> nn.Parameter:
 
 
 class TargetPrompt(nn.Module):
-    """Downstream prompts: token mixture ``w``, target token ``u``, combination ``c``, balance ``b``, learner."""
+    """Downstream prompts: token mixture ``w``, target token ``u``, combination ``c``, balance ``b``, learner.
+
+    ``forward(x, domain_tokens, shared_token)`` is the prompted feature map
+    ``x' = ELU(c1 t_s * ReLU((w . [t_1..t_K]) * x) + c2 (u * x))`` on ``x (N, dim)``,
+    ``domain_tokens (K, dim)``, ``shared_token (dim,)``. ``balance`` and ``learner`` build the
+    target's refined graph inside :class:`MDGFM`.
+    """
 
     def __init__(self, n_sources: int, dim: int, k: int, learner_layers: int, dropedge: float):
         super().__init__()
-        w = torch.empty(1, n_sources)
-        nn.init.xavier_uniform_(w)
-        self.mix = nn.Parameter(w.squeeze(0))
-        self.target_token = _xavier_row(dim)
-        c = torch.empty(1, 2)
-        nn.init.xavier_uniform_(c)
-        self.combine = nn.Parameter(c.squeeze(0))
-        self.balance = _xavier_row(2 * dim)
+        if n_sources < 0 or dim < 1:
+            raise ValueError(f"need n_sources >= 0 and dim >= 1, got {n_sources}, {dim}")
+        self.n_sources, self.dim = n_sources, dim
+        self.mix = nn.Parameter(torch.empty(n_sources))
+        self.target_token = nn.Parameter(torch.empty(dim))
+        self.combine = nn.Parameter(torch.empty(2))
+        self.balance = nn.Parameter(torch.empty(2 * dim))
         self.learner = GraphLearner(2 * dim, n_layers=learner_layers, k=k, dropedge=dropedge)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Fresh prompts: each vector drawn as a Xavier-uniform (1, n) row (official code), learner weights 1."""
+        for p in (self.mix, self.target_token, self.combine, self.balance):
+            nn.init.xavier_uniform_(p.data.view(1, -1))
+        self.learner.reset_parameters()
 
     def features(self, x, domain_tokens, shared_token) -> torch.Tensor:
         # x' = ELU(c1 * t_s * ReLU((w . [t_1..t_K]) * x) + c2 * (u * x))
         composed = shared_token * F.relu((self.mix @ domain_tokens) * x)
         return F.elu(self.combine[0] * composed + self.combine[1] * (self.target_token * x))
+
+    def forward(self, x: torch.Tensor, domain_tokens: torch.Tensor, shared_token: torch.Tensor) -> torch.Tensor:
+        """The prompted features ``x' (N, dim)``."""
+        if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.size(1) != self.dim:
+            raise ValueError(f"TargetPrompt expects x of shape (N, {self.dim}), got {tuple(getattr(x, 'shape', ()))}")
+        if domain_tokens.shape != (self.n_sources, self.dim) or shared_token.shape != (self.dim,):
+            raise ValueError(f"domain_tokens must be ({self.n_sources}, {self.dim}) and shared_token ({self.dim},), "
+                             f"got {tuple(domain_tokens.shape)} and {tuple(shared_token.shape)}")
+        return self.features(x, domain_tokens, shared_token)
+
+
+def _xavier_rows(n_rows: int, dim: int) -> nn.Parameter:
+    """``n_rows`` tokens, each drawn as a Xavier-uniform (1, dim) row (the official initialisation)."""
+    rows = [_xavier_row(dim).data for _ in range(n_rows)]
+    return nn.Parameter(torch.stack(rows) if rows else torch.empty(0, dim))
+
+
+def _untouched_rng_prompt(n_sources: int, dim: int, k: int, learner_layers: int, dropedge: float) -> TargetPrompt:
+    """A :class:`TargetPrompt` built without advancing the global RNG.
+
+    Every ``prompt_tune`` call redraws the prompts (``reset_parameters``); building them at
+    construction must not shift the random numbers that pre-training draws after it.
+    """
+    with torch.random.fork_rng(devices=[]):
+        return TargetPrompt(n_sources, dim, k, learner_layers, dropedge)
 
 
 class MDGFM(nn.Module):
@@ -263,20 +367,41 @@ class MDGFM(nn.Module):
         learner_layers: attentive layers in the learners (0 = official code's behaviour, see GraphLearner).
         refine_downstream: use the learned graph downstream (``False`` = ablation: ``A^`` only).
         weight_decay: Adam weight decay in pre-training (1e-4).
+        n_sources: number of source domains K. Give it, and every parameter (domain and balance
+            tokens, target prompts) exists at construction, so a saved ``state_dict`` loads into a
+            fresh ``MDGFM(..., n_sources=K)``. Left ``None`` (the older call form), the tokens are
+            empty until :meth:`pretrain` sizes them from its sources.
+
+    ``forward(x, edge_index)`` (or ``forward(data)``) embeds the nodes of a target graph whose
+    features are already unified (``(N, unify_dim)``, e.g. by :func:`unify_features`) through the
+    target prompts, the prompt's refined graph and the frozen encoder: ``(N, hidden)``.
     """
 
     def __init__(self, unify_dim: int = 50, hidden: int = 256, n_layers: int = 3, dropout: float = 0.1,
                  tau: float = 0.2, dropedge: float = 0.5, learner_layers: int = 0,
-                 refine_downstream: bool = True, weight_decay: float = 1e-4):
+                 refine_downstream: bool = True, weight_decay: float = 1e-4, n_sources: int | None = None):
         super().__init__()
+        if unify_dim < 1:
+            raise ValueError(f"unify_dim must be >= 1, got {unify_dim}")
+        if not tau > 0:
+            raise ValueError(f"tau must be > 0, got {tau}")
+        if n_sources is not None and n_sources < 1:
+            raise ValueError(f"n_sources must be >= 1 (or None), got {n_sources}")
         self.unify_dim, self.tau, self.dropedge = unify_dim, tau, dropedge
         self.learner_layers, self.refine_downstream, self.weight_decay = learner_layers, refine_downstream, weight_decay
         self.encoder = GCNEncoder(unify_dim, hidden, n_layers, dropout)
         self.shared_token = _xavier_row(unify_dim)
         self.learner = GraphLearner(2 * unify_dim, n_layers=learner_layers, k=30, dropedge=dropedge)
-        self.domain_tokens: nn.Parameter | None = None
-        self.balance_tokens: nn.Parameter | None = None
-        self.prompt_: TargetPrompt | None = None
+        self.register_buffer("is_pretrained", torch.tensor(False))
+        self.n_sources = n_sources
+        self._init_tokens(n_sources or 0)
+
+    def _init_tokens(self, n_sources: int) -> None:
+        # the same draws, in the same order, as the official code: all domain tokens, then all balance tokens
+        self.domain_tokens = _xavier_rows(n_sources, self.unify_dim)
+        self.balance_tokens = _xavier_rows(n_sources, 2 * self.unify_dim)
+        self.prompt_ = _untouched_rng_prompt(n_sources, self.unify_dim, 30, self.learner_layers, self.dropedge)
+        self.to(self.shared_token.device, self.shared_token.dtype)
 
     # -- pre-training ------------------------------------------------------------------------
     def _source_loss(self, j: int, x, adj, k: int) -> torch.Tensor:
@@ -286,9 +411,9 @@ class MDGFM(nn.Module):
         z_ref = self.encoder(xt, s_ei, s_w, pretext=True)
         z_orig = self.encoder(xt, adj[0], adj[1], pretext=True)
         n = x.size(0)
-        s_dense = torch.zeros(n, n).index_put((s_ei[1], s_ei[0]), s_w.detach(), accumulate=True)
+        s_dense = s_w.new_zeros(n, n).index_put((s_ei[1], s_ei[0]), s_w.detach(), accumulate=True)
         # L(Z_ref, Z_orig, I) + L(Z_ref, Z_orig, S_k.detach())
-        return _info_nce_sum(z_ref, z_orig, [torch.eye(n), s_dense], self.tau)
+        return _info_nce_sum(z_ref, z_orig, [torch.eye(n, dtype=x.dtype, device=x.device), s_dense], self.tau)
 
     def pretrain(self, sources: Sequence[tuple], epochs: int = 60, lr: float = 1e-2,
                  k: Sequence[int] | None = None) -> "MDGFM":
@@ -306,12 +431,21 @@ class MDGFM(nn.Module):
             raise ValueError(f"k must give one value per source ({len(sources)}), got {len(k)}")
         if epochs < 1:
             raise ValueError(f"epochs must be >= 1, got {epochs}")
+        if not lr > 0:
+            raise ValueError(f"lr must be > 0, got {lr}")
+        if any(int(kj) < 1 for kj in k):
+            raise ValueError(f"every k must be >= 1, got {k}")
+        if self.n_sources is not None and len(sources) != self.n_sources:
+            raise ValueError(f"this model was built for n_sources={self.n_sources}, got {len(sources)} sources")
+        device, dtype = self.shared_token.device, self.shared_token.dtype
         graphs = []
         for j, (x, ei) in enumerate(sources):
-            x, ei = check_graph(x, ei, f"source {j}")
-            graphs.append((unify_features(x, self.unify_dim), normalized_adjacency(ei, x.size(0))))
-        self.domain_tokens = nn.Parameter(torch.stack([_xavier_row(self.unify_dim).data for _ in sources]))
-        self.balance_tokens = nn.Parameter(torch.stack([_xavier_row(2 * self.unify_dim).data for _ in sources]))
+            x, ei = check_graph(x, ei, f"source {j}", dtype=dtype, device=device)
+            graphs.append((unify_features(x, self.unify_dim, dtype=dtype, device=device),
+                           normalized_adjacency(ei, x.size(0), dtype=dtype)))
+        if self.n_sources is None:  # the older call form: size the tokens now
+            self.n_sources = len(sources)
+            self._init_tokens(len(sources))
         opt = torch.optim.Adam(self.parameters(), lr=lr, weight_decay=self.weight_decay)
         best, best_state = float("inf"), None
         self.train()
@@ -325,6 +459,7 @@ class MDGFM(nn.Module):
             if loss.item() < best:  # the official code keeps the lowest-loss checkpoint
                 best, best_state = loss.item(), copy.deepcopy(self.state_dict())
         self.load_state_dict(best_state)
+        self.is_pretrained.fill_(True)
         self.eval()
         return self
 
@@ -345,8 +480,21 @@ class MDGFM(nn.Module):
         return self.encoder(xp, ei, w)
 
     def _prepare_target(self, X, A):
-        x, ei = check_graph(X, A, "target")
-        return unify_features(x, self.unify_dim), normalized_adjacency(ei, x.size(0))
+        device, dtype = self.shared_token.device, self.shared_token.dtype
+        x, ei = check_graph(X, A, "target", dtype=dtype, device=device)
+        return (unify_features(x, self.unify_dim, dtype=dtype, device=device),
+                normalized_adjacency(ei, x.size(0), dtype=dtype))
+
+    def forward(self, x: torch.Tensor | Data, edge_index: torch.Tensor | None = None) -> torch.Tensor:
+        """Prompted target embeddings ``(N, hidden)`` of unified features ``x (N, unify_dim)``."""
+        if isinstance(x, Data):
+            x, edge_index = x.x, x.edge_index
+        if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.size(1) != self.unify_dim:
+            raise ValueError(f"MDGFM expects unified features of shape (N, {self.unify_dim}), got "
+                             f"{tuple(getattr(x, 'shape', ()))}")
+        if edge_index is None:
+            raise ValueError("edge_index is required (or pass a torch_geometric Data)")
+        return self._target_embeddings(x, normalized_adjacency(edge_index, x.size(0), dtype=x.dtype))
 
     def prompt_tune(self, X, A, support_idx, support_y, steps: int = 400, lr: float = 1e-3,
                     k_down: int = 30) -> "MDGFM":
@@ -357,14 +505,16 @@ class MDGFM(nn.Module):
             support_idx: (S,) node indices; support_y: (S,) labels 0..C-1, every class present.
             steps: Adam steps (400). lr: prompt learning rate. k_down: learner kNN size (30 / 15).
         """
-        if self.domain_tokens is None:
+        if not bool(self.is_pretrained):
             raise ValueError("call pretrain before prompt_tune")
+        if steps < 0 or not lr > 0 or k_down < 1:
+            raise ValueError(f"need steps >= 0, lr > 0 and k_down >= 1, got {steps}, {lr}, {k_down}")
         x, adj = self._prepare_target(X, A)
-        idx, y = _check_support(support_idx, support_y, x.size(0))
+        idx, y = _check_support(support_idx, support_y, x.size(0), x.device)
         for p in self.frozen_parameters().values():
             p.requires_grad_(False)
-        self.prompt_ = TargetPrompt(self.domain_tokens.size(0), self.unify_dim, k_down, self.learner_layers,
-                                    self.dropedge)
+        self.prompt_.reset_parameters()  # new prompts for every task
+        self.prompt_.learner.k = k_down
         opt = torch.optim.Adam(self.prompt_.parameters(), lr=lr)
         self.encoder.eval()
         self.prompt_.train()
@@ -382,20 +532,27 @@ class MDGFM(nn.Module):
 
     @torch.no_grad()
     def predict(self, X, A) -> torch.Tensor:
-        """Labels of all target nodes: nearest class prototype (mean support embedding) by cosine."""
-        if self.prompt_ is None:
+        """Labels ``(N,)`` (a CPU tensor) of all target nodes: nearest class prototype (mean support embedding)."""
+        if getattr(self, "support_", None) is None:
             raise ValueError("call prompt_tune before predict")
         x, adj = self._prepare_target(X, A)
         idx, y, n_classes = self.support_
         if int(idx.max()) >= x.size(0):
             raise ValueError("predict must get the graph that prompt_tune was fitted on")
         emb = self._target_embeddings(x, adj)
-        return _cosine_to_prototypes(emb, emb[idx], y, n_classes).argmax(dim=1)
+        return _cosine_to_prototypes(emb, emb[idx], y, n_classes).argmax(dim=1).cpu()
 
 
-def _check_support(support_idx, support_y, n: int) -> tuple[torch.Tensor, torch.Tensor]:
-    idx = torch.as_tensor(support_idx, dtype=torch.long).reshape(-1)
-    y = torch.as_tensor(support_y, dtype=torch.long).reshape(-1)
+def _integer_ids(values, name: str) -> torch.Tensor:
+    t = torch.as_tensor(np.asarray(values) if not isinstance(values, torch.Tensor) else values).reshape(-1)
+    if t.numel() and (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool):
+        raise TypeError(f"{name} must hold integers, got dtype {t.dtype}")
+    return t.long()
+
+
+def _check_support(support_idx, support_y, n: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+    idx = _integer_ids(support_idx, "support_idx")
+    y = _integer_ids(support_y, "support_y")
     if idx.numel() == 0 or idx.numel() != y.numel():
         raise ValueError(f"support_idx and support_y must be non-empty and of equal length, got {idx.numel()}, "
                          f"{y.numel()}")
@@ -403,11 +560,15 @@ def _check_support(support_idx, support_y, n: int) -> tuple[torch.Tensor, torch.
         raise ValueError(f"support_idx has entries outside [0, {n})")
     if int(y.min()) < 0 or set(y.tolist()) != set(range(int(y.max()) + 1)):
         raise ValueError("support_y must use labels 0..C-1 with every class present")
-    return idx, y
+    return idx.to(device), y.to(device)
+
+
+def _class_prototypes(support_emb: torch.Tensor, y: torch.Tensor, n_classes: int) -> torch.Tensor:
+    """(C, D) mean embedding of each class's support rows."""
+    protos = support_emb.new_zeros(n_classes, support_emb.size(1)).index_add_(0, y, support_emb)
+    return protos / torch.bincount(y, minlength=n_classes).clamp(min=1).unsqueeze(1)
 
 
 def _cosine_to_prototypes(emb: torch.Tensor, support_emb: torch.Tensor, y: torch.Tensor, n_classes: int):
     """(N, C) cosine similarity of each row of ``emb`` to the class means of ``support_emb``."""
-    protos = torch.zeros(n_classes, emb.size(1)).index_add_(0, y, support_emb)
-    protos = protos / torch.bincount(y, minlength=n_classes).clamp(min=1).unsqueeze(1)
-    return F.normalize(emb, dim=1) @ F.normalize(protos, dim=1).t()
+    return F.normalize(emb, dim=1) @ F.normalize(_class_prototypes(support_emb, y, n_classes), dim=1).t()

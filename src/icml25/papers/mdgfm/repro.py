@@ -17,7 +17,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import mean_and_half_width, save_figure
 from icml25.papers.mdgfm.baselines import GCNProto, MLPProto, PretrainNoRefine
@@ -64,8 +72,21 @@ class TransferConfig(ExperimentConfig):
     learner_layers: int = 0
     """Attentive layers in the graph learners (0 = the official code, where they are never applied)."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, nonempty=("targets",), choices={"targets": [s.name for s in SIX_DOMAINS]},
+                     positive=("size_scale", "shots", "n_tasks", "hidden", "pretrain_epochs", "pretrain_lr",
+                               "prompt_lr", "k_homophilic", "k_heterophilic"),
+                     nonnegative=("noise_fraction", "prompt_steps", "baseline_steps", "learner_layers"))
+        # every domain must keep at least unify_dim = 50 nodes for the PCA step
+        smallest = min(s.n_nodes for s in SIX_DOMAINS)
+        if round(smallest * self.size_scale) < 50:
+            raise ConfigError(f"TransferConfig.size_scale must keep every domain at >= 50 nodes "
+                              f"(>= {50 / smallest:.4f}), got {self.size_scale}")
 
-def _accuracy(pred: torch.Tensor, y: torch.Tensor, support: torch.Tensor) -> float:
+
+def _accuracy(pred, y: torch.Tensor, support: torch.Tensor) -> float:
+    pred = torch.as_tensor(pred).cpu()
     test = torch.ones_like(y, dtype=torch.bool)
     test[support] = False
     return 100.0 * float((pred[test] == y[test]).float().mean())
@@ -74,9 +95,6 @@ def _accuracy(pred: torch.Tensor, y: torch.Tensor, support: torch.Tensor) -> flo
 def run_transfer(cfg: TransferConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """1-shot accuracy of every method on each held-out target, clean and with random edges injected."""
     names = [s.name for s in SIX_DOMAINS]
-    for t in cfg.targets:
-        if t not in names:
-            raise ValueError(f"unknown target domain {t!r}; valid: {', '.join(names)}")
     specs = tuple(replace(s, n_nodes=int(round(s.n_nodes * cfg.size_scale))) for s in SIX_DOMAINS)
     domains = make_domains(specs, seed=seed)
     k_of = [cfg.k_homophilic if s.homophilic else cfg.k_heterophilic for s in specs]
@@ -90,12 +108,12 @@ def run_transfer(cfg: TransferConfig, seed: int, progress: ProgressFn = no_progr
         sources = leave_one_out(domains, ti)
         assert all(x is not target.x for x, _ in sources)  # the target never reaches pre-training
         torch.manual_seed(seed)
-        model = MDGFM(hidden=cfg.hidden, learner_layers=cfg.learner_layers)
+        model = MDGFM(hidden=cfg.hidden, learner_layers=cfg.learner_layers, n_sources=len(sources)).to(cfg.device)
         model.pretrain(sources, epochs=cfg.pretrain_epochs, lr=cfg.pretrain_lr,
                        k=[k for i, k in enumerate(k_of) if i != ti])
         torch.manual_seed(seed)
-        ablation = PretrainNoRefine(hidden=cfg.hidden).pretrain(sources, epochs=cfg.pretrain_epochs,
-                                                                lr=cfg.pretrain_lr, seed=seed)
+        ablation = PretrainNoRefine(hidden=cfg.hidden, n_sources=len(sources)).to(cfg.device)
+        ablation.pretrain(sources, epochs=cfg.pretrain_epochs, lr=cfg.pretrain_lr, seed=seed)
         done += 2
         progress(done, total)
         graphs = {"clean": target.edge_index,
@@ -113,7 +131,7 @@ def run_transfer(cfg: TransferConfig, seed: int, progress: ProgressFn = no_progr
                 ablation.prompt_tune(target.x, ei, support, y_s, steps=cfg.prompt_steps, lr=cfg.prompt_lr)
                 acc["norefine", cond].append(_accuracy(ablation.predict(target.x, ei), target.y, support))
                 for name, cls in (("gcnproto", GCNProto), ("mlpproto", MLPProto)):
-                    base = cls().fit(target.x, ei, support, y_s, steps=cfg.baseline_steps)
+                    base = cls(device=cfg.device).fit(target.x, ei, support, y_s, steps=cfg.baseline_steps)
                     acc[name, cond].append(_accuracy(base.predict(target.x, ei), target.y, support))
                 done += 1
                 progress(done, total)
@@ -206,7 +224,7 @@ specs = tuple(replace(s, n_nodes=s.n_nodes // 5) for s in SIX_DOMAINS)   # small
 domains = make_domains(specs, seed=0)
 target = domains[4]                                                      # a heterophilic domain, held out
 sources = [(d.x, d.edge_index) for i, d in enumerate(domains) if i != 4]
-model = MDGFM(hidden=32).pretrain(sources, epochs=5, lr=1e-2, k=[10] * 5)
+model = MDGFM(hidden=32, n_sources=5).pretrain(sources, epochs=5, lr=1e-2, k=[10] * 5)
 support = few_shot_tasks(target.y, shots=1, n_tasks=1, seed=0)[0]
 model.prompt_tune(target.x, target.edge_index, support, target.y[support], steps=20, lr=1e-2, k_down=10)
 pred = model.predict(target.x, target.edge_index)

@@ -136,6 +136,16 @@ class SpectralConvNd(nn.Module):
         return torch.view_as_complex(self.weight)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(batch, in_ch, n_1, ..., n_d) real input -> (batch, out_ch, n_1, ..., n_d), in the input's dtype.
+
+        The FFT of a float64 input is complex128 and meets R in float64 (complex128 when viewed as complex);
+        float32 gives complex64. The input's dtype must match the weight's, as for any ``nn.Linear``.
+        """
+        if not x.is_floating_point():
+            raise TypeError(f"expected a real floating input, got dtype {x.dtype}")
+        if x.dtype != self.weight.dtype:
+            raise TypeError(f"input dtype {x.dtype} differs from the weight dtype {self.weight.dtype}; "
+                            f"convert one with .to()")
         if x.dim() != self.d + 2 or x.shape[1] != self.in_ch:
             raise ValueError(f"expected input (batch, {self.in_ch}, {self.d} grid dims), got {tuple(x.shape)}")
         grid = x.shape[2:]
@@ -181,7 +191,9 @@ class FNO(nn.Module):
         modes = (modes,) * d if isinstance(modes, int) else tuple(modes)
         if len(modes) != d:
             raise ValueError(f"modes must have d={d} entries, got {modes!r}")
-        self.d = d
+        for name, value in (("in_ch", in_ch), ("out_ch", out_ch), ("width", width)):
+            _check_modes(value, name)
+        self.d, self.in_ch = d, in_ch
         self.lift = nn.Linear(in_ch + d, width)
         self.spectral = nn.ModuleList(SpectralConvNd(width, width, modes, param, k_base, init_std_base)
                                       for _ in range(n_layers))
@@ -191,8 +203,11 @@ class FNO(nn.Module):
 
     def forward(self, a: torch.Tensor) -> torch.Tensor:
         """Map a (batch, n_1, ..., n_d, in_ch) input function to (batch, n_1, ..., n_d, out_ch)."""
-        if a.dim() != self.d + 2:
-            raise ValueError(f"expected input (batch, {self.d} grid dims, channels), got {tuple(a.shape)}")
+        if a.dim() != self.d + 2 or a.shape[-1] != self.in_ch:
+            raise ValueError(f"expected input (batch, {self.d} grid dims, {self.in_ch} channels), "
+                             f"got {tuple(a.shape)}")
+        if not a.is_floating_point():
+            raise TypeError(f"expected a real floating input, got dtype {a.dtype}")
         axes = [torch.linspace(0, 1, n + 1, dtype=a.dtype, device=a.device)[:-1] for n in a.shape[1:-1]]
         grid = torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=-1).expand(a.shape[:-1] + (self.d,))
         v = self.lift(torch.cat([a, grid], dim=-1)).movedim(-1, 1)
@@ -228,5 +243,8 @@ def clip_grad_elementwise_(model: nn.Module, value: float) -> None:
 
 def relative_l2(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Per-sample relative L2 error ||pred - target|| / ||target|| (shape: batch)."""
+    if pred.shape != target.shape or pred.dim() < 1:
+        raise ValueError(f"pred and target must have one shape (batch, ...), got {tuple(pred.shape)} and "
+                         f"{tuple(target.shape)}")
     diff = (pred - target).flatten(1).norm(dim=1)
     return diff / target.flatten(1).norm(dim=1).clamp_min(1e-12)

@@ -13,12 +13,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim, Summary
 from icml25.core.plots import save_figure
 from icml25.papers.mutransfer_fno.data import burgers_dataset
@@ -65,24 +74,38 @@ class BurgersTransferConfig(ExperimentConfig):
     clip: float = 0.01
     """Element-wise gradient clip (<= 0: none)."""
 
+    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("clip",)  # every value is valid: <= 0 switches clipping off
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_train", "n_test", "nu", "T", "lr_center", "width", "n_layers", "epochs",
+                                     "batch_size"),
+                     at_least={"res": 4, "ks": 2, "k_proxy": 2, "k_target": 2, "n_lrs": 3}, nonempty=("ks",))
+        name = type(self).__name__
+        if self.res % 2:
+            raise ConfigError(f"{name}.res must be even, got {self.res}")
+        if self.solver_res < self.res or self.solver_res % self.res:
+            raise ConfigError(f"{name}.solver_res must be a multiple of res={self.res}, got {self.solver_res}")
+        if not self.lr_ratio > 1:
+            raise ConfigError(f"{name}.lr_ratio must be > 1, got {self.lr_ratio!r}")
+        for field in ("k_proxy", "k_target"):
+            if getattr(self, field) not in self.ks:
+                raise ConfigError(f"{name}.{field} must be one of ks={self.ks}, got {getattr(self, field)}")
+        if max(self.ks) > self.res // 2 + 1:
+            raise ConfigError(f"{name}.ks must be <= res // 2 + 1 = {self.res // 2 + 1} (the modes must fit the "
+                              f"grid), got {self.ks}")
+
 
 def lr_grid(cfg: BurgersTransferConfig) -> np.ndarray:
-    """The geometric LR grid lr_center * ratio^(i - (n-1)/2), i = 0..n-1."""
-    if cfg.n_lrs < 3 or not cfg.lr_ratio > 1 or not cfg.lr_center > 0:
-        raise ValueError(f"need n_lrs >= 3, lr_ratio > 1, lr_center > 0; got {cfg.n_lrs}, {cfg.lr_ratio}, "
-                         f"{cfg.lr_center}")
+    """The geometric LR grid lr_center * ratio^(i - (n-1)/2), i = 0..n-1 (the config checks the ranges)."""
     return cfg.lr_center * cfg.lr_ratio ** (np.arange(cfg.n_lrs) - (cfg.n_lrs - 1) / 2)
 
 
 def run_burgers_transfer(cfg: BurgersTransferConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Paired SP/muP LR sweeps over K on one Burgers data set; transfer metrics K_proxy -> K_target."""
-    if cfg.device != "cpu":
-        raise ValueError(f"this experiment runs on CPU only, got device={cfg.device!r}")
-    if cfg.k_proxy not in cfg.ks or cfg.k_target not in cfg.ks:
-        raise ValueError(f"k_proxy={cfg.k_proxy} and k_target={cfg.k_target} must be in ks={cfg.ks}")
     lrs = lr_grid(cfg)
     a, u = burgers_dataset(cfg.n_train + cfg.n_test, cfg.res, cfg.nu, cfg.T, seed=seed, solver_res=cfg.solver_res)
-    a, u = torch.from_numpy(a), torch.from_numpy(u)
+    a, u = torch.from_numpy(a).to(cfg.device), torch.from_numpy(u).to(cfg.device)
     tr, te = slice(0, cfg.n_train), slice(cfg.n_train, None)
     settings = TrainSettings(width=cfg.width, n_layers=cfg.n_layers, epochs=cfg.epochs, batch_size=cfg.batch_size,
                              k_base=cfg.k_proxy, clip=cfg.clip if cfg.clip > 0 else None, cosine=True)
@@ -153,7 +176,7 @@ EXPERIMENTS = [
         },
         seeds={"smoke": 2, "quick": 3, "full": 5},
         figures=lr_curve_figures,
-        full_requirements="Burgers at the card's full scale runs on CPU (hours; device=cpu only). The "
+        full_requirements="Burgers at the card's full scale runs on CPU in hours (or pass device=cuda). The "
                           "paper's Darcy FNO-2D and Navier-Stokes FNO-3D sweeps (up to ~1B parameters) are not "
                           "included; their data (HF hub LDA1020/muTransfer-FNO-data) cannot be downloaded here.",
     ),

@@ -41,21 +41,44 @@ class TrainSettings:
     cosine: bool = True
     """Cosine-anneal the LR to 0 over training (else constant)."""
 
+    def __post_init__(self) -> None:
+        for name in ("width", "n_layers", "epochs", "batch_size", "k_base"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"TrainSettings.{name} must be a positive integer, got {value!r}")
+        if self.clip is not None and not self.clip > 0:
+            raise ValueError(f"TrainSettings.clip must be positive or None, got {self.clip!r}")
+
+
+def _check_data(a_train, u_train, a_test, u_test) -> None:
+    """Inputs and targets are (n, res) tensors with matching shapes, on one device."""
+    for name, a, u in (("train", a_train, u_train), ("test", a_test, u_test)):
+        if not (isinstance(a, torch.Tensor) and isinstance(u, torch.Tensor)):
+            raise TypeError(f"a_{name} and u_{name} must be tensors")
+        if a.ndim != 2 or a.shape != u.shape or len(a) == 0:
+            raise ValueError(f"a_{name} and u_{name} must be non-empty (n, res) tensors of one shape, got "
+                             f"{tuple(a.shape)} and {tuple(u.shape)}")
+    if a_train.shape[1] != a_test.shape[1]:
+        raise ValueError(f"train and test grids differ: {a_train.shape[1]} and {a_test.shape[1]} points")
+
 
 def train_fno(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torch.Tensor, u_test: torch.Tensor, *,
               modes: int, param: str, lr: float, settings: TrainSettings, seed: int) -> float:
     """Train a 1-D FNO with Adam on the relative L2 loss; return the mean test relative L2 error.
 
-    Inputs are (n, res) tensors. The seed fixes the init and the minibatch order, so two calls with
+    Inputs are (n, res) tensors; the model is built on the CPU (the same init on every device) and
+    trained on ``a_train``'s device. The seed fixes the init and the minibatch order, so two calls with
     the same seed that build the same model (e.g. SP and muP at K = k_base) are bit-identical.
     A diverged run (non-finite loss) returns ``inf``.
     """
     if not lr > 0:
         raise ValueError(f"lr must be positive, got {lr!r}")
+    _check_data(a_train, u_train, a_test, u_test)
+    device = a_train.device
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     model = FNO(1, 1, 1, width=settings.width, n_layers=settings.n_layers, modes=modes, param=param,
-                k_base=settings.k_base)
+                k_base=settings.k_base).to(device)
     opt = torch.optim.Adam(mup_param_groups(model, lr))
     n = a_train.shape[0]
     steps_per_epoch = math.ceil(n / settings.batch_size)
@@ -65,7 +88,7 @@ def train_fno(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torch.Tensor
     for _ in range(settings.epochs):
         perm = torch.randperm(n, generator=gen)
         for i in range(steps_per_epoch):
-            idx = perm[i * settings.batch_size:(i + 1) * settings.batch_size]
+            idx = perm[i * settings.batch_size:(i + 1) * settings.batch_size].to(device)
             loss = relative_l2(model(x_train[idx]), y_train[idx]).mean()
             if not torch.isfinite(loss):
                 return math.inf
@@ -96,23 +119,27 @@ def train_fno_lr_grid(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torc
     factor) and sees the same minibatches: the LR curves are paired, which makes their argmins far
     less noisy than independent runs. Each member is updated by Adam with its own per-parameter LR
     (``mup_param_groups``), element-wise clipping and the shared cosine schedule, exactly as
-    ``train_fno`` would train it alone (tested to agree).
+    ``train_fno`` would train it alone (tested to agree). The members are built on the CPU and trained
+    on ``a_train``'s device.
     """
     from torch.func import functional_call, stack_module_state, vmap
 
     if len(params) == 0 or len(lrs) == 0 or any(not lr > 0 for lr in lrs):
         raise ValueError(f"need at least one param and positive lrs, got {params!r}, {lrs!r}")
+    _check_data(a_train, u_train, a_test, u_test)
+    device = a_train.device
     members, lr_maps = [], []
     for param in params:
         for lr in lrs:
             torch.manual_seed(seed)
             model = FNO(1, 1, 1, width=settings.width, n_layers=settings.n_layers, modes=modes, param=param,
-                        k_base=settings.k_base)
+                        k_base=settings.k_base).to(device)
             members.append(model)
             lr_maps.append(_member_lrs(model, lr))
     weights, buffers = stack_module_state(members)
     names = list(weights)
-    lr_t = {n: torch.tensor([m[n] for m in lr_maps]).view((-1,) + (1,) * (weights[n].dim() - 1)) for n in names}
+    lr_t = {n: torch.tensor([m[n] for m in lr_maps], device=device).view((-1,) + (1,) * (weights[n].dim() - 1))
+            for n in names}
     base = members[0].to("meta")
     n_members = len(members)
 
@@ -131,7 +158,7 @@ def train_fno_lr_grid(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torc
     for _ in range(settings.epochs):
         perm = torch.randperm(n, generator=gen)
         for i in range(steps_per_epoch):
-            idx = perm[i * settings.batch_size:(i + 1) * settings.batch_size]
+            idx = perm[i * settings.batch_size:(i + 1) * settings.batch_size].to(device)
             out = batched(weights, buffers, x_train[idx])  # (members, batch, res, 1)
             loss = relative_l2(out.flatten(0, 1), y_train[idx].repeat(n_members, 1, 1)).view(n_members, -1)
             grads = torch.autograd.grad(loss.mean(1).sum(), [weights[k] for k in names])
@@ -150,7 +177,7 @@ def train_fno_lr_grid(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torc
     with torch.no_grad():
         out = batched(weights, buffers, a_test[..., None])
         err = relative_l2(out.flatten(0, 1), u_test[..., None].repeat(n_members, 1, 1)).view(n_members, -1)
-        err = err.mean(1).numpy().astype(float)
+        err = err.mean(1).cpu().numpy().astype(float)
     err[~np.isfinite(err)] = np.inf
     return err.reshape(len(params), len(lrs))
 
@@ -179,7 +206,9 @@ def lr_sweep(data: tuple, params: Sequence[str], ks: Sequence[int], lrs: Sequenc
     settings = settings or TrainSettings()
     if min(len(params), len(ks), len(lrs), len(seeds)) == 0:
         raise ValueError("params, ks, lrs and seeds must all be non-empty")
-    a_tr, u_tr, a_te, u_te = (torch.as_tensor(np.asarray(x), dtype=torch.float32) for x in data)
+    # tensors keep their device (the sweep trains there); arrays and lists become CPU tensors
+    a_tr, u_tr, a_te, u_te = (torch.as_tensor(x if isinstance(x, torch.Tensor) else np.asarray(x),
+                                              dtype=torch.float32) for x in data)
     rows, total, done = [], len(ks) * len(seeds), 0
     for k in ks:
         # at K = k_base SP and muP are the same model with the same LRs (bit-identical): train it once
@@ -200,11 +229,15 @@ def optimum_index(errors: Sequence[float]) -> float:
     """Grid index of the minimum, refined by a parabola through log-errors at the argmin and its neighbours.
 
     The vertex is clipped to within half a step of the discrete argmin; an argmin at the edge of
-    the grid is returned as is. On a geometric LR grid this is log(lr*) in grid steps.
+    the grid is returned as is. On a geometric LR grid this is log(lr*) in grid steps. Errors must be
+    positive; ``inf`` marks a diverged run.
     """
-    e = np.log(np.asarray(errors, dtype=float))
-    if e.ndim != 1 or e.size < 1:
+    errors = np.asarray(errors, dtype=float)
+    if errors.ndim != 1 or errors.size < 1:
         raise ValueError("errors must be a non-empty 1-D sequence")
+    if not np.all(errors > 0):  # also rejects NaN
+        raise ValueError(f"errors must be positive (inf for a diverged run), got {errors}")
+    e = np.log(errors)
     i = int(np.argmin(e))
     if i == 0 or i == e.size - 1 or not np.all(np.isfinite(e[i - 1:i + 2])):
         return float(i)

@@ -50,13 +50,12 @@ class CombinatorialScreen:
         return self.pairs[idx], self.single[idx], self.y[idx]
 
 
-def check_pairs_single(pairs, single, n_genes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Validate ``pairs`` (n, 2) non-negative ints and ``single`` (n, 2) finite floats.
+def check_pairs(pairs, n_genes: int | None = None) -> np.ndarray:
+    """Validate gene-id pairs: shape (n, 2), n >= 1, integer values in ``[0, n_genes)``.
 
-    Returns them as ``int64`` and ``float32`` arrays; raises ``ValueError`` naming the problem.
+    Returns them as ``int64``; raises ``ValueError`` naming the problem.
     """
     pairs = np.asarray(pairs)
-    single = np.asarray(single, dtype=np.float64)
     if pairs.ndim != 2 or pairs.shape[1] != 2:
         raise ValueError(f"pairs must have shape (n, 2), got {pairs.shape}")
     if pairs.shape[0] == 0:
@@ -69,6 +68,16 @@ def check_pairs_single(pairs, single, n_genes: int | None = None) -> tuple[np.nd
         raise ValueError(f"gene ids must be >= 0, got {pairs.min()}")
     if n_genes is not None and pairs.max() >= n_genes:
         raise ValueError(f"gene id {pairs.max()} is out of range for n_genes={n_genes}")
+    return pairs
+
+
+def check_pairs_single(pairs, single, n_genes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Validate ``pairs`` (n, 2) non-negative ints and ``single`` (n, 2) finite floats.
+
+    Returns them as ``int64`` and ``float32`` arrays; raises ``ValueError`` naming the problem.
+    """
+    pairs = check_pairs(pairs, n_genes)
+    single = np.asarray(single, dtype=np.float64)
     if single.shape != pairs.shape:
         raise ValueError(f"single must have the shape of pairs {pairs.shape}, got {single.shape}")
     if not np.all(np.isfinite(single)):

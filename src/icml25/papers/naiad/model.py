@@ -32,9 +32,10 @@ from bisect import bisect_left
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from torch import nn
 
-from icml25.papers.naiad.data import check_pairs_single
+from icml25.papers.naiad.data import check_pairs, check_pairs_single
 
 EMBED_DIM_TABLE: dict[int, int] = {0: 2, 2: 2, 4: 4, 10: 16, 20: 16, 30: 32, 40: 64, 60: 64, 80: 128, 100: 128}
 """Times each gene is seen in training (n_train / n_genes) -> embedding size (official ``n_gene_seen``)."""
@@ -83,18 +84,23 @@ class NAIADNet(nn.Module):
         p_dropout: dropout probability in both branches.
         mode: ``'both'`` (NAIAD), ``'pheno'`` (single-effect branch only) or ``'embed'``
             (gene-embedding branch only).
+        n_single: inputs of the single-effect branch (NAIAD: 2, the phenotypes s_a, s_b).
+
+    ``forward(pairs, single)`` takes integer gene ids ``pairs`` (n, 2) and ``single``
+    (n, n_single) on the module's device; the output (n,) has the parameters' dtype.
     """
 
     def __init__(self, n_genes: int, d_embed: int, d_pheno_hid: int = 256, p_dropout: float = 0.1,
-                 mode: str = "both") -> None:
+                 mode: str = "both", n_single: int = 2) -> None:
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        if n_genes < 1 or d_embed < 1 or d_pheno_hid < 1:
-            raise ValueError(f"n_genes, d_embed and d_pheno_hid must be >= 1, got {n_genes}, {d_embed}, {d_pheno_hid}")
+        if n_genes < 1 or d_embed < 1 or d_pheno_hid < 1 or n_single < 1:
+            raise ValueError(f"n_genes, d_embed, d_pheno_hid and n_single must be >= 1, got {n_genes}, {d_embed}, "
+                             f"{d_pheno_hid}, {n_single}")
         if not 0 <= p_dropout < 1:
             raise ValueError(f"p_dropout must be in [0, 1), got {p_dropout}")
-        self.n_genes, self.d_embed, self.mode = n_genes, d_embed, mode
+        self.n_genes, self.d_embed, self.mode, self.n_single = n_genes, d_embed, mode, n_single
         d, h = d_embed, d_pheno_hid
         if mode in ("both", "embed"):
             self.embedding = nn.Embedding(n_genes, d)
@@ -102,18 +108,22 @@ class NAIADNet(nn.Module):
             self.pair_head = nn.Sequential(nn.Linear(d, d), nn.Dropout(p_dropout), nn.ReLU(), nn.Linear(d, 1))
         if mode in ("both", "pheno"):
             self.pheno_ffn = nn.Sequential(
-                nn.Linear(2, h, bias=False), nn.Dropout(p_dropout), nn.GELU(),
+                nn.Linear(n_single, h, bias=False), nn.Dropout(p_dropout), nn.GELU(),
                 nn.Linear(h, h, bias=False), nn.Dropout(p_dropout), nn.GELU(),
                 nn.Linear(h, 1),
             )
 
     def forward_embed(self, pairs: torch.Tensor) -> torch.Tensor:
         """y_emb of shape (n,) from gene ids (n, 2): head(h_a + h_b), symmetric in (a, b)."""
+        if pairs.is_floating_point() or pairs.is_complex() or pairs.ndim != 2 or pairs.shape[-1] != 2:
+            raise TypeError(f"pairs must be an integer tensor of shape (n, 2), got {pairs.dtype} {tuple(pairs.shape)}")
         h = self.gene_ffn(self.embedding(pairs))  # (n, 2, d)
         return self.pair_head(h.sum(dim=1)).squeeze(-1)
 
     def forward_pheno(self, single: torch.Tensor) -> torch.Tensor:
-        """y_phe of shape (n,) from the single-gene phenotypes (n, 2)."""
+        """y_phe of shape (n,) from the single-gene phenotypes (n, n_single)."""
+        if single.ndim != 2 or single.shape[-1] != self.n_single:
+            raise ValueError(f"single must have shape (n, {self.n_single}), got {tuple(single.shape)}")
         return self.pheno_ffn(single).squeeze(-1)
 
     def forward(self, pairs: torch.Tensor, single: torch.Tensor | None = None) -> torch.Tensor:
@@ -138,8 +148,45 @@ def _permute_columns(single: np.ndarray, seed: int) -> np.ndarray:
     return np.take_along_axis(single, order, axis=1)
 
 
-class NAIADRegressor(BaseEstimator, RegressorMixin):
-    """scikit-learn style NAIAD model: ``fit(pairs, single, y)``, ``predict(pairs, single)``.
+def _split_design(X: np.ndarray, n_genes: int | None, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
+    """``X`` (n, 2 + k) as gene-id pairs (int64, (n, 2)) and single effects (float32, (n, k))."""
+    if X.shape[1] < 2:
+        raise ValueError(f"{name} needs the two gene-id columns first (then the single effects), "
+                         f"got n_features = {X.shape[1]}")
+    return check_pairs(X[:, :2], n_genes), X[:, 2:].astype(np.float32)
+
+
+def _check_y(y, n: int, name: str = "y") -> np.ndarray:
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape != (n,) or not np.all(np.isfinite(y)):
+        raise ValueError(f"{name} must be a finite array of shape ({n},), got shape {y.shape}")
+    return y
+
+
+class _PairTags:
+    """scikit-learn tags shared by the pair regressors."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True  # the two gene-id columns are integer codes
+        tags.regressor_tags.poor_score = True  # the checks' generic data are not a perturbation screen
+        return tags
+
+
+class NAIADRegressor(_PairTags, RegressorMixin, BaseEstimator):
+    """scikit-learn NAIAD model: ``fit(X, y)`` and ``predict(X)`` on one row per gene pair.
+
+    Layout of ``X``, shape (n, 2 + k): columns 0 and 1 are the two gene ids of the pair
+    (non-negative integers below ``n_genes``), columns 2.. the pair's k single-effect
+    features, in NAIAD k = 2: the single-gene phenotypes s_a and s_b. The single-effect
+    branch sees them in a random order per row (the official loader's shuffle), so it
+    treats them as exchangeable. With k = 0 (ids only) mode ``'both'`` is the embedding
+    branch alone: a single-effect branch without inputs is a constant, which the
+    embedding head's bias already is.
+
+    The three-array form of earlier versions still works: ``fit(pairs, single, y,
+    X_val=(pairs_val, single_val), y_val=...)`` and ``predict(pairs, single)`` (the same as
+    :meth:`fit_pairs` and :meth:`predict_pairs`), with ``pairs`` (n, 2) and ``single`` (n, 2).
 
     Args:
         n_epoch: passes over the training data (100 in the official tutorial).
@@ -155,11 +202,12 @@ class NAIADRegressor(BaseEstimator, RegressorMixin):
         p_dropout: dropout probability (0.1).
         mode: ``'both'`` (NAIAD), ``'pheno'`` or ``'embed'`` (ablations).
         weight_decay: Adam weight decay (0).
-        device: torch device.
+        device: torch device; inputs and outputs are NumPy arrays on the host.
 
     Attributes after ``fit``: ``model_`` (the :class:`NAIADNet`, best-validation weights when a
-    validation set is given), ``d_embed_``, ``n_genes_``, ``train_loss_`` and ``val_loss_``
-    (per-epoch mean squared errors), ``best_epoch_``.
+    validation set is given), ``d_embed_``, ``n_genes_``, ``n_single_`` (k), ``mode_`` (the
+    branches used), ``train_loss_`` and ``val_loss_`` (per-epoch mean squared errors),
+    ``best_epoch_``, ``n_features_in_`` (2 + k; the (X, y) form only).
     """
 
     def __init__(self, n_epoch: int = 100, lr: float = 1e-2, batch_size: int = 1024, d_embed="auto", seed: int = 0,
@@ -194,7 +242,34 @@ class NAIADRegressor(BaseEstimator, RegressorMixin):
         return (torch.as_tensor(pairs, device=dev),
                 torch.as_tensor(_permute_columns(single, 0), device=dev))
 
-    def fit(self, pairs, single, y, X_val=None, y_val=None) -> "NAIADRegressor":
+    def fit(self, X, y, *legacy, X_val=None, y_val=None) -> "NAIADRegressor":
+        """Train on ``X`` (n, 2 + k) (the layout of the class docstring) and phenotypes ``y`` (n,).
+
+        ``X_val`` (same layout) with ``y_val`` selects the epoch with the lowest validation
+        MSE (early-stopping model selection, as the official ``best_model``). Called as
+        ``fit(pairs, single, y, ...)`` it is :meth:`fit_pairs`.
+        """
+        if legacy:
+            if len(legacy) > 3:
+                raise TypeError(f"fit takes (X, y) or (pairs, single, y, X_val, y_val), got {2 + len(legacy)} arrays")
+            rest = dict(zip(("X_val", "y_val"), legacy[1:]))
+            return self.fit_pairs(X, y, legacy[0], X_val=rest.get("X_val", X_val), y_val=rest.get("y_val", y_val))
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        pairs, single = _split_design(X, self.n_genes)
+        n_genes = self.n_genes if self.n_genes is not None else int(pairs.max()) + 1
+        val = None
+        if (X_val is None) != (y_val is None):
+            raise ValueError("give both X_val and y_val, or neither")
+        if X_val is not None:
+            Xv = check_array(X_val, dtype=np.float64, input_name="X_val")
+            if Xv.shape[1] != X.shape[1]:
+                raise ValueError(f"X_val has {Xv.shape[1]} columns but X has {X.shape[1]}")
+            pv, sv = _split_design(Xv, n_genes, "X_val")
+            val = (pv, sv, _check_y(y_val, pv.shape[0], "y_val"))
+        return self._train(pairs, single, y, val, n_genes)
+
+    def fit_pairs(self, pairs, single, y, X_val=None, y_val=None) -> "NAIADRegressor":
         """Train on pairs (n, 2), single effects (n, 2) and phenotypes y (n,).
 
         ``X_val = (pairs_val, single_val)`` with ``y_val`` selects the epoch with the lowest
@@ -202,25 +277,30 @@ class NAIADRegressor(BaseEstimator, RegressorMixin):
         """
         self._check_params()
         pairs, single = check_pairs_single(pairs, single, self.n_genes)
-        y = np.asarray(y, dtype=np.float64)
-        if y.shape != (pairs.shape[0],) or not np.all(np.isfinite(y)):
-            raise ValueError(f"y must be a finite array of shape ({pairs.shape[0]},), got shape {y.shape}")
-        has_val = X_val is not None
-        if has_val != (y_val is not None):
+        y = _check_y(y, pairs.shape[0])
+        if (X_val is None) != (y_val is None):
             raise ValueError("give both X_val=(pairs_val, single_val) and y_val, or neither")
         n_genes = self.n_genes if self.n_genes is not None else int(pairs.max()) + 1
-        if has_val:
+        val = None
+        if X_val is not None:
             pv, sv = check_pairs_single(*X_val, n_genes)
-            yv = np.asarray(y_val, dtype=np.float64)
-            if yv.shape != (pv.shape[0],) or not np.all(np.isfinite(yv)):
-                raise ValueError(f"y_val must be a finite array of shape ({pv.shape[0]},), got shape {yv.shape}")
-        n = pairs.shape[0]
+            val = (pv, sv, _check_y(y_val, pv.shape[0], "y_val"))
+        if hasattr(self, "n_features_in_"):
+            del self.n_features_in_  # a refit in this form forgets the (X, y) layout
+        return self._train(pairs, single, y, val, n_genes)
+
+    def _train(self, pairs: np.ndarray, single: np.ndarray, y: np.ndarray, val, n_genes: int) -> "NAIADRegressor":
+        """The official training recipe on validated arrays; ``val`` is ``(pairs, single, y)`` or ``None``."""
+        n, k = single.shape
+        mode = "embed" if k == 0 and self.mode == "both" else self.mode
+        if k == 0 and mode == "pheno":
+            raise ValueError("mode 'pheno' needs single-effect columns after the two gene ids")
         d = adaptive_embed_dim(n, n_genes) if self.d_embed == "auto" else int(self.d_embed)
-        self.n_genes_, self.d_embed_ = int(n_genes), d
+        self.n_genes_, self.d_embed_, self.n_single_, self.mode_ = int(n_genes), d, k, mode
 
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
-            model = NAIADNet(n_genes, d, self.d_pheno_hid, self.p_dropout, self.mode).to(self.device)
+            model = NAIADNet(n_genes, d, self.d_pheno_hid, self.p_dropout, mode, n_single=max(k, 1)).to(self.device)
             opt = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
             steps_per_epoch = math.ceil(n / self.batch_size)
             total = int(self.n_epoch) * steps_per_epoch
@@ -230,9 +310,9 @@ class NAIADRegressor(BaseEstimator, RegressorMixin):
             sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: warmup_linear_lr_factor(t, warm, total))
             g, s = self._tensors(pairs, single)
             t = torch.as_tensor(y, dtype=torch.float32, device=g.device)
-            if has_val:
-                gv, svt = self._tensors(pv, sv)
-                tv = torch.as_tensor(yv, dtype=torch.float32, device=g.device)
+            if val is not None:
+                gv, svt = self._tensors(val[0], val[1])
+                tv = torch.as_tensor(val[2], dtype=torch.float32, device=g.device)
             best, best_state, self.train_loss_, self.val_loss_ = math.inf, None, [], []
             self.best_epoch_ = int(self.n_epoch) - 1
             for epoch in range(int(self.n_epoch)):
@@ -247,7 +327,7 @@ class NAIADRegressor(BaseEstimator, RegressorMixin):
                     sched.step()
                     run += float(loss.detach())
                 self.train_loss_.append(run / n)
-                if has_val:
+                if val is not None:
                     model.eval()
                     with torch.no_grad():
                         vl = float(((model(gv, svt) - tv) ** 2).mean())
@@ -260,22 +340,43 @@ class NAIADRegressor(BaseEstimator, RegressorMixin):
         self.model_ = model
         return self
 
-    def predict(self, pairs, single) -> np.ndarray:
+    def predict(self, X, single=None) -> np.ndarray:
+        """Predicted phenotypes (n,) of the rows of ``X`` (n, 2 + k), the layout used in ``fit``.
+
+        Called as ``predict(pairs, single)`` it is :meth:`predict_pairs`.
+        """
+        if single is not None:
+            return self.predict_pairs(X, single)
+        check_is_fitted(self, "model_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if X.shape[1] != 2 + self.n_single_:
+            raise ValueError(f"X must have {2 + self.n_single_} columns (two gene ids, {self.n_single_} single "
+                             f"effects), got {X.shape[1]}")
+        return self._predict(*_split_design(X, self.n_genes_))
+
+    def predict_pairs(self, pairs, single) -> np.ndarray:
         """Predicted phenotypes (n,) of the pairs (n, 2) with single effects (n, 2)."""
-        if not hasattr(self, "model_"):
-            raise ValueError("this NAIADRegressor is not fitted yet: call fit first")
-        pairs, single = check_pairs_single(pairs, single, self.n_genes_)
+        check_is_fitted(self, "model_")
+        if self.n_single_ != 2:
+            raise ValueError(f"this model was fitted on {self.n_single_} single-effect columns; use predict(X)")
+        return self._predict(*check_pairs_single(pairs, single, self.n_genes_))
+
+    def _predict(self, pairs: np.ndarray, single: np.ndarray) -> np.ndarray:
         g, s = self._tensors(pairs, single)
         with torch.no_grad():
             return self.model_(g, s).double().cpu().numpy()
 
 
-class SingleEffectLinearRegressor(BaseEstimator, RegressorMixin):
+class SingleEffectLinearRegressor(_PairTags, RegressorMixin, BaseEstimator):
     """Least-squares baseline on the single effects: y ~ b0 + b1 (s_a + s_b) [+ b2 s_a s_b].
 
     ``product_term=False`` is the additive model (the official ``linear`` column fits the two
     single-effect columns; with randomised column order this is the same model);
     ``product_term=True`` adds the multiplicative (epistasis) term.
+
+    Input: ``X`` in the layout of :class:`NAIADRegressor` (two gene-id columns, then the k
+    single effects; the sum and the product run over all k, and the ids are checked but not
+    used), or the three-array form ``fit(pairs, single, y)`` / ``predict(pairs, single)``.
     """
 
     def __init__(self, product_term: bool = False) -> None:
@@ -284,21 +385,45 @@ class SingleEffectLinearRegressor(BaseEstimator, RegressorMixin):
     def _features(self, single: np.ndarray) -> np.ndarray:
         cols = [np.ones(single.shape[0]), single.sum(axis=1)]
         if self.product_term:
-            cols.append(single[:, 0] * single[:, 1])
+            cols.append(np.prod(single, axis=1))
         return np.stack(cols, axis=1).astype(np.float64)
 
-    def fit(self, pairs, single, y) -> "SingleEffectLinearRegressor":
-        """Least-squares fit; ``pairs`` is accepted for API symmetry and checked, not used."""
-        pairs, single = check_pairs_single(pairs, single)
-        y = np.asarray(y, dtype=np.float64)
-        if y.shape != (pairs.shape[0],) or not np.all(np.isfinite(y)):
-            raise ValueError(f"y must be a finite array of shape ({pairs.shape[0]},), got shape {y.shape}")
+    def fit(self, X, y, *legacy) -> "SingleEffectLinearRegressor":
+        """Least-squares fit on ``X`` (n, 2 + k) and ``y`` (n,); ``fit(pairs, single, y)`` is :meth:`fit_pairs`."""
+        if legacy:
+            if len(legacy) != 1:
+                raise TypeError(f"fit takes (X, y) or (pairs, single, y), got {2 + len(legacy)} arrays")
+            return self.fit_pairs(X, y, legacy[0])
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        _, single = _split_design(X, None)
+        self.n_single_ = single.shape[1]
         self.coef_ = np.linalg.lstsq(self._features(single), y, rcond=None)[0]
         return self
 
-    def predict(self, pairs, single) -> np.ndarray:
-        """Predicted phenotypes (n,)."""
-        if not hasattr(self, "coef_"):
-            raise ValueError("this SingleEffectLinearRegressor is not fitted yet: call fit first")
+    def fit_pairs(self, pairs, single, y) -> "SingleEffectLinearRegressor":
+        """Least-squares fit; ``pairs`` is accepted for API symmetry and checked, not used."""
+        pairs, single = check_pairs_single(pairs, single)
+        y = _check_y(y, pairs.shape[0])
+        if hasattr(self, "n_features_in_"):
+            del self.n_features_in_
+        self.n_single_ = 2
+        self.coef_ = np.linalg.lstsq(self._features(single), y, rcond=None)[0]
+        return self
+
+    def predict(self, X, single=None) -> np.ndarray:
+        """Predicted phenotypes (n,); ``predict(pairs, single)`` is :meth:`predict_pairs`."""
+        if single is not None:
+            return self.predict_pairs(X, single)
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if X.shape[1] != 2 + self.n_single_:
+            raise ValueError(f"X must have {2 + self.n_single_} columns, got {X.shape[1]}")
+        return self._features(_split_design(X, None)[1]) @ self.coef_
+
+    def predict_pairs(self, pairs, single) -> np.ndarray:
+        """Predicted phenotypes (n,) of the pairs (n, 2) with single effects (n, 2)."""
+        check_is_fitted(self, "coef_")
         _, single = check_pairs_single(pairs, single)
+        if self.n_single_ != 2:
+            raise ValueError(f"this model was fitted on {self.n_single_} single-effect columns; use predict(X)")
         return self._features(single) @ self.coef_

@@ -21,10 +21,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim, Summary
 from icml25.core.plots import save_figure
-from icml25.papers.naiad.active_learning import ActiveLearner, top_n_recall
+from icml25.papers.naiad.active_learning import ACQUISITIONS, ActiveLearner, top_n_recall
 from icml25.papers.naiad.data import CombinatorialScreen, load_screen_csv, make_synthetic_screen
 from icml25.papers.naiad.model import NAIADRegressor, SingleEffectLinearRegressor
 
@@ -53,6 +61,29 @@ class SmallSampleConfig(ExperimentConfig):
     data_path: str = ""
     """Optional raw screen CSV of the official repository (id1, id2, score) used instead of synthetic data."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_train", "n_val", "n_epoch", "d_pheno_hid", "recall_n"),
+                     nonnegative=("additive_check_n",), open_fraction=("test_frac",), nonempty=("n_train",),
+                     at_least={"n_genes": 3})
+        _check_data_path(self)
+        if not self.data_path:  # the synthetic screen's size is known: every split must fit in it
+            pairs = self.n_genes * (self.n_genes - 1) // 2
+            n_test = int(self.test_frac * pairs)
+            left = pairs - n_test - self.n_val
+            if max(self.n_train) > left or self.additive_check_n > left:
+                raise ConfigError(f"SmallSampleConfig.n_train must be <= the {left} pairs left after test and "
+                                  f"validation ({pairs} pairs of {self.n_genes} genes), got n_train={self.n_train}, "
+                                  f"additive_check_n={self.additive_check_n}")
+            if self.recall_n > n_test:
+                raise ConfigError(f"SmallSampleConfig.recall_n must be <= the {n_test} test pairs, got {self.recall_n}")
+
+
+def _check_data_path(cfg: ExperimentConfig) -> None:
+    """An optional screen file must exist (checked before any job runs)."""
+    if cfg.data_path and not Path(cfg.data_path).is_file():
+        raise ConfigError(f"{type(cfg).__name__}.data_path must be an existing CSV file, got {cfg.data_path!r}")
+
 
 def _fit_predict(name: str, cfg: SmallSampleConfig, seed: int, train, val, test, n_genes: int) -> np.ndarray:
     """Fit model ``name`` on ``train`` (and ``val`` for the neural models); predict ``test``."""
@@ -76,7 +107,7 @@ def run_small_sample(cfg: SmallSampleConfig, seed: int, progress: ProgressFn = n
     perm = rng.permutation(len(screen))
     n_test = int(cfg.test_frac * len(screen))
     test_idx, val_idx, rest = perm[:n_test], perm[n_test:n_test + cfg.n_val], perm[n_test + cfg.n_val:]
-    if sizes[-1] > rest.size:
+    if sizes[-1] > rest.size:  # a user's screen (data_path); the config checks the synthetic one
         raise ValueError(f"n_train {sizes[-1]} exceeds the {rest.size} pairs left after test and validation")
     test, val = screen.subset(test_idx), screen.subset(val_idx)
     rmse = {m: [] for m in MODELS}
@@ -135,6 +166,23 @@ class ActiveLearningConfig(ExperimentConfig):
     """Acquisitions compared on the same random start."""
     data_path: str = ""
     """Optional raw screen CSV of the official repository (id1, id2, score) used instead of synthetic data."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("schedule", "n_ensemble", "n_epoch", "d_pheno_hid", "top_n"),
+                     nonnegative=("beta",), nonempty=("schedule", "methods"), at_least={"n_genes": 3},
+                     choices={"methods": ACQUISITIONS})
+        if not 0 <= self.test_frac < 1:
+            raise ConfigError(f"ActiveLearningConfig.test_frac must be in [0, 1), got {self.test_frac}")
+        if any(b <= a for a, b in zip(self.schedule, self.schedule[1:])):
+            raise ConfigError(f"ActiveLearningConfig.schedule must be strictly increasing, got {self.schedule}")
+        _check_data_path(self)
+        if not self.data_path:
+            pairs = self.n_genes * (self.n_genes - 1) // 2
+            candidates = pairs - int(self.test_frac * pairs)
+            if self.schedule[-1] > candidates or self.top_n > candidates:
+                raise ConfigError(f"ActiveLearningConfig.schedule and top_n must be <= the {candidates} candidate "
+                                  f"pairs, got schedule={self.schedule}, top_n={self.top_n}")
 
 
 def _screen(cfg, seed: int) -> CombinatorialScreen:

@@ -8,6 +8,7 @@ Minartz et al., "Deep Neural Cellular Potts Models" (arXiv 2502.02129). Lattices
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Sequence
 
 import torch
@@ -19,18 +20,40 @@ from icml25.papers.neuralcpm.cpm import MOORE, CellsortHamiltonian
 _HALF = ((0, 1), (1, -1), (1, 0), (1, 1))
 
 
-def _contact_features(sigma: torch.Tensor, cell_types: torch.Tensor, n_types: int) -> torch.Tensor:
-    """Contact counts per type pair (a <= b), shape (N, (n_types+1)(n_types+2)/2), float."""
+def _check_lattices(sigma: torch.Tensor, cell_types: torch.Tensor) -> None:
+    """``sigma`` is a (N, h, w) integer tensor of ids in [0, C], ``cell_types`` a (C + 1,) integer tensor.
+
+    The id range is a value check: it is skipped on the meta device, where tensors have no values.
+    """
+    if not (isinstance(sigma, torch.Tensor) and isinstance(cell_types, torch.Tensor)):
+        raise TypeError(f"sigma and cell_types must be tensors, got {type(sigma).__name__}, "
+                        f"{type(cell_types).__name__}")
+    if sigma.is_floating_point() or sigma.is_complex() or sigma.dtype == torch.bool:
+        raise TypeError(f"sigma must hold integer cell ids, got dtype {sigma.dtype}")
+    if cell_types.is_floating_point() or cell_types.is_complex() or cell_types.dtype == torch.bool:
+        raise TypeError(f"cell_types must hold integer type ids, got dtype {cell_types.dtype}")
+    if sigma.ndim != 3:
+        raise ValueError(f"sigma must be a batch of lattices (N, h, w), got shape {tuple(sigma.shape)}")
+    if cell_types.ndim != 1 or cell_types.numel() < 1:
+        raise ValueError(f"cell_types must have shape (C + 1,), got {tuple(cell_types.shape)}")
+    if not sigma.is_meta and sigma.numel() and (int(sigma.min()) < 0 or int(sigma.max()) >= cell_types.numel()):
+        raise ValueError(f"sigma ids must lie in [0, {cell_types.numel() - 1}], got "
+                         f"[{int(sigma.min())}, {int(sigma.max())}]")
+
+
+def _contact_features(sigma: torch.Tensor, cell_types: torch.Tensor, n_types: int,
+                      dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    """Contact counts per type pair (a <= b), shape (N, (n_types+1)(n_types+2)/2), in ``dtype``."""
     k = n_types + 1
     tau = cell_types[sigma]
-    counts = torch.zeros(sigma.shape[0], k * k, dtype=torch.float64, device=sigma.device)
+    counts = torch.zeros(sigma.shape[0], k * k, dtype=dtype, device=sigma.device)
     for di, dj in _HALF:
         s2 = torch.roll(sigma, (-di, -dj), (1, 2))
         t2 = torch.roll(tau, (-di, -dj), (1, 2))
         a, b = torch.minimum(tau, t2), torch.maximum(tau, t2)
         idx = (a * k + b).flatten(1)
-        counts.scatter_add_(1, idx, (sigma != s2).flatten(1).to(torch.float64))
-    iu = torch.triu_indices(k, k)
+        counts.scatter_add_(1, idx, (sigma != s2).flatten(1).to(dtype))
+    iu = torch.triu_indices(k, k, device=sigma.device)
     return counts[:, iu[0] * k + iu[1]]
 
 
@@ -46,6 +69,9 @@ class SymbolicHamiltonian(nn.Module):
         super().__init__()
         if n_types < 1:
             raise ValueError(f"n_types must be >= 1, got {n_types}")
+        if not all(map(math.isfinite, (J_init, lam_init, v_star))) or not lam_init > 0:
+            raise ValueError(f"need finite J_init and v_star and a finite lam_init > 0, got J_init={J_init}, "
+                             f"lam_init={lam_init}, v_star={v_star}")
         self.n_types = n_types
         n_pairs = (n_types + 1) * (n_types + 2) // 2 - 1
         self.J_pairs = nn.Parameter(torch.full((n_pairs,), float(J_init), dtype=torch.float64))
@@ -60,23 +86,27 @@ class SymbolicHamiltonian(nn.Module):
     def J_matrix(self) -> torch.Tensor:
         """The symmetric ``(n_types+1, n_types+1)`` contact matrix."""
         k = self.n_types + 1
-        iu = torch.triu_indices(k, k)
-        J = torch.zeros(k, k, dtype=torch.float64)
-        vals = torch.cat([torch.zeros(1, dtype=torch.float64), self.J_pairs])
+        like = {"dtype": self.J_pairs.dtype, "device": self.J_pairs.device}
+        iu = torch.triu_indices(k, k, device=like["device"])
+        J = torch.zeros(k, k, **like)
+        vals = torch.cat([torch.zeros(1, **like), self.J_pairs])
         J = J.index_put((iu[0], iu[1]), vals)
         return J + J.T - torch.diag(torch.diag(J))
 
     def to_cellsort(self) -> CellsortHamiltonian:
         """Export the current parameters as an exact NumPy :class:`CellsortHamiltonian`."""
         with torch.no_grad():
-            return CellsortHamiltonian(self.J_matrix().numpy(), float(self.lam), float(self.v_star))
+            return CellsortHamiltonian(self.J_matrix().cpu().numpy(), float(self.lam), float(self.v_star))
 
     def forward(self, sigma: torch.Tensor, cell_types: torch.Tensor) -> torch.Tensor:
-        feats = _contact_features(sigma, cell_types, self.n_types)
+        """Energies (N,) of lattices ``sigma`` (N, h, w), in the parameters' dtype (float64 unless converted)."""
+        _check_lattices(sigma, cell_types)
+        dtype = self.J_pairs.dtype
+        feats = _contact_features(sigma, cell_types, self.n_types, dtype)
         contact = 0.25 * (feats[:, 1:] * self.J_pairs).sum(1)
         n_ids = cell_types.numel()
-        vol = F.one_hot(sigma.flatten(1), n_ids).sum(1)[:, 1:].to(torch.float64)
-        return (contact + self.lam * ((vol - self.v_star) ** 2).sum(1)).float()
+        vol = F.one_hot(sigma.flatten(1), n_ids).sum(1)[:, 1:].to(dtype)
+        return contact + self.lam * ((vol - self.v_star) ** 2).sum(1)
 
 
 class _CellCNN(nn.Module):
@@ -140,12 +170,15 @@ class NeuralHamiltonian(nn.Module):
         return s
 
     def forward(self, sigma: torch.Tensor, cell_types: torch.Tensor) -> torch.Tensor:
+        """Energies (N,) of lattices ``sigma`` (N, h, w), in the network's dtype."""
+        _check_lattices(sigma, cell_types)
         n, h, w = sigma.shape
         if h % self.stride or w % self.stride:
             raise ValueError(f"lattice {h}x{w} must be a multiple of the total stride {self.stride}")
         c = cell_types.numel() - 1
-        masks = F.one_hot(sigma, c + 1)[..., 1:].permute(0, 3, 1, 2).float()  # (N, C, h, w)
-        types = F.one_hot(cell_types[sigma], self.n_types + 1)[..., 1:].permute(0, 3, 1, 2).float()
+        dtype = self.embed.weight.dtype
+        masks = F.one_hot(sigma, c + 1)[..., 1:].permute(0, 3, 1, 2).to(dtype)  # (N, C, h, w)
+        types = F.one_hot(cell_types[sigma], self.n_types + 1)[..., 1:].permute(0, 3, 1, 2).to(dtype)
         x = torch.cat([masks.unsqueeze(2), types.unsqueeze(1).expand(n, c, self.n_types, h, w)], 2)
         z = F.silu(self.embed(x.reshape(n * c, 1 + self.n_types, h, w)))
         for phi, psi, proj, pool in zip(self.phi, self.psi, self.proj, self.pools):
@@ -160,16 +193,27 @@ class NeuralHamiltonian(nn.Module):
 
 
 class ClosureHamiltonian(nn.Module):
-    """Hybrid "neural closure": ``H = w_b * H_sym + w_n * H_NN`` with trainable weights (init 0.25 and 1.0)."""
+    """Hybrid "neural closure": ``H = w_b * H_sym + w_n * H_NN`` with trainable weights (init 0.25 and 1.0).
+
+    The energy has the dtype of ``w_b`` and ``w_n`` (float32 unless converted): the float64 symbolic energy
+    is rounded to it before the sum.
+    """
 
     def __init__(self, sym: nn.Module, nh: nn.Module, w_b: float = 0.25, w_n: float = 1.0):
         super().__init__()
+        if not (isinstance(sym, nn.Module) and isinstance(nh, nn.Module)):
+            raise TypeError(f"sym and nh must be nn.Modules (Hamiltonians), got {type(sym).__name__}, "
+                            f"{type(nh).__name__}")
+        if not (math.isfinite(w_b) and math.isfinite(w_n)):
+            raise ValueError(f"w_b and w_n must be finite, got {w_b}, {w_n}")
         self.sym, self.nh = sym, nh
         self.w_b = nn.Parameter(torch.tensor(float(w_b)))
         self.w_n = nn.Parameter(torch.tensor(float(w_n)))
 
     def forward(self, sigma: torch.Tensor, cell_types: torch.Tensor) -> torch.Tensor:
-        return self.w_b * self.sym(sigma, cell_types) + self.w_n * self.nh(sigma, cell_types)
+        """Energies (N,) of lattices ``sigma`` (N, h, w)."""
+        dtype = self.w_b.dtype
+        return self.w_b * self.sym(sigma, cell_types).to(dtype) + self.w_n * self.nh(sigma, cell_types).to(dtype)
 
 
 @torch.no_grad()
@@ -181,46 +225,63 @@ def parallel_cpm(H: nn.Module, sigma0: torch.Tensor, cell_types: torch.Tensor, n
     neighbour) and a random Moore neighbour for each; every single-flip proposal gets its own exact
     ``dH = H(x') - H(x)`` and Metropolis test, and all accepted flips are applied together. The joint
     move is not Metropolis-corrected (it breaks detailed balance; :func:`metropolis_cpm` is exact).
-    Losses that would empty a cell are rejected. Returns the new lattices ``(B, h, w)``.
+    Losses that would empty a cell are rejected. Returns the new lattices ``(B, h, w)`` on ``sigma0``'s
+    device. Random numbers are drawn on ``generator``'s device (a CPU generator gives the same chains on
+    every device) and moved to the lattices.
     """
     if sigma0.ndim != 3 or not (n_steps >= 0) or not (n_parallel >= 1):  # `not >=` also rejects NaN
         raise ValueError(f"need sigma0 (B, h, w), n_steps >= 0, n_parallel >= 1; got shape "
                          f"{tuple(sigma0.shape)}, n_steps={n_steps}, n_parallel={n_parallel}")
     if not (T > 0):  # also rejects NaN
         raise ValueError(f"T must be > 0, got {T}")
+    _check_lattices(sigma0, cell_types)
     sigma = sigma0.clone()
     b, h, w = sigma.shape
+    if n_parallel > h * w:
+        raise ValueError(f"n_parallel must be <= h * w = {h * w}, got {n_parallel}")
     n_ids = cell_types.numel()
-    moves = torch.tensor(MOORE)
-    ar = torch.arange(b)
+    device = sigma.device
+    draw = generator.device if generator is not None else device  # where the random numbers come from
+    moves = torch.tensor(MOORE, device=device)
+    ar = torch.arange(b, device=device)
     for _ in range(n_steps):
         bound = torch.zeros_like(sigma, dtype=torch.bool)
         for di, dj in MOORE:
             bound |= sigma != torch.roll(sigma, (-di, -dj), (1, 2))
         prob = bound.flatten(1).float() + 1e-9
-        site = torch.multinomial(prob, n_parallel, replacement=False, generator=generator)  # (B, P)
-        d = moves[torch.randint(8, (b, n_parallel), generator=generator)]
+        site = torch.multinomial(prob.to(draw), n_parallel, replacement=False, generator=generator).to(device)
+        d = moves[torch.randint(8, (b, n_parallel), generator=generator, device=draw).to(device)]
         i, j = site // w, site % w
         new = sigma[ar[:, None], (i + d[..., 0]) % h, (j + d[..., 1]) % w]
         old = sigma[ar[:, None], i, j]
         prop = sigma.unsqueeze(1).repeat(1, n_parallel, 1, 1)
-        prop[ar[:, None], torch.arange(n_parallel)[None], i, j] = new
+        prop[ar[:, None], torch.arange(n_parallel, device=device)[None], i, j] = new
         e = H(torch.cat([sigma, prop.reshape(-1, h, w)]), cell_types)
         dh = e[b:].reshape(b, n_parallel).double() - e[:b, None].double()
         vol = F.one_hot(sigma.flatten(1), n_ids).sum(1)
-        acc = (new != old) & (torch.rand(b, n_parallel, generator=generator, dtype=torch.float64)
-                              < torch.exp(-dh.clamp(min=0) / T))
-        lost = torch.zeros(b, n_ids, dtype=torch.long).scatter_add_(1, old, acc.long())
+        u = torch.rand(b, n_parallel, generator=generator, dtype=torch.float64, device=draw).to(device)
+        acc = (new != old) & (u < torch.exp(-dh.clamp(min=0) / T))
+        lost = torch.zeros(b, n_ids, dtype=torch.long, device=device).scatter_add_(1, old, acc.long())
         acc &= ~((old != 0) & (vol.gather(1, old) - lost.gather(1, old) < 1))
         sigma[ar[:, None].expand_as(i)[acc], i[acc], j[acc]] = new[acc]
     return sigma
 
 
 def permute_cell_ids(sigma: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-    """Randomly relabel cell ids (medium stays 0); with shared cell_types this permutes the cells' types."""
+    """Randomly relabel cell ids (medium stays 0); with shared cell_types this permutes the cells' types.
+
+    The permutation is drawn on ``generator``'s device (CPU by default) and applied on ``sigma``'s.
+    """
+    if not isinstance(sigma, torch.Tensor) or sigma.is_floating_point() or sigma.is_complex():
+        raise TypeError(f"sigma must be an integer tensor of cell ids, got "
+                        f"{sigma.dtype if isinstance(sigma, torch.Tensor) else type(sigma).__name__}")
+    if sigma.numel() and int(sigma.min()) < 0:
+        raise ValueError(f"sigma ids must be >= 0, got {int(sigma.min())}")
     c = int(sigma.max()) if sigma.numel() else 0
-    perm = torch.cat([torch.zeros(1, dtype=torch.long), 1 + torch.randperm(c, generator=generator)])
-    return perm[sigma]
+    draw = generator.device if generator is not None else "cpu"
+    perm = torch.cat([torch.zeros(1, dtype=torch.long, device=draw),
+                      1 + torch.randperm(c, generator=generator, device=draw)])
+    return perm.to(sigma.device)[sigma]
 
 
 def train_ebm(H: nn.Module, data: torch.Tensor, cell_types: torch.Tensor, steps: int, lr: float = 1e-3,
@@ -236,15 +297,23 @@ def train_ebm(H: nn.Module, data: torch.Tensor, cell_types: torch.Tensor, steps:
     of ``sampler(H, chains, n_sweeps, generator)`` if given. With ``ema > 0`` the EMA weights are loaded
     into ``H`` at the end. ``lr_symbolic`` (default ``lr``) is the learning rate of the parameters of
     :class:`SymbolicHamiltonian` submodules. Returns the loss and energy-gap history.
+
+    ``H``, ``data`` and ``cell_types`` share one device; the random draws come from a CPU generator
+    seeded by ``seed`` and are moved there, so every device runs the same chains.
     """
     if data.ndim != 3 or data.shape[0] < 1:
         raise ValueError(f"data must be (N, h, w) lattices, got shape {tuple(data.shape)}")
-    if steps < 0 or lr <= 0 or not 0 <= p_reset <= 1 or mcs_per_step <= 0 or not 0 <= ema < 1:
+    _check_lattices(data, cell_types)
+    if not (steps >= 0 and lr > 0 and 0 <= p_reset <= 1 and mcs_per_step > 0 and 0 <= ema < 1 and reg >= 0):
         raise ValueError(f"bad training settings: steps={steps}, lr={lr}, p_reset={p_reset}, "
-                         f"mcs_per_step={mcs_per_step}, ema={ema}")
+                         f"mcs_per_step={mcs_per_step}, ema={ema}, reg={reg}")
+    if n_chains < 1 or batch_size < 1 or n_parallel < 1:
+        raise ValueError(f"n_chains, batch_size and n_parallel must be >= 1, got {n_chains}, {batch_size}, "
+                         f"{n_parallel}")
     g = torch.Generator().manual_seed(seed)
     n, h, w = data.shape
-    chains = data[torch.randint(n, (n_chains,), generator=g)].clone()
+    device = data.device
+    chains = data[torch.randint(n, (n_chains,), generator=g).to(device)].clone()
     sym_ids = {id(p) for m in H.modules() if isinstance(m, SymbolicHamiltonian) for p in m.parameters()}
     groups = [{"params": [p for p in H.parameters() if p.requires_grad and id(p) not in sym_ids], "lr": lr},
               {"params": [p for p in H.parameters() if p.requires_grad and id(p) in sym_ids],
@@ -254,15 +323,15 @@ def train_ebm(H: nn.Module, data: torch.Tensor, cell_types: torch.Tensor, steps:
     n_mcmc = max(1, round(mcs_per_step * h * w / n_parallel))
     hist: dict[str, list[float]] = {"loss": [], "gap": []}
     for _ in range(steps):
-        reset = torch.rand(n_chains, generator=g) < p_reset * mcs_per_step
+        reset = (torch.rand(n_chains, generator=g) < p_reset * mcs_per_step).to(device)
         if reset.any():
-            fresh = data[torch.randint(n, (int(reset.sum()),), generator=g)]
+            fresh = data[torch.randint(n, (int(reset.sum()),), generator=g).to(device)]
             chains[reset] = torch.stack([permute_cell_ids(x, g) for x in fresh])
         if sampler is None:
             chains = parallel_cpm(H, chains, cell_types, n_mcmc, n_parallel, generator=g)
         else:
             chains = sampler(H, chains, mcs_per_step, g)
-        real = data[torch.randint(n, (batch_size,), generator=g)]
+        real = data[torch.randint(n, (batch_size,), generator=g).to(device)]
         e_real, e_fake = H(real, cell_types), H(chains, cell_types)
         loss = e_real.mean() - e_fake.mean() + reg * ((e_real ** 2).mean() + (e_fake ** 2).mean())
         opt.zero_grad()

@@ -17,7 +17,15 @@ import numpy as np
 import torch
 from scipy.stats import wasserstein_distance
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.neuralcpm.cpm import CellsortHamiltonian, checkerboard_cpm, random_init, sorting_index, volumes
@@ -43,6 +51,15 @@ def _generate(H: CellsortHamiltonian, h: int, n_cells: int, v_mean: float, n: in
     return checkerboard_cpm(H, np.stack([s for s, _ in init]), ct, sweeps, rng=rng), ct
 
 
+def _check_lattice_config(cfg: ExperimentConfig) -> None:
+    """The lattice side is a multiple of 3 (checkerboard sampler, NH stride) and holds every cell."""
+    name = type(cfg).__name__
+    if cfg.size % 3:
+        raise ConfigError(f"{name}.size must be a multiple of 3, got {cfg.size}")
+    if cfg.n_cells > cfg.size ** 2:
+        raise ConfigError(f"{name}.n_cells must be <= size^2 = {cfg.size ** 2}, got {cfg.n_cells}")
+
+
 @dataclass
 class RecoveryConfig(ExperimentConfig):
     size: int = 48
@@ -66,6 +83,12 @@ class RecoveryConfig(ExperimentConfig):
     lr: float = 0.05
     """Adam learning rate on (J, softplus^-1 lam)."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("size", "v_star", "n_samples", "mcs_per_step", "n_chains", "lr"),
+                     nonnegative=("lam", "data_sweeps", "steps"), at_least={"n_cells": 2})
+        _check_lattice_config(self)
+
 
 def run_recovery(cfg: RecoveryConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Learn J and lam of the cell-sorting Hamiltonian from its own samples by PCD."""
@@ -74,12 +97,14 @@ def run_recovery(cfg: RecoveryConfig, seed: int, progress: ProgressFn = no_progr
     truth = CellsortHamiltonian(SCENARIO_B_J, cfg.lam, cfg.v_star)
     data, ct = _generate(truth, cfg.size, cfg.n_cells, cfg.v_star, cfg.n_samples, cfg.data_sweeps, rng)
     progress(1, 3)
-    model = SymbolicHamiltonian(2, J_init=1.0, lam_init=0.2, v_star=cfg.v_star)
+    model = SymbolicHamiltonian(2, J_init=1.0, lam_init=0.2, v_star=cfg.v_star).to(cfg.device)
 
-    def sampler(H, chains, sweeps, g):
-        return torch.from_numpy(checkerboard_cpm(H.to_cellsort(), chains.numpy(), ct, sweeps, rng=rng))
+    def sampler(H, chains, sweeps, g):  # the exact NumPy sampler on the CPU; the chains live on cfg.device
+        return torch.from_numpy(checkerboard_cpm(H.to_cellsort(), chains.cpu().numpy(), ct, sweeps,
+                                                 rng=rng)).to(chains.device)
 
-    train_ebm(model, torch.from_numpy(data), torch.from_numpy(ct), cfg.steps, lr=cfg.lr, reg=0.0,
+    train_ebm(model, torch.from_numpy(data).to(cfg.device), torch.from_numpy(ct).to(cfg.device), cfg.steps,
+              lr=cfg.lr, reg=0.0,
               n_chains=cfg.n_chains, batch_size=cfg.n_samples, mcs_per_step=cfg.mcs_per_step, seed=seed,
               sampler=sampler)
     progress(2, 3)
@@ -128,6 +153,18 @@ class ClosureConfig(ExperimentConfig):
     eval_steps: int = 40
     """Sampler steps of each trained model, started from permuted data lattices, before measuring."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("size", "v_star", "n_samples", "mcmc_steps", "n_parallel", "n_chains", "lr",
+                                     "node_dims"),
+                     nonnegative=("lam", "data_sweeps", "steps", "eval_steps"), nonempty=("node_dims",),
+                     at_least={"n_cells": 2})
+        _check_lattice_config(self)
+        for field in ("v_star", "lam"):
+            if len(getattr(self, field)) != 2:
+                raise ConfigError(f"{type(self).__name__}.{field} must hold one value per cell type (2), "
+                                  f"got {getattr(self, field)!r}")
+
 
 def _w1_per_type(v_a: np.ndarray, v_b: np.ndarray, types: np.ndarray) -> float:
     """Mean over types of the 1-Wasserstein distance between per-type cell-volume samples."""
@@ -144,7 +181,7 @@ def run_closure(cfg: ClosureConfig, seed: int, progress: ProgressFn = no_progres
     truth = CellsortHamiltonian(SCENARIO_B_J, lam, vs)
     data, ct_np = _generate(truth, cfg.size, cfg.n_cells, float(np.mean(cfg.v_star)), cfg.n_samples,
                             cfg.data_sweeps, rng)
-    data_t, ct = torch.from_numpy(data), torch.from_numpy(ct_np)
+    data_t, ct = torch.from_numpy(data).to(cfg.device), torch.from_numpy(ct_np).to(cfg.device)
     v_mean = float(np.mean(cfg.v_star))
     dims = tuple(cfg.node_dims)
     pools = (1,) * len(dims)
@@ -161,13 +198,13 @@ def run_closure(cfg: ClosureConfig, seed: int, progress: ProgressFn = no_progres
     si_data = float(sorting_index(data, ct_np).mean())
     out: Metrics = {"sorting_index_data": si_data}
     g_eval = torch.Generator().manual_seed(seed + 1000)
-    starts = data_t[torch.randint(cfg.n_samples, (cfg.n_chains,), generator=g_eval)]
+    starts = data_t[torch.randint(cfg.n_samples, (cfg.n_chains,), generator=g_eval).to(cfg.device)]
     for k, kind in enumerate(("symbolic", "nh", "closure")):
-        H = make(kind)
+        H = make(kind).to(cfg.device)
         train_ebm(H, data_t, ct, cfg.steps, lr=cfg.lr, lr_symbolic=0.05, reg=5e-3 if kind == "nh" else 0.0,
                   n_chains=cfg.n_chains, batch_size=16, n_parallel=cfg.n_parallel,
                   mcs_per_step=cfg.mcmc_steps * cfg.n_parallel / cfg.size ** 2, seed=seed)
-        samples = parallel_cpm(H, starts, ct, cfg.eval_steps, cfg.n_parallel, generator=g_eval).numpy()
+        samples = parallel_cpm(H, starts, ct, cfg.eval_steps, cfg.n_parallel, generator=g_eval).cpu().numpy()
         v = volumes(samples, cfg.n_cells)[:, 1:]
         out[f"w1_{kind}"] = _w1_per_type(v, v_data, types)
         out[f"mean_volume_type1_{kind}"] = float(v[:, types == 1].mean())

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 SPHERE_TOL = 1e-6
 """Largest allowed | ||x|| - 1 | for a point to count as lying on the unit sphere."""
@@ -38,7 +39,8 @@ def check_sphere(X: np.ndarray, name: str = "X", d: int | None = None) -> np.nda
     """Return ``X`` as a float64 (n, d) array, raising ValueError unless every row has unit norm."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] < 2:
-        raise ValueError(f"{name} must be a non-empty 2-D array of shape (n, d) with d >= 2, got shape {X.shape}")
+        raise ValueError(f"{name} must be a non-empty 2-D array of shape (n, d) with d >= 2, got shape {X.shape} "
+                         f"(n_features = {X.shape[-1] if X.ndim else 0})")
     if d is not None and X.shape[1] != d:
         raise ValueError(f"{name} has {X.shape[1]} features but {d} were expected")
     if not np.all(np.isfinite(X)):
@@ -49,6 +51,34 @@ def check_sphere(X: np.ndarray, name: str = "X", d: int | None = None) -> np.nda
         raise ValueError(f"{name} must lie on the unit sphere: row {i} has norm {np.linalg.norm(X[i]):.6g} "
                          f"(normalise with X / np.linalg.norm(X, axis=1, keepdims=True))")
     return X
+
+
+def project_to_sphere(X: np.ndarray, name: str = "X") -> np.ndarray:
+    """Each row divided by its Euclidean norm, ``x / ||x||``; a zero row raises ``ValueError``."""
+    X = np.asarray(X, dtype=np.float64)
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    if np.any(norms == 0):
+        i = int(np.flatnonzero(norms[:, 0] == 0)[0])
+        raise ValueError(f"{name} row {i} is zero and has no direction on the sphere")
+    return X / norms
+
+
+_NO_Y = object()
+
+
+def _sphere_input(estimator: BaseEstimator, X, y=_NO_Y):
+    """``validate_data`` for the sphere estimators (``fit`` passes y, ``predict`` does not),
+    then the optional projection and the sphere check."""
+    if y is _NO_Y:
+        X = validate_data(estimator, X, dtype=np.float64, reset=False)
+    else:
+        X, y = validate_data(estimator, X, y, dtype=np.float64, y_numeric=True)
+    if X.shape[1] < 2:
+        raise ValueError(f"X must have d >= 2 columns (points on S^(d-1)), got n_features = {X.shape[1]}")
+    if estimator.project_to_sphere:
+        X = project_to_sphere(X)
+    X = check_sphere(X, "X")
+    return X if y is _NO_Y else (X, y)
 
 
 def default_vmf_centers(d: int) -> np.ndarray:
@@ -197,6 +227,8 @@ def make_rkhs_target(d: int, n_centers: int = 20, rkhs_norm: float = 1.0,
 
 def kernel_complexity(eps: float | np.ndarray, eigvals: np.ndarray, n: int) -> np.ndarray:
     """``R_K(eps) = sqrt(1/n sum_j min(lambda_j, eps^2))`` (vectorised over eps)."""
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
     lam = np.clip(np.asarray(eigvals, dtype=np.float64), 0, None)
     e2 = np.asarray(eps, dtype=np.float64)[..., None] ** 2
     return np.sqrt(np.minimum(lam, e2).sum(axis=-1) / n)
@@ -221,7 +253,7 @@ def critical_radius(eigvals: np.ndarray, n: int, sigma: float, const: float = 1.
     """
     if int(n) != n or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
-    if not sigma > 0 or not const > 0:
+    if not (sigma > 0 and const > 0):
         raise ValueError(f"sigma and const must be > 0, got sigma={sigma!r}, const={const!r}")
     lam = np.asarray(eigvals, dtype=np.float64)
     if lam.ndim != 1 or lam.size == 0 or not np.all(np.isfinite(lam)):
@@ -240,7 +272,10 @@ def critical_radius(eigvals: np.ndarray, n: int, sigma: float, const: float = 1.
 
 
 def theory_stopping_time(eps: float, eta: float, stop_const: float = 1.0) -> int:
-    """``T_hat = ceil(stop_const / (eta * eps^2))`` (at least 1)."""
+    """``T_hat = ceil(stop_const / (eta * eps^2))`` (at least 1); eps, eta and stop_const must be > 0."""
+    for name, value in (("eps", eps), ("eta", eta), ("stop_const", stop_const)):
+        if not 0 < value < np.inf:
+            raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return max(1, int(math.ceil(stop_const / (eta * eps**2))))
 
 
@@ -255,7 +290,7 @@ def _spectral_filter(lam: np.ndarray, eta: float, n: int, t: np.ndarray) -> np.n
     return np.where(small, eta * t / n, num / safe)
 
 
-class KernelGD(BaseEstimator, RegressorMixin):
+class KernelGD(RegressorMixin, BaseEstimator):
     """Early-stopped kernel gradient descent with the two-layer ReLU NTK, in closed spectral form.
 
     Iteration (Raskutti, Wainwright & Yu 2014): ``f_t = sum_i c_i(t) K(., x_i)``,
@@ -271,6 +306,8 @@ class KernelGD(BaseEstimator, RegressorMixin):
         radius_const: ``const`` of :func:`critical_radius`.
         stop_const: constant c in ``T_hat = c / (eta eps_hat^2)``.
         kernel: kernel function ``k(X, Z) -> (n, k)``; default :func:`ntk_relu`.
+        project_to_sphere: divide every row of X by its norm before use (the method and its
+            theory assume covariates on the unit sphere; without it, rows off the sphere raise).
 
     Attributes (after fit): ``X_fit_``, ``eigvals_`` (of K_n, descending), ``eigvecs_``,
     ``Vty_``, ``epsilon_hat_`` (critical radius from the eigenvalues of K_n/n),
@@ -278,13 +315,21 @@ class KernelGD(BaseEstimator, RegressorMixin):
     """
 
     def __init__(self, eta: float = 1.0, n_steps: int | None = None, sigma: float = 1.0,
-                 radius_const: float = 1.0, stop_const: float = 1.0, kernel: Callable | None = None):
+                 radius_const: float = 1.0, stop_const: float = 1.0, kernel: Callable | None = None,
+                 project_to_sphere: bool = False):
         self.eta = eta
         self.n_steps = n_steps
         self.sigma = sigma
         self.radius_const = radius_const
         self.stop_const = stop_const
         self.kernel = kernel
+        self.project_to_sphere = project_to_sphere
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # the theory's targets live in the NTK's RKHS on the sphere, not the checks' linear ones
+        tags.regressor_tags.poor_score = True
+        return tags
 
     def _k(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return (self.kernel or ntk_relu)(X, Z)
@@ -294,35 +339,34 @@ class KernelGD(BaseEstimator, RegressorMixin):
             raise ValueError(f"eta must be > 0, got {self.eta!r}")
         if self.n_steps is not None and (int(self.n_steps) != self.n_steps or self.n_steps < 0):
             raise ValueError(f"n_steps must be a non-negative integer or None, got {self.n_steps!r}")
-        X = check_sphere(X, "X")
-        y = np.asarray(y, dtype=np.float64)
-        if y.shape != (X.shape[0],) or not np.all(np.isfinite(y)):
-            raise ValueError(f"y must be a finite 1-D array of length {X.shape[0]}, got shape {y.shape}")
+        X, y = _sphere_input(self, X, y)
         lam, V = np.linalg.eigh(self._k(X, X))
         order = np.argsort(lam)[::-1]
         self.X_fit_, self.eigvals_, self.eigvecs_ = X, lam[order], V[:, order]
         self.Vty_ = self.eigvecs_.T @ y
         n = X.shape[0]
-        self.n_features_in_ = X.shape[1]
         self.epsilon_hat_ = critical_radius(self.eigvals_ / n, n, self.sigma, self.radius_const)
         self.stopping_time_ = theory_stopping_time(self.epsilon_hat_, self.eta, self.stop_const)
         return self
 
     def coef_path(self, ts) -> np.ndarray:
         """Coefficients c(t) for each t in ``ts``: shape (len(ts), n)."""
+        check_is_fitted(self, "eigvals_")
         ts = np.atleast_1d(np.asarray(ts))
-        if np.any(ts < 0):
-            raise ValueError("times must be >= 0")
+        if not np.all(np.isfinite(ts)) or np.any(ts < 0):
+            raise ValueError("times must be finite and >= 0")
         g = _spectral_filter(self.eigvals_, self.eta, self.X_fit_.shape[0], ts)
         return (g * self.Vty_[None, :]) @ self.eigvecs_.T
 
     def predict_path(self, X: np.ndarray, ts) -> np.ndarray:
         """Predictions ``f_t(X)`` for each t in ``ts``: shape (len(ts), len(X))."""
-        X = check_sphere(X, "X", self.X_fit_.shape[1])
+        check_is_fitted(self, "eigvals_")
+        X = _sphere_input(self, X)
         return self.coef_path(ts) @ self._k(self.X_fit_, X)
 
     def predict(self, X: np.ndarray, t: int | None = None) -> np.ndarray:
         """``f_t(X)``; t defaults to ``n_steps``, else the theory stopping time."""
+        check_is_fitted(self, "eigvals_")
         if t is None:
             t = self.stopping_time_ if self.n_steps is None else self.n_steps
         return self.predict_path(X, [t])[0]

@@ -22,9 +22,12 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
 
 from icml25.papers.ntk_early_stopping.kernels import (
+    _sphere_input,
     check_sphere,
+    project_to_sphere,
     critical_radius,
     ntk_relu,
     theory_stopping_time,
@@ -121,7 +124,7 @@ def eval_predictions(X_eval: np.ndarray, W: np.ndarray, a: np.ndarray, symmetric
                            for i in range(0, X_eval.shape[0], chunk)])
 
 
-class TwoLayerReLUGD(BaseEstimator, RegressorMixin):
+class TwoLayerReLUGD(RegressorMixin, BaseEstimator):
     """Over-parameterised two-layer ReLU network trained by GD, with theory-driven early stopping.
 
     Args:
@@ -138,6 +141,8 @@ class TwoLayerReLUGD(BaseEstimator, RegressorMixin):
         radius_const: ``const`` of the critical-radius inequality ``R_K(eps) <= eps^2/(const sigma)``.
         record_every: record the evaluation risk every this many steps (and at the stop).
         seed: seed of the initialisation.
+        project_to_sphere: divide every row of X (and X_eval) by its norm before use (the theory
+            assumes covariates on the unit sphere; without it, rows off the sphere raise).
 
     Attributes (after fit): ``W_`` (trained weights), ``a_`` (fixed signs), ``W_init_``,
     ``epsilon_hat_`` (critical radius of the empirical NTK), ``theory_stopping_time_``,
@@ -147,7 +152,8 @@ class TwoLayerReLUGD(BaseEstimator, RegressorMixin):
 
     def __init__(self, width: int = 4096, eta: float = 1.0, max_steps: int = 10_000, kappa: float = 1.0,
                  symmetric_init: bool = True, stop: str | int = "theory", stop_const: float = 1.0,
-                 sigma: float = 1.0, radius_const: float = 1.0, record_every: int = 10, seed: int | None = None):
+                 sigma: float = 1.0, radius_const: float = 1.0, record_every: int = 10, seed: int | None = None,
+                 project_to_sphere: bool = False):
         self.width = width
         self.eta = eta
         self.max_steps = max_steps
@@ -159,6 +165,13 @@ class TwoLayerReLUGD(BaseEstimator, RegressorMixin):
         self.radius_const = radius_const
         self.record_every = record_every
         self.seed = seed
+        self.project_to_sphere = project_to_sphere
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # the theory's targets live in the NTK's RKHS on the sphere, not the checks' linear ones
+        tags.regressor_tags.poor_score = True
+        return tags
 
     def _validate(self) -> None:
         if isinstance(self.width, bool) or int(self.width) != self.width or self.width < 1:
@@ -179,18 +192,17 @@ class TwoLayerReLUGD(BaseEstimator, RegressorMixin):
             f_eval: np.ndarray | None = None) -> "TwoLayerReLUGD":
         """Train on (X, y); X_eval, f_eval (optional) are points and noiseless targets for the risk path."""
         self._validate()
-        X = check_sphere(X, "X")
+        X, y = _sphere_input(self, X, y)
         n, d = X.shape
-        y = np.asarray(y, dtype=np.float64)
-        if y.shape != (n,) or not np.all(np.isfinite(y)):
-            raise ValueError(f"y must be a finite 1-D array of length {n}, got shape {y.shape}")
         if (X_eval is None) != (f_eval is None):
             raise ValueError("pass X_eval and f_eval together")
         if X_eval is not None:
+            if self.project_to_sphere:
+                X_eval = project_to_sphere(X_eval, "X_eval")
             X_eval = check_sphere(X_eval, "X_eval", d)
             f_eval = np.asarray(f_eval, dtype=np.float64)
-            if f_eval.shape != (X_eval.shape[0],):
-                raise ValueError(f"f_eval must have shape ({X_eval.shape[0]},), got {f_eval.shape}")
+            if f_eval.shape != (X_eval.shape[0],) or not np.all(np.isfinite(f_eval)):
+                raise ValueError(f"f_eval must be finite with shape ({X_eval.shape[0]},), got shape {f_eval.shape}")
         if self.stop == "oracle" and X_eval is None:
             raise ValueError("stop='oracle' needs X_eval and f_eval")
 
@@ -221,21 +233,31 @@ class TwoLayerReLUGD(BaseEstimator, RegressorMixin):
             self.stopping_time_ = horizon
         self.W_, self.a_, self.W_init_ = W, a, W0
         self.risk_steps_, self.risk_path_ = np.array(steps, dtype=int), np.array(risks)
-        self.n_features_in_ = d
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Network output f(W_, x) for each row of X (points on the unit sphere)."""
-        if not hasattr(self, "W_"):
-            raise ValueError("this TwoLayerReLUGD is not fitted yet; call fit first")
-        X = check_sphere(X, "X", self.n_features_in_)
+        check_is_fitted(self, "W_")
+        X = _sphere_input(self, X)
         return eval_predictions(X, self.W_, self.a_, self.symmetric_init)
 
 
 def network_predictions_at(X: np.ndarray, y: np.ndarray, X_eval: np.ndarray, width: int, eta: float,
                            steps: Sequence[int], kappa: float = 1.0, symmetric_init: bool = True,
                            seed: int | None = None) -> dict[int, np.ndarray]:
-    """Train once up to ``max(steps)`` and return ``{t: f(W(t), X_eval)}`` for every t in ``steps``."""
+    """Train once up to ``max(steps)`` and return ``{t: f(W(t), X_eval)}`` for every t in ``steps``.
+
+    ``steps`` must be a non-empty list of integers >= 0; X and X_eval lie on the unit sphere.
+    """
+    steps = np.asarray(list(steps))
+    if steps.size == 0 or steps.ndim != 1 or not np.all(np.isfinite(steps)) or np.any(steps < 0) \
+            or np.any(steps != np.round(steps)):
+        raise ValueError(f"steps must be a non-empty list of integers >= 0, got {steps.tolist()}")
+    X = check_sphere(X, "X")
+    X_eval = check_sphere(X_eval, "X_eval", X.shape[1])
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape != (X.shape[0],) or not np.all(np.isfinite(y)):
+        raise ValueError(f"y must be a finite 1-D array of length {X.shape[0]}, got shape {y.shape}")
     W0, a = init_two_layer(width, X.shape[1], kappa, symmetric_init, seed)
     want = set(int(t) for t in steps)
     out = {}

@@ -24,10 +24,19 @@ from pathlib import Path
 
 import numpy as np
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim, Summary
 from icml25.core.plots import save_figure
 from icml25.papers.ntk_early_stopping.kernels import (
+    DISTRIBUTIONS,
     KernelGD,
     make_rkhs_target,
     sample_sphere,
@@ -82,6 +91,27 @@ class RateConfig(ExperimentConfig):
     """RKHS norm of the target."""
     early_stop_max_n: int = 500
     """Claim 4 (early stopping matters) is checked for n <= this."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("ns", "sigma", "n_test", "width", "eta", "kappa", "radius_const",
+                                     "stop_const_grid", "calibration_n", "bound_slack", "n_centers"),
+                     nonnegative=("rkhs_norm",), nonempty=("ns", "dists", "stop_const_grid"),
+                     at_least={"d": 2, "overrun": 1}, choices={"dists": DISTRIBUTIONS})
+        _check_even_widths(self, (self.width,), "width")
+        if len(set(self.ns)) < 2:
+            raise ConfigError(f"RateConfig.ns must hold at least two different sizes (the rate is a slope), "
+                              f"got {self.ns}")
+        if self.early_stop_max_n < min(self.ns):
+            raise ConfigError(f"RateConfig.early_stop_max_n must be >= the smallest n ({min(self.ns)}) so that the "
+                              f"early-stopping claim has a point, got {self.early_stop_max_n}")
+
+
+def _check_even_widths(cfg: ExperimentConfig, widths: tuple[int, ...], name: str) -> None:
+    """Network widths are positive and even (antisymmetric initialisation)."""
+    if any(m < 2 or m % 2 for m in widths):
+        raise ConfigError(f"{type(cfg).__name__}.{name} must be even and >= 2 (antisymmetric init), "
+                          f"got {getattr(cfg, name)}")
 
 
 def _kgd_risks(kgd: KernelGD, X_test: np.ndarray, f_test: np.ndarray, T: int) -> tuple[float, float, float]:
@@ -196,6 +226,17 @@ class TrackingConfig(ExperimentConfig):
     """Kernel centres of the RKHS target."""
     rkhs_norm: float = 1.0
     """RKHS norm of the target."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n", "widths", "sigma", "n_test", "eta", "kappa", "radius_const", "stop_const",
+                                     "check_every", "n_centers"),
+                     nonnegative=("rkhs_norm",), nonempty=("widths",), at_least={"d": 2},
+                     choices={"dist": DISTRIBUTIONS})
+        _check_even_widths(self, self.widths, "widths")
+        if len(set(self.widths)) < 2:
+            raise ConfigError(f"TrackingConfig.widths must hold at least two different widths (the claim compares "
+                              f"the first and the last), got {self.widths}")
 
 
 def run_tracking(cfg: TrackingConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -358,9 +399,7 @@ def run_rate_experiment(ns=(125, 250, 500, 1000), d: int = 3, dists=("uniform", 
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("run_rate_experiment returns a DataFrame: pip install pandas") from exc
     rows = []
-    for m in widths:
-        if int(m) != m or m < 2 or m % 2:
-            raise ValueError(f"widths must be positive even integers, got {m!r}")
+    for m in widths:  # RateConfig rejects a width that is not a positive even integer
         cfg = RateConfig(d=d, ns=tuple(ns), dists=tuple(dists), width=int(m), **overrides)
         for s in seeds:
             met = run_rate(cfg, int(s))

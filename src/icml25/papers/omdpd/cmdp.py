@@ -86,6 +86,31 @@ def check_policy(policy: Any, shape: tuple[int, int, int]) -> np.ndarray:
     return policy
 
 
+def check_trajectory(traj: Any, n_states: int, n_actions: int, horizon: int) -> "Trajectory":
+    """Validate an episode: a :class:`Trajectory` with H integer actions in [0, A), H + 1 integer
+    states in [0, S) and H rewards in [0, 1] (Bernoulli feedback); return it unchanged.
+
+    Raises:
+        TypeError: not a Trajectory, or non-integer states or actions.
+        ValueError: wrong lengths, an index out of range, or a reward outside [0, 1].
+    """
+    if not isinstance(traj, Trajectory):
+        raise TypeError(f"trajectory must be a Trajectory, got {type(traj).__name__}")
+    states, actions, rewards = (np.asarray(x) for x in (traj.states, traj.actions, traj.rewards))
+    if states.shape != (horizon + 1,) or actions.shape != (horizon,) or rewards.shape != (horizon,):
+        raise ValueError(f"trajectory must have {horizon + 1} states, {horizon} actions and {horizon} rewards, "
+                         f"got shapes {states.shape}, {actions.shape}, {rewards.shape}")
+    for name, x, n in (("states", states, n_states), ("actions", actions, n_actions)):
+        if not np.issubdtype(x.dtype, np.integer):
+            raise TypeError(f"trajectory {name} must be integer indices, got dtype {x.dtype}")
+        if x.min() < 0 or x.max() >= n:
+            raise ValueError(f"trajectory {name} must be in [0, {n}), got values in [{x.min()}, {x.max()}]")
+    if not np.issubdtype(rewards.dtype, np.number) or not np.all(np.isfinite(rewards)) \
+            or rewards.min() < 0 or rewards.max() > 1:
+        raise ValueError("trajectory rewards must lie in [0, 1]")
+    return traj
+
+
 # --------------------------------------------------------------------------- occupancy measures
 
 
@@ -119,6 +144,8 @@ def policy_from_occupancy(q: Any) -> np.ndarray:
     q = np.asarray(q, dtype=float)
     if q.ndim != 3:
         raise ValueError(f"q must have shape (H, S, A), got {q.shape}")
+    if not np.all(np.isfinite(q)):
+        raise ValueError("q must be finite")
     if np.any(q < -1e-9):
         raise ValueError("q must be non-negative")
     q = np.clip(q, 0.0, None)
@@ -136,7 +163,14 @@ def policy_value(P: Any, f: Any, policy: Any, mu: Any = 0) -> float:
 def flow_residual(P: Any, q: Any, mu: Any = 0) -> float:
     """Largest violation of the flow constraints by ``q`` (0 for a valid occupancy measure)."""
     q = np.asarray(q, dtype=float)
+    if q.ndim != 3:
+        raise ValueError(f"q must have shape (H, S, A), got {q.shape}")
     P = check_episodic_transitions(P, q.shape[0])
+    if q.shape[1:] != (P.shape[2], P.shape[1]):
+        raise ValueError(f"q must have shape (H, S, A) = {(P.shape[0], P.shape[2], P.shape[1])} to match P, "
+                         f"got {q.shape}")
+    if not np.all(np.isfinite(q)):
+        raise ValueError("q must be finite")
     d0 = check_initial_distribution(mu, P.shape[2])
     res = [np.abs(q[0].sum(axis=1) - d0).max()]
     for h in range(q.shape[0] - 1):
@@ -222,7 +256,10 @@ def min_max_constraint_value(P: Any, constraints: Sequence[Any], mu: Any = 0, ho
     """``min_pi max_i V_{g_i}^pi``: the smallest worst-case constraint value any policy attains (an LP)."""
     P = check_episodic_transitions(P, horizon)
     H, A, S, _ = P.shape
-    G = _stack_constraints(list(constraints), (H, S, A))
+    constraints = list(constraints)
+    if not constraints:
+        raise ValueError("constraints must hold at least one constraint g_i")
+    G = _stack_constraints(constraints, (H, S, A))
     A_eq, b_eq = _flow_equalities(P, check_initial_distribution(mu, S))
     n = H * S * A  # variables (q, t): minimise t s.t. G q - t <= 0
     c = np.zeros(n + 1)
@@ -249,6 +286,8 @@ class SwitchingSchedule:
         self.g_a, self.g_b = np.asarray(g_a, dtype=float), np.asarray(g_b, dtype=float)
         if self.g_a.shape != self.g_b.shape:
             raise ValueError(f"g_a and g_b must have the same shape, got {self.g_a.shape} and {self.g_b.shape}")
+        if not (np.all(np.isfinite(self.g_a)) and np.all(np.isfinite(self.g_b))):
+            raise ValueError("g_a and g_b must be finite")
 
     @property
     def variants(self) -> list[np.ndarray]:
@@ -268,7 +307,9 @@ class ReactiveSchedule:
         self.base = np.asarray(base, dtype=float)
         if self.base.ndim not in (2, 3):
             raise ValueError(f"base must have shape (S, A) or (H, S, A), got {self.base.shape}")
-        if not penalty >= 0:
+        if not np.all(np.isfinite(self.base)):
+            raise ValueError("base must be finite")
+        if not penalty >= 0 or not np.isfinite(penalty):
             raise ValueError(f"penalty must be >= 0, got {penalty}")
         self.penalty = float(penalty)
         n_actions = self.base.shape[-1]
@@ -360,7 +401,9 @@ class EpisodicCMDP:
     def step(self, action: int) -> tuple[int, float, bool, bool, dict]:
         if self._h is None or self._h >= self.H:
             raise RuntimeError("call reset() before step() (the episode is over)")
-        if not 0 <= int(action) < self.A:
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise TypeError(f"action must be an integer, got {action!r} ({type(action).__name__})")
+        if not 0 <= action < self.A:
             raise ValueError(f"action must be in [0, {self.A}), got {action!r}")
         h, s, a = self._h, self._s, int(action)
         reward = float(self.rng.random() < self.reward_mean[h, s, a])
@@ -379,6 +422,7 @@ class EpisodicCMDP:
 
     def rollout(self, policy: np.ndarray) -> tuple[Trajectory, np.ndarray]:
         """Play one whole episode with ``policy`` (H, S, A); return its trajectory and the revealed g_k."""
+        policy = check_policy(policy, (self.H, self.S, self.A))
         s, _ = self.reset()
         info: dict = {}
         for h in range(self.H):

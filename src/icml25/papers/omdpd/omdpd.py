@@ -32,7 +32,9 @@ from icml25.papers.omdpd.cmdp import (
     Trajectory,
     check_episodic_transitions,
     check_initial_distribution,
+    check_policy,
     check_stage_function,
+    check_trajectory,
     forward_occupancy,
 )
 
@@ -55,7 +57,27 @@ def evaluate_policy(P: np.ndarray, f: np.ndarray, policy: np.ndarray, bonus: np.
 
     Returns:
         ``(Q, V)`` of shapes (H, S, A) and (H + 1, S).
+
+    Raises:
+        ValueError: a non-stochastic ``P``, arrays of other shapes, non-finite ``f`` or ``bonus``,
+            or a policy whose rows are not distributions.
     """
+    P = check_episodic_transitions(P)
+    H, A, S, _ = P.shape
+    f = check_stage_function("f", f, (H, S, A))
+    policy = check_policy(policy, (H, S, A))
+    bonus = np.asarray(bonus, dtype=float)
+    if bonus.shape not in ((), (S, A), (H, S, A)) or not np.all(np.isfinite(bonus)):
+        raise ValueError(f"bonus must be a finite scalar, (S, A) or (H, S, A) array, got shape {bonus.shape}")
+    for name, v in (("f_min", f_min), ("f_max", f_max)):
+        if v is not None and not np.isfinite(v):
+            raise ValueError(f"{name} must be finite or None, got {v!r}")
+    return _evaluate_policy(P, f, policy, bonus, f_min, f_max)
+
+
+def _evaluate_policy(P: np.ndarray, f: np.ndarray, policy: np.ndarray, bonus: np.ndarray | float = 0.0,
+                     f_min: float | None = None, f_max: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`evaluate_policy` on checked arguments (the learners' inner loop)."""
     H, A, S, _ = P.shape
     bonus = np.broadcast_to(np.asarray(bonus, dtype=float), (H, S, A))
     Q = np.empty((H, S, A))
@@ -73,7 +95,20 @@ def mirror_descent_step(logits: np.ndarray, Q: np.ndarray, eta: float) -> tuple[
     ``argmax_p <p, Q_h(s, .)> - KL(p || pi_h(. | s)) / eta`` over the simplex.
 
     Works on logits (``pi = softmax(logits)``) for numerical stability; returns (new logits, new policy).
+
+    Raises:
+        ValueError: ``logits`` and ``Q`` of different shapes or non-finite, or ``eta`` not finite and >= 0.
     """
+    logits, Q = np.asarray(logits, dtype=float), np.asarray(Q, dtype=float)
+    if logits.shape != Q.shape or logits.ndim < 1:
+        raise ValueError(f"logits and Q must have the same shape (..., A), got {logits.shape} and {Q.shape}")
+    if not (np.all(np.isfinite(logits)) and np.all(np.isfinite(Q))):
+        raise ValueError("logits and Q must be finite")
+    return _mirror_descent_step(logits, Q, _check_positive("eta", eta, allow_zero=True))
+
+
+def _mirror_descent_step(logits: np.ndarray, Q: np.ndarray, eta: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mirror_descent_step` on checked arguments (the learners' inner loop)."""
     logits = logits + eta * Q
     logits = logits - logits.max(axis=-1, keepdims=True)
     policy = np.exp(logits)
@@ -101,6 +136,8 @@ class OptimisticModel:
         self.episodes = 0
 
     def add(self, traj: Trajectory) -> None:
+        """Add one episode's transitions and rewards to the counts."""
+        check_trajectory(traj, self.S, self.A, self.H)
         s, a, s2 = traj.states[:-1], traj.actions, traj.states[1:]
         np.add.at(self.counts, (s, a), 1.0)
         np.add.at(self.transitions, (s, a, s2), 1.0)
@@ -150,7 +187,7 @@ class _PolicyMirrorDescentLearner:
                 raise ValueError(f"model P must have (A, S, S) = {(self.A, self.S, self.S)}, got {P.shape[1:]}")
             self.model = _KnownModel(P, check_stage_function("model r", model[1], (self.H, self.S, self.A)))
         self.g_min, self.g_max = float(g_range[0]), float(g_range[1])
-        if not self.g_min <= self.g_max:
+        if not (np.isfinite(self.g_min) and np.isfinite(self.g_max) and self.g_min <= self.g_max):
             raise ValueError(f"g_range must be (low, high) with low <= high, got {g_range}")
         self.logits = np.zeros((self.H, self.S, self.A))
         self._policy = np.full((self.H, self.S, self.A), 1.0 / self.A)
@@ -161,8 +198,7 @@ class _PolicyMirrorDescentLearner:
         return self._policy.copy()
 
     def _check_update(self, traj: Trajectory, g: Any) -> np.ndarray:
-        if not isinstance(traj, Trajectory) or traj.actions.shape != (self.H,) or traj.states.shape != (self.H + 1,):
-            raise ValueError(f"trajectory must be a Trajectory with {self.H} actions and {self.H + 1} states")
+        check_trajectory(traj, self.S, self.A, self.H)
         g = check_stage_function("g_k", g, (self.H, self.S, self.A))
         if g.min() < self.g_min - 1e-12 or g.max() > self.g_max + 1e-12:
             raise ValueError(f"g_k must lie in g_range = [{self.g_min}, {self.g_max}]")
@@ -171,8 +207,8 @@ class _PolicyMirrorDescentLearner:
     def _optimistic_values(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """Optimistic Q of the reward (UCB), plug-in Q of the constraint, and the estimate of V_g^pi(mu)."""
         P_hat, r_hat, bonus = self.model.estimate()
-        Q_r, _ = evaluate_policy(P_hat, r_hat, self._policy, bonus, 0.0, 1.0)
-        Q_g, V_g = evaluate_policy(P_hat, g, self._policy, 0.0, self.g_min, self.g_max)  # plug-in (no bonus)
+        Q_r, _ = _evaluate_policy(P_hat, r_hat, self._policy, bonus, 0.0, 1.0)
+        Q_g, V_g = _evaluate_policy(P_hat, g, self._policy, 0.0, self.g_min, self.g_max)  # plug-in (no bonus)
         return Q_r, Q_g, float(self.mu @ V_g[0])
 
 
@@ -218,7 +254,7 @@ class OMDPD(_PolicyMirrorDescentLearner):
         self.lam = self.eta_dual * self.queue          # lambda_k = Phi'(Q_k), Phi(Q) = eta_dual Q^2 / 2
         Q_L = Q_r - (self.lam * Q_g if v > 0 else 0.0)  # gradient of the rectified surrogate
         self._grad_sq += float(np.abs(Q_L).max()) ** 2
-        self.logits, self._policy = mirror_descent_step(self.logits, Q_L, self.eta / np.sqrt(self._grad_sq))
+        self.logits, self._policy = _mirror_descent_step(self.logits, Q_L, self.eta / np.sqrt(self._grad_sq))
         return self
 
 
@@ -247,7 +283,7 @@ class OptPrimalDualCMDP(_PolicyMirrorDescentLearner):
         self.g_bar += (g - self.g_bar) / self.k
         Q_r, Q_g, v = self._optimistic_values(self.g_bar)
         Q_L = Q_r - self.lam * Q_g
-        self.logits, self._policy = mirror_descent_step(self.logits, Q_L, self.eta / (self.H * np.sqrt(self.k)))
+        self.logits, self._policy = _mirror_descent_step(self.logits, Q_L, self.eta / (self.H * np.sqrt(self.k)))
         self.lam = max(0.0, self.lam + self.eta_dual / np.sqrt(self.k) * v)
         return self
 
@@ -258,6 +294,8 @@ class UnconstrainedUCBVI(_PolicyMirrorDescentLearner):
     def update(self, traj: Trajectory, g: Any = None) -> "UnconstrainedUCBVI":
         if g is not None:
             self._check_update(traj, g)
+        else:
+            check_trajectory(traj, self.S, self.A, self.H)
         self.k += 1
         self.model.add(traj)
         P_hat, r_hat, bonus = self.model.estimate()

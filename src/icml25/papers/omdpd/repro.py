@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, check_fields, no_progress
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure
 from icml25.papers.omdpd.cmdp import adversarial_instance, occupancy_lp
@@ -68,12 +68,16 @@ class GrowthConfig(ExperimentConfig):
     include_ucbvi: bool = False
     """Also run unconstrained UCB-VI (reference for how much the constraints cost)."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_states", "n_actions", "horizon", "K_grid", "eta", "eta_pd"),
+                     nonnegative=("penalty", "eta_dual", "eta_dual_pd", "bonus_scale"), fraction=("tightness",),
+                     open_fraction=("delta",), nonempty=("K_grid", "schedules"), choices={"schedules": SCHEDULES})
+
 
 def run_growth(cfg: GrowthConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """R(K), V(K) and their log-log slopes for each schedule and algorithm."""
     K = np.array(sorted(cfg.K_grid), dtype=int)
-    if K[0] < 1:
-        raise ValueError(f"K_grid values must be >= 1, got {cfg.K_grid}")
     algs = ("omdpd", "pd", "ucbvi") if cfg.include_ucbvi else ("omdpd", "pd")
     total, done = len(cfg.schedules) * len(algs) * int(K[-1]), 0
     metrics: Metrics = {}

@@ -116,7 +116,18 @@ def digits_problems(n_clusters: int = 30, train_fraction: float = 0.3, min_size:
     their pixels into ``n_clusters`` problems, and clusters with fewer than
     ``min_size`` images are dropped. The estimand of a problem is the mean digit value
     of its images; the predictor's bias differs from cluster to cluster.
+
+    Raises:
+        ValueError: unless ``n_clusters >= 1``, ``0 < train_fraction < 1``, ``min_size >= 1``,
+            there are at least ``n_clusters`` evaluation images and some cluster keeps
+            ``min_size`` of them.
     """
+    if isinstance(n_clusters, bool) or int(n_clusters) != n_clusters or n_clusters < 1:
+        raise ValueError(f"n_clusters must be a positive integer, got {n_clusters!r}")
+    if not 0 < train_fraction < 1:
+        raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
+    if int(min_size) != min_size or min_size < 1:
+        raise ValueError(f"min_size must be a positive integer, got {min_size!r}")
     from sklearn.cluster import KMeans
     from sklearn.datasets import load_digits
     from sklearn.linear_model import Ridge
@@ -127,6 +138,9 @@ def digits_problems(n_clusters: int = 30, train_fraction: float = 0.3, min_size:
     perm = rng.permutation(len(y))
     n_train = int(round(train_fraction * len(y)))
     train, rest = perm[:n_train], perm[n_train:]
+    if n_train < 1 or rest.size < n_clusters:
+        raise ValueError(f"train_fraction={train_fraction!r} leaves {n_train} training and {rest.size} evaluation "
+                         f"images; need at least 1 and n_clusters={n_clusters}")
     model = Ridge(alpha=1.0).fit(X[train], y[train])
     pred = model.predict(X[rest])
     labels = KMeans(n_clusters=n_clusters, n_init=4, random_state=seed).fit_predict(X[rest])
@@ -136,6 +150,8 @@ def digits_problems(n_clusters: int = 30, train_fraction: float = 0.3, min_size:
         if idx.size >= min_size:
             ys.append(y[rest][idx])
             preds.append(pred[idx])
+    if not ys:
+        raise ValueError(f"no cluster has min_size={min_size} images; lower n_clusters or min_size")
     return DigitsProblems(ys, preds, np.array([a.mean() for a in ys]))
 
 

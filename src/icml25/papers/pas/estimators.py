@@ -37,7 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.metrics import r2_score
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
 VARIANCE_FLOOR = 1e-12
 """Lower bound on the estimated variance A_j (as in the official code)."""
@@ -329,8 +331,33 @@ def shrinkage_only_pointestimate(y_labelled: ArrayList, pred_labelled: ArrayList
                    known_moments=known_moments).theta
 
 
-class PASEstimator(BaseEstimator):
-    """scikit-learn style PAS on flat arrays with a problem (group) label per point.
+class PASEstimator(RegressorMixin, BaseEstimator):
+    """scikit-learn PAS estimator: the mean of every problem, from flat arrays.
+
+    Two input forms give the same estimates.
+
+    **(X, y)**, the scikit-learn form: one row per point, labelled or not.
+
+    * ``X`` of shape (n_points, K + 1), numeric: the first K >= 1 columns identify the
+      problem (rows equal in all of them belong to the same problem, as in a group-by;
+      usually K = 1, an integer problem id), the last column is the prediction f(x).
+    * ``y`` of shape (n_points,): the outcome of a labelled point, ``NaN`` for an
+      unlabelled one.
+    * ``predict(X)`` returns, for every row, the estimated mean of its problem (its
+      last column is not used); ``score(X, y)`` is the R^2 on the labelled rows.
+
+    A problem needs two labelled and one unlabelled point for PAS. In this form a
+    problem with one labelled point, or without unlabelled points, keeps the classical
+    mean of its labels (with no unlabelled point, PT-PPI *is* the sample mean and there
+    is no prediction mean to shrink towards) and takes no part in the choice of omega;
+    ``pas_mask_`` tells which problems PAS estimated. A problem without any labelled
+    point raises ``ValueError``. With every problem eligible, the estimates are exactly
+    those of :func:`pas_fit`.
+
+    **Five arrays**, ``fit(y, pred_labelled, groups_labelled, pred_unlabelled,
+    groups_unlabelled)`` (the same as :meth:`fit_problems`): labelled and unlabelled
+    points apart, with problem labels of any type; then ``predict(groups)`` takes labels
+    and every problem must be eligible.
 
     Args:
         clip_lambda: clip power-tuning weights to [0, 1].
@@ -338,18 +365,26 @@ class PASEstimator(BaseEstimator):
         share_var: pool the moments across problems.
 
     Attributes (after ``fit``):
-        groups_: sorted problem labels, shape (m,).
-        theta_: PAS estimate of each problem's mean, shape (m,).
+        groups_: the problems, sorted: shape (m, K) of key values in the (X, y) form,
+            shape (m,) of labels in the five-array form.
+        theta_: estimate of each problem's mean, shape (m,).
         theta_pt_: PT-PPI estimates, shape (m,).
-        prediction_mean_: mean prediction on the unlabelled points, shape (m,).
-        lambdas_: power-tuning weights, shape (m,).
-        omegas_: per-problem shrinkage weights omega/(A_j + omega), shape (m,).
-        omega_: the global omega chosen by CURE.
-        variances_: estimated variances A_j of the PT-PPI estimates, shape (m,).
+        prediction_mean_: mean prediction on the unlabelled points, shape (m,) (NaN for a
+            problem without unlabelled points).
+        lambdas_: power-tuning weights, shape (m,) (0 where PAS did not run).
+        omegas_: per-problem shrinkage weights omega/(A_j + omega), shape (m,) (1 where PAS
+            did not run).
+        omega_: the global omega chosen by CURE (NaN when no problem is eligible).
+        variances_: estimated variances A_j of the PT-PPI estimates, shape (m,) (NaN where
+            PAS did not run).
+        pas_mask_: which problems PAS estimated, shape (m,) (all True in the five-array form).
+        n_features_in_: K + 1 (the (X, y) form only).
 
     Example:
-        >>> est = PASEstimator().fit(y, pred, groups, pred_unlabelled, groups_unlabelled)
-        >>> est.predict(["a", "b"])      # estimated means of problems "a" and "b"
+        >>> X = np.column_stack([problem_id, prediction])   # labelled and unlabelled rows
+        >>> y = np.where(is_labelled, outcome, np.nan)
+        >>> est = PASEstimator().fit(X, y)
+        >>> est.theta_, est.predict(X)                      # per problem, per row
     """
 
     def __init__(self, clip_lambda: bool = True, cutoff: float = 0.999, share_var: bool = False):
@@ -357,16 +392,81 @@ class PASEstimator(BaseEstimator):
         self.cutoff = cutoff
         self.share_var = share_var
 
-    def fit(self, y, pred_labelled, groups_labelled, pred_unlabelled, groups_unlabelled) -> "PASEstimator":
-        """Estimate every problem's mean.
+    def _check_params(self) -> None:
+        if not 0 < self.cutoff < 1:
+            raise ValueError(f"cutoff must be in (0, 1), got {self.cutoff!r}")
+
+    def fit(self, X, y=None, *groups_and_unlabelled) -> "PASEstimator":
+        """Estimate every problem's mean from ``(X, y)`` (see the class docstring for the layout).
+
+        Called with five arrays, ``fit(y, pred_labelled, groups_labelled, pred_unlabelled,
+        groups_unlabelled)``, it is :meth:`fit_problems`.
+        """
+        if groups_and_unlabelled:
+            if len(groups_and_unlabelled) != 3:
+                raise TypeError("fit takes (X, y) or the five arrays (y, pred_labelled, groups_labelled, "
+                                f"pred_unlabelled, groups_unlabelled), got {2 + len(groups_and_unlabelled)} arrays")
+            return self.fit_problems(X, y, *groups_and_unlabelled)
+        self._check_params()
+        X, y = validate_data(self, X, y, validate_separately=(
+            {"dtype": np.float64},
+            {"dtype": np.float64, "ensure_2d": False, "ensure_all_finite": "allow-nan"}))
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        if X.shape[1] < 2:
+            raise ValueError("X needs the problem-id column(s) and a last column of predictions, got "
+                             f"n_features = {X.shape[1]}")
+        labelled = ~np.isnan(y)
+        if not labelled.any():
+            raise ValueError("y has no labelled point: every entry is NaN (NaN marks unlabelled points)")
+        groups, problem = np.unique(X[:, :-1], axis=0, return_inverse=True)
+        problem = problem.ravel()
+        m = groups.shape[0]
+        n = np.bincount(problem[labelled], minlength=m)
+        N = np.bincount(problem[~labelled], minlength=m)
+        if np.any(n == 0):
+            raise ValueError(f"problem {groups[np.argmax(n == 0)].tolist()} has unlabelled points but no labelled "
+                             f"point (a finite y)")
+        pred = X[:, -1]
+        y_mean = np.bincount(problem[labelled], weights=y[labelled], minlength=m) / n
+        eligible = (n >= 2) & (N >= 1)
+
+        theta, theta_pt = y_mean.copy(), y_mean.copy()
+        prediction_mean = np.full(m, np.nan)
+        has_unlabelled = N > 0
+        prediction_mean[has_unlabelled] = (np.bincount(problem[~labelled], weights=pred[~labelled], minlength=m)
+                                           [has_unlabelled] / N[has_unlabelled])
+        lambdas, omegas, variances, omega = np.zeros(m), np.ones(m), np.full(m, np.nan), np.nan
+        if eligible.any():
+            # one array per eligible problem, in the order of ``groups``
+            lab_rows = labelled & eligible[problem]
+            unl_rows = ~labelled & eligible[problem]
+            order_l = np.flatnonzero(lab_rows)[np.argsort(problem[lab_rows], kind="stable")]
+            order_u = np.flatnonzero(unl_rows)[np.argsort(problem[unl_rows], kind="stable")]
+            split_l = np.cumsum(n[eligible])[:-1]
+            split_u = np.cumsum(N[eligible])[:-1]
+            fit = pas_fit(np.split(y[order_l], split_l), np.split(pred[order_l], split_l),
+                          np.split(pred[order_u], split_u), self.clip_lambda, self.cutoff, self.share_var)
+            rows = np.flatnonzero(eligible)
+            theta[rows], theta_pt[rows], prediction_mean[rows] = fit.theta, fit.theta_pt, fit.prediction_mean
+            lambdas[rows], omegas[rows], variances[rows], omega = fit.lambdas, fit.omegas, fit.variances, fit.omega
+        self.groups_, self.pas_mask_ = groups, eligible
+        self.theta_, self.theta_pt_, self.prediction_mean_ = theta, theta_pt, prediction_mean
+        self.lambdas_, self.omegas_, self.omega_, self.variances_ = lambdas, omegas, omega, variances
+        return self
+
+    def fit_problems(self, y, pred_labelled, groups_labelled, pred_unlabelled,
+                     groups_unlabelled) -> "PASEstimator":
+        """Estimate every problem's mean from labelled and unlabelled points given apart.
 
         Args:
             y: labelled outcomes, shape (n_total,).
             pred_labelled: predictions on the labelled points, shape (n_total,).
-            groups_labelled: problem label of each labelled point, shape (n_total,).
+            groups_labelled: problem label of each labelled point, shape (n_total,) (any type).
             pred_unlabelled: predictions on the unlabelled points, shape (N_total,).
             groups_unlabelled: problem label of each unlabelled point, shape (N_total,).
         """
+        self._check_params()
         y = np.asarray(y, dtype=float).ravel()
         fl = np.asarray(pred_labelled, dtype=float).ravel()
         gl = np.asarray(groups_labelled).ravel()
@@ -390,15 +490,37 @@ class PASEstimator(BaseEstimator):
         split_u = np.searchsorted(gu[order_u], groups[1:])
         fit = pas_fit(np.split(y[order_l], split_l), np.split(fl[order_l], split_l),
                       np.split(fu[order_u], split_u), self.clip_lambda, self.cutoff, self.share_var)
-        self.groups_ = groups
+        if hasattr(self, "n_features_in_"):
+            del self.n_features_in_  # a refit in this form forgets the (X, y) layout
+        self.groups_, self.pas_mask_ = groups, np.ones(groups.size, dtype=bool)
         self.theta_, self.theta_pt_, self.prediction_mean_ = fit.theta, fit.theta_pt, fit.prediction_mean
         self.lambdas_, self.omegas_, self.omega_, self.variances_ = fit.lambdas, fit.omegas, fit.omega, fit.variances
         return self
 
-    def predict(self, groups) -> np.ndarray:
-        """Estimated means of the given problems (labels seen in ``fit``)."""
-        if not hasattr(self, "theta_"):
-            raise ValueError("this PASEstimator is not fitted yet; call fit first")
+    def predict(self, X) -> np.ndarray:
+        """The estimated mean of each row's problem, shape (n_rows,).
+
+        After ``fit(X, y)``, ``X`` has the fit's layout (problem-id columns, then a
+        prediction column that is not used). After the five-array form, ``X`` is a 1-D
+        array of problem labels. A problem not seen in ``fit`` raises ``ValueError``.
+        """
+        check_is_fitted(self, "theta_")
+        if not hasattr(self, "n_features_in_"):
+            return self._predict_labels(X)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        keys = X[:, :-1]
+        m = self.groups_.shape[0]
+        # rank the seen problems and the asked rows together; a row's rank must be a seen one's
+        _, rank = np.unique(np.concatenate([self.groups_, keys]), axis=0, return_inverse=True)
+        rank = rank.ravel()
+        problem_of_rank = np.full(rank.max() + 1, -1)
+        problem_of_rank[rank[:m]] = np.arange(m)
+        idx = problem_of_rank[rank[m:]]
+        if np.any(idx < 0):
+            raise ValueError(f"unknown problem {keys[np.argmax(idx < 0)].tolist()}; fit saw {m} problems")
+        return self.theta_[idx]
+
+    def _predict_labels(self, groups) -> np.ndarray:
         groups = np.asarray(groups).ravel()
         idx = np.searchsorted(self.groups_, groups)
         idx = np.clip(idx, 0, self.groups_.size - 1)
@@ -406,3 +528,11 @@ class PASEstimator(BaseEstimator):
         if np.any(unknown):
             raise ValueError(f"unknown problem {groups[unknown][0]!r}; fit saw {self.groups_.size} problems")
         return self.theta_[idx]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """R^2 of :meth:`predict` on the labelled rows (those with a finite ``y``)."""
+        y = np.asarray(y, dtype=np.float64)
+        keep = ~np.isnan(y)
+        X = np.asarray(X)
+        w = None if sample_weight is None else np.asarray(sample_weight)[keep]
+        return float(r2_score(y[keep], self.predict(X[keep]), sample_weight=w))

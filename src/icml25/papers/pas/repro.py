@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, check_fields, no_progress
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.pas.data import CompoundMeanData, digits_problems, gaussian_synthetic, split_labelled
@@ -80,6 +80,11 @@ class SyntheticConfig(ExperimentConfig):
     known_moments: bool = True
     """Give PT-PPI, shrinkage-only and PAS the true variances (the paper's synthetic setting)."""
 
+    def validate(self) -> None:
+        super().validate()
+        # each problem needs two labelled points (sample variances) and one unlabelled point
+        check_fields(self, positive=("m", "N", "replicates"), at_least={"n": 2})
+
 
 def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Both predictor regimes of the Gaussian model on the same random draws."""
@@ -105,6 +110,11 @@ class DigitsConfig(ExperimentConfig):
     """Share of the images used to fit the ridge predictor (never used for estimation)."""
     replicates: int = 100
     """Random labelled/unlabelled splits per seed."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_clusters", "replicates"), at_least={"n_labelled": 2},
+                     open_fraction=("train_fraction",))
 
 
 def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:

@@ -43,7 +43,7 @@ __all__ = [
 
 
 def _check_tensor_input(x, edge_index=None, batch=None) -> None:
-    """TypeError unless ``x`` (and ``edge_index`` / ``batch`` when given) are torch.Tensors.
+    """TypeError unless ``x`` is a floating tensor and ``edge_index`` / ``batch`` (when given) integer tensors.
 
     Run before the shared :func:`check_graph_input`, which assumes tensors (a NumPy array there fails
     with an obscure AttributeError on ``.dim()``).
@@ -52,6 +52,38 @@ def _check_tensor_input(x, edge_index=None, batch=None) -> None:
         if not isinstance(value, Tensor) and not (optional and value is None):
             kind = type(value).__module__ + "." + type(value).__qualname__
             raise TypeError(f"{name} must be a torch.Tensor, got {kind} (convert it with torch.as_tensor)")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be a floating-point tensor, got {x.dtype}")
+    for name, value in (("edge_index", edge_index), ("batch", batch)):
+        if value is not None and (value.is_floating_point() or value.is_complex() or value.dtype == torch.bool):
+            raise TypeError(f"{name} must hold integer indices (torch.long), got {value.dtype}")
+
+
+def _check_graph(x, edge_index, batch, dim: int) -> Tensor | None:
+    """Validate a graph's tensors; return ``batch`` unchanged (``None`` stays ``None``: one graph).
+
+    On the meta device (tensors without data) only dtypes and shapes are checked; elsewhere the
+    shared :func:`check_graph_input` also checks index ranges and the batch layout, and ``x`` must
+    be finite.
+    """
+    _check_tensor_input(x, edge_index, batch)
+    if x.is_meta:
+        if x.dim() != 2 or x.size(1) != dim:
+            raise ValueError(f"x must have shape (num_nodes, {dim}), got {tuple(x.shape)}")
+        if edge_index is not None and (edge_index.dim() != 2 or edge_index.size(0) != 2):
+            raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
+        if batch is not None and batch.shape != (x.size(0),):
+            raise ValueError(f"batch must have shape ({x.size(0)},), got {tuple(batch.shape)}")
+        return batch
+    check_graph_input(x, edge_index, batch, dim)
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("x has NaN or infinite entries")
+    return batch
+
+
+def _is_graph_data(obj) -> bool:
+    """A PyG ``Data`` / ``Batch`` (anything with the node features ``x`` and PyG's ``keys``)."""
+    return not isinstance(obj, Tensor) and hasattr(obj, "keys") and hasattr(obj, "x")
 
 
 class PrimalGraphAttention(nn.Module):
@@ -66,7 +98,8 @@ class PrimalGraphAttention(nn.Module):
 
     ``forward(x, batch) -> (out, aux)`` with ``x: (N, d)``, ``batch: (N,)`` PyG graph ids (or None
     for one graph); ``out: (N, d)``; ``aux`` holds ``e, r: (N, H, s)``, ``W_e, W_r: (B, H, p, s)``
-    and ``Lambda: (H, s)`` for :func:`ksvd_objective`.
+    and ``Lambda: (H, s)`` for :func:`ksvd_objective`. ``x`` may also be a PyG ``Data`` / ``Batch``
+    (its ``x`` and ``batch`` are used).
     """
 
     def __init__(self, dim: int, heads: int = 4, rank: int = 16, feature_map: Literal["cos", "identity"] = "cos"):
@@ -91,27 +124,33 @@ class PrimalGraphAttention(nn.Module):
         return F.normalize(z, p=2, dim=-1) if self.feature_map == "cos" else z
 
     def forward(self, x: Tensor, batch: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
-        _check_tensor_input(x, None, batch)
-        batch = check_graph_input(x, None, batch, self.dim)
+        if _is_graph_data(x):
+            x, batch = x.x, getattr(x, "batch", None) if batch is None else batch
+        batch = _check_graph(x, None, batch, self.dim)
         n, H, p, s = x.size(0), self.heads, self.head_dim, self.rank
         phi_q = self._phi(self.W_q(x).view(n, H, p))
         phi_k = self._phi(self.W_k(x).view(n, H, p))
         g_e, g_r = self.g_e(x).view(n, H, s), self.g_r(x).view(n, H, s)
-        # Dense per-graph layout (B, N_max, ...): padding rows are zero, so sums never mix graphs.
-        dq, mask = to_dense_batch(phi_q.reshape(n, H * p), batch)
-        dk, _ = to_dense_batch(phi_k.reshape(n, H * p), batch)
-        dge, _ = to_dense_batch(g_e.reshape(n, H * s), batch)
-        dgr, _ = to_dense_batch(g_r.reshape(n, H * s), batch)
-        B, m = mask.shape
-        dq, dk = dq.view(B, m, H, p), dk.view(B, m, H, p)
-        dge, dgr = dge.view(B, m, H, s), dgr.view(B, m, H, s)
-        count = mask.sum(1).clamp(min=1).to(x.dtype).view(B, 1, 1, 1)
+        if batch is None:  # one graph: the dense layout is the node axis itself (no data-dependent sizes)
+            dq, dk, dge, dgr = (t.unsqueeze(0) for t in (phi_q, phi_k, g_e, g_r))
+            mask, count = None, n
+        else:
+            # Dense per-graph layout (B, N_max, ...): padding rows are zero, so sums never mix graphs.
+            dq, mask = to_dense_batch(phi_q.reshape(n, H * p), batch)
+            dk, _ = to_dense_batch(phi_k.reshape(n, H * p), batch)
+            dge, _ = to_dense_batch(g_e.reshape(n, H * s), batch)
+            dgr, _ = to_dense_batch(g_r.reshape(n, H * s), batch)
+            B, m = mask.shape
+            dq, dk = dq.view(B, m, H, p), dk.view(B, m, H, p)
+            dge, dgr = dge.view(B, m, H, s), dgr.view(B, m, H, s)
+            count = mask.sum(1).clamp(min=1).to(x.dtype).view(B, 1, 1, 1)
         # Virtual nodes: W_e = mean_j phi_k(k_j) g_e(x_j)^T, W_r = mean_i phi_q(q_i) g_r(x_i)^T   (B, H, p, s)
         W_e = torch.einsum("bmhp,bmhs->bhps", dk, dge) / count
         W_r = torch.einsum("bmhp,bmhs->bhps", dq, dgr) / count
         # Primal scores e_i = W_e^T phi_q(q_i), r_i = W_r^T phi_k(k_i)   (N, H, s)
-        e = torch.einsum("bmhp,bhps->bmhs", dq, W_e)[mask]
-        r = torch.einsum("bmhp,bhps->bmhs", dk, W_r)[mask]
+        e = torch.einsum("bmhp,bhps->bmhs", dq, W_e)
+        r = torch.einsum("bmhp,bhps->bmhs", dk, W_r)
+        e, r = (e[0], r[0]) if mask is None else (e[mask], r[mask])
         o = self.W_c(torch.cat([e, r], dim=-1))  # (N, H, p)
         return self.out(o.reshape(n, self.dim)), {"e": e, "r": r, "W_e": W_e, "W_r": W_r, "Lambda": self.Lambda}
 
@@ -122,6 +161,9 @@ def ksvd_objective(aux: dict[str, Tensor]) -> Tensor:
     ``J = mean_{i,h} ||e_ih * Lambda_h||^2 / 2 + mean_{j,h} ||r_jh * Lambda_h||^2 / 2
     - mean_{g,h} Tr(W_e[g,h]^T W_r[g,h])``; zero at a KKT point of the KSVD problem.
     """
+    missing = [k for k in ("e", "r", "W_e", "W_r", "Lambda") if k not in aux]
+    if missing:
+        raise ValueError(f"aux must be the dict returned by PrimalGraphAttention; it lacks {missing}")
     lam = aux["Lambda"]
     e_term = ((aux["e"] * lam).pow(2).sum(-1)).mean() / 2
     r_term = ((aux["r"] * lam).pow(2).sum(-1)).mean() / 2
@@ -149,6 +191,7 @@ class PrimphormerLayer(nn.Module):
 
     ``h_M = BN(MPNN(h) + h)``, ``h_A = BN(PrimalAttn(h) + h)``, ``out = BN(h_M + h_A + MLP(h_M + h_A))``.
     ``forward(x, edge_index, batch, edge_attr) -> (out, aux)``; ``edge_attr`` (E, dim) is needed by GINE.
+    ``x`` may also be a PyG ``Data`` / ``Batch`` (its ``x``, ``edge_index``, ``batch``, ``edge_attr``).
     """
 
     def __init__(self, dim: int, mpnn: str = "gine", heads: int = 4, rank: int = 16, dropout: float = 0.0):
@@ -160,16 +203,37 @@ class PrimphormerLayer(nn.Module):
         self.norm1, self.norm2, self.norm3 = nn.BatchNorm1d(dim), nn.BatchNorm1d(dim), nn.BatchNorm1d(dim)
         self.dropout = dropout
 
-    def forward(self, x: Tensor, edge_index: Tensor, batch: Tensor | None = None,
+    def forward(self, x: Tensor, edge_index: Tensor | None = None, batch: Tensor | None = None,
                 edge_attr: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
-        _check_tensor_input(x, edge_index, batch)
-        batch = check_graph_input(x, edge_index, batch, self.attn.dim)
+        x, edge_index, batch, edge_attr, _ = _unpack(x, edge_index, batch, edge_attr)
+        batch = _check_graph(x, edge_index, batch, self.attn.dim)
+        want = (edge_index.size(1), self.attn.dim)
+        if self.mpnn_kind == "gine" and (edge_attr is None or edge_attr.shape != want):
+            got = None if edge_attr is None else tuple(edge_attr.shape)
+            raise ValueError(f"the GINE MPNN needs edge_attr of shape {want}, got {got}")
         h = self.conv(x, edge_index, edge_attr) if self.mpnn_kind == "gine" else self.conv(x, edge_index)
         h_m = self.norm1(F.dropout(h, self.dropout, self.training) + x)
         a, aux = self.attn(x, batch)
         h_a = self.norm2(F.dropout(a, self.dropout, self.training) + x)
         out = h_m + h_a
         return self.norm3(out + self.mlp(out)), aux
+
+
+def _unpack(x, edge_index, batch, edge_attr, pe=None):
+    """``(x, edge_index, batch, edge_attr, pe)`` from tensors or from a PyG ``Data`` / ``Batch`` in ``x``.
+
+    Arguments given explicitly win over the data object's attributes.
+    """
+    if _is_graph_data(x):
+        data = x
+        x = data.x
+        edge_index = data.edge_index if edge_index is None else edge_index
+        batch = getattr(data, "batch", None) if batch is None else batch
+        edge_attr = getattr(data, "edge_attr", None) if edge_attr is None else edge_attr
+        pe = getattr(data, "pe", None) if pe is None else pe
+    if edge_index is None:
+        raise TypeError("edge_index is required (a (2, E) long tensor), or pass a PyG Data / Batch as x")
+    return x, edge_index, batch, edge_attr, pe
 
 
 class _GraphNet(nn.Module):
@@ -189,8 +253,7 @@ class _GraphNet(nn.Module):
         self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, out_dim))
 
     def embed(self, x, edge_index, batch, edge_attr, pe):
-        _check_tensor_input(x, edge_index, batch)
-        batch = check_graph_input(x, edge_index, batch, self.in_dim)
+        batch = _check_graph(x, edge_index, batch, self.in_dim)
         h = self.node_emb(x)
         if self.pe_emb is not None:
             if pe is None or pe.shape != (x.size(0), self.pe_dim):
@@ -205,14 +268,19 @@ class _GraphNet(nn.Module):
         return h, e, batch
 
     def readout(self, h, batch):
-        return self.head(h if self.task == "node" else global_mean_pool(h, batch))
+        if self.task == "node":
+            return self.head(h)
+        if batch is None:  # one graph
+            return self.head(global_mean_pool(h, torch.zeros(h.size(0), dtype=torch.long, device=h.device), size=1))
+        return self.head(global_mean_pool(h, batch))
 
 
 class Primphormer(_GraphNet):
     """The full model: embeddings, ``n_layers`` :class:`PrimphormerLayer` blocks, a node or graph head.
 
     ``forward(x, edge_index, batch=None, edge_attr=None, pe=None) -> (pred, aux_list)``; train with
-    ``task_loss + eta * ksvd_loss(aux_list)``.
+    ``task_loss + eta * ksvd_loss(aux_list)``. ``x`` may also be a PyG ``Data`` / ``Batch`` (its ``x``,
+    ``edge_index``, ``batch``, ``edge_attr`` and ``pe``).
     """
 
     def __init__(self, in_dim: int, hidden: int, n_layers: int, out_dim: int, task: str = "node", pe_dim: int = 0,
@@ -220,7 +288,8 @@ class Primphormer(_GraphNet):
         super().__init__(in_dim, hidden, n_layers, out_dim, task, pe_dim, edge_dim)
         self.layers = nn.ModuleList(PrimphormerLayer(hidden, mpnn, heads, rank, dropout) for _ in range(n_layers))
 
-    def forward(self, x, edge_index, batch=None, edge_attr=None, pe=None):
+    def forward(self, x, edge_index=None, batch=None, edge_attr=None, pe=None):
+        x, edge_index, batch, edge_attr, pe = _unpack(x, edge_index, batch, edge_attr, pe)
         h, e, batch = self.embed(x, edge_index, batch, edge_attr, pe)
         aux_list = []
         for layer in self.layers:
@@ -247,7 +316,8 @@ class _MPNNBlock(nn.Module):
 class GPSBaseline(_GraphNet):
     """GraphGPS baselines on the same encoder/head: PyG ``GPSConv`` with GINE and
     ``attn="multihead"`` (full softmax attention) or ``"performer"``, or ``attn="none"`` (MPNN only).
-    ``forward`` returns ``(pred, [])`` so training code is shared with :class:`Primphormer`."""
+    ``forward`` (same inputs as :class:`Primphormer`'s, tensors or a PyG ``Data`` / ``Batch``) returns
+    ``(pred, [])`` so training code is shared with :class:`Primphormer`."""
 
     def __init__(self, in_dim: int, hidden: int, n_layers: int, out_dim: int, task: str = "node", pe_dim: int = 0,
                  edge_dim: int = 0, attn: str = "multihead", heads: int = 4, dropout: float = 0.0):
@@ -262,7 +332,8 @@ class GPSBaseline(_GraphNet):
                 GPSConv(hidden, _mpnn("gine", hidden), heads=heads, dropout=dropout, attn_type=attn)
                 for _ in range(n_layers))
 
-    def forward(self, x, edge_index, batch=None, edge_attr=None, pe=None):
+    def forward(self, x, edge_index=None, batch=None, edge_attr=None, pe=None):
+        x, edge_index, batch, edge_attr, pe = _unpack(x, edge_index, batch, edge_attr, pe)
         h, e, batch = self.embed(x, edge_index, batch, edge_attr, pe)
         for layer in self.layers:
             h = layer(h, edge_index, batch, edge_attr=e)

@@ -12,9 +12,18 @@ from pathlib import Path
 
 import numpy as np
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
+from icml25.papers.primphormer.scaling import METHODS
 
 ACCURACY_METHODS = ("primphormer", "mpnn", "multihead", "performer")
 
@@ -56,6 +65,19 @@ class PatternConfig(ExperimentConfig):
     methods: tuple[str, ...] = ACCURACY_METHODS
     """Models trained on the same data: primphormer, mpnn (GINE only), multihead (GPS full attention), performer."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_train", "n_test", "min_nodes", "max_nodes", "hidden", "n_layers", "heads",
+                                     "rank", "rwse_dim", "epochs", "batch_size", "lr"),
+                     nonnegative=("eta",), nonempty=("methods",), choices={"methods": ACCURACY_METHODS})
+        if "primphormer" not in self.methods:
+            raise ConfigError(f"PatternConfig.methods must include 'primphormer', got {self.methods}")
+        if self.hidden % self.heads:
+            raise ConfigError(f"PatternConfig.hidden must be divisible by heads={self.heads}, got {self.hidden}")
+        if not 25 <= self.min_nodes <= self.max_nodes:  # a 20-node planted pattern + 5 SBM communities
+            raise ConfigError(f"PatternConfig.min_nodes must lie in [25, max_nodes={self.max_nodes}] (a 20-node "
+                              f"pattern plus at least one node per community), got {self.min_nodes}")
+
 
 def _make_model(method: str, cfg: PatternConfig, in_dim: int):
     from icml25.papers.primphormer.model import GPSBaseline, Primphormer
@@ -76,9 +98,7 @@ def run_pattern(cfg: PatternConfig, seed: int, progress: ProgressFn = no_progres
     from icml25.common.graphs import planted_pattern_graphs, random_walk_pe
     from icml25.papers.primphormer.model import ksvd_loss
 
-    unknown = set(cfg.methods) - set(ACCURACY_METHODS)
-    if unknown or "primphormer" not in cfg.methods:
-        raise ValueError(f"methods must include 'primphormer' and come from {ACCURACY_METHODS}, got {cfg.methods}")
+    device = torch.device(cfg.device)
     graphs = planted_pattern_graphs(cfg.n_train + cfg.n_test, cfg.min_nodes, cfg.max_nodes, seed=seed)
     for g in graphs:
         g.pe = random_walk_pe(g.edge_index, g.num_nodes, cfg.rwse_dim)
@@ -87,7 +107,7 @@ def run_pattern(cfg: PatternConfig, seed: int, progress: ProgressFn = no_progres
     steps_total = len(cfg.methods) * cfg.epochs
     for mi, method in enumerate(cfg.methods):
         torch.manual_seed(seed)
-        model = _make_model(method, cfg, graphs[0].num_features)
+        model = _make_model(method, cfg, graphs[0].num_features).to(device)
         opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=1e-5)
         loader = DataLoader(train, batch_size=cfg.batch_size, shuffle=True,
                             generator=torch.Generator().manual_seed(seed))
@@ -96,6 +116,7 @@ def run_pattern(cfg: PatternConfig, seed: int, progress: ProgressFn = no_progres
         for epoch in range(cfg.epochs):
             model.train()
             for b in loader:
+                b = b.to(device)
                 pred, aux = model(b.x, b.edge_index, b.batch, pe=b.pe)
                 loss = F.cross_entropy(pred, b.y)
                 if aux:
@@ -111,8 +132,9 @@ def run_pattern(cfg: PatternConfig, seed: int, progress: ProgressFn = no_progres
         preds, ys = [], []
         with torch.no_grad():
             for b in DataLoader(test, batch_size=64):
-                preds.append(model(b.x, b.edge_index, b.batch, pe=b.pe)[0].argmax(-1))
-                ys.append(b.y)
+                b = b.to(device)
+                preds.append(model(b.x, b.edge_index, b.batch, pe=b.pe)[0].argmax(-1).cpu())
+                ys.append(b.y.cpu())
         metrics[f"acc_{method}"] = weighted_accuracy(torch.cat(preds), torch.cat(ys))
         if method == "primphormer":
             metrics["ksvd_loss_final"] = ksvd_last
@@ -147,6 +169,22 @@ class ScalingConfig(ExperimentConfig):
     isolate: bool = True
     """Measure each method in a fresh process (clean peak-RSS numbers); False runs in-process (tests)."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("sizes", "reference_size", "dim", "heads", "rank", "avg_degree", "repeats",
+                                     "memory_cap_gb", "time_cap_s"),
+                     nonempty=("sizes", "methods"), choices={"methods": METHODS})
+        if self.device != "cpu":
+            raise ConfigError(f"ScalingConfig.device must be 'cpu' (peak memory is the process's resident set size, "
+                              f"host memory), got {self.device!r}")
+        if "primphormer" not in self.methods:
+            raise ConfigError(f"ScalingConfig.methods must include 'primphormer', got {self.methods}")
+        if self.reference_size not in self.sizes or self.reference_size == max(self.sizes):
+            raise ConfigError(f"ScalingConfig.reference_size must be one of sizes={self.sizes} below the largest, "
+                              f"got {self.reference_size}")
+        if self.dim % self.heads:
+            raise ConfigError(f"ScalingConfig.dim must be divisible by heads={self.heads}, got {self.dim}")
+
 
 def _ratio(num: float, den: float) -> float:
     """num / den, or NaN when the denominator is not positive.
@@ -167,8 +205,6 @@ def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progres
     from icml25.papers.primphormer.scaling import measure, measure_sizes
 
     sizes = sorted(cfg.sizes)
-    if cfg.reference_size not in sizes or cfg.reference_size == sizes[-1]:
-        raise ValueError(f"reference_size must be one of sizes below the largest, got {cfg.reference_size}")
     metrics: Metrics = {}
     for done, method in enumerate(cfg.methods):
         fn = measure if cfg.isolate else measure_sizes

@@ -4,23 +4,19 @@ Exchange matrices and their mutation, seed quivers of Dynkin types A, D, E and a
 mutation classes enumerated up to isomorphism, the Buan-Vatne type-A criterion, and DirGINE, a
 direction-aware GIN that classifies quivers by mutation type, with baselines and explainability helpers:
 Vatne's four families of type-D quivers (a labeller checked against BFS) and explainer motifs.
+
+The quiver algebra (``quivers``, ``vatne``, ``explainability``) needs NumPy only; the GNN names
+(``DirGINE``, ``train_classifier``, ...) live in ``models`` and are imported on first use, so
+``from icml25.papers.quiver_mutation import mutate`` works without PyTorch or PyTorch Geometric.
 """
 
-from icml25.papers.quiver_mutation.explainability import connected_motif, identify_mutation_type
+from __future__ import annotations
 
-from icml25.papers.quiver_mutation.models import (
-    DirGINE,
-    DirGINELayer,
-    UndirectedGINE,
-    cluster_hidden,
-    count_features,
-    explain,
-    graph_embeddings,
-    predict,
-    quiver_to_data,
-    spectrum_features,
-    train_classifier,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from icml25.papers.quiver_mutation.explainability import connected_motif, identify_mutation_type
+from icml25.papers.quiver_mutation.features import count_features, spectrum_features
 from icml25.papers.quiver_mutation.quivers import (
     QUIVER_TYPES,
     are_isomorphic,
@@ -52,3 +48,33 @@ __all__ = [
     "quiver_to_data", "seed_quiver", "spectrum_features", "train_classifier", "type_class_certificates",
     "vatne_family_sets", "vatne_type", "vatne_type_table",
 ]
+
+_MODEL_NAMES = ("DirGINE", "DirGINELayer", "UndirectedGINE", "cluster_hidden", "explain", "graph_embeddings",
+                "predict", "quiver_to_data", "train_classifier")
+"""Public names of :mod:`.models` (torch and torch_geometric), resolved lazily by :func:`__getattr__`."""
+
+if TYPE_CHECKING:  # static analysers see the lazy names
+    from icml25.papers.quiver_mutation.models import (  # noqa: F401
+        DirGINE,
+        DirGINELayer,
+        UndirectedGINE,
+        cluster_hidden,
+        explain,
+        graph_embeddings,
+        predict,
+        quiver_to_data,
+        train_classifier,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """Import the GNN module on first access to one of its names (PEP 562)."""
+    if name in _MODEL_NAMES:
+        value = getattr(importlib.import_module("icml25.papers.quiver_mutation.models"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODEL_NAMES))

@@ -11,10 +11,10 @@ GINE convolutions (Hu et al. 2020), one over incoming arrows and one over outgoi
 
 The graph embedding is the concatenation over layers of the sum of node states (GIN readout),
 followed by an MLP head; trained with cross-entropy. ``directed=False`` drops the direction
-(one GINE over both directions of every arrow): the undirected-GIN baseline.
+(one GINE over both directions of every arrow): the undirected-GIN baseline. The feature baselines
+(degree/3-cycle counts, sorted spectrum) are NumPy functions in :mod:`.features`, re-exported here.
 
-Also here: feature baselines (degree/3-cycle counts + logistic regression, sorted spectrum + MLP),
-a GNNExplainer wrapper (:func:`explain`) and k-means on hidden embeddings (:func:`cluster_hidden`).
+Also here: a GNNExplainer wrapper (:func:`explain`) and k-means on hidden embeddings (:func:`cluster_hidden`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from torch import nn
 from torch_geometric.data import Batch, Data
 from torch_geometric.nn import GINEConv, global_add_pool
 
+from icml25.papers.quiver_mutation.features import count_features, spectrum_features  # noqa: F401 (re-exported)
 from icml25.papers.quiver_mutation.quivers import check_exchange_matrix
 
 
@@ -43,17 +44,53 @@ def quiver_to_data(B: np.ndarray, y: int | None = None) -> Data:
     return data
 
 
-def _check_inputs(x: torch.Tensor, edge_index: torch.Tensor, edge_attr: torch.Tensor, in_dim: int) -> None:
+def _check_inputs(x: torch.Tensor, edge_index: torch.Tensor, edge_attr: torch.Tensor, in_dim: int,
+                  batch: torch.Tensor | None = None) -> None:
+    """Types and shapes of a quiver graph; index ranges and finiteness too, except on the meta device (no data)."""
+    for name, value in (("x", x), ("edge_index", edge_index), ("edge_attr", edge_attr), ("batch", batch)):
+        if value is not None and not isinstance(value, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__} (see quiver_to_data)")
+        if name in ("x", "edge_attr") and value is not None and not value.is_floating_point():
+            raise TypeError(f"{name} must be a floating-point tensor, got {value.dtype}")
+        if name in ("edge_index", "batch") and value is not None and (value.is_floating_point() or value.is_complex()
+                                                                       or value.dtype == torch.bool):
+            raise TypeError(f"{name} must hold integer indices (torch.long), got {value.dtype}")
+    if edge_index is None or edge_attr is None:
+        raise TypeError("edge_index and edge_attr are required, or pass a PyG Data / Batch (quiver_to_data) as x")
     if x.dim() != 2 or x.size(0) == 0:
         raise ValueError(f"x must be a non-empty (num_nodes, {in_dim}) tensor, got shape {tuple(x.shape)}")
     if x.size(1) != in_dim:
         raise ValueError(f"x has {x.size(1)} features per node but the model expects {in_dim}")
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-    if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= x.size(0)):
-        raise ValueError(f"edge_index has node ids outside [0, {x.size(0)})")
     if edge_attr.dim() != 2 or edge_attr.size(0) != edge_index.size(1) or edge_attr.size(1) != 1:
         raise ValueError(f"edge_attr must have shape (E, 1) = ({edge_index.size(1)}, 1), got {tuple(edge_attr.shape)}")
+    if batch is not None and batch.shape != (x.size(0),):
+        raise ValueError(f"batch must have shape ({x.size(0)},), got {tuple(batch.shape)}")
+    if x.is_meta:
+        return
+    if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= x.size(0)):
+        raise ValueError(f"edge_index has node ids outside [0, {x.size(0)})")
+    if not (bool(torch.isfinite(x).all()) and bool(torch.isfinite(edge_attr).all())):
+        raise ValueError("x and edge_attr must be finite (no NaN or inf)")
+    if batch is not None and batch.numel() and int(batch.min()) < 0:
+        raise ValueError("batch has negative graph ids")
+
+
+def _unpack(x, edge_index, edge_attr, batch):
+    """``(x, edge_index, edge_attr, batch, num_graphs)`` from tensors or from a PyG ``Data`` / ``Batch`` in ``x``.
+
+    ``num_graphs`` is known without reading the batch vector only for a ``Batch`` (else ``None``).
+    """
+    num_graphs = None
+    if not isinstance(x, torch.Tensor) and hasattr(x, "keys") and hasattr(x, "edge_index"):
+        data = x
+        x = data.x
+        edge_index = data.edge_index if edge_index is None else edge_index
+        edge_attr = getattr(data, "edge_attr", None) if edge_attr is None else edge_attr
+        if batch is None and getattr(data, "batch", None) is not None:
+            batch, num_graphs = data.batch, int(data.num_graphs)
+    return x, edge_index, edge_attr, batch, num_graphs
 
 
 # ----------------------------------------------------------------------------- model
@@ -62,7 +99,11 @@ def _mlp(d_in: int, d_out: int) -> nn.Sequential:
 
 
 class DirGINELayer(nn.Module):
-    """One layer: GINE over in-arrows and GINE over out-arrows, concatenated and mixed."""
+    """One layer: GINE over in-arrows and GINE over out-arrows, concatenated and mixed.
+
+    ``forward(h, edge_index, edge_attr) -> (num_nodes, hidden)``; ``h`` may also be a PyG ``Data`` / ``Batch``
+    whose ``x`` has ``hidden`` features. Input checking is left to :class:`DirGINE` (this is its inner block).
+    """
 
     def __init__(self, hidden: int, directed: bool = True):
         super().__init__()
@@ -71,7 +112,9 @@ class DirGINELayer(nn.Module):
         self.conv_out = GINEConv(_mlp(hidden, hidden), train_eps=True, edge_dim=1) if directed else None
         self.mix = nn.Linear(2 * hidden if directed else hidden, hidden)
 
-    def forward(self, h: torch.Tensor, edge_index: torch.Tensor, edge_attr: torch.Tensor) -> torch.Tensor:
+    def forward(self, h: torch.Tensor, edge_index: torch.Tensor | None = None,
+                edge_attr: torch.Tensor | None = None) -> torch.Tensor:
+        h, edge_index, edge_attr, _, _ = _unpack(h, edge_index, edge_attr, None)
         if not self.directed:  # both directions, same multiplicity: direction is dropped
             ei = torch.cat([edge_index, edge_index.flip(0)], dim=1)
             return torch.relu(self.mix(self.conv_in(h, ei, torch.cat([edge_attr, edge_attr]))))
@@ -90,7 +133,8 @@ class DirGINE(nn.Module):
         in_dim: node feature width (1 for constant features).
         directed: ``False`` gives the undirected GINE baseline (arrow directions dropped).
 
-    ``forward(x, edge_index, edge_attr, batch) -> logits (num_graphs, n_classes)``;
+    ``forward(x, edge_index, edge_attr, batch) -> logits (num_graphs, n_classes)`` (``batch=None``: one
+    graph); ``x`` may also be a PyG ``Data`` / ``Batch`` (:func:`quiver_to_data`, ``Batch.from_data_list``).
     ``node_embeddings(...)`` returns the concatenated per-layer node states ``(num_nodes, layers * hidden)``.
     """
 
@@ -103,7 +147,8 @@ class DirGINE(nn.Module):
         self.layers = nn.ModuleList([DirGINELayer(hidden, directed) for _ in range(layers)])
         self.head = nn.Sequential(nn.Linear(layers * hidden, hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
 
-    def node_embeddings(self, x, edge_index, edge_attr) -> torch.Tensor:
+    def node_embeddings(self, x, edge_index=None, edge_attr=None) -> torch.Tensor:
+        x, edge_index, edge_attr, _, _ = _unpack(x, edge_index, edge_attr, None)
         _check_inputs(x, edge_index, edge_attr, self.in_dim)
         h = self.encoder(x)
         states = []
@@ -112,11 +157,13 @@ class DirGINE(nn.Module):
             states.append(h)
         return torch.cat(states, dim=-1)
 
-    def forward(self, x, edge_index, edge_attr, batch: torch.Tensor | None = None) -> torch.Tensor:
-        if batch is None:
-            batch = torch.zeros(x.size(0), dtype=torch.long, device=x.device)
+    def forward(self, x, edge_index=None, edge_attr=None, batch: torch.Tensor | None = None) -> torch.Tensor:
+        x, edge_index, edge_attr, batch, size = _unpack(x, edge_index, edge_attr, batch)
+        _check_inputs(x, edge_index, edge_attr, self.in_dim, batch)
+        if batch is None:  # one graph
+            batch, size = torch.zeros(x.size(0), dtype=torch.long, device=x.device), 1
         h = self.node_embeddings(x, edge_index, edge_attr)
-        return self.head(global_add_pool(h, batch))  # sum readout
+        return self.head(global_add_pool(h, batch, size=size))  # sum readout
 
 
 class UndirectedGINE(DirGINE):
@@ -133,6 +180,11 @@ def train_classifier(model: nn.Module, data: list[Data], epochs: int = 30, lr: f
 
     if not data:
         raise ValueError("training data is empty")
+    for name, value in (("epochs", epochs), ("batch_size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got {lr!r}")
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     loader = DataLoader(data, batch_size=batch_size, shuffle=True, generator=gen)
@@ -158,37 +210,12 @@ def predict(model: nn.Module, data: list[Data], batch_size: int = 512, device: s
     """Predicted class of every graph."""
     from torch_geometric.loader import DataLoader
 
+    if not data:
+        raise ValueError("data is empty: nothing to predict")
     model.to(device).eval()
     out = [model(b.x, b.edge_index, b.edge_attr, b.batch).argmax(-1).cpu()
            for b in (bb.to(device) for bb in DataLoader(data, batch_size=batch_size))]
     return torch.cat(out).numpy()
-
-
-# ----------------------------------------------------------------------------- feature baselines
-def count_features(B: np.ndarray, max_degree: int = 8) -> np.ndarray:
-    """Hand-made invariants: n, arrows by multiplicity (1, 2, >=3), histograms of undirected degree,
-    in-degree and out-degree (0..max_degree), oriented and non-oriented 3-cycles."""
-    B = check_exchange_matrix(B)
-    adj = B != 0
-    pos = B > 0
-    n = B.shape[0]
-    mult = np.abs(B[np.triu_indices(n, 1)])
-    hist = lambda d: np.bincount(np.minimum(d, max_degree), minlength=max_degree + 1)  # noqa: E731
-    P = pos.astype(np.int64)
-    oriented = int(np.trace(P @ P @ P)) // 3
-    triangles = int(np.trace(adj.astype(np.int64) @ adj @ adj)) // 6
-    return np.concatenate([[n, (mult == 1).sum(), (mult == 2).sum(), (mult >= 3).sum()],
-                           hist(adj.sum(1)), hist(pos.sum(0)), hist(pos.sum(1)),
-                           [oriented, triangles - oriented]]).astype(float)
-
-
-def spectrum_features(B: np.ndarray, length: int = 12) -> np.ndarray:
-    """Singular values of ``B`` (|eigenvalues| of the skew-symmetric matrix), descending, zero-padded to ``length``."""
-    B = check_exchange_matrix(B)
-    if B.shape[0] > length:
-        raise ValueError(f"quiver has {B.shape[0]} vertices, more than the spectrum length {length}")
-    s = np.linalg.svd(B.astype(float), compute_uv=False)
-    return np.pad(np.sort(s)[::-1], (0, length - s.size))
 
 
 # ----------------------------------------------------------------------------- explainability
@@ -204,6 +231,7 @@ def explain(model: DirGINE, B: np.ndarray, target: int | None = None, epochs: in
     data = quiver_to_data(B)
     if data.edge_index.size(1) == 0:
         raise ValueError("the quiver has no arrows: nothing to explain")
+    data = data.to(_device_of(model))
     torch.manual_seed(seed)
     model.eval()
     explainer = Explainer(model=model, algorithm=GNNExplainer(epochs=epochs), explanation_type="model"
@@ -211,7 +239,7 @@ def explain(model: DirGINE, B: np.ndarray, target: int | None = None, epochs: in
                           model_config=dict(mode="multiclass_classification", task_level="graph", return_type="raw"))
     kwargs = {} if target is None else {"target": torch.tensor([int(target)])}
     exp = explainer(data.x, data.edge_index, edge_attr=data.edge_attr, **kwargs)
-    mask = exp.edge_mask.detach().numpy()
+    mask = exp.edge_mask.detach().cpu().numpy()
     return {(int(i), int(j)): float(m) for (i, j), m in zip(data.edge_index.t().tolist(), mask)}
 
 
@@ -219,8 +247,13 @@ def explain(model: DirGINE, B: np.ndarray, target: int | None = None, epochs: in
 def graph_embeddings(model: DirGINE, quivers: list[np.ndarray]) -> np.ndarray:
     """Sum-pooled hidden node states (the readout input) of each quiver, ``(len(quivers), layers * hidden)``."""
     model.eval()
-    b = Batch.from_data_list([quiver_to_data(B) for B in quivers])
-    return global_add_pool(model.node_embeddings(b.x, b.edge_index, b.edge_attr), b.batch).numpy()
+    b = Batch.from_data_list([quiver_to_data(B) for B in quivers]).to(_device_of(model))
+    return global_add_pool(model.node_embeddings(b.x, b.edge_index, b.edge_attr), b.batch).cpu().numpy()
+
+
+def _device_of(model: nn.Module) -> torch.device:
+    """Where the model's parameters live (inputs are moved there)."""
+    return next(model.parameters()).device
 
 
 def cluster_hidden(model: DirGINE, quivers: list[np.ndarray], k: int = 4, seed: int = 0) -> np.ndarray:

@@ -300,6 +300,9 @@ def make_dataset(types: tuple[str, ...] = QUIVER_TYPES, sizes: tuple[int, ...] =
     bad = [t for t in types if t not in QUIVER_TYPES]
     if bad:
         raise ValueError(f"unknown quiver type {bad[0]!r}; valid: {QUIVER_TYPES}")
+    bad_sizes = [n for n in sizes if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1]
+    if bad_sizes:
+        raise ValueError(f"sizes must be positive integers (numbers of vertices), got {bad_sizes[0]!r}")
     quivers, labels = [], []
     for n in sizes:
         for t in types:

@@ -27,7 +27,15 @@ from pathlib import Path
 
 import numpy as np
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.quiver_mutation.explainability import connected_motif, identify_mutation_type
@@ -77,6 +85,14 @@ class GeneralisationConfig(ExperimentConfig):
     max_test_per_class: int = 0
     """Subsample each class of the test set to at most this many quivers (0: use all)."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("train_sizes", "test_size", "hidden", "layers", "epochs", "lr", "batch_size"),
+                     nonnegative=("max_train_per_class", "max_test_per_class"), nonempty=("train_sizes",))
+        if self.test_size in self.train_sizes:
+            raise ConfigError(f"GeneralisationConfig.test_size must differ from every training size (near-duplicates "
+                              f"inflate accuracy), got {self.test_size} in train_sizes={self.train_sizes}")
+
 
 def _subsample(labels: np.ndarray, cap: int, rng: np.random.Generator) -> np.ndarray:
     if cap <= 0:
@@ -95,8 +111,6 @@ def run_generalisation(cfg: GeneralisationConfig, seed: int, progress: ProgressF
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    if cfg.test_size in cfg.train_sizes:
-        raise ValueError("test_size must differ from every training size (near-duplicates inflate accuracy)")
     t0 = time.perf_counter()
     train_q, train_y = make_dataset(QUIVER_TYPES, cfg.train_sizes)
     test_q, test_y = make_dataset(QUIVER_TYPES, (cfg.test_size,))
@@ -146,6 +160,10 @@ class OracleConfig(ExperimentConfig):
     sizes: tuple[int, ...] = (6, 7, 8, 9)
     """Numbers of vertices of the enumerated quivers checked against the criterion."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("sizes",), nonempty=("sizes",))
+
 
 def run_oracle(cfg: OracleConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Agreement of the Buan-Vatne type-A criterion with BFS ground truth on every enumerated quiver."""
@@ -187,6 +205,16 @@ class ExplainabilityConfig(ExperimentConfig):
     """Random connected motifs drawn per explained quiver (the baseline)."""
     top_motifs: int = 4
     """Most frequent explainer motifs recorded (for the figure)."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("train_sizes", "hidden", "layers", "epochs", "lr", "batch_size", "motif_arrows",
+                                     "explainer_epochs", "random_draws"),
+                     nonnegative=("extra_cluster_size", "n_explain", "top_motifs"), nonempty=("train_sizes",),
+                     at_least={"study_size": 5})  # D~_{n-1} needs n >= 5 vertices (and D_n needs n >= 4)
+        if self.extra_cluster_size and self.extra_cluster_size < 4:
+            raise ConfigError(f"ExplainabilityConfig.extra_cluster_size must be 0 (skip) or >= 4 (type D_n needs "
+                              f"n >= 4 vertices), got {self.extra_cluster_size}")
 
 
 def _ari_and_probe(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[float, float]:

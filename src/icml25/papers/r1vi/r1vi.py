@@ -43,6 +43,7 @@ from icml25.common.mdp import (
     SolverTrace,
     check_count,
     check_mdp,
+    check_transitions,
     policy_transitions,
     q_values,
     step_sizes,
@@ -56,8 +57,43 @@ def _check_distribution(name: str, d: Any, size: int) -> np.ndarray:
     return d / d.sum()
 
 
-def power_step(P_pi: np.ndarray, d: np.ndarray, steps: int) -> np.ndarray:
-    """``steps`` iterations of ``d <- normalise(P_pi^T d)`` (row vector ``d^T P_pi``)."""
+def power_step(P_pi: Any, d: Any, steps: int) -> np.ndarray:
+    """``steps`` iterations of ``d <- normalise(P_pi^T d)`` (row vector ``d^T P_pi``).
+
+    Args:
+        P_pi: a stochastic matrix (S, S), e.g. the transitions of a policy.
+        d: a non-negative vector (S,) with positive sum (normalised after each step).
+        steps: number of power steps (>= 0); ``steps=0`` returns ``d`` unchanged.
+
+    Returns:
+        the distribution (S,) after ``steps`` steps.
+
+    Raises:
+        ValueError: when ``P_pi`` is not a finite stochastic square matrix, ``d`` has
+            another length, a negative entry or zero sum, or ``steps`` is not an integer >= 0.
+    """
+    P_pi = np.asarray(P_pi, dtype=float)
+    if P_pi.ndim != 2:
+        raise ValueError(f"P_pi must have shape (S, S), got {P_pi.shape}")
+    P_pi = check_transitions(P_pi[None])[0]
+    d = check_vector("d", d, (P_pi.shape[0],))
+    if np.any(d < 0) or d.sum() <= 0:
+        raise ValueError("d must be a non-negative vector with positive sum")
+    return _power_step(P_pi, d, check_count("steps", steps, minimum=0))
+
+
+def _check_next_states(nxt: np.ndarray, n_states: int) -> np.ndarray:
+    """A sampler's draw as integer states in [0, S); raise ValueError otherwise."""
+    if not np.issubdtype(nxt.dtype, np.integer):
+        raise ValueError(f"sampler must return integer next states, got dtype {nxt.dtype}")
+    if nxt.size and (nxt.min() < 0 or nxt.max() >= n_states):
+        raise ValueError(f"sampler must return next states in [0, {n_states}), got values in "
+                         f"[{nxt.min()}, {nxt.max()}]")
+    return nxt
+
+
+def _power_step(P_pi: np.ndarray, d: np.ndarray, steps: int) -> np.ndarray:
+    """:func:`power_step` on checked arguments (the solvers' inner loop)."""
     for _ in range(steps):
         d = P_pi.T @ d
         d = d / d.sum()
@@ -95,7 +131,7 @@ def r1_value_iteration(P: Any, r: Any, gamma: float, v0: Any = None, tol: float 
         Tv, policy = greedy_step(P, r, v, gamma, trace)
         if trace.record(v, Tv) <= tol or trace.n_evals >= max_iter:
             return trace.result(v, policy, tol)
-        d = power_step(policy_transitions(P, policy), d, power_steps)
+        d = _power_step(policy_transitions(P, policy), d, power_steps)
         # (R1-VI): v+ = T v + gamma/(1-gamma) d^T (T v - v) 1
         v = Tv + shift * float(d @ (Tv - v))
 
@@ -190,7 +226,7 @@ def r1_q_learning(sampler: Sampler, r: Any, gamma: float, n_iter: int, step_size
     rows = np.arange(n_states)
     errors, iters = [], []
     for k in range(n_iter):
-        nxt = sample_next_states(sampler, rng, r.shape)
+        nxt = _check_next_states(sample_next_states(sampler, rng, r.shape), n_states)
         policy = np.argmax(q, axis=1)
         target = r + gamma * q[rows, policy][nxt]  # T_k Q_k
         # one empirical power step: mass of (s, a) moves to (s'_k(s,a), pi_k(s'_k(s,a)))

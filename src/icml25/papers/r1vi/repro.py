@@ -26,7 +26,15 @@ from icml25.common.mdp import (
     q_values,
     value_iteration,
 )
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure
 from icml25.papers.r1vi.r1vi import r1_q_learning, r1_value_iteration
@@ -66,6 +74,13 @@ class PlanningConfig(ExperimentConfig):
     """Cap on Bellman applications per run."""
     power_steps: int = 10
     """Power-method steps per R1-VI iteration."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_states", "n_actions", "branching", "n_mdps", "rel_accuracy", "max_iter"),
+                     nonnegative=("power_steps",), open_fraction=("gammas",), nonempty=("gammas",))
+        if self.branching > self.n_states:
+            raise ConfigError(f"PlanningConfig.branching must be <= n_states = {self.n_states}, got {self.branching}")
 
 
 def run_planning(cfg: PlanningConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -138,6 +153,23 @@ class LearningConfig(ExperimentConfig):
     """Sample paths per MDP; QL and R1-QL share the samples of each path."""
     step_size: str = "1/k"
     """Step-size rule: '1/k' or a constant given as text, e.g. '0.1'."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_states", "n_actions", "branching", "n_iter", "n_runs"),
+                     at_least={"gamma": 0.0})
+        if not self.gamma < 1.0:
+            raise ConfigError(f"LearningConfig.gamma must be in [0, 1), got {self.gamma!r}")
+        if self.branching > self.n_states:
+            raise ConfigError(f"LearningConfig.branching must be <= n_states = {self.n_states}, got {self.branching}")
+        if self.step_size != "1/k":
+            try:
+                alpha = float(self.step_size)
+            except ValueError:
+                alpha = float("nan")
+            if not 0.0 < alpha <= 1.0:
+                raise ConfigError(f"LearningConfig.step_size must be '1/k' or a number in (0, 1], "
+                                  f"got {self.step_size!r}")
 
 
 def run_learning(cfg: LearningConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:

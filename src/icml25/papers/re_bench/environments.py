@@ -307,15 +307,48 @@ def _softmax_rows(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def _check_chain(P: Any, pi: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A finite stochastic matrix ``P`` (V, V) and a distribution ``pi`` (V,); ValueError otherwise."""
+    P, pi = np.asarray(P, dtype=float), np.asarray(pi, dtype=float)
+    if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] < 1 or pi.shape != (P.shape[0],):
+        raise ValueError(f"P must be (V, V) and pi (V,), got {P.shape} and {pi.shape}")
+    if not (np.all(np.isfinite(P)) and np.all(np.isfinite(pi))):
+        raise ValueError("P and pi must be finite")
+    if P.min() < 0 or not np.allclose(P.sum(axis=1), 1.0, rtol=0.0, atol=1e-8):
+        raise ValueError("P must be stochastic (non-negative rows summing to 1)")
+    if pi.min() < 0 or not math.isclose(float(pi.sum()), 1.0, abs_tol=1e-8):
+        raise ValueError("pi must be a probability distribution")
+    return P, pi
+
+
 def expected_bigram_loss(E: np.ndarray, W: np.ndarray, b: np.ndarray, P: np.ndarray, pi: np.ndarray) -> float:
-    """Exact expected next-token cross-entropy ``-sum_i pi_i sum_j P_ij log q_ij`` of ``q = softmax(E W + b)``."""
+    """Exact expected next-token cross-entropy ``-sum_i pi_i sum_j P_ij log q_ij`` of ``q = softmax(E W + b)``.
+
+    Shapes: ``E`` (V, d), ``W`` (d, V), ``b`` (V,), ``P`` (V, V) stochastic, ``pi`` (V,) a distribution.
+
+    Raises:
+        ValueError: shapes that do not match, non-finite entries, or ``P`` / ``pi`` that are not
+            stochastic.
+    """
+    P, pi = _check_chain(P, pi)
+    E, W, b = (np.asarray(a, dtype=float) for a in (E, W, b))
+    V = P.shape[0]
+    if E.ndim != 2 or E.shape[0] != V or W.shape != (E.shape[1], V) or b.shape != (V,):
+        raise ValueError(f"E must be (V, d), W (d, V) and b (V,) with V={V}, got {E.shape}, {W.shape}, {b.shape}")
+    if not (np.all(np.isfinite(E)) and np.all(np.isfinite(W)) and np.all(np.isfinite(b))):
+        raise ValueError("E, W and b must be finite")
     logq = np.log(_softmax_rows(E @ W + b))
     return float(-(pi[:, None] * P * logq).sum())
 
 
 def markov_entropy_rate(P: np.ndarray, pi: np.ndarray) -> float:
-    """Entropy rate ``-sum_i pi_i sum_j P_ij log P_ij`` (the loss floor of any next-token model)."""
-    return float(-(pi[:, None] * P * np.log(P)).sum())
+    """Entropy rate ``-sum_i pi_i sum_j P_ij log P_ij`` (the loss floor of any next-token model).
+
+    ``0 log 0 = 0``. Raises ValueError when ``P`` is not a finite stochastic (V, V) matrix or
+    ``pi`` not a distribution of length V.
+    """
+    P, pi = _check_chain(P, pi)
+    return float(-(pi[:, None] * P * np.log(np.where(P > 0, P, 1.0))).sum())
 
 
 class FixTinyEmbedding(BaseEnvironment):
@@ -401,8 +434,14 @@ FORBIDDEN_NAMES = frozenset({"exp", "exp2", "expm1", "softmax", "log_softmax", "
 
 def restricted_ops_used(source: str) -> list[str]:
     """Forbidden primitives in ``source``: division operators and calls named in ``FORBIDDEN_NAMES``."""
+    if not isinstance(source, str):
+        raise TypeError(f"source must be Python source text, got {type(source).__name__}")
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise ValueError(f"source is not valid Python: {exc}") from None
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Pow)):
             found.append(type(node.op).__name__)
         elif isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Pow)):

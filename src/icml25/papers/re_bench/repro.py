@@ -17,7 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure
 from icml25.papers.re_bench.agents import HACKS, HillClimbAgent, NullAgent, RandomSearchAgent, ReplayAgent, \
@@ -48,6 +56,14 @@ class HarnessConfig(ExperimentConfig):
     n_boot: int = 200
     """Bootstrap resamples for score@k intervals."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_attempts", "max_score_calls", "time_limit_s", "timing_repeats", "ks",
+                                     "budgets", "n_boot"),
+                     nonempty=("ks", "budgets"), at_least={"prefix_n": 10})
+        if self.ks and self.n_attempts < max(self.ks):
+            raise ConfigError(f"HarnessConfig.n_attempts must be >= max(ks) = {max(self.ks)}, got {self.n_attempts}")
+
 
 def _attempt(env, agent, cfg: HarnessConfig, seed: int):
     with tempfile.TemporaryDirectory() as d:
@@ -57,8 +73,6 @@ def _attempt(env, agent, cfg: HarnessConfig, seed: int):
 
 def run_harness(cfg: HarnessConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """All agents and probes on the four mini-environments of one seed."""
-    if cfg.n_attempts < max(cfg.ks):
-        raise ValueError(f"n_attempts ({cfg.n_attempts}) must be >= max(ks) ({max(cfg.ks)})")
     envs = [PrefixSumSpeedup(seed, n=cfg.prefix_n, repeats=cfg.timing_repeats), FixTinyEmbedding(seed),
             RestrictedTinyMLM(seed), TinyScalingLaw(seed)]
     m: Metrics = {}
@@ -141,6 +155,7 @@ EXPERIMENTS = [
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=harness_figures,
         timed=True,
+        requires=("pandas",),
         full_requirements="The paper's own full configuration (METR's seven tasks on H100s via Vivaria, LLM "
                           "agents through provider APIs, human expert trajectories) is not available offline; "
                           "'full' here only enlarges the mini-environment study.",

@@ -83,6 +83,15 @@ def normalize(s: float, s_start: float, s_ref: float) -> float:
 
 
 # ----------------------------------------------------------------------------- score@k
+def _check_k(k: int, n: int) -> int:
+    """``k`` as an int in [1, n]; TypeError for a non-integer, ValueError out of range."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an integer number of attempts, got {k!r}")
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be between 1 and the number of attempts ({n}), got {k}")
+    return int(k)
+
+
 def _as_scores(attempts: Sequence[float | ScoreRecord | "AttemptLog"]) -> np.ndarray:
     """Normalised score of each attempt; invalid or missing scores count as 0 (the starting solution)."""
     out = []
@@ -103,11 +112,13 @@ def expected_max_at_k(scores: Sequence[float] | np.ndarray, k: int) -> float:
     With the scores sorted ascending, the i-th (1-based) is the maximum of a k-subset in
     ``C(i-1, k-1)`` of the ``C(n, k)`` subsets.
     """
-    x = np.sort(np.asarray(scores, dtype=float))
-    n = x.size
-    if not 1 <= k <= n:
-        raise ValueError(f"k must be between 1 and the number of attempts ({n}), got {k}")
-    return float(_max_weights(n, k) @ x)
+    x = np.asarray(scores, dtype=float)
+    if x.ndim != 1:
+        raise ValueError(f"scores must be 1-D (one per attempt), got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("scores must be finite (score invalid attempts as 0, the starting solution)")
+    k = _check_k(k, x.size)
+    return float(_max_weights(x.size, k) @ np.sort(x))
 
 
 def _max_weights(n: int, k: int) -> np.ndarray:
@@ -121,8 +132,7 @@ def _max_weights(n: int, k: int) -> np.ndarray:
 def expected_max_at_k_bruteforce(scores: Sequence[float], k: int) -> float:
     """``E[max]`` of ``k`` attempts by enumerating every k-subset (for tests; small n only)."""
     x = list(map(float, scores))
-    if not 1 <= k <= len(x):
-        raise ValueError(f"k must be between 1 and the number of attempts ({len(x)}), got {k}")
+    k = _check_k(k, len(x))
     subsets = list(combinations(x, k))
     return float(np.mean([max(s) for s in subsets]))
 
@@ -145,6 +155,8 @@ def score_at_k(runs: Sequence[Sequence[float | ScoreRecord | "AttemptLog"]], k: 
         raise ValueError("runs must hold at least one task")
     if n_boot < 1:
         raise ValueError(f"n_boot must be positive, got {n_boot}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
     per_task = [_as_scores(r) for r in runs]
     for j, s in enumerate(per_task):
         if s.size < k:

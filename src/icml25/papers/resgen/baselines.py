@@ -15,7 +15,11 @@ from torch import Tensor, nn
 from icml25.papers.resgen.model import (
     MaskedTokenTrunk,
     _batch_size,
+    _check_codes,
+    _check_integer_tensor,
     _check_positive,
+    _check_sampling,
+    _device,
     _guided_forward,
     gumbel,
     masked_counts,
@@ -26,8 +30,9 @@ from icml25.papers.resgen.rvq import ResidualVQ, forward_mask, mask_schedule
 
 def _sample_logits(logits: Tensor, temperature: float, top_p: float, generator: torch.Generator | None) -> Tensor:
     """Categorical sample from (..., K) logits with temperature and nucleus (top-p) truncation."""
-    if not (0.0 < top_p <= 1.0) or temperature <= 0:
-        raise ValueError(f"need 0 < top_p <= 1 and temperature > 0, got top_p={top_p}, temperature={temperature}")
+    if not (0.0 < top_p <= 1.0) or not (0 < temperature < float("inf")):
+        raise ValueError(f"need 0 < top_p <= 1 and a finite temperature > 0, got top_p={top_p}, "
+                         f"temperature={temperature}")
     probs = torch.softmax(logits / temperature, -1)
     if top_p < 1.0:
         sp, order = probs.sort(-1, descending=True)
@@ -58,8 +63,8 @@ class TokenMaskGIT(nn.Module):
 
     def _train_mask(self, tokens: Tensor, generator: torch.Generator | None, schedule: str) -> tuple[Tensor, Tensor]:
         """Input mask and loss mask: ResGen's depth-suffix masking, loss on every masked token."""
-        mask = forward_mask(tokens, torch.rand(tokens.shape[0], generator=generator, dtype=torch.float64),
-                            schedule, generator)
+        ratio = torch.rand(tokens.shape[0], generator=generator, dtype=torch.float64, device=tokens.device)
+        mask = forward_mask(tokens, ratio, schedule, generator)
         return mask, mask
 
     def loss(self, tokens: Tensor, class_labels: Tensor, rvq: ResidualVQ | None = None,
@@ -67,9 +72,10 @@ class TokenMaskGIT(nn.Module):
         """Cross-entropy of the masked tokens."""
         b = tokens.shape[0]
         mask, target = self._train_mask(tokens, generator, schedule)
-        y = torch.where(torch.rand(b, generator=generator) < label_dropout, self.trunk.n_classes, class_labels)
+        drop = torch.rand(b, generator=generator, device=tokens.device) < label_dropout
+        y = torch.where(drop, self.trunk.n_classes, class_labels)
         ce = F.cross_entropy(self(tokens, mask, y).permute(0, 3, 1, 2), tokens, reduction="none")
-        w = target.float()
+        w = target.to(ce.dtype)
         return (ce * w).sum() / w.sum().clamp(min=1.0)
 
     @torch.no_grad()
@@ -79,16 +85,18 @@ class TokenMaskGIT(nn.Module):
                  generator: torch.Generator | None = None) -> Tensor:
         """T steps of coarse-to-fine unmasking, every masked token sampled from its own categorical."""
         _check_positive(steps=steps)
+        _check_sampling(cfg_scale, choice_temperature)
         t_ = self.trunk
         b = _batch_size(class_labels, n_samples)
-        tokens = torch.zeros(b, t_.n_pos, t_.depth, dtype=torch.long)
+        tokens = torch.zeros(b, t_.n_pos, t_.depth, dtype=torch.long, device=_device(self))
         masked = torch.ones_like(tokens, dtype=torch.bool)
         counts = masked_counts(steps, t_.n_pos * t_.depth, schedule)
         for t in range(steps):
             logits = _guided_forward(self, tokens, masked, class_labels, cfg_scale, b)
             new = _sample_logits(logits, temperature, top_p, generator)
             conf = torch.log_softmax(logits, -1).gather(-1, new[..., None]).squeeze(-1)
-            conf = conf + choice_temperature * (1 - (t + 1) / steps) * gumbel(tuple(conf.shape), generator)
+            conf = conf + choice_temperature * (1 - (t + 1) / steps) * gumbel(tuple(conf.shape), generator,
+                                                                               conf.device, conf.dtype)
             reveal = select_prefix_tokens(conf, masked, int(masked[0].sum()) - counts[t])
             tokens = torch.where(reveal, new, tokens)
             masked = masked & ~reveal
@@ -104,12 +112,13 @@ class DepthSequentialMask(TokenMaskGIT):
 
     def _train_mask(self, tokens: Tensor, generator: torch.Generator | None, schedule: str) -> tuple[Tensor, Tensor]:
         b, n_pos, depth = tokens.shape
-        j = torch.randint(0, depth, (b,), generator=generator)
-        r = torch.rand(b, generator=generator, dtype=torch.float64)
+        device = tokens.device
+        j = torch.randint(0, depth, (b,), generator=generator, device=device)
+        r = torch.rand(b, generator=generator, dtype=torch.float64, device=device)
         n = torch.ceil(mask_schedule(r, schedule) * n_pos).long().clamp(1, n_pos)
-        rank = torch.rand(b, n_pos, generator=generator).argsort(1).argsort(1)
+        rank = torch.rand(b, n_pos, generator=generator, device=device).argsort(1).argsort(1)
         at_j = rank < n[:, None]  # (B, L) masked positions of depth j
-        d = torch.arange(depth)[None, None, :]
+        d = torch.arange(depth, device=device)[None, None, :]
         jj = j[:, None, None]
         target = (d == jj) & at_j[..., None]
         return (d > jj) | target, target
@@ -121,9 +130,10 @@ class DepthSequentialMask(TokenMaskGIT):
                  generator: torch.Generator | None = None) -> Tensor:
         """For each depth j = 1..D, T MaskGIT steps over the L positions of depth j."""
         _check_positive(steps=steps)
+        _check_sampling(cfg_scale, choice_temperature)
         t_ = self.trunk
         b = _batch_size(class_labels, n_samples)
-        tokens = torch.zeros(b, t_.n_pos, t_.depth, dtype=torch.long)
+        tokens = torch.zeros(b, t_.n_pos, t_.depth, dtype=torch.long, device=_device(self))
         masked = torch.ones_like(tokens, dtype=torch.bool)
         counts = masked_counts(steps, t_.n_pos, schedule)
         for j in range(t_.depth):
@@ -131,7 +141,8 @@ class DepthSequentialMask(TokenMaskGIT):
                 logits = _guided_forward(self, tokens, masked, class_labels, cfg_scale, b)[:, :, j]
                 new = _sample_logits(logits, temperature, top_p, generator)
                 conf = torch.log_softmax(logits, -1).gather(-1, new[..., None]).squeeze(-1)
-                conf = conf + choice_temperature * (1 - (t + 1) / steps) * gumbel(tuple(conf.shape), generator)
+                conf = conf + choice_temperature * (1 - (t + 1) / steps) * gumbel(tuple(conf.shape), generator,
+                                                                                   conf.device, conf.dtype)
                 m_j = masked[:, :, j]
                 conf = torch.where(m_j, conf, torch.full_like(conf, float("-inf")))
                 k = int(m_j[0].sum()) - counts[t]
@@ -169,26 +180,32 @@ class ARRQ(nn.Module):
         output predicts the next token.
         """
         t = self.trunk
+        _check_integer_tensor(prefix, "prefix")
+        if prefix.dim() != 2:
+            raise ValueError(f"prefix must have shape (B, S), got {tuple(prefix.shape)}")
         s = prefix.shape[1]
         if s >= t.n_pos * t.depth:
             raise ValueError(f"prefix length must be < {t.n_pos * t.depth}, got {s}")
-        depth_of = torch.arange(s) % t.depth
+        _check_codes(prefix, t.codebook_size, name="prefix")
+        device = prefix.device
+        depth_of = torch.arange(s, device=device) % t.depth
         h = t.token_emb(prefix + depth_of * (t.codebook_size + 1))  # (B, S, dim)
         y = t.labels(class_labels, prefix.shape[0])
         t.forward_calls += 1
         x = torch.cat([t.class_emb(y)[:, None], h], 1) + t.pos_emb[:, : s + 1]
-        attn = torch.triu(torch.full((s + 1, s + 1), float("-inf")), 1)
-        out = self.head(t.norm(t.blocks(x, mask=attn)))  # (B, S+1, D*K)
-        target_depth = torch.arange(s + 1) % t.depth
+        attn = torch.triu(torch.full((s + 1, s + 1), float("-inf"), device=device, dtype=x.dtype), 1)
+        out = self.head(t.norm(t.blocks(x, mask=attn, is_causal=True)))  # (B, S+1, D*K)
+        step = torch.arange(s + 1, device=device)
         out = out.view(out.shape[0], s + 1, t.depth, t.codebook_size)
-        return out[:, torch.arange(s + 1), target_depth]
+        return out[:, step, step % t.depth]
 
     def loss(self, tokens: Tensor, class_labels: Tensor, rvq: ResidualVQ | None = None,
              generator: torch.Generator | None = None, label_dropout: float = 0.1, **_: object) -> Tensor:
         """Next-token cross-entropy over the flattened sequence."""
         b = tokens.shape[0]
         flat = tokens.reshape(b, -1)
-        y = torch.where(torch.rand(b, generator=generator) < label_dropout, self.trunk.n_classes, class_labels)
+        drop = torch.rand(b, generator=generator, device=tokens.device) < label_dropout
+        y = torch.where(drop, self.trunk.n_classes, class_labels)
         logits = self(flat[:, :-1], y)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), flat.reshape(-1))
 
@@ -198,12 +215,15 @@ class ARRQ(nn.Module):
                  n_samples: int | None = None, generator: torch.Generator | None = None, **_: object) -> Tensor:
         """Sample token by token (``steps`` is ignored: NFE = L * D)."""
         t = self.trunk
+        _check_sampling(cfg_scale, 0.0)
         b = _batch_size(class_labels, n_samples)
-        flat = torch.zeros(b, 0, dtype=torch.long)
+        device = _device(self)
+        flat = torch.zeros(b, 0, dtype=torch.long, device=device)
         guided = class_labels is not None and cfg_scale != 1.0
         for _s in range(t.n_pos * t.depth):
             if guided:
-                y = torch.cat([torch.as_tensor(class_labels).reshape(-1), torch.full((b,), t.n_classes)])
+                y = torch.cat([torch.as_tensor(class_labels, device=device).reshape(-1),
+                               torch.full((b,), t.n_classes, device=device)])
                 out = self(torch.cat([flat, flat]), y)[:, -1]
                 logits = out[b:] + cfg_scale * (out[:b] - out[b:])
             else:

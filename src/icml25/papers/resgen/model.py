@@ -15,7 +15,7 @@ whatever the depth D.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -30,11 +30,37 @@ def _check_positive(**kwargs: int) -> None:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
+def _check_integer_tensor(x: Tensor, name: str) -> None:
+    if not isinstance(x, Tensor) or x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
+        raise TypeError(f"{name} must be an integer tensor, got {getattr(x, 'dtype', type(x).__name__)}")
+
+
+def _check_codes(tokens: Tensor, codebook_size: int, free: Tensor | None = None, name: str = "tokens") -> None:
+    """Token ids must lie in [0, codebook_size) wherever ``free`` (masked slots, whose ids are ignored) is False.
+
+    The check needs values, so it is skipped for meta tensors (shape-only tracing).
+    """
+    if tokens.is_meta or tokens.numel() == 0:
+        return
+    ok = (tokens >= 0) & (tokens < codebook_size)
+    if free is not None:
+        ok |= free
+    if not bool(ok.all()):
+        raise ValueError(f"{name} must lie in [0, {codebook_size}) at every unmasked slot, got values in "
+                         f"[{int(tokens.min())}, {int(tokens.max())}]")
+
+
+def _device(model: nn.Module) -> torch.device:
+    """The device of a model's parameters (where its inputs and generators must live)."""
+    return next(model.parameters()).device
+
+
 class MaskedTokenTrunk(nn.Module):
     """Bidirectional Transformer over L positions of D RVQ tokens, plus one class token.
 
     A position's input is sum_j E_j[x_{i,j}] where masked depths use a learned mask embedding E_j[K];
     the class token is C[y] with y = n_classes the null class (classifier-free guidance).
+    ``forward(tokens, mask, class_labels)`` gives the (B, L, dim) output features of the L positions.
     """
 
     def __init__(self, n_pos: int, depth: int, codebook_size: int, dim: int, n_layers: int, n_heads: int,
@@ -58,19 +84,27 @@ class MaskedTokenTrunk(nn.Module):
 
     def labels(self, class_labels: Tensor | None, batch: int) -> Tensor:
         """Class labels as a (B,) long tensor; ``None`` gives the null class."""
+        device = self.class_emb.weight.device
         if class_labels is None:
-            return torch.full((batch,), self.n_classes, dtype=torch.long)
-        y = torch.as_tensor(class_labels, dtype=torch.long).reshape(-1)
-        if y.numel() != batch or torch.any((y < 0) | (y > self.n_classes)):
+            return torch.full((batch,), self.n_classes, dtype=torch.long, device=device)
+        if isinstance(class_labels, Tensor) and (class_labels.is_floating_point() or class_labels.is_complex()):
+            raise TypeError(f"class_labels must be integers, got {class_labels.dtype}")
+        y = torch.as_tensor(class_labels, dtype=torch.long, device=device).reshape(-1)
+        if y.numel() != batch or (not y.is_meta and bool(torch.any((y < 0) | (y > self.n_classes)))):
             raise ValueError(f"class_labels must be {batch} ints in [0, {self.n_classes}], got {class_labels!r}")
         return y
 
     def embed_tokens(self, tokens: Tensor, mask: Tensor) -> Tensor:
         """(B, L, D) tokens and mask -> (B, L, dim) sum of per-depth (or mask) embeddings."""
+        _check_integer_tensor(tokens, "tokens")
         if tokens.dim() != 3 or tokens.shape[1:] != (self.n_pos, self.depth):
             raise ValueError(f"tokens must have shape (B, {self.n_pos}, {self.depth}), got {tuple(tokens.shape)}")
+        if not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.shape != tokens.shape:
+            raise ValueError(f"mask must be a bool tensor of the tokens' shape {tuple(tokens.shape)}, got "
+                             f"{getattr(mask, 'dtype', type(mask).__name__)} {tuple(getattr(mask, 'shape', ()))}")
+        _check_codes(tokens, self.codebook_size, mask)
         idx = torch.where(mask, torch.full_like(tokens, self.codebook_size), tokens.clamp(min=0))
-        offset = torch.arange(self.depth) * (self.codebook_size + 1)
+        offset = torch.arange(self.depth, device=tokens.device) * (self.codebook_size + 1)
         return self.token_emb(idx + offset).sum(-2)
 
     def run(self, h: Tensor, class_labels: Tensor | None) -> Tensor:
@@ -81,13 +115,19 @@ class MaskedTokenTrunk(nn.Module):
         attn = None
         if self.causal:
             s = h.shape[1]
-            attn = torch.triu(torch.full((s, s), float("-inf")), 1)
-        return self.norm(self.blocks(h, mask=attn))[:, 1:]
+            attn = torch.triu(torch.full((s, s), float("-inf"), device=h.device, dtype=h.dtype), 1)
+        return self.norm(self.blocks(h, mask=attn, is_causal=self.causal))[:, 1:]
+
+    def forward(self, tokens: Tensor, mask: Tensor, class_labels: Tensor | None = None) -> Tensor:
+        """(B, L, D) tokens, (B, L, D) bool mask, (B,) labels -> (B, L, dim) features (one network evaluation)."""
+        return self.run(self.embed_tokens(tokens, mask), class_labels)
 
 
-@dataclass
-class MoGParams:
-    """Per-position mixture of diagonal Gaussians: logits (B, L, M), means and log_scales (B, L, M, c)."""
+class MoGParams(NamedTuple):
+    """Per-position mixture of diagonal Gaussians: logits (B, L, M), means and log_scales (B, L, M, c).
+
+    A named tuple, so that tools that walk a module's outputs (``.to``, tracing, hooks) see its tensors.
+    """
 
     logits: Tensor
     means: Tensor
@@ -167,10 +207,12 @@ class ResGenTransformer(nn.Module):
         the batch's mean ||z||^2), and the Gaussian NLL of sigma_{k*} with mu detached. See
         :func:`split_mog_loss`.
         """
-        b = tokens.shape[0]
-        mask = forward_mask(tokens, torch.rand(b, generator=generator, dtype=torch.float64), schedule, generator)
+        b, device = tokens.shape[0], tokens.device
+        ratio = torch.rand(b, generator=generator, dtype=torch.float64, device=device)
+        mask = forward_mask(tokens, ratio, schedule, generator)
         z = cumulative_masked_embedding(tokens, mask, rvq)
-        y = torch.where(torch.rand(b, generator=generator) < label_dropout, self.trunk.n_classes, class_labels)
+        drop = torch.rand(b, generator=generator, device=device) < label_dropout
+        y = torch.where(drop, self.trunk.n_classes, class_labels)
         params = self(tokens, mask, y)
         has_mask = mask.any(-1)
         if kind == "nll":
@@ -191,7 +233,7 @@ def split_mog_loss(params: MoGParams, z: Tensor, weight: Tensor) -> Tensor:
     Args:
         params: MoG parameters (B, L, ...); z: (B, L, c) targets; weight: (B, L) bool, positions to count.
     """
-    w = weight.float()
+    w = weight.to(z.dtype)
     with torch.no_grad():
         k = (z[..., None, :] - params.means).pow(2).sum(-1).argmin(-1)  # (B, L)
         z_power = ((z.pow(2).sum(-1) * w).sum() / w.sum().clamp(min=1.0)).clamp(min=1e-8)
@@ -230,9 +272,14 @@ def select_prefix_tokens(confidence: Tensor, masked: Tensor, n_reveal: int) -> T
     Returns:
         (B, L, D) bool, True for the tokens to reveal.
     """
+    if masked.dim() != 3 or confidence.shape != masked.shape:
+        raise ValueError(f"confidence {tuple(confidence.shape)} and masked {tuple(masked.shape)} must be equal "
+                         "(B, L, D) shapes")
+    if int(n_reveal) != n_reveal or n_reveal < 0:
+        raise ValueError(f"n_reveal must be an integer >= 0, got {n_reveal!r}")
     b, n_pos, depth = masked.shape
     c = torch.where(masked, confidence, torch.full_like(confidence, float("inf")))
-    c = torch.cummin(c, -1).values - 1e-6 * torch.arange(depth)
+    c = torch.cummin(c, -1).values - 1e-6 * torch.arange(depth, device=c.device, dtype=c.dtype)
     c = torch.where(masked, c, torch.full_like(c, float("-inf"))).reshape(b, -1)
     k = min(int(n_reveal), n_pos * depth)
     reveal = torch.zeros_like(c, dtype=torch.bool)
@@ -241,9 +288,12 @@ def select_prefix_tokens(confidence: Tensor, masked: Tensor, n_reveal: int) -> T
     return reveal.view(b, n_pos, depth) & masked
 
 
-def gumbel(shape: tuple[int, ...], generator: torch.Generator | None) -> Tensor:
-    """Standard Gumbel noise."""
-    u = torch.rand(shape, generator=generator).clamp(1e-10, 1 - 1e-10)
+def gumbel(shape: tuple[int, ...], generator: torch.Generator | None, device: torch.device | str | None = None,
+           dtype: torch.dtype | None = None) -> Tensor:
+    """Standard Gumbel noise of ``shape`` on ``device`` (default: the generator's, else the CPU)."""
+    if device is None and generator is not None:
+        device = generator.device
+    u = torch.rand(shape, generator=generator, device=device, dtype=dtype).clamp(1e-10, 1 - 1e-10)
     return -torch.log(-torch.log(u))
 
 
@@ -258,7 +308,7 @@ def _sample_mog(p: MoGParams, temperature: float, top_p: float, generator: torch
     comp = torch.multinomial(flat / flat.sum(-1, keepdim=True), 1, generator=generator).view(probs.shape[:-1])
     idx = comp[..., None, None].expand(*comp.shape, 1, p.means.shape[-1])
     mu, ls = p.means.gather(-2, idx).squeeze(-2), p.log_scales.gather(-2, idx).squeeze(-2)
-    z = mu + temperature * torch.exp(ls) * torch.randn(mu.shape, generator=generator)
+    z = mu + temperature * torch.exp(ls) * torch.randn(mu.shape, generator=generator, device=mu.device, dtype=mu.dtype)
     return z, ls
 
 
@@ -291,15 +341,18 @@ def sample(model: nn.Module, rvq: ResidualVQ, steps: int, cfg_scale: float = 1.0
                               class_labels=class_labels, n_samples=n_samples,
                               choice_temperature=choice_temperature, schedule=schedule, generator=generator)
     _check_positive(steps=steps)
-    if not (0.0 < top_p <= 1.0) or temperature < 0:
-        raise ValueError(f"need 0 < top_p <= 1 and temperature >= 0, got top_p={top_p}, temperature={temperature}")
+    if not (0.0 < top_p <= 1.0) or not (0 <= temperature < math.inf):
+        raise ValueError(f"need 0 < top_p <= 1 and a finite temperature >= 0, got top_p={top_p}, "
+                         f"temperature={temperature}")
+    _check_sampling(cfg_scale, choice_temperature)
     trunk = model.trunk
+    device = _device(model)
     b = _batch_size(class_labels, n_samples)
     l_, d_ = trunk.n_pos, trunk.depth
-    tokens = torch.zeros(b, l_, d_, dtype=torch.long)
-    masked = torch.ones(b, l_, d_, dtype=torch.bool)
+    tokens = torch.zeros(b, l_, d_, dtype=torch.long, device=device)
+    masked = torch.ones(b, l_, d_, dtype=torch.bool, device=device)
     counts = masked_counts(steps, l_ * d_, schedule)
-    books = rvq._check()
+    books = rvq._check().to(device)
     for t in range(steps):
         p = _guided_forward(model, tokens, masked, class_labels, cfg_scale, b)
         z, log_s = _sample_mog(p, temperature, top_p, generator)
@@ -307,7 +360,7 @@ def sample(model: nn.Module, rvq: ResidualVQ, steps: int, cfg_scale: float = 1.0
         new = rvq.residual_quantize(z, start)
         # confidence of each new token: softmax over the codebook of the residual at its depth
         s2 = (temperature * torch.exp(log_s)).pow(2).mean(-1).clamp(min=1e-6)  # (B, L)
-        r, conf = z.clone(), torch.zeros(b, l_, d_)
+        r, conf = z.clone(), torch.zeros(b, l_, d_, device=device, dtype=z.dtype)
         for j in range(d_):
             act = masked[..., j]
             d2 = torch.cdist(r.reshape(-1, r.shape[-1]), books[j]).pow(2).view(b, l_, -1)
@@ -315,12 +368,20 @@ def sample(model: nn.Module, rvq: ResidualVQ, steps: int, cfg_scale: float = 1.0
             code = new[..., j].clamp(min=0)
             conf[..., j] = logp.gather(-1, code[..., None]).squeeze(-1)
             r = r - books[j][code] * act[..., None]
-        conf = conf + choice_temperature * (1 - (t + 1) / steps) * gumbel((b, l_, d_), generator)
+        conf = conf + choice_temperature * (1 - (t + 1) / steps) * gumbel((b, l_, d_), generator, device, conf.dtype)
         n_reveal = int(masked[0].sum()) - counts[t]
         reveal = select_prefix_tokens(conf, masked, n_reveal)
         tokens = torch.where(reveal, new, tokens)
         masked = masked & ~reveal
     return tokens
+
+
+def _check_sampling(cfg_scale: float, choice_temperature: float) -> None:
+    """Clear errors for a guidance scale or a choice temperature that is not a finite number (>= 0)."""
+    if not -math.inf < cfg_scale < math.inf:
+        raise ValueError(f"cfg_scale must be a finite number, got {cfg_scale!r}")
+    if not 0 <= choice_temperature < math.inf:
+        raise ValueError(f"choice_temperature must be a finite number >= 0, got {choice_temperature!r}")
 
 
 def _batch_size(class_labels: Tensor | None, n_samples: int | None) -> int:
@@ -336,8 +397,8 @@ def _guided_forward(model: nn.Module, tokens: Tensor, masked: Tensor, class_labe
     """One network evaluation with classifier-free guidance (conditional and null rows in one batch)."""
     if class_labels is None or cfg_scale == 1.0:
         return model(tokens, masked, class_labels)
-    null = torch.full((b,), model_n_classes(model), dtype=torch.long)
-    y = torch.cat([torch.as_tensor(class_labels, dtype=torch.long).reshape(-1), null])
+    null = torch.full((b,), model_n_classes(model), dtype=torch.long, device=tokens.device)
+    y = torch.cat([torch.as_tensor(class_labels, dtype=torch.long, device=tokens.device).reshape(-1), null])
     out = model(torch.cat([tokens, tokens]), torch.cat([masked, masked]), y)
     if isinstance(out, MoGParams):
         cond = MoGParams(out.logits[:b], out.means[:b], out.log_scales[:b])
@@ -355,17 +416,26 @@ def train_generator(model: nn.Module, tokens: Tensor, class_labels: Tensor, rvq:
                     batch_size: int = 128, lr: float = 1e-3, seed: int = 0, progress=None) -> list[float]:
     """Train any model of this package (its ``loss`` method) with AdamW and a cosine learning-rate decay.
 
+    Runs on the device of the model's parameters (``tokens`` and ``class_labels`` are moved there).
+
     Returns:
         the training loss every 50 steps.
     """
     _check_positive(steps=steps, batch_size=batch_size)
-    g = torch.Generator().manual_seed(seed)
+    if not 0 < lr < math.inf:
+        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
+    if tokens.dim() != 3 or class_labels.shape != tokens.shape[:1]:
+        raise ValueError(f"need (N, L, D) tokens and (N,) class_labels, got {tuple(tokens.shape)} and "
+                         f"{tuple(class_labels.shape)}")
+    device = _device(model)
+    tokens, class_labels = tokens.to(device), class_labels.to(device)
+    g = torch.Generator(device=device).manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.5 * (1 + math.cos(math.pi * s / steps)))
     model.train()
     history = []
     for step in range(steps):
-        idx = torch.randint(0, tokens.shape[0], (batch_size,), generator=g)
+        idx = torch.randint(0, tokens.shape[0], (batch_size,), generator=g, device=device)
         loss = model.loss(tokens[idx], class_labels[idx], rvq, generator=g)
         opt.zero_grad()
         loss.backward()

@@ -10,15 +10,18 @@ fixed before the first quick run.
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (ConfigError, Experiment, ExperimentConfig, Metrics, ProgressFn, check_fields,
+                                    no_progress)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.resgen.baselines import ARRQ, DepthSequentialMask, TokenMaskGIT
@@ -70,20 +73,41 @@ class DigitsConfig(ExperimentConfig):
     extra_baselines: tuple[str, ...] = ()
     """Also run these at baseline_depth: ``maskgit`` (TokenMaskGIT) and/or ``ar`` (ARRQ)."""
 
+    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("extra_baselines",)
+    """``extra_baselines`` may be empty (no extra baseline); its names are checked against EXTRA_BASELINES."""
 
-def _check(cfg: DigitsConfig) -> None:
-    if cfg.baseline_depth not in cfg.resgen_depths:
-        raise ValueError(f"baseline_depth={cfg.baseline_depth} must be one of resgen_depths={cfg.resgen_depths}")
-    bad = sorted(set(cfg.extra_baselines) - set(EXTRA_BASELINES))
-    if bad:
-        raise ValueError(f"unknown extra baseline {bad[0]!r}; valid: {EXTRA_BASELINES}")
-    if sorted(cfg.rvq_depths) != list(cfg.rvq_depths) or len(cfg.rvq_depths) < 2:
-        raise ValueError(f"rvq_depths must be at least two increasing depths, got {cfg.rvq_depths}")
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("codebook_size", "rvq_depths", "resgen_depths", "baseline_depth", "dim",
+                                     "n_layers", "n_heads", "n_mix", "train_steps", "batch_size", "lr",
+                                     "sample_steps", "samples_per_class", "rvq_fit_points"),
+                     nonnegative=("temperature", "choice_temperature"), nonempty=("rvq_depths", "resgen_depths"),
+                     choices={"extra_baselines": EXTRA_BASELINES})
+        name = type(self).__name__
+        if not 0.0 < self.top_p <= 1.0:
+            raise ConfigError(f"{name}.top_p must be in (0, 1], got {self.top_p!r}")
+        for field in ("lr", "cfg_scale", "temperature", "choice_temperature"):
+            if math.isinf(getattr(self, field)):
+                raise ConfigError(f"{name}.{field} must be finite, got {getattr(self, field)!r}")
+        if self.baseline_depth not in self.resgen_depths:
+            raise ConfigError(f"{name}.baseline_depth must be one of resgen_depths={self.resgen_depths}, "
+                              f"got {self.baseline_depth}")
+        if sorted(set(self.rvq_depths)) != list(self.rvq_depths) or len(self.rvq_depths) < 2:
+            raise ConfigError(f"{name}.rvq_depths must be at least two increasing depths, got {self.rvq_depths}")
+        if self.dim % self.n_heads:
+            raise ConfigError(f"{name}.n_heads must divide dim={self.dim}, got {self.n_heads}")
+        if self.rvq_fit_points < self.codebook_size:
+            raise ConfigError(f"{name}.rvq_fit_points must be >= codebook_size={self.codebook_size}, "
+                              f"got {self.rvq_fit_points}")
 
 
 def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
-    """Train ResGen and the baselines on RVQ-tokenised digits; FD, class accuracy, NFE and sampling time."""
-    _check(cfg)
+    """Train ResGen and the baselines on RVQ-tokenised digits; FD, class accuracy, NFE and sampling time.
+
+    The RVQ is fitted with scikit-learn; the networks are initialised on the CPU, then trained and sampled on
+    ``cfg.device``.
+    """
+    device = torch.device(cfg.device)
     warnings.filterwarnings("ignore", module="sklearn")
     patches, labels = digits_patches(2)
     real = patches_to_images(patches).reshape(len(patches), -1)
@@ -101,25 +125,25 @@ def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress)
     mses = [out[f"rvq_mse_d{d}"] for d in cfg.rvq_depths]
     out["rvq_mse_ratio_max"] = max(b / a for a, b in zip(mses, mses[1:]))
 
-    feats = DigitFeatures.fit(real, labels, seed=seed)
+    feats = DigitFeatures(seed=seed).fit(real, labels)
     real_f = feats.features(real)
     out["classifier_test_accuracy"] = feats.test_accuracy
-    y = torch.as_tensor(labels)
-    gen_y = torch.arange(10).repeat_interleave(cfg.samples_per_class)
+    y = torch.as_tensor(labels, device=device)
+    gen_y = torch.arange(10, device=device).repeat_interleave(cfg.samples_per_class)
 
     def model_for(kind: str, d: int) -> torch.nn.Module:
         args = (patches.shape[1], d, cfg.codebook_size, cfg.dim, cfg.n_layers, cfg.n_heads)
         if kind == "resgen":
-            return ResGenTransformer(*args, cfg.n_mix, 10, patches.shape[-1])
-        return {"dsm": DepthSequentialMask, "maskgit": TokenMaskGIT, "ar": ARRQ}[kind](*args, 10)
+            return ResGenTransformer(*args, cfg.n_mix, 10, patches.shape[-1]).to(device)
+        return {"dsm": DepthSequentialMask, "maskgit": TokenMaskGIT, "ar": ARRQ}[kind](*args, 10).to(device)
 
     runs = [("resgen", d) for d in cfg.resgen_depths] + [("dsm", cfg.baseline_depth)]
     runs += [(k, cfg.baseline_depth) for k in cfg.extra_baselines]
     for r, (kind, d) in enumerate(runs):
-        rvq = rvqs[d]
-        tokens = rvq.encode(patches)
+        rvq = rvqs[d].to(device)
+        tokens = rvq.encode(patches).to(device)
         if r == 0:
-            recon = patches_to_images(rvq.decode(tokens).numpy()).reshape(len(patches), -1)
+            recon = patches_to_images(rvq.decode(tokens).cpu().numpy()).reshape(len(patches), -1)
             out[f"fd_rvq_recon_d{d}"] = frechet_distance(feats.features(recon), real_f)
         torch.manual_seed(seed * 1000 + r)
         model = model_for(kind, d)
@@ -129,13 +153,13 @@ def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress)
         t0 = time.perf_counter()
         gen = sample(model, rvq, cfg.sample_steps, cfg_scale=cfg.cfg_scale, temperature=cfg.temperature,
                      top_p=cfg.top_p, class_labels=gen_y, choice_temperature=cfg.choice_temperature,
-                     generator=torch.Generator().manual_seed(seed))
+                     generator=torch.Generator(device=device).manual_seed(seed))
         name = f"{kind}_d{d}"
         out[f"sample_seconds_{name}"] = time.perf_counter() - t0
         out[f"nfe_{name}"] = float(model.forward_calls - calls0)
-        img = patches_to_images(rvq.decode(gen).numpy()).reshape(len(gen), -1)
+        img = patches_to_images(rvq.decode(gen).cpu().numpy()).reshape(len(gen), -1)
         out[f"fd_{name}"] = frechet_distance(feats.features(img), real_f)
-        out[f"class_acc_{name}"] = float((feats.predict(img) == gen_y.numpy()).mean())
+        out[f"class_acc_{name}"] = float((feats.predict(img) == gen_y.cpu().numpy()).mean())
 
     d0, b = cfg.resgen_depths, cfg.baseline_depth
     out["nfe_resgen_abs_diff_across_depths"] = max(abs(out[f"nfe_resgen_d{d}"] - out[f"nfe_resgen_d{d0[0]}"])

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import torch
+from sklearn.exceptions import NotFittedError
 from torch import Tensor
 
 SCHEDULES = ("cosine", "linear")
@@ -61,11 +62,11 @@ def forward_mask(tokens: Tensor, ratio: Tensor | float, schedule: str = "cosine"
     total = n_pos * depth
     n = torch.ceil(mask_schedule(r, schedule) * total - 1e-9).long().clamp(0, total)  # (B,)
     # n slots drawn without replacement: rank of uniform noise < n
-    noise = torch.rand(b, total, generator=generator)
+    noise = torch.rand(b, total, generator=generator, device=tokens.device)
     rank = noise.argsort(dim=1).argsort(dim=1)
-    chosen = (rank < n[:, None]).view(b, n_pos, depth)
+    chosen = (rank < n[:, None].to(tokens.device)).view(b, n_pos, depth)
     k = chosen.sum(-1)  # (B, L) hypergeometric counts
-    j = torch.arange(depth)
+    j = torch.arange(depth, device=tokens.device)
     return j[None, None, :] >= (depth - k)[..., None]
 
 
@@ -110,8 +111,13 @@ class ResidualVQ:
 
     def _check(self) -> Tensor:
         if not hasattr(self, "codebooks_"):
-            raise RuntimeError("ResidualVQ is not fitted: call fit(x) first")
+            raise NotFittedError("ResidualVQ is not fitted: call fit(x) first")
         return self.codebooks_
+
+    def to(self, device: torch.device | str) -> "ResidualVQ":
+        """Move the fitted codebooks to ``device`` (in place, like ``nn.Module.to``); returns self."""
+        self.codebooks_ = self._check().to(device)
+        return self
 
     def residual_quantize(self, z: Tensor, start_depth: Tensor | int = 0) -> Tensor:
         """Greedy RVQ of ``z`` with the codebooks of depths ``start_depth .. D-1``.
@@ -124,12 +130,14 @@ class ResidualVQ:
             (..., D) long tokens, -1 at depths below ``start_depth``.
         """
         books = self._check()
-        z = torch.as_tensor(z, dtype=torch.float32)
+        if not (isinstance(z, Tensor) and z.is_floating_point()):
+            z = torch.as_tensor(z, dtype=torch.float32)
+        books = books.to(device=z.device, dtype=z.dtype)
         if z.shape[-1] != self.dim:
             raise ValueError(f"z must have last dimension {self.dim}, got shape {tuple(z.shape)}")
-        start = torch.as_tensor(start_depth).expand(z.shape[:-1])
+        start = torch.as_tensor(start_depth, device=z.device).expand(z.shape[:-1])
         r = z.clone()
-        out = torch.full((*z.shape[:-1], self.depth), -1, dtype=torch.long)
+        out = torch.full((*z.shape[:-1], self.depth), -1, dtype=torch.long, device=z.device)
         for j in range(self.depth):  # loop over depths only; positions are vectorised
             active = start <= j
             code = torch.cdist(r.reshape(-1, self.dim), books[j]).argmin(-1).view(z.shape[:-1])
@@ -138,18 +146,22 @@ class ResidualVQ:
         return out
 
     def encode(self, x: np.ndarray | Tensor) -> Tensor:
-        """(..., c) vectors -> (..., D) long tokens."""
+        """(..., c) vectors (an array, or a tensor on any device) -> (..., D) long tokens."""
+        if isinstance(x, Tensor):
+            return self.residual_quantize(x if x.is_floating_point() else x.to(torch.float32))
         return self.residual_quantize(torch.as_tensor(np.asarray(x), dtype=torch.float32))
 
     def embed(self, tokens: Tensor) -> Tensor:
         """(..., D) tokens -> (..., D, c) per-depth code vectors e(x_j; j) (zero where the token is -1)."""
-        books = self._check()
         tokens = torch.as_tensor(tokens)
+        books = self._check().to(tokens.device)
+        if tokens.is_floating_point() or tokens.is_complex() or tokens.dtype == torch.bool:
+            raise TypeError(f"tokens must be integers, got {tokens.dtype}")
         if tokens.shape[-1] != self.depth:
             raise ValueError(f"tokens must have last dimension depth={self.depth}, got {tuple(tokens.shape)}")
         if torch.any(tokens >= self.codebook_size) or torch.any(tokens < -1):
             raise ValueError(f"tokens must lie in [0, {self.codebook_size}) (or -1 for none)")
-        j = torch.arange(self.depth).expand(tokens.shape)
+        j = torch.arange(self.depth, device=tokens.device).expand(tokens.shape)
         vec = books[j, tokens.clamp(min=0)]
         return vec * (tokens >= 0)[..., None]
 
@@ -169,4 +181,5 @@ def cumulative_masked_embedding(tokens: Tensor, mask: Tensor, rvq: ResidualVQ) -
     """
     if tokens.shape != mask.shape:
         raise ValueError(f"tokens {tuple(tokens.shape)} and mask {tuple(mask.shape)} must have the same shape")
-    return (rvq.embed(tokens) * mask[..., None].to(torch.float32)).sum(-2)
+    vectors = rvq.embed(tokens)
+    return (vectors * mask[..., None].to(vectors.dtype)).sum(-2)

@@ -74,13 +74,23 @@ def dirichlet_split(y: np.ndarray | torch.Tensor, n_clients: int, alpha: float, 
 
 def make_clients(X: torch.Tensor, y: torch.Tensor, parts: Sequence[np.ndarray], n_classes: int,
                  archs: Sequence[Sequence[int]] = HETEROGENEOUS_ARCHS, seed: int = 0,
-                 attackers: dict[int, str] | None = None) -> list[Client]:
+                 attackers: dict[int, str] | None = None, device: str | torch.device | None = None) -> list[Client]:
     """Build one :class:`Client` per partition with architecture ``archs[k % len(archs)]``.
 
-    Model initialisation depends only on ``seed``, so every method of a comparison starts from the
-    same weights. ``attackers`` maps client ids to an attack name.
+    Model initialisation depends only on ``seed`` (weights are drawn on the CPU, then moved to
+    ``device``, default: the device of ``X``), so every method of a comparison starts from the same
+    weights on any device. ``attackers`` maps client ids to an attack name.
     """
     attackers = attackers or {}
+    parts = [np.asarray(p) for p in parts]
+    for k, p in enumerate(parts):
+        if p.ndim != 1 or (p.size and not np.issubdtype(p.dtype, np.integer)):
+            raise TypeError(f"parts[{k}] must be a 1-D integer index array, got dtype {p.dtype}, shape {p.shape}")
+        if p.size and (p.min() < 0 or p.max() >= len(X)):
+            raise ValueError(f"parts[{k}] indexes rows outside [0, {len(X)}): range [{p.min()}, {p.max()}]")
+    device = X.device if device is None else torch.device(device)
+    X, y = X.to(device), y.to(device)
     torch.manual_seed(seed)
-    return [Client(MultiExitMLP(X.shape[1], archs[k % len(archs)], n_classes), X[p], y[p], attackers.get(k))
+    return [Client(MultiExitMLP(X.shape[1], archs[k % len(archs)], n_classes).to(device), X[p], y[p],
+                   attackers.get(k))
             for k, p in enumerate(parts)]

@@ -56,7 +56,7 @@ class MultiExitMLP(nn.Module):
         dims = [in_dim, *hidden]
         self.blocks = nn.ModuleList(nn.Sequential(nn.Linear(a, b), nn.ReLU()) for a, b in zip(dims[:-1], dims[1:]))
         self.exits = nn.ModuleList(nn.Linear(h, n_classes) for h in hidden)
-        self.n_classes = n_classes
+        self.in_dim, self.n_classes = in_dim, n_classes
 
     @property
     def n_exits(self) -> int:
@@ -64,7 +64,9 @@ class MultiExitMLP(nn.Module):
         return len(self.exits)
 
     def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
-        """Logits of every exit, shallowest first."""
+        """Logits of every exit, shallowest first; ``x`` is (..., in_dim)."""
+        if x.ndim < 1 or x.shape[-1] != self.in_dim:
+            raise ValueError(f"x must have shape (..., {self.in_dim}), got {tuple(x.shape)}")
         out = []
         for block, head in zip(self.blocks, self.exits):
             x = block(x)
@@ -74,6 +76,8 @@ class MultiExitMLP(nn.Module):
 
 def n_parameters(model: nn.Module) -> int:
     """Number of trainable parameters (what FedAvg would upload per round)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
@@ -99,22 +103,37 @@ def class_mean_logits(model: MultiExitMLP, loader, n_classes: int) -> tuple[torc
         ``Z`` of shape (L, C, C) with ``Z[l, c] = mean_{y=c} z^l(x)`` (zeros for absent classes)
         and ``counts`` of shape (C,).
     """
-    sums, counts = None, torch.zeros(n_classes)
+    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
+        raise ValueError(f"n_classes must be a positive integer, got {n_classes!r}")
+    sums = counts = None
     was_training = model.training
     model.eval()
     for x, y in _as_batches(loader):
-        y = torch.as_tensor(y, dtype=torch.long)
+        y = torch.as_tensor(y)
+        if y.is_floating_point() or y.is_complex() or y.dtype == torch.bool:
+            raise TypeError(f"labels must be integer class ids, got dtype {y.dtype}")
+        if not isinstance(x, torch.Tensor) or x.ndim != 2 or len(x) != len(y) or y.ndim != 1:
+            raise ValueError(f"a batch must be x (B, in_dim) and y (B,), got shapes "
+                             f"{tuple(getattr(x, 'shape', ()))} and {tuple(y.shape)}")
+        y = y.to(device=x.device, dtype=torch.long)
         if y.numel() and (y.min() < 0 or y.max() >= n_classes):
             raise ValueError(f"labels must lie in [0, {n_classes - 1}], got range [{int(y.min())}, {int(y.max())}]")
         z = torch.stack(model(x))  # (L, B, C)
         if sums is None:
-            sums = torch.zeros(z.shape[0], n_classes, z.shape[2])
+            sums = z.new_zeros(z.shape[0], n_classes, z.shape[2])
+            counts = z.new_zeros(n_classes)
         sums.index_add_(1, y, z)
-        counts += torch.bincount(y, minlength=n_classes).float()
+        counts += torch.bincount(y, minlength=n_classes).to(counts.dtype)
     model.train(was_training)
     if sums is None:
         raise ValueError("class_mean_logits got an empty loader")
     return sums / counts.clamp_min(1)[None, :, None], counts
+
+
+def _check_temperature_args(T0: float, a: float, bounds: tuple[float, float]) -> None:
+    if not (T0 > 0 and a >= 0 and len(bounds) == 2 and 0 < bounds[0] <= bounds[1] < float("inf")):
+        raise ValueError(f"need T0 > 0, a >= 0 and 0 < bounds[0] <= bounds[1] < inf; got T0={T0}, a={a}, "
+                         f"bounds={bounds}")
 
 
 def _check_square(Z: torch.Tensor, name: str) -> None:
@@ -140,8 +159,9 @@ def category_temperature(Z_g: torch.Tensor, T0: float = 4.0, a: float = 1.0,
         T of shape (C,).
     """
     _check_square(Z_g, "Z_g")
-    if T0 <= 0 or a < 0 or not (0 < bounds[0] <= bounds[1]):
-        raise ValueError(f"need T0 > 0, a >= 0 and 0 < bounds[0] <= bounds[1]; got T0={T0}, a={a}, bounds={bounds}")
+    _check_temperature_args(T0, a, bounds)
+    if not bool(torch.isfinite(Z_g).all()):
+        raise ValueError("Z_g must be finite")
     kappa = Z_g.softmax(-1).max(-1).values
     return (T0 * (kappa / kappa.mean()) ** a).clamp(bounds[0], bounds[1])
 
@@ -169,8 +189,13 @@ def elastic_temperature(Z_g: torch.Tensor, Z_k: torch.Tensor, T_c: torch.Tensor,
     _check_square(Z_g, "Z_g")
     if Z_k.ndim != 3 or Z_k.shape[1:] != Z_g.shape:
         raise ValueError(f"Z_k must have shape (L, {Z_g.shape[0]}, {Z_g.shape[1]}), got {tuple(Z_k.shape)}")
-    if eta < 0:
+    if not eta >= 0:
         raise ValueError(f"eta must be >= 0, got {eta}")
+    C = Z_g.shape[0]
+    if T_c.shape != (C,):
+        raise ValueError(f"T_c must have shape ({C},), got {tuple(T_c.shape)}")
+    if present is not None and present.shape != (C,):
+        raise ValueError(f"present must have shape ({C},), got {tuple(present.shape)}")
     p_g = Z_g.log_softmax(-1)
     kl = (p_g.exp() * (p_g - Z_k.log_softmax(-1))).sum(-1)  # (L, C)
     if present is not None:
@@ -196,13 +221,40 @@ def distillation_loss(exit_logits: Sequence[torch.Tensor], y: torch.Tensor, Z_g:
 
     Returns:
         Scalar loss (averaged over the batch, masked samples count as zero).
+
+    Raises:
+        ValueError: more levels in ``T`` than exits, ``level_weights`` of another length, logits,
+            labels or ``mask`` of mismatched shapes, labels outside [0, C), or non-positive temperatures.
+        TypeError: non-integer labels.
     """
+    _check_square(Z_g, "Z_g")
+    C = Z_g.shape[0]
+    if T.ndim != 2 or T.shape[1] != C:
+        raise ValueError(f"T must have shape (L', {C}), got {tuple(T.shape)}")
+    if T.shape[0] > len(exit_logits) or T.shape[0] < 1:
+        raise ValueError(f"T has {T.shape[0]} levels but the model has {len(exit_logits)} exits")
+    if level_weights is not None and len(level_weights) != T.shape[0]:
+        raise ValueError(f"level_weights has {len(level_weights)} entries for {T.shape[0]} levels")
+    if y.is_floating_point() or y.dtype == torch.bool or y.ndim != 1:
+        raise TypeError(f"y must be a 1-D tensor of integer labels, got dtype {y.dtype}, shape {tuple(y.shape)}")
+    if any(z.shape != (len(y), C) for z in exit_logits):
+        raise ValueError(f"every exit's logits must have shape (B, C) = ({len(y)}, {C}), "
+                         f"got {[tuple(z.shape) for z in exit_logits]}")
+    if y.numel() and (y.min() < 0 or y.max() >= C):
+        raise ValueError(f"labels must lie in [0, {C - 1}], got range [{int(y.min())}, {int(y.max())}]")
+    if not bool((T > 0).all()):
+        raise ValueError("temperatures T must be > 0")
+    if mask is not None and mask.shape != (C,):
+        raise ValueError(f"mask must have shape ({C},), got {tuple(mask.shape)}")
+    return _distillation_loss(exit_logits, y, Z_g, T, level_weights, mask)
+
+
+def _distillation_loss(exit_logits: Sequence[torch.Tensor], y: torch.Tensor, Z_g: torch.Tensor, T: torch.Tensor,
+                       level_weights: Sequence[float] | None = None, mask: torch.Tensor | None = None
+                       ) -> torch.Tensor:
+    """:func:`distillation_loss` on checked arguments (the local training loop)."""
     Lp = T.shape[0]
-    if Lp > len(exit_logits) or Lp < 1:
-        raise ValueError(f"T has {Lp} levels but the model has {len(exit_logits)} exits")
     lam = [1.0 / Lp] * Lp if level_weights is None else list(level_weights)
-    if len(lam) != Lp:
-        raise ValueError(f"level_weights has {len(lam)} entries for {Lp} levels")
     teacher = Z_g[y]  # (B, C)
     keep = torch.ones_like(y, dtype=torch.float) if mask is None else mask[y].float()
     loss = teacher.new_zeros(())
@@ -384,6 +436,13 @@ class ReTFHD:
         if rounds < 1 or local_epochs < 1 or batch_size < 1:
             raise ValueError(f"rounds, local_epochs and batch_size must be >= 1; got {rounds}, {local_epochs}, "
                              f"{batch_size}")
+        _check_temperature_args(T0, a, bounds)
+        for name, value in (("eta", eta), ("kd_weight", kd_weight)):
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+        if not (np.isfinite(lr) and lr > 0) or not guard_thresh > 0 or blacklist_after < 1:
+            raise ValueError(f"need lr > 0, guard_thresh > 0 and blacklist_after >= 1; got {lr}, {guard_thresh}, "
+                             f"{blacklist_after}")
         p = np.asarray(role_probs, float)
         if p.shape != (3,) or np.any(p < 0) or not np.isclose(p.sum(), 1):
             raise ValueError(f"role_probs must be 3 non-negative numbers summing to 1, got {role_probs}")
@@ -413,14 +472,14 @@ class ReTFHD:
         T = None if Z_g is None or not self.distill else self._temperatures(Z_g, Z_k, present, model.n_exits)
         model.train()
         for _ in range(self.local_epochs):
-            perm = torch.randperm(n, generator=gen)
+            perm = torch.randperm(n, generator=gen).to(client.X.device)  # CPU generator: same order on any device
             for i in range(0, n, self.batch_size):
                 idx = perm[i:i + self.batch_size]
                 x, y = client.X[idx], client.y[idx]
                 outs = model(x)
                 loss = F.cross_entropy(outs[-1], y)  # Eq. 6: CE on the last exit ...
                 if T is not None:  # ... + temperature-scaled distillation of every exit
-                    loss = loss + self.kd_weight * distillation_loss(outs, y, Z_g, T, mask=g_mask)
+                    loss = loss + self.kd_weight * _distillation_loss(outs, y, Z_g, T, mask=g_mask)
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -430,7 +489,8 @@ class ReTFHD:
             return Z_last.flip(0), counts.flip(0)
         if client.attack == "model_poison":
             spread = Z_last[counts > 0].std() * client.attack_scale
-            return torch.randn(Z_last.shape, generator=gen) * spread, counts
+            noise = torch.randn(Z_last.shape, generator=gen, dtype=Z_last.dtype)  # drawn on the CPU generator
+            return noise.to(Z_last.device) * spread, counts
         return Z_last, counts
 
     @torch.no_grad()
@@ -485,7 +545,8 @@ class ReTFHD:
                 # miner: write the block
                 miner = int(np.flatnonzero(roles == 2)[0])
                 self.ledger.append({"round": t, "miner": miner, "accepted": np.flatnonzero(accepted).tolist()},
-                                   {"Z_g": Z_g.numpy(), **{f"Z_{k}": u[0].numpy() for k, u in enumerate(uploads)}})
+                                   {"Z_g": Z_g.cpu().numpy(),
+                                    **{f"Z_{k}": u[0].cpu().numpy() for k, u in enumerate(uploads)}})
             if self.eval_data is not None:
                 accs = self._accuracy()
                 hist.client_accuracy.append(accs)
@@ -528,9 +589,10 @@ class FedAvg:
     @torch.no_grad()
     def aggregate(self) -> None:
         """Replace every client's parameters by the sample-size-weighted average."""
-        w = torch.tensor([float(len(c.y)) for c in self.clients])
-        w = w / w.sum()
         states = [c.model.state_dict() for c in self.clients]
+        ref = next(iter(states[0].values()))
+        w = torch.tensor([float(len(c.y)) for c in self.clients], dtype=ref.dtype, device=ref.device)
+        w = w / w.sum()
         avg = {k: sum(wi * s[k] for wi, s in zip(w, states)) for k in states[0]}
         for c in self.clients:
             c.model.load_state_dict(avg)

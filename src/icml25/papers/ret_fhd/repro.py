@@ -13,7 +13,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.ret_fhd.data import dirichlet_split, load_dataset, make_clients
@@ -54,13 +62,25 @@ class FHDConfig(ExperimentConfig):
     last_rounds: int = 3
     """Accuracy is the mean over the last this-many rounds."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("alpha", "rounds", "local_epochs", "batch_size", "lr", "T0", "guard_thresh",
+                                     "last_rounds"),
+                     nonnegative=("a", "eta", "n_attackers", "attack_scale"), at_least={"n_clients": 3},
+                     choices={"dataset": ("digits", "gmm20")})
+        if self.n_attackers >= self.n_clients / 2:
+            raise ConfigError(f"FHDConfig.n_attackers must be below half of n_clients = {self.n_clients}, "
+                              f"got {self.n_attackers}")
+        if self.last_rounds > self.rounds:
+            raise ConfigError(f"FHDConfig.last_rounds must be <= rounds = {self.rounds}, got {self.last_rounds}")
+
 
 def run_fhd(cfg: FHDConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """All methods, the two attack runs, and the metrics the claims use, on one seed."""
-    if cfg.n_attackers >= cfg.n_clients / 2:
-        raise ValueError(f"n_attackers must be below half the clients, got {cfg.n_attackers} of {cfg.n_clients}")
     Xtr, ytr, Xte, yte, C = load_dataset(cfg.dataset, seed)
-    parts = dirichlet_split(ytr, cfg.n_clients, cfg.alpha, seed)
+    parts = dirichlet_split(ytr, cfg.n_clients, cfg.alpha, seed)  # on the CPU, before the data moves
+    device = torch.device(cfg.device)
+    Xtr, ytr, Xte, yte = (t.to(device) for t in (Xtr, ytr, Xte, yte))
     common = dict(lr=cfg.lr, batch_size=cfg.batch_size, eval_data=(Xte, yte))
     ret = dict(T0=cfg.T0, a=cfg.a, eta=cfg.eta, guard_thresh=cfg.guard_thresh, **common)
     rng = np.random.default_rng([seed, 23])

@@ -136,7 +136,12 @@ def ordered_topk_success(logits: Tensor, targets: Tensor) -> Tensor:
 
 def ordering_margins(logits: Tensor, targets: Tensor) -> Tensor:
     """g = D z for every row: (B, M) margins of the ordering constraints (all > 0 iff success)."""
-    D = ordering_matrices(targets.cpu(), logits.shape[1]).to(logits)
+    if logits.dim() != 2:
+        raise ValueError(f"logits must have shape (B, C), got {tuple(logits.shape)}")
+    t = torch.as_tensor(targets).cpu()
+    if t.dim() != 2 or t.shape[0] != logits.shape[0]:
+        raise ValueError(f"targets must have shape (B={logits.shape[0]}, K), got {tuple(t.shape)}")
+    D = ordering_matrices(t, logits.shape[1]).to(logits)
     return torch.einsum("bmc,bc->bm", D, logits)
 
 
@@ -146,6 +151,10 @@ def topk_hinge_loss(logits: Tensor, targets: Tensor, margin: float = 0.05) -> Te
 
     Zero exactly when the ordered top-K holds with margin ``margin``. Returns (B,).
     """
+    if logits.dim() != 2:
+        raise ValueError(f"logits must have shape (B, C), got {tuple(logits.shape)}")
+    if not (isinstance(margin, (int, float)) and math.isfinite(margin)):
+        raise ValueError(f"margin must be a finite number, got {margin!r}")
     t = _check_targets(targets, logits.shape[1]).to(logits.device)
     zt = logits.gather(1, t)
     chain = torch.relu(margin - (zt[:, :-1] - zt[:, 1:])).sum(dim=1)
@@ -172,6 +181,8 @@ def adversarial_jacobian(model: Callable[[Tensor], Tensor], x: Tensor, D: Tensor
 
     if x.dim() < 2:
         raise ValueError(f"x must be a batch (B, ...), got shape {tuple(x.shape)}")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
     B = x.shape[0]
     D = D.to(x)
     if D.dim() == 2:
@@ -206,6 +217,8 @@ def min_norm_qp(B: np.ndarray, c: np.ndarray, solver: str = "nnls", ridge: float
         raise ValueError(f"B must be (M, p) and c (M,), got {B.shape} and {c.shape}")
     if solver not in QP_SOLVERS:
         raise ValueError(f"qp_solver must be one of {QP_SOLVERS}, got {solver!r}")
+    if not (np.all(np.isfinite(B)) and np.all(np.isfinite(c))):
+        raise ValueError("B and c must be finite")
     if np.all(c <= 0):  # alpha = 0 is feasible
         return np.zeros(B.shape[1])
     if solver == "osqp":
@@ -233,6 +246,8 @@ def min_norm_qp(B: np.ndarray, c: np.ndarray, solver: str = "nnls", ridge: float
 # ----------------------------------------------------------------------------- helpers
 def perturbation_norms(delta: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """Per-image l1, l2 and linf norms of a (B, ...) perturbation."""
+    if delta.dim() < 1:
+        raise ValueError(f"delta must be a batch (B, ...), got a scalar of shape {tuple(delta.shape)}")
     d = delta.reshape(delta.shape[0], -1)
     return d.abs().sum(1), d.norm(dim=1), d.abs().amax(1)
 
@@ -263,11 +278,16 @@ def _check_attack_args(K: int, margin: float, max_iter: int) -> None:
         raise ValueError(f"max_iter must be an int >= 1, got {max_iter!r}")
 
 
-def _check_call(x: Tensor, targets: Tensor, K: int, n_classes: int) -> Tensor:
+def _check_images(x: Tensor) -> None:
     if not torch.is_tensor(x) or not x.is_floating_point() or x.dim() < 2:
-        raise ValueError(f"x must be a float tensor of shape (B, ...), got {getattr(x, 'shape', type(x))}")
+        raise ValueError(f"x must be a float tensor of shape (B, ...), got {getattr(x, 'dtype', type(x))} "
+                         f"of shape {tuple(getattr(x, 'shape', ()))}")
     if not torch.isfinite(x).all():
         raise ValueError("x contains NaN or inf")
+
+
+def _check_call(x: Tensor, targets: Tensor, K: int, n_classes: int) -> Tensor:
+    _check_images(x)
     t = _check_targets(targets, n_classes)
     if t.shape != (x.shape[0], K):
         raise ValueError(f"targets must have shape (B={x.shape[0]}, K={K}), got {tuple(t.shape)}")
@@ -319,6 +339,11 @@ class RisingAttack:
             raise ValueError(f"qp_solver must be one of {QP_SOLVERS}, got {qp_solver!r}")
         if clip is not None and not clip[0] < clip[1]:
             raise ValueError(f"clip must be (low, high) with low < high, got {clip!r}")
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+            raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+        if reduced is not None and (isinstance(reduced, bool) or not isinstance(reduced, (int, np.integer))
+                                    or reduced < 1):
+            raise ValueError(f"reduced must be None or an integer >= 1, got {reduced!r}")
         self.model, self.K, self.margin, self.max_iter, self.step = model, int(K), float(margin), int(max_iter), step
         self.rank_tol, self.qp_solver, self.reduced, self.clip, self.chunk_size = (
             rank_tol, qp_solver, reduced, clip, chunk_size)
@@ -356,6 +381,7 @@ class RisingAttack:
             x_adv (B, *shape) and info with ``success`` (B,) bool, ``iterations`` (B,), ``margins``
             (B, C - 1) final g = D z, and ``rank`` (B,) the last step's r.
         """
+        _check_images(x)
         x = x.detach()
         with torch.no_grad():
             n_classes = self.model(x[:1]).shape[1]
@@ -413,6 +439,7 @@ class _GradientAttack:
         self.model, self.K, self.margin, self.max_iter, self.clip = model, int(K), float(margin), int(max_iter), clip
 
     def _n_classes(self, x: Tensor) -> int:
+        _check_images(x)
         with torch.no_grad():
             return int(self.model(x[:1]).shape[1])
 

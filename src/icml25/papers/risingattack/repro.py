@@ -18,7 +18,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim, Summary
 from icml25.core.plots import save_figure
 from icml25.papers.risingattack.attacks import (
@@ -40,6 +48,8 @@ from icml25.papers.risingattack.data import (
 
 METHODS = ("rising", "quad", "cw", "pgd")
 """RisingAttacK, QuadAttacK, C&W top-K, l2 PGD top-K."""
+DIGITS_SIZE = 1797
+"""Images in scikit-learn's digits."""
 
 
 @dataclass
@@ -65,6 +75,11 @@ class AttackSettings(ExperimentConfig):
     n_images: int = 30
     """Correctly classified test images attacked per K."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("max_iter", "step", "quad_lr", "cw_lr", "pgd_eps", "n_images"),
+                     nonnegative=("margin", "cw_c", "quad_norm_weight"))
+
 
 def _attack_all(model: torch.nn.Module, x: torch.Tensor, targets: torch.Tensor, ks: tuple[int, ...],
                 cfg: AttackSettings, prefix: str, progress: ProgressFn, done: int, total: int) -> tuple[Metrics, int]:
@@ -84,7 +99,7 @@ def _attack_all(model: torch.nn.Module, x: torch.Tensor, targets: torch.Tensor, 
             x_adv, info = attack(x, t)
             out[f"{prefix}sec_per_image_{name}_k{K}"] = (time.perf_counter() - t0) / x.shape[0]
             succ[name] = info["success"]
-            norms[name] = torch.stack(perturbation_norms(x_adv - x), 1)  # (n, 3): l1, l2, linf
+            norms[name] = torch.stack(perturbation_norms(x_adv - x), 1).cpu()  # (n, 3): l1, l2, linf
             s = succ[name]
             out[f"{prefix}asr_{name}_k{K}"] = float(s.float().mean())
             for j, p in enumerate(("l1", "l2", "linf")):
@@ -121,9 +136,10 @@ def _comparisons(m: Metrics, ks: tuple[int, ...], prefix: str, k_min: int) -> Me
     return out
 
 
-def _check_ks(ks: tuple[int, ...], n_classes: int) -> None:
-    if not ks or any(not 1 <= k <= n_classes - 1 for k in ks):
-        raise ValueError(f"ks must be non-empty with every K in [1, {n_classes - 1}], got {ks}")
+def _check_ks(cfg: AttackSettings, n_classes: int) -> None:
+    """Every K of ``cfg.ks`` in [1, C - 1] (at least one non-target class must remain)."""
+    if any(not 1 <= k <= n_classes - 1 for k in cfg.ks):
+        raise ConfigError(f"{type(cfg).__name__}.ks must hold values in [1, {n_classes - 1}], got {cfg.ks}")
 
 
 # ----------------------------------------------------------------------------- 100-class templates
@@ -152,15 +168,27 @@ class TemplatesConfig(AttackSettings):
     ks: tuple[int, ...] = (1, 5, 10)
     """Values of K."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_train_per_class", "n_test_per_class", "epochs", "width", "feat_dim",
+                                     "smooth"),
+                     nonnegative=("noise",), nonempty=("ks",), at_least={"n_classes": 2, "size": 4})
+        _check_ks(self, self.n_classes)
+        if self.n_images > self.n_classes * self.n_test_per_class:
+            raise ConfigError(f"TemplatesConfig.n_images must be <= n_classes * n_test_per_class = "
+                              f"{self.n_classes * self.n_test_per_class}, got {self.n_images}")
+
 
 def run_templates(cfg: TemplatesConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train the CNN on the template task, then attack it for every K with every method."""
-    _check_ks(cfg.ks, cfg.n_classes)
+    device = torch.device(cfg.device)
     torch.manual_seed(seed)
     X, y = template_dataset(cfg.n_classes, cfg.size, cfg.n_train_per_class + cfg.n_test_per_class, cfg.noise,
                             cfg.smooth, seed=seed)
+    X, y = X.to(device), y.to(device)
     n_train = cfg.n_classes * cfg.n_train_per_class
-    model = SmallCNN((1, cfg.size, cfg.size), cfg.n_classes, cfg.width, cfg.feat_dim)
+    # weights are drawn on the CPU, then moved: the same initial model on any device
+    model = SmallCNN((1, cfg.size, cfg.size), cfg.n_classes, cfg.width, cfg.feat_dim).to(device)
     train_classifier(model, X[:n_train], y[:n_train], cfg.epochs, seed=seed)
     with torch.no_grad():
         acc = float((model(X[n_train:]).argmax(1) == y[n_train:]).float().mean())
@@ -185,23 +213,31 @@ class DigitsConfig(AttackSettings):
     ks: tuple[int, ...] = (1, 2, 3, 5)
     """Values of K."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("epochs",), open_fraction=("train_fraction",), nonempty=("models", "ks"),
+                     choices={"models": ("mlp", "cnn")})
+        _check_ks(self, 10)
+        n_test = DIGITS_SIZE - int(self.train_fraction * DIGITS_SIZE)
+        if self.n_images > n_test:
+            raise ConfigError(f"DigitsConfig.n_images must be <= the {n_test} test images left by train_fraction="
+                              f"{self.train_fraction}, got {self.n_images}")
+
 
 def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train each classifier on digits and attack it for every K with every method."""
-    _check_ks(cfg.ks, 10)
-    if not cfg.models or any(m not in ("mlp", "cnn") for m in cfg.models):
-        raise ValueError(f"models must be a non-empty subset of ('mlp', 'cnn'), got {cfg.models}")
-    if not 0 < cfg.train_fraction < 1:
-        raise ValueError(f"train_fraction must be in (0, 1), got {cfg.train_fraction}")
+    device = torch.device(cfg.device)
     torch.manual_seed(seed)
     X, y = digits_dataset()
     perm = torch.randperm(X.shape[0], generator=torch.Generator().manual_seed(seed))
     n_train = int(cfg.train_fraction * X.shape[0])
+    X, y, perm = X.to(device), y.to(device), perm.to(device)
     tr, te = perm[:n_train], perm[n_train:]
     metrics: Metrics = {}
     done, total = 0, len(cfg.models) * len(cfg.ks) * len(METHODS)
     for name in cfg.models:
         model = MLP((1, 8, 8), 10) if name == "mlp" else SmallCNN((1, 8, 8), 10, width=16, feat_dim=64)
+        model = model.to(device)  # initialised on the CPU, then moved
         train_classifier(model, X[tr], y[tr], cfg.epochs, seed=seed)
         with torch.no_grad():
             metrics[f"{name}_test_accuracy"] = float((model(X[te]).argmax(1) == y[te]).float().mean())

@@ -36,6 +36,15 @@ STOCHASTIC_ATOL = 1e-8
 """How far a distribution may sum from 1 before it is rejected."""
 
 
+def _check_index(name: str, value: Any, size: int) -> int:
+    """An integer index in [0, size); TypeError for other types (bool and float included)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    if not 0 <= value < size:
+        raise ValueError(f"{name} must be in [0, {size}), got {value}")
+    return int(value)
+
+
 # --------------------------------------------------------------------------- TV-robust expectation
 
 def _check_sigma_value(sigma: Any) -> np.ndarray:
@@ -191,8 +200,7 @@ class MarkovGame:
 
     def sample_next(self, h: int, s: int, joint_a: Any, rng: np.random.Generator) -> int:
         """The generative model: one draw of s' ~ P_h(. | s, a) for the joint action ``joint_a``."""
-        if not (0 <= int(h) < self.horizon) or not (0 <= int(s) < self.n_states):
-            raise ValueError(f"(h, s) = ({h}, {s}) out of range for H={self.horizon}, S={self.n_states}")
+        h, s = _check_index("h", h, self.horizon), _check_index("s", s, self.n_states)
         j = int(self.joint_index(np.asarray(joint_a, dtype=int)))
         return int(min(np.searchsorted(self.transition_cdf[h, s, j], rng.random(), side="right"), self.n_states - 1))
 
@@ -256,6 +264,8 @@ class CorrelatedPolicy:
     @classmethod
     def product(cls, factors: Sequence[Any]) -> "CorrelatedPolicy":
         """The product policy of per-agent policies, each of shape (H, S, A_i)."""
+        if len(factors) == 0:
+            raise ValueError("factors must hold one (H, S, A_i) policy per agent, got none")
         fs = [_check_distributions(f"factors[{i}]", f) for i, f in enumerate(factors)]
         joint = np.ones(fs[0].shape[:2])
         for f in fs:
@@ -276,11 +286,13 @@ class CorrelatedPolicy:
 
     def marginal(self, i: int) -> np.ndarray:
         """(H, S, A_i): agent i's marginal policy."""
+        i = _check_index("agent i", i, self.n_agents)
         axes = tuple(2 + j for j in range(self.n_agents) if j != i)
         return self.joint.sum(axis=axes)
 
     def others_marginal(self, i: int) -> np.ndarray:
         """(H, S, A_1, ..., 1, ..., A_m): the others' marginal pi_{-i}, agent i's axis kept with length 1."""
+        i = _check_index("agent i", i, self.n_agents)
         return self.joint.sum(axis=2 + i, keepdims=True)
 
 
@@ -368,9 +380,7 @@ def robust_cce_gaps(game: MarkovGame, policy: CorrelatedPolicy, sigma: Any,
     gaps = robust_best_response_values(game, policy, sigma)[:, 0] - robust_policy_values(game, policy, sigma)[:, 0]
     if initial_state is None:
         return gaps.max(axis=1)
-    if not (0 <= int(initial_state) < game.n_states):
-        raise ValueError(f"initial_state must be in [0, {game.n_states}), got {initial_state}")
-    return gaps[:, int(initial_state)]
+    return gaps[:, _check_index("initial_state", initial_state, game.n_states)]
 
 
 def robust_cce_gap(game: MarkovGame, policy: CorrelatedPolicy, sigma: Any, initial_state: int | None = None) -> float:

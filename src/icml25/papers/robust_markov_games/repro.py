@@ -20,7 +20,15 @@ from pathlib import Path
 
 import numpy as np
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure
 from icml25.papers.robust_markov_games.game import (
@@ -81,6 +89,17 @@ class ScalingConfig(ExperimentConfig):
     c_alpha: float = 1.0
     """Constant of the rescaled linear learning rate alpha_k = c log K / (k - 1 + c log K)."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("agents", "n_states", "horizon", "n_actions", "N", "K_grid", "curve_K",
+                                     "joint_n_grid", "joint_planning_K", "target_fraction", "c_alpha"),
+                     fraction=("sigma", "target_fraction"), nonempty=("agents", "K_grid", "curve_K", "joint_n_grid"))
+        if not set(self.curve_K) <= set(self.K_grid):
+            raise ConfigError(f"ScalingConfig.curve_K must be a subset of K_grid = {self.K_grid}, got {self.curve_K}")
+        if len(set(self.curve_K)) < 2:
+            raise ConfigError(f"ScalingConfig.curve_K must hold at least two K values (a log-log slope is fitted), "
+                              f"got {self.curve_K}")
+
 
 def _seed(*parts: int) -> int:
     return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0])
@@ -88,8 +107,6 @@ def _seed(*parts: int) -> int:
 
 def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """For each m: a fresh random game; Robust-Q-FTRL over K_grid and the baseline over joint_n_grid."""
-    if not set(cfg.curve_K) <= set(cfg.K_grid):
-        raise ValueError("curve_K must be a subset of K_grid")
     H, S, A = cfg.horizon, cfg.n_states, cfg.n_actions
     target = cfg.target_fraction * H
     out: Metrics = {}

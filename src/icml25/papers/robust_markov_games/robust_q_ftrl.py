@@ -50,8 +50,16 @@ def ftrl_step_sizes(K: int, c_alpha: float = 1.0) -> np.ndarray:
 
 
 def mixture_weights(alpha: np.ndarray) -> np.ndarray:
-    """``alpha^K_k = alpha_k prod_{j > k} (1 - alpha_j)``; they sum to 1 when alpha_1 = 1."""
+    """``alpha^K_k = alpha_k prod_{j > k} (1 - alpha_j)``; they sum to 1 when alpha_1 = 1.
+
+    Raises:
+        ValueError: ``alpha`` not a non-empty 1-D array of step sizes in [0, 1].
+    """
     alpha = np.asarray(alpha, dtype=float)
+    if alpha.ndim != 1 or alpha.size == 0:
+        raise ValueError(f"alpha must be a non-empty 1-D array, got shape {alpha.shape}")
+    if not np.all(np.isfinite(alpha)) or alpha.min() < 0 or alpha.max() > 1:
+        raise ValueError("alpha must hold step sizes in [0, 1]")
     tail = np.concatenate([np.cumprod((1 - alpha)[::-1])[::-1][1:], [1.0]])  # prod_{j>k} (1 - alpha_j)
     return alpha * tail
 

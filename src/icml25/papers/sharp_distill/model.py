@@ -26,13 +26,17 @@ from torch_geometric.utils import to_torch_csr_tensor
 
 def _check_interactions(interactions, num_users: int | None, num_items: int | None) -> tuple[torch.Tensor, int, int]:
     ei = torch.as_tensor(interactions)
+    if ei.dtype == torch.bool or ei.is_complex():
+        raise TypeError(f"interactions must hold integer indices, got {ei.dtype}")
     if ei.dim() != 2 or ei.size(0) != 2:
         raise ValueError(f"interactions must be a [2, N] tensor of (user, item) pairs, got shape {tuple(ei.shape)}")
     if ei.size(1) == 0:
         raise ValueError("interactions is empty")
     if ei.is_floating_point():
-        if not torch.equal(ei, ei.round()):
+        if not torch.equal(ei, ei.round()):  # also catches NaN (NaN != NaN) and +-inf (round(inf) = inf: below)
             raise ValueError("interactions must hold integer indices")
+        if not bool(torch.isfinite(ei).all()):
+            raise ValueError("interactions has infinite entries")
     ei = ei.long()
     if ei.min() < 0:
         raise ValueError("interactions has a negative index")
@@ -56,7 +60,7 @@ def build_hypergraphs(interactions, num_users: int | None = None,
         are nodes, items hyperedges) and ``H_I = H_U^T`` (items are nodes, users hyperedges).
     """
     ei, nu, ni = _check_interactions(interactions, num_users, num_items)
-    h = torch.sparse_coo_tensor(ei, torch.ones(ei.size(1)), (nu, ni)).coalesce()
+    h = torch.sparse_coo_tensor(ei, torch.ones(ei.size(1), device=ei.device), (nu, ni)).coalesce()
     h = torch.sparse_coo_tensor(h.indices(), torch.ones_like(h.values()), (nu, ni)).coalesce()
     return h, h.t().coalesce()
 
@@ -78,8 +82,26 @@ def apply_hypergraph_propagation(h: torch.Tensor, x: torch.Tensor) -> torch.Tens
 
 
 def hypergraph_propagation(h: torch.Tensor) -> torch.Tensor:
-    """Dense ``P = D_v^{-1/2} H D_e^{-1} H^T D_v^{-1/2}``: symmetric PSD, eigenvalues in [0, 1]."""
-    return apply_hypergraph_propagation(h, torch.eye(h.shape[0]))
+    """Dense ``P = D_v^{-1/2} H D_e^{-1} H^T D_v^{-1/2}``: symmetric PSD, eigenvalues in [0, 1].
+
+    Computed in ``h``'s dtype (the default float dtype for an integer ``h``) on ``h``'s device.
+    """
+    h = _float_incidence(h)
+    return apply_hypergraph_propagation(h, torch.eye(h.shape[0], dtype=h.dtype, device=h.device))
+
+
+def _float_incidence(h: torch.Tensor) -> torch.Tensor:
+    """``h`` as a floating tensor (integer / bool incidence -> default dtype); ValueError unless 2-D and finite."""
+    if not isinstance(h, torch.Tensor):
+        raise TypeError(f"H must be a torch.Tensor incidence matrix, got {type(h).__name__}")
+    if h.dim() != 2:
+        raise ValueError(f"H must be a 2-D incidence matrix, got shape {tuple(h.shape)}")
+    if not h.is_floating_point():
+        h = h.to(torch.get_default_dtype())
+    values = h.coalesce().values() if h.layout == torch.sparse_coo else h.values() if h.is_sparse_csr else h
+    if not h.is_meta and not bool(torch.isfinite(values).all()):
+        raise ValueError("H has NaN or infinite entries")
+    return h
 
 
 def hypergraph_positional_encoding(H: torch.Tensor, K: int = 3, beta: float = 0.5) -> torch.Tensor:
@@ -90,9 +112,8 @@ def hypergraph_positional_encoding(H: torch.Tensor, K: int = 3, beta: float = 0.
     """
     if K < 1:
         raise ValueError(f"K must be >= 1, got {K}")
-    if H.dim() != 2:
-        raise ValueError("H must be a 2-D incidence matrix")
-    term = torch.eye(H.shape[0])
+    H = _float_incidence(H)
+    term = torch.eye(H.shape[0], dtype=H.dtype, device=H.device)
     out = term.clone()
     for k in range(1, K):
         term = apply_hypergraph_propagation(H, term)
@@ -109,11 +130,14 @@ class HGNNConv(nn.Module):
     Args:
         dim: input feature size. out_dim: output size (default ``dim``).
     Forward: ``x`` (n_nodes, dim); ``hyperedge_index`` ``[2, nnz]`` of (node, hyperedge) pairs,
-    PyG's convention; ``num_edges`` (default: max hyperedge id + 1).
+    PyG's convention, or a cached ``(B, B^T)`` from :func:`hypergraph_operator`; ``num_edges``
+    (default: max hyperedge id + 1). The operator is built (or cast) in ``x``'s dtype.
     """
 
     def __init__(self, dim: int, out_dim: int | None = None, bias: bool = False):
         super().__init__()
+        if dim < 1 or (out_dim is not None and out_dim < 1):
+            raise ValueError(f"dim and out_dim must be >= 1, got {dim}, {out_dim}")
         self.lin = nn.Linear(dim, out_dim or dim, bias=bias)
 
     def forward(self, x: torch.Tensor, hyperedge_index, num_edges: int | None = None) -> torch.Tensor:
@@ -125,8 +149,10 @@ class HGNNConv(nn.Module):
             b, bt = hyperedge_index
             if b.shape[0] != x.size(0):
                 raise ValueError(f"operator has {b.shape[0]} nodes, x has {x.size(0)}")
+            if b.dtype != x.dtype:
+                b, bt = b.to(x.dtype), bt.to(x.dtype)
         else:
-            b, bt = hypergraph_operator(hyperedge_index, x.size(0), num_edges)
+            b, bt = hypergraph_operator(hyperedge_index, x.size(0), num_edges, dtype=x.dtype)
         return _SparseMM.apply(b, bt, _SparseMM.apply(bt, b, self.lin(x)))
 
 
@@ -143,12 +169,20 @@ class _SparseMM(torch.autograd.Function):
         return None, None, ctx.a_t @ grad
 
 
-def hypergraph_operator(hyperedge_index: torch.Tensor, num_nodes: int,
-                        num_edges: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def hypergraph_operator(hyperedge_index: torch.Tensor, num_nodes: int, num_edges: int | None = None,
+                        dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``(B, B^T)`` as CSR tensors, ``B = D_v^{-1/2} H D_e^{-1/2}``, so that ``P = B B^T``.
 
-    ``hyperedge_index`` is ``[2, nnz]`` of (node, hyperedge) pairs (duplicates count once).
+    ``hyperedge_index`` is ``[2, nnz]`` of (node, hyperedge) pairs (duplicates count once); the
+    operator lives on its device, in ``dtype`` (default: torch's default float dtype).
     """
+    if not isinstance(hyperedge_index, torch.Tensor) or hyperedge_index.is_floating_point() \
+            or hyperedge_index.is_complex() or hyperedge_index.dtype == torch.bool:
+        got = hyperedge_index.dtype if isinstance(hyperedge_index, torch.Tensor) else type(hyperedge_index).__name__
+        raise TypeError(f"hyperedge_index must be an integer (torch.long) tensor, got {got}")
+    if num_nodes < 1:
+        raise ValueError(f"num_nodes must be >= 1, got {num_nodes}")
+    dtype = torch.get_default_dtype() if dtype is None else dtype
     if hyperedge_index.dim() != 2 or hyperedge_index.size(0) != 2:
         raise ValueError("hyperedge_index must have shape [2, nnz]")
     if hyperedge_index.size(1) == 0:
@@ -159,10 +193,11 @@ def hypergraph_operator(hyperedge_index: torch.Tensor, num_nodes: int,
     m = int(num_edges) if num_edges is not None else int(edge.max()) + 1
     if edge.max() >= m:
         raise ValueError("hyperedge_index has a hyperedge index out of range")
-    h = torch.sparse_coo_tensor(hyperedge_index, torch.ones(node.numel()), (num_nodes, m)).coalesce()
+    ones = torch.ones(node.numel(), dtype=dtype, device=hyperedge_index.device)
+    h = torch.sparse_coo_tensor(hyperedge_index, ones, (num_nodes, m)).coalesce()
     node, edge = h.indices()
-    dv = torch.bincount(node, minlength=num_nodes).float()
-    de = torch.bincount(edge, minlength=m).float()
+    dv = torch.bincount(node, minlength=num_nodes).to(dtype)
+    de = torch.bincount(edge, minlength=m).to(dtype)
     w = dv[node].rsqrt() * de[edge].rsqrt()  # degrees of present entries are >= 1
     b = torch.sparse_coo_tensor(h.indices(), w, (num_nodes, m)).coalesce()
     return b.to_sparse_csr(), b.t().coalesce().to_sparse_csr()
@@ -193,6 +228,35 @@ def _cached(data: Data, key: str):
     return data[key]
 
 
+def _is_graph_data(obj) -> bool:
+    """A PyG ``Data`` (anything with PyG's ``keys`` and an ``edge_index``) rather than a tensor."""
+    return not isinstance(obj, torch.Tensor) and hasattr(obj, "keys") and hasattr(obj, "edge_index")
+
+
+def _weights_like(adj: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """A sparse adjacency cast to ``x``'s dtype (a cached float32 graph used by a float64 model); an index as is."""
+    return adj.to(x.dtype) if adj.layout != torch.strided and adj.dtype != x.dtype else adj
+
+
+def _check_adjacency(adj, n: int) -> None:
+    """A ``[2, E]`` integer ``edge_index`` with ids in ``[0, n)``, or a sparse ``(n, n)`` adjacency.
+
+    Index ranges are not checked on the meta device (its tensors hold no values).
+    """
+    if not isinstance(adj, torch.Tensor):
+        raise TypeError(f"edge_index must be a torch.Tensor or a PyG Data, got {type(adj).__name__}")
+    if adj.layout != torch.strided:
+        if adj.shape != (n, n):
+            raise ValueError(f"adjacency must be ({n}, {n}), got {tuple(adj.shape)}")
+        return
+    if adj.is_floating_point() or adj.is_complex() or adj.dtype == torch.bool:
+        raise TypeError(f"edge_index must hold integer node ids (torch.long), got {adj.dtype}")
+    if adj.dim() != 2 or adj.size(0) != 2:
+        raise ValueError(f"edge_index must have shape [2, E], got {tuple(adj.shape)}")
+    if not adj.is_meta and adj.numel() and (adj.min() < 0 or adj.max() >= n):
+        raise ValueError("edge_index has a node index out of range")
+
+
 def _mlp(d_in: int, d_hidden: int, d_out: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(d_in, d_hidden), nn.ReLU(), nn.Linear(d_hidden, d_out))
 
@@ -205,6 +269,9 @@ class Teacher(nn.Module):
     Views: (a) ``n_layers`` HGNNConv layers on the user hypergraph (items as hyperedges) and on
     the item hypergraph, layer outputs averaged; (b) review embeddings projected to ``dim``;
     (c) LightGCN on the bipartite graph. ``text_dim = 0`` drops the text view (the no-LM ablation).
+
+    ``forward(data) -> (Z_U, Z_I)``, the fused user and item embeddings (``data`` from
+    :func:`interaction_graph`; its normalised graphs are cached on it by :func:`prepare_graph`).
     """
 
     def __init__(self, n_users: int, n_items: int, text_dim: int, dim: int = 64, n_layers: int = 3):
@@ -238,7 +305,8 @@ class Teacher(nn.Module):
         nu, ni = self.n_users, self.n_items
         v = {"user_hgnn": self._stack(self.user_emb.weight, self.user_convs, _cached(data, "user_hyper")),
              "item_hgnn": self._stack(self.item_emb.weight, self.item_convs, _cached(data, "item_hyper"))}
-        lgn = self._stack(self.lgn_emb.weight, self.lgn_convs, _cached(data, "adj_norm"))
+        lgn = self._stack(self.lgn_emb.weight, self.lgn_convs, _weights_like(_cached(data, "adj_norm"),
+                                                                             self.lgn_emb.weight))
         v["user_lgn"], v["item_lgn"] = lgn[:nu], lgn[nu:]
         parts_u, parts_i = [v["user_hgnn"], v["user_lgn"]], [v["item_hgnn"], v["item_lgn"]]
         if self.text_dim:
@@ -257,6 +325,10 @@ class Teacher(nn.Module):
         v = self.views(data)
         return v["user"], v["item"]
 
+    def forward(self, data: Data) -> tuple[torch.Tensor, torch.Tensor]:
+        """The fused embeddings ``(Z_U, Z_I)`` of :meth:`embeddings`."""
+        return self.embeddings(data)
+
     def full_scores(self, data: Data) -> torch.Tensor:
         zu, zi = self.embeddings(data)
         return zu @ zi.T
@@ -267,6 +339,10 @@ class CompactGCN(nn.Module):
 
     ``X`` are ``dim``-d ID embeddings (users first, then items); no nonlinearity. Uses PyG's
     ``GCNConv`` (self-loops + symmetric normalisation, no bias). Score ``s_ui = z_u . z_i``.
+
+    ``forward(edge_index, x=None) -> Z (n_nodes, dim)``: ``edge_index`` is the normalised ``A + I``
+    as a sparse ``(n, n)`` tensor (:func:`normalized_adjacency`), a ``[2, E]`` index propagated as
+    given (unnormalised), or a PyG ``Data`` from :func:`interaction_graph` (its cached ``A + I``).
     """
 
     def __init__(self, n_users: int, n_items: int, dim: int = 64):
@@ -278,16 +354,14 @@ class CompactGCN(nn.Module):
         nn.init.normal_(self.emb.weight, std=0.1)
         self.conv = GCNConv(dim, dim, bias=False, normalize=False)  # takes the cached normalised A + I
 
-    def forward(self, edge_index: torch.Tensor, x: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, edge_index, x: torch.Tensor | None = None) -> torch.Tensor:
+        if _is_graph_data(edge_index):
+            edge_index = _cached(edge_index, "adj_norm_self")
         x = self.emb.weight if x is None else x
         if x.dim() != 2 or x.size(1) != self.dim:
             raise ValueError(f"x must have shape (n_nodes, {self.dim}), got {tuple(x.shape)}")
-        if not edge_index.layout == torch.strided:
-            if edge_index.shape != (x.size(0), x.size(0)):
-                raise ValueError(f"adjacency must be ({x.size(0)}, {x.size(0)}), got {tuple(edge_index.shape)}")
-        elif edge_index.numel() and (edge_index.min() < 0 or edge_index.max() >= x.size(0)):
-            raise ValueError("edge_index has a node index out of range")
-        return self.conv(x, edge_index)
+        _check_adjacency(edge_index, x.size(0))
+        return self.conv(x, _weights_like(edge_index, x))
 
     def embeddings(self, data: Data) -> tuple[torch.Tensor, torch.Tensor]:
         z = self(_cached(data, "adj_norm_self"))
@@ -299,17 +373,31 @@ class CompactGCN(nn.Module):
 
 
 class LightGCNRecommender(nn.Module):
-    """Baseline LightGCN: mean of the embeddings after 0..n_layers PyG ``LGConv`` propagations (no self-loops)."""
+    """Baseline LightGCN: mean of the embeddings after 0..n_layers PyG ``LGConv`` propagations (no self-loops).
+
+    ``forward(edge_index) -> Z (n_users + n_items, dim)``; ``edge_index`` is the normalised adjacency
+    (sparse, :func:`normalized_adjacency` without self-loops), a ``[2, E]`` index propagated as given,
+    or a PyG ``Data`` from :func:`interaction_graph` (its cached adjacency).
+    """
 
     def __init__(self, n_users: int, n_items: int, dim: int = 64, n_layers: int = 3):
         super().__init__()
+        if min(n_users, n_items, dim) < 1 or n_layers < 0:
+            raise ValueError(f"n_users, n_items and dim must be >= 1 and n_layers >= 0, got {n_users}, {n_items}, "
+                             f"{dim}, {n_layers}")
         self.n_users = n_users
         self.emb = nn.Embedding(n_users + n_items, dim)
         nn.init.normal_(self.emb.weight, std=0.1)
         self.convs = nn.ModuleList(LGConv(normalize=False) for _ in range(n_layers))
 
+    def forward(self, edge_index) -> torch.Tensor:
+        if _is_graph_data(edge_index):
+            edge_index = _cached(edge_index, "adj_norm")
+        _check_adjacency(edge_index, self.emb.num_embeddings)
+        return Teacher._stack(self.emb.weight, self.convs, _weights_like(edge_index, self.emb.weight))
+
     def embeddings(self, data: Data) -> tuple[torch.Tensor, torch.Tensor]:
-        z = Teacher._stack(self.emb.weight, self.convs, _cached(data, "adj_norm"))
+        z = self(data)
         return z[: self.n_users], z[self.n_users:]
 
     def full_scores(self, data: Data) -> torch.Tensor:
@@ -318,13 +406,29 @@ class LightGCNRecommender(nn.Module):
 
 
 class MatrixFactorization(nn.Module):
-    """Baseline: MF-BPR, ``s_ui = p_u . q_i``."""
+    """Baseline: MF-BPR, ``s_ui = p_u . q_i``.
+
+    ``forward(users, items) -> s`` scores the pairs ``(users[k], items[k])`` (two equal-length long tensors).
+    """
 
     def __init__(self, n_users: int, n_items: int, dim: int = 64):
         super().__init__()
+        if min(n_users, n_items, dim) < 1:
+            raise ValueError(f"n_users, n_items and dim must be >= 1, got {n_users}, {n_items}, {dim}")
         self.user, self.item = nn.Embedding(n_users, dim), nn.Embedding(n_items, dim)
         nn.init.normal_(self.user.weight, std=0.1)
         nn.init.normal_(self.item.weight, std=0.1)
+
+    def forward(self, users: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+        for name, idx, n in (("users", users, self.user.num_embeddings), ("items", items, self.item.num_embeddings)):
+            if not isinstance(idx, torch.Tensor) or idx.is_floating_point() or idx.dtype == torch.bool:
+                raise TypeError(f"{name} must be an integer (torch.long) tensor of ids")
+            if not idx.is_meta and idx.numel() and (idx.min() < 0 or idx.max() >= n):
+                raise ValueError(f"{name} has an id out of range [0, {n})")
+        if users.shape != items.shape:
+            raise ValueError(f"users and items must have the same shape, got {tuple(users.shape)} and "
+                             f"{tuple(items.shape)}")
+        return (self.user(users) * self.item(items)).sum(-1)
 
     def embeddings(self, data: Data) -> tuple[torch.Tensor, torch.Tensor]:
         return self.user.weight, self.item.weight
@@ -344,7 +448,7 @@ def temperature(e: float, T_max: float = 10.0, T_min: float = 1.0, E: int = 200)
     """Annealed distillation temperature ``T(e) = T_max - (T_max - T_min) min(1, e/E)``."""
     if E <= 0:
         raise ValueError(f"E must be > 0, got {E}")
-    if e < 0:
+    if not e >= 0:  # also NaN
         raise ValueError(f"epoch e must be >= 0, got {e}")
     if not 0 < T_min <= T_max:
         raise ValueError(f"need 0 < T_min <= T_max, got T_min={T_min}, T_max={T_max}")
@@ -368,6 +472,11 @@ def cosine_matrix(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def distillation_kl(student_logits: torch.Tensor, teacher_logits: torch.Tensor, T: float) -> torch.Tensor:
     """``T^2 KL(softmax(t/T) || softmax(s/T))`` over the last axis, averaged over rows (0 iff s = t + c)."""
+    if not T > 0:
+        raise ValueError(f"T must be > 0, got {T}")
+    if student_logits.shape != teacher_logits.shape:
+        raise ValueError(f"student and teacher logits must have the same shape, got {tuple(student_logits.shape)} "
+                         f"and {tuple(teacher_logits.shape)}")
     return F.kl_div(F.log_softmax(student_logits / T, -1), F.softmax(teacher_logits / T, -1),
                     reduction="batchmean") * T**2
 
@@ -375,27 +484,47 @@ def distillation_kl(student_logits: torch.Tensor, teacher_logits: torch.Tensor, 
 # ----------------------------------------------------------------------------- training
 
 
-def _batches(n: int, batch_size: int, gen: torch.Generator):
-    perm = torch.randperm(n, generator=gen)
+def _batches(n: int, batch_size: int, gen: torch.Generator, device: torch.device):
+    """Shuffled index batches, drawn from the CPU generator ``gen`` (the same stream on every device)."""
+    perm = torch.randperm(n, generator=gen).to(device)
     for s in range(0, n, batch_size):
         yield perm[s:s + batch_size]
 
 
-def _negatives(num: int, n_items: int, gen: torch.Generator) -> torch.Tensor:
-    return torch.randint(n_items, (num,), generator=gen)
+def _negatives(num: int, n_items: int, gen: torch.Generator, device: torch.device) -> torch.Tensor:
+    return torch.randint(n_items, (num,), generator=gen).to(device)
+
+
+def _check_training(epochs: int, lr: float, batch_size: int, reg: float) -> None:
+    for name, value in (("epochs", epochs), ("batch_size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {value!r}")
+    if epochs < 0:
+        raise ValueError(f"epochs must be >= 0, got {epochs}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got {lr}")
+    if not reg >= 0:
+        raise ValueError(f"reg must be >= 0, got {reg}")
 
 
 def train_bpr(model: nn.Module, data: Data, epochs: int, lr: float = 1e-3, batch_size: int = 256,
               reg: float = 1e-3, seed: int = 0, progress: Callable[[int, int], None] | None = None) -> nn.Module:
-    """Train any model with ``embeddings(data)`` by BPR with one uniform negative per positive."""
+    """Train any model with ``embeddings(data)`` by BPR with one uniform negative per positive.
+
+    Runs on the device of ``data``'s tensors (move ``model`` and ``data`` there first); the shuffling
+    and the negatives come from a CPU generator seeded with ``seed``, so every device sees the same draws.
+    """
+    _check_training(epochs, lr, batch_size, reg)
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     tr = data.train_edge_index
     model.train()
     for ep in range(epochs):
-        for b in _batches(tr.size(1), batch_size, gen):
+        for b in _batches(tr.size(1), batch_size, gen, tr.device):
             u, i = tr[0, b], tr[1, b]
-            j = _negatives(b.numel(), data.num_items, gen)
+            j = _negatives(b.numel(), data.num_items, gen, tr.device)
             zu, zi = model.embeddings(data)
             loss = bpr_loss(zu[u], zi[i], zi[j], reg)
             opt.zero_grad()
@@ -409,15 +538,21 @@ def train_bpr(model: nn.Module, data: Data, epochs: int, lr: float = 1e-3, batch
 def train_teacher(teacher: Teacher, data: Data, epochs: int, lr: float = 1e-3, batch_size: int = 256,
                   reg: float = 1e-3, tau_user: float = 0.1, tau_item: float = 0.2, weight_con: float = 1.0,
                   seed: int = 0, progress: Callable[[int, int], None] | None = None) -> Teacher:
-    """Teacher loss: BPR on the fused score + InfoNCE aligning HGNN and text views (users tau 0.1, items 0.2)."""
+    """Teacher loss: BPR on the fused score + InfoNCE aligning HGNN and text views (users tau 0.1, items 0.2).
+
+    Runs on the device of ``data``'s tensors, with the same CPU-generator draws as :func:`train_bpr`.
+    """
+    _check_training(epochs, lr, batch_size, reg)
+    if not (tau_user > 0 and tau_item > 0):
+        raise ValueError(f"tau_user and tau_item must be > 0, got {tau_user}, {tau_item}")
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(teacher.parameters(), lr=lr)
     tr = data.train_edge_index
     teacher.train()
     for ep in range(epochs):
-        for b in _batches(tr.size(1), batch_size, gen):
+        for b in _batches(tr.size(1), batch_size, gen, tr.device):
             u, i = tr[0, b], tr[1, b]
-            j = _negatives(b.numel(), data.num_items, gen)
+            j = _negatives(b.numel(), data.num_items, gen, tr.device)
             v = teacher.views(data)
             loss = bpr_loss(v["user"][u], v["item"][i], v["item"][j], reg)
             if teacher.text_dim and weight_con:
@@ -449,12 +584,16 @@ def distill(teacher: nn.Module, student: CompactGCN, data: Data, epochs: int, lr
       ``alpha cos(z^t_a, z^s_b) + (1 - alpha) cos(P_a, P_b)``, P the hypergraph positional encodings.
 
     The head is kept as ``student.head_`` but is not used for ranking: at inference the student
-    scores by dot products alone (the head needs the teacher's soft labels).
+    scores by dot products alone (the head needs the teacher's soft labels). Runs on the device of
+    ``data``'s tensors (the head is created there, in the student's dtype).
     """
+    _check_training(epochs, lr, batch_size, reg)
     if not 0 <= gamma <= 1 or not 0 <= alpha <= 1:
         raise ValueError("gamma and alpha must lie in [0, 1]")
     if len(lambdas) != 3:
         raise ValueError("lambdas must be (lambda1, lambda2, lambda3)")
+    if not tau > 0:
+        raise ValueError(f"tau must be > 0, got {tau}")
     lam1, lam2, lam3 = lambdas
     teacher.eval()
     with torch.no_grad():
@@ -463,22 +602,22 @@ def distill(teacher: nn.Module, student: CompactGCN, data: Data, epochs: int, lr
         h_u, h_i = build_hypergraphs(data.train_edge_index, data.num_users, data.num_items)
         pos_u = F.normalize(hypergraph_positional_encoding(h_u, K, beta), dim=1) if lam2 else None
         pos_i = F.normalize(hypergraph_positional_encoding(h_i, K, beta), dim=1) if lam3 else None
-    d = student.dim
-    head = _mlp(2 * d + 1, d, 1)
+    d, weight = student.dim, student.emb.weight
+    head = _mlp(2 * d + 1, d, 1).to(device=weight.device, dtype=weight.dtype)  # initialised on the CPU RNG
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(list(student.parameters()) + list(head.parameters()), lr=lr)
     tr, n_items = data.train_edge_index, data.num_items
     student.train()
     for ep in range(epochs):
         T = temperature(ep, T_max, T_min, epochs)
-        for b in _batches(tr.size(1), batch_size, gen):
+        for b in _batches(tr.size(1), batch_size, gen, tr.device):
             u, i = tr[0, b], tr[1, b]
-            j = _negatives(b.numel(), n_items, gen)
+            j = _negatives(b.numel(), n_items, gen, tr.device)
             zu, zi = student.embeddings(data)
             loss = bpr_loss(zu[u], zi[i], zi[j], reg)
             # interpolated embeddings + teacher soft label -> MLP head (training only)
             soft = F.softmax(t_scores[u] / T, dim=1) * n_items
-            ar = torch.arange(u.numel())
+            ar = torch.arange(u.numel(), device=u.device)
             mix_u = gamma * zu[u] + (1 - gamma) * tu[u]
             mix_i, mix_j = gamma * zi[i] + (1 - gamma) * ti[i], gamma * zi[j] + (1 - gamma) * ti[j]
             head_pos = head(torch.cat([mix_u, mix_i, soft[ar, i, None]], 1)).squeeze(1)
@@ -515,31 +654,40 @@ def evaluate_topk(model, train, test, k: int = 10, data: Data | None = None) -> 
     Returns:
         ``{"P", "R", "NDCG", "HR"}`` at k: precision hits/k, recall hits/|test_u|,
         NDCG with binary gains (ideal DCG over min(|test_u|, k) hits), hit rate 1[hits > 0].
+
+    Items are ranked in the scores' own precision (an integer matrix is ranked as float32) on their
+    device; the metrics are averaged in float32.
     """
     if isinstance(model, (torch.Tensor, np.ndarray)):
-        scores = torch.as_tensor(model, dtype=torch.float32)
+        scores = torch.as_tensor(model)
+        if not scores.is_floating_point():
+            if scores.dtype == torch.bool or scores.is_complex():
+                raise TypeError(f"scores must be real numbers, got {scores.dtype}")
+            scores = scores.float()
     else:
         if data is None:
             raise ValueError("pass data= when model is a model rather than a score matrix")
         with torch.no_grad():
             scores = model.full_scores(data)
-    scores = scores.detach().clone().float()
+    scores = scores.detach().clone()
     if scores.dim() != 2:
         raise ValueError(f"scores must be a (n_users, n_items) matrix, got shape {tuple(scores.shape)}")
+    if bool(torch.isnan(scores).any()):  # -inf is a valid "never recommend" score, NaN has no rank
+        raise ValueError("scores has NaN entries")
     nu, ni = scores.shape
     if not 1 <= k <= ni:
         raise ValueError(f"k must lie in [1, n_items={ni}], got {k}")
-    train, _, _ = _check_interactions(train, nu, ni)
-    test, _, _ = _check_interactions(test, nu, ni)
+    train, _, _ = _check_interactions(torch.as_tensor(train, device=scores.device), nu, ni)
+    test, _, _ = _check_interactions(torch.as_tensor(test, device=scores.device), nu, ni)
     scores[train[0], train[1]] = -torch.inf
-    relevant = torch.zeros(nu, ni, dtype=torch.bool)
+    relevant = torch.zeros(nu, ni, dtype=torch.bool, device=scores.device)
     relevant[test[0], test[1]] = True
     relevant[train[0], train[1]] = False  # a training item never counts as a test hit
     n_rel = relevant.sum(1)
     users = n_rel > 0
     top = scores[users].topk(k, dim=1).indices
     hits = relevant[users].gather(1, top).float()
-    disc = 1.0 / torch.log2(torch.arange(k, dtype=torch.float32) + 2)
+    disc = 1.0 / torch.log2(torch.arange(k, dtype=torch.float32, device=scores.device) + 2)
     dcg = (hits * disc).sum(1)
     ideal = torch.cumsum(disc, 0)[(n_rel[users].clamp(max=k) - 1)]
     n_hits = hits.sum(1)
@@ -555,9 +703,18 @@ def time_inference(model, n_repeats: int = 10, data: Data | None = None, warmup:
     """
     if n_repeats < 1:
         raise ValueError(f"n_repeats must be >= 1, got {n_repeats}")
-    fn = (lambda: model.full_scores(data)) if data is not None else model
-    if not callable(fn):
+    score = (lambda: model.full_scores(data)) if data is not None else model
+    if not callable(score):
         raise ValueError("model must be callable, or pass data= for a model with full_scores")
+    params = list(model.parameters()) if isinstance(model, nn.Module) else []
+    on_cuda = bool(params) and params[0].is_cuda
+
+    def fn():  # a CUDA kernel launch returns at once: wait for the result before reading the clock
+        out = score()
+        if on_cuda:
+            torch.cuda.synchronize(params[0].device)
+        return out
+
     was_training = getattr(model, "training", None)
     if was_training:
         model.eval()

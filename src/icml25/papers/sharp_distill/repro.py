@@ -19,7 +19,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.sharp_distill.data import synthetic_reviews
@@ -69,6 +77,14 @@ class SharpConfig(ExperimentConfig):
     threads: int = 1
     """torch threads for training and for every latency measurement."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_users", "n_items", "dim", "teacher_epochs", "student_epochs",
+                                     "baseline_epochs", "batch_size", "lr", "timing_repeats", "threads"),
+                     at_least={"per_user": 2})  # one held-out item and at least one training item per user
+        if self.per_user >= self.n_items:
+            raise ConfigError(f"SharpConfig.per_user must be below n_items={self.n_items}, got {self.per_user}")
+
 
 def run_sharp(cfg: SharpConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train every model on one generated data set; accuracy, latency and parameter counts."""
@@ -76,7 +92,9 @@ def run_sharp(cfg: SharpConfig, seed: int, progress: ProgressFn = no_progress) -
     torch.manual_seed(seed)
     np.random.seed(seed)
     t0 = time.perf_counter()
-    data = prepare_graph(synthetic_reviews(cfg.n_users, cfg.n_items, per_user=cfg.per_user, seed=seed))
+    device = torch.device(cfg.device)
+    data = synthetic_reviews(cfg.n_users, cfg.n_items, per_user=cfg.per_user, seed=seed).to(device)
+    data = prepare_graph(data)  # normalised graphs built on the device, once
     nu, ni, td = data.num_users, data.num_items, data.user_text.shape[1]
     common = dict(lr=cfg.lr, batch_size=cfg.batch_size)
     steps = 8 if cfg.ablations else 5
@@ -86,33 +104,36 @@ def run_sharp(cfg: SharpConfig, seed: int, progress: ProgressFn = no_progress) -
         progress(k, steps)
 
     torch.manual_seed(seed)
-    models["mf"] = train_bpr(MatrixFactorization(nu, ni, cfg.dim), data, cfg.baseline_epochs, seed=seed, **common)
+    models["mf"] = train_bpr(MatrixFactorization(nu, ni, cfg.dim).to(device), data, cfg.baseline_epochs, seed=seed,
+                             **common)
     torch.manual_seed(seed)
-    models["lightgcn"] = train_bpr(LightGCNRecommender(nu, ni, cfg.dim, 3), data, cfg.baseline_epochs, seed=seed,
-                                   **common)
+    models["lightgcn"] = train_bpr(LightGCNRecommender(nu, ni, cfg.dim, 3).to(device), data, cfg.baseline_epochs,
+                                   seed=seed, **common)
     step(1)
     torch.manual_seed(seed)
-    models["compactgcn_nokd"] = train_bpr(CompactGCN(nu, ni, cfg.dim), data, cfg.student_epochs, seed=seed, **common)
+    models["compactgcn_nokd"] = train_bpr(CompactGCN(nu, ni, cfg.dim).to(device), data, cfg.student_epochs, seed=seed,
+                                          **common)
     step(2)
     torch.manual_seed(seed)
-    models["teacher"] = train_teacher(Teacher(nu, ni, td, cfg.dim), data, cfg.teacher_epochs, seed=seed, **common)
+    models["teacher"] = train_teacher(Teacher(nu, ni, td, cfg.dim).to(device), data, cfg.teacher_epochs, seed=seed,
+                                      **common)
     step(3)
     torch.manual_seed(seed)
-    models["sharp"] = distill(models["teacher"], CompactGCN(nu, ni, cfg.dim), data, cfg.student_epochs, seed=seed,
-                              **common)
+    models["sharp"] = distill(models["teacher"], CompactGCN(nu, ni, cfg.dim).to(device), data, cfg.student_epochs,
+                              seed=seed, **common)
     step(4)
     if cfg.ablations:
         torch.manual_seed(seed)
-        models["teacher_notext"] = train_teacher(Teacher(nu, ni, 0, cfg.dim), data, cfg.teacher_epochs, seed=seed,
-                                                 **common)
+        models["teacher_notext"] = train_teacher(Teacher(nu, ni, 0, cfg.dim).to(device), data, cfg.teacher_epochs,
+                                                 seed=seed, **common)
         step(5)
         torch.manual_seed(seed)
-        models["sharp_notext"] = distill(models["teacher_notext"], CompactGCN(nu, ni, cfg.dim), data,
+        models["sharp_notext"] = distill(models["teacher_notext"], CompactGCN(nu, ni, cfg.dim).to(device), data,
                                          cfg.student_epochs, seed=seed, **common)
         step(6)
         torch.manual_seed(seed)
-        models["sharp_nocon"] = distill(models["teacher"], CompactGCN(nu, ni, cfg.dim), data, cfg.student_epochs,
-                                        lambdas=(1.0, 0.0, 0.0), seed=seed, **common)
+        models["sharp_nocon"] = distill(models["teacher"], CompactGCN(nu, ni, cfg.dim).to(device), data,
+                                        cfg.student_epochs, lambdas=(1.0, 0.0, 0.0), seed=seed, **common)
         step(7)
     out: Metrics = {}
     for name, model in models.items():

@@ -98,6 +98,8 @@ def make_questions(attrs: np.ndarray, rng: np.random.Generator) -> tuple[np.ndar
 def make_vqa(n: int, seed: int, patch: int = 8, img: int = 32) -> dict:
     """Tensors for ``n`` (scene, question, answer) examples: input_ids (n, P+Q_LEN+1), pixel_values,
     answers, qtype, attrs."""
+    if not isinstance(patch, (int, np.integer)) or patch < 1 or img % patch:
+        raise ValueError(f"patch must be a positive int dividing img={img}, got {patch!r}")
     rng = np.random.default_rng([seed, 123])
     pix, attrs = render_scenes(n, rng, img)
     q, ans, qtype = make_questions(attrs, rng)

@@ -16,6 +16,48 @@ import torch.nn.functional as F
 from torch import nn
 
 
+def _check_ids(input_ids: torch.Tensor, vocab: int, image_token_id: int | None = None) -> None:
+    """Clear errors for token ids: an integer (B, L) tensor with ids in [0, vocab) (``image_token_id`` allowed).
+
+    The range check needs values, so it is skipped for meta tensors (shape-only tracing).
+    """
+    if not isinstance(input_ids, torch.Tensor) or input_ids.is_floating_point() or input_ids.is_complex() \
+            or input_ids.dtype == torch.bool:
+        raise TypeError(f"input_ids must be an integer tensor, got {getattr(input_ids, 'dtype', type(input_ids))}")
+    if input_ids.dim() != 2:
+        raise ValueError(f"input_ids must have shape (B, L), got {tuple(input_ids.shape)}")
+    if input_ids.is_meta or input_ids.numel() == 0:
+        return
+    ok = (input_ids >= 0) & (input_ids < vocab)
+    if image_token_id is not None:
+        ok |= input_ids == image_token_id
+    if not bool(ok.all()):
+        raise ValueError(f"input_ids must lie in [0, {vocab}) (or be the image token), got values in "
+                         f"[{int(input_ids.min())}, {int(input_ids.max())}]")
+
+
+def _check_pixels(pixel_values: torch.Tensor) -> None:
+    """Pixel values must be a floating tensor of finite values (checked unless on the meta device)."""
+    if not isinstance(pixel_values, torch.Tensor) or not pixel_values.is_floating_point():
+        raise TypeError(f"pixel_values must be a floating tensor, got {getattr(pixel_values, 'dtype', pixel_values)}")
+    if not pixel_values.is_meta and not bool(torch.isfinite(pixel_values).all()):
+        raise ValueError("pixel_values must be finite (they contain NaN or inf)")
+
+
+def _check_placeholders(is_img: torch.Tensor, n_embeddings: int) -> None:
+    """The number of ``<image>`` placeholders must equal the number of image embeddings (unless on meta)."""
+    if is_img.is_meta:
+        return
+    n_place = int(is_img.sum())
+    if n_place != n_embeddings:
+        raise ValueError(f"image placeholders ({n_place}) != image embeddings ({n_embeddings})")
+
+
+def _causal(length: int, device: torch.device) -> torch.Tensor:
+    """(L, L) bool causal mask, True = may attend."""
+    return torch.ones(length, length, dtype=torch.bool, device=device).tril()
+
+
 class RMSNorm(nn.Module):
     """RMSNorm: x / sqrt(mean(x^2) + eps) * w."""
 
@@ -82,7 +124,7 @@ def build_attention_mask(token_types: torch.Tensor, image_spans: list[list[tuple
     B, L = token_types.shape
     if len(image_spans) != B:
         raise ValueError(f"image_spans has {len(image_spans)} rows, token_types has {B}")
-    start = torch.arange(L).expand(B, L).clone()
+    start = torch.arange(L, device=token_types.device).expand(B, L).clone()
     for b, spans in enumerate(image_spans):
         for s, e in spans:
             if not (0 <= s < e <= L) or not bool((token_types[b, s:e] == 1).all()):
@@ -90,7 +132,7 @@ def build_attention_mask(token_types: torch.Tensor, image_spans: list[list[tuple
             start[b, s:e] = s
     if int(token_types.sum()) != sum(e - s for spans in image_spans for s, e in spans):
         raise ValueError("image_spans do not cover every image token in token_types")
-    return start[:, None, :] <= torch.arange(L)[None, :, None]
+    return start[:, None, :] <= torch.arange(L, device=token_types.device)[None, :, None]
 
 
 class PatchEmbed(nn.Module):
@@ -109,6 +151,7 @@ class PatchEmbed(nn.Module):
         return (self.img // self.patch) ** 2
 
     def forward(self, pixels: torch.Tensor) -> torch.Tensor:
+        _check_pixels(pixels)
         if pixels.dim() != 4 or pixels.shape[1:] != (3, self.img, self.img):
             raise ValueError(f"pixel_values must be (N, 3, {self.img}, {self.img}), got {tuple(pixels.shape)}")
         p = self.patch
@@ -127,7 +170,7 @@ class TinyViT(nn.Module):
 
     def forward(self, pixels: torch.Tensor) -> torch.Tensor:
         x = self.patch_embed(pixels)
-        full = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool)
+        full = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool, device=x.device)
         for blk in self.blocks:
             x = blk(x, full)
         return x
@@ -147,9 +190,10 @@ class TinyLM(nn.Module):
     def forward(self, input_ids: torch.Tensor, inputs_embeds: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
         """Logits (B, L, vocab); ``inputs_embeds`` replaces the embedding lookup when given."""
+        if inputs_embeds is None:
+            _check_ids(input_ids, self.embed.num_embeddings)
         x = self.embed(input_ids) if inputs_embeds is None else inputs_embeds
-        L = x.shape[1]
-        mask = torch.ones(L, L, dtype=torch.bool).tril() if mask is None else mask
+        mask = _causal(x.shape[1], x.device) if mask is None else mask
         for blk in self.blocks:
             x = blk(x, mask)
         return self.head(self.norm(x))
@@ -186,16 +230,15 @@ class EarlyFusionLMM(nn.Module):
     def embed_inputs(self, input_ids: torch.Tensor, pixel_values: torch.Tensor | None,
                      image_token_id: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Token embeddings with image patches scattered at the placeholders; also returns the mask."""
+        _check_ids(input_ids, self.embed.num_embeddings, image_token_id)
         is_img = input_ids == image_token_id
         x = self.embed(input_ids.masked_fill(is_img, 0))
-        n_place = int(is_img.sum())
         if pixel_values is None:
-            if n_place:
-                raise ValueError(f"{n_place} image placeholders but no pixel_values")
+            if not is_img.is_meta and bool(is_img.any()):
+                raise ValueError(f"{int(is_img.sum())} image placeholders but no pixel_values")
         else:
             feats = self.patch_embed(pixel_values).reshape(-1, self.d_pre)
-            if n_place != feats.shape[0]:
-                raise ValueError(f"image placeholders ({n_place}) != image embeddings ({feats.shape[0]})")
+            _check_placeholders(is_img, feats.shape[0])
             x = x.masked_scatter(is_img[..., None], feats.to(x.dtype))
         return x, attention_mask_from_ids(input_ids, image_token_id)
 
@@ -233,12 +276,12 @@ def attention_mask_from_ids(input_ids: torch.Tensor, image_token_id: int) -> tor
     """Vectorised :func:`build_attention_mask` where each maximal run of placeholders is one image."""
     is_img = input_ids == image_token_id
     B, L = input_ids.shape
-    idx = torch.arange(L).expand(B, L)
-    run_start = is_img & ~torch.cat([torch.zeros(B, 1, dtype=torch.bool), is_img[:, :-1]], 1)
+    idx = torch.arange(L, device=input_ids.device).expand(B, L)
+    run_start = is_img & ~torch.cat([torch.zeros(B, 1, dtype=torch.bool, device=input_ids.device), is_img[:, :-1]], 1)
     # start(j) = latest run start <= j for image tokens, j for text tokens
     start = torch.where(run_start, idx, torch.zeros_like(idx)).cummax(1).values
     start = torch.where(is_img, start, idx)
-    return start[:, None, :] <= torch.arange(L)[None, :, None]
+    return start[:, None, :] <= torch.arange(L, device=input_ids.device)[None, :, None]
 
 
 class DistillHeads(nn.Module):
@@ -248,6 +291,13 @@ class DistillHeads(nn.Module):
         super().__init__()
         self.visual = nn.Linear(d_pre, d_teacher_vis)
         self.text = nn.Linear(d_pre, d_llm_emb)
+
+    def forward(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both heads on pre-decoder states (..., d_pre): (visual (..., d_teacher_vis), text (..., d_llm_emb)).
+
+        Stage 1 uses the visual head on image tokens and the text head on text tokens (:func:`stage1_loss`).
+        """
+        return self.visual(hidden), self.text(hidden)
 
 
 def init_post_from_lm(model: EarlyFusionLMM, lm: TinyLM, identity_pre: bool = False) -> EarlyFusionLMM:
@@ -270,7 +320,7 @@ def init_post_from_lm(model: EarlyFusionLMM, lm: TinyLM, identity_pre: bool = Fa
         for blk in model.pre:
             blk.make_identity()
         with torch.no_grad():
-            model.pre_connector.weight.copy_(torch.eye(model.d_post))
+            model.pre_connector.weight.copy_(torch.eye(model.d_post, dtype=model.pre_connector.weight.dtype))
     return model
 
 
@@ -295,8 +345,19 @@ def stage1_loss(model: EarlyFusionLMM, heads: DistillHeads, teacher_vision: nn.M
 
 
 def _batches(n: int, batch: int, steps: int, gen: torch.Generator):
+    """``steps`` random (batch,) index tensors into n rows, drawn on the generator's device."""
     for _ in range(steps):
-        yield torch.randint(0, n, (batch,), generator=gen)
+        yield torch.randint(0, n, (batch,), generator=gen, device=gen.device)
+
+
+def _check_recipe(steps: int, batch: int, lr: float) -> None:
+    """Clear errors for a training recipe's step count (>= 0), batch size (>= 1) and learning rate (> 0)."""
+    if int(steps) != steps or steps < 0:
+        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
+    if int(batch) != batch or batch < 1:
+        raise ValueError(f"batch must be a positive integer, got {batch!r}")
+    if not 0 < lr < float("inf"):
+        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
 
 
 def pretrain_stage1(model: EarlyFusionLMM, teacher_vision: nn.Module, teacher_lm_embed: nn.Embedding, data: dict,
@@ -307,13 +368,12 @@ def pretrain_stage1(model: EarlyFusionLMM, teacher_vision: nn.Module, teacher_lm
     ``data`` holds ``input_ids`` (N, L) and ``pixel_values`` (N, 3, S, S). Returns the loss curve.
     The heads are discarded afterwards (only the model is kept).
     """
-    if steps < 0:
-        raise ValueError(f"steps must be >= 0, got {steps}")
-    heads = DistillHeads(model.d_pre, teacher_vision.d, teacher_lm_embed.embedding_dim)
+    _check_recipe(steps, batch, lr)
+    heads = DistillHeads(model.d_pre, teacher_vision.d, teacher_lm_embed.embedding_dim).to(model.head.weight.device)
     params = [*model.embed.parameters(), *model.patch_embed.parameters(), *model.pre.parameters(),
               *heads.parameters()]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
-    gen, curve = torch.Generator().manual_seed(seed), []
+    gen, curve = torch.Generator(device=data["input_ids"].device).manual_seed(seed), []
     for idx in _batches(len(data["input_ids"]), batch, steps, gen):
         l = stage1_loss(model, heads, teacher_vision, teacher_lm_embed, data["input_ids"][idx],
                         data["pixel_values"][idx], image_token_id, loss, text_weight)
@@ -332,10 +392,9 @@ def answer_loss(logits: torch.Tensor, answers: torch.Tensor) -> torch.Tensor:
 def finetune_stage2(model: nn.Module, instruct_data: dict, steps: int, image_token_id: int, lr: float = 2e-3,
                     batch: int = 64, seed: int = 0, params=None) -> list[float]:
     """Stage 2: full fine-tuning on (image, question) -> answer with the answer next-token loss."""
-    if steps < 0:
-        raise ValueError(f"steps must be >= 0, got {steps}")
+    _check_recipe(steps, batch, lr)
     opt = torch.optim.AdamW(model.parameters() if params is None else params, lr=lr, weight_decay=0.0)
-    gen, curve = torch.Generator().manual_seed(seed), []
+    gen, curve = torch.Generator(device=instruct_data["input_ids"].device).manual_seed(seed), []
     for idx in _batches(len(instruct_data["input_ids"]), batch, steps, gen):
         logits = model(instruct_data["input_ids"][idx], instruct_data["pixel_values"][idx], image_token_id)
         l = answer_loss(logits, instruct_data["answers"][idx])
@@ -356,13 +415,14 @@ class CompositionalLMM(nn.Module):
         self.projector = nn.Sequential(nn.Linear(vision.d, lm.d), nn.GELU(), nn.Linear(lm.d, lm.d))
 
     def forward(self, input_ids: torch.Tensor, pixel_values: torch.Tensor, image_token_id: int) -> torch.Tensor:
+        """Logits (B, L, vocab): projected vision tokens at the ``<image>`` placeholders, causal LM over all."""
+        _check_ids(input_ids, self.lm.embed.num_embeddings, image_token_id)
         is_img = input_ids == image_token_id
         x = self.lm.embed(input_ids.masked_fill(is_img, 0))
         feats = self.projector(self.vision(pixel_values)).reshape(-1, self.lm.d)
-        if int(is_img.sum()) != feats.shape[0]:
-            raise ValueError(f"image placeholders ({int(is_img.sum())}) != image embeddings ({feats.shape[0]})")
+        _check_placeholders(is_img, feats.shape[0])
         x = x.masked_scatter(is_img[..., None], feats)
-        return self.lm(input_ids, inputs_embeds=x, mask=torch.ones(x.shape[1], x.shape[1], dtype=torch.bool).tril())
+        return self.lm(input_ids, inputs_embeds=x, mask=_causal(x.shape[1], x.device))
 
 
 def ScratchSingleTransformer(vocab: int, d_pre: int, d_post: int, n_pre: int, n_post: int, n_heads: int,

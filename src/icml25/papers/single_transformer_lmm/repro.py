@@ -9,13 +9,15 @@ accuracies. Settings and thresholds were fixed before the first quick run.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (ConfigError, Experiment, ExperimentConfig, Metrics, ProgressFn, check_fields,
+                                    no_progress)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.single_transformer_lmm.data import IMAGE_TOKEN_ID, VOCAB, make_vqa, text_only
@@ -69,16 +71,31 @@ class MiniConfig(ExperimentConfig):
     distill_loss: str = "mse"
     """Stage-1 distillation loss: mse or cosine (unconfirmed in the paper; a guess)."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_train", "n_test", "img", "patch", "d", "n_heads", "vit_layers", "lm_layers",
+                                     "batch", "lr"),
+                     nonnegative=("vit_steps", "lm_steps", "n_pre", "s1_steps", "s2_steps"),
+                     choices={"distill_loss": ("mse", "cosine")})
+        if math.isinf(self.lr):
+            raise ConfigError(f"MiniConfig.lr must be finite, got {self.lr!r}")
+        if self.img % 2 or self.img < 16:
+            raise ConfigError(f"MiniConfig.img must be an even number >= 16 (a 2x2 grid of cells), got {self.img}")
+        if self.img % self.patch:
+            raise ConfigError(f"MiniConfig.patch must divide img={self.img}, got {self.patch}")
+        if self.d % self.n_heads or (self.d // self.n_heads) % 2:
+            raise ConfigError(f"MiniConfig.n_heads must split d={self.d} into heads of even size, got {self.n_heads}")
+
 
 def _train_vit(vit: TinyViT, data: dict, steps: int, lr: float, batch: int, gen: torch.Generator) -> float:
     """Train the vision teacher on per-cell (colour, shape, size) with 'empty' classes; returns train acc."""
     P = vit.patch_embed.n_patches
-    head = torch.nn.Linear(P * vit.d, 4 * 12)
+    head = torch.nn.Linear(P * vit.d, 4 * 12).to(vit.patch_embed.pos.device)
     opt = torch.optim.AdamW([*vit.parameters(), *head.parameters()], lr=lr)
     tgt = data["attrs"] + 1  # empty -> 0
     acc = 0.0
     for _ in range(steps):
-        idx = torch.randint(0, len(tgt), (batch,), generator=gen)
+        idx = torch.randint(0, len(tgt), (batch,), generator=gen, device=gen.device)
         out = head(vit(data["pixel_values"][idx]).flatten(1)).view(batch, 4, 12)
         t = tgt[idx]
         logits = (out[..., :5], out[..., 5:9], out[..., 9:12])
@@ -94,7 +111,7 @@ def _train_lm(lm: TinyLM, seqs: torch.Tensor, steps: int, lr: float, batch: int,
     opt = torch.optim.AdamW(lm.parameters(), lr=lr)
     loss = torch.tensor(0.0)
     for _ in range(steps):
-        s = seqs[torch.randint(0, len(seqs), (batch,), generator=gen)]
+        s = seqs[torch.randint(0, len(seqs), (batch,), generator=gen, device=gen.device)]
         loss = F.cross_entropy(lm(s[:, :-1]).flatten(0, 1), s[:, 1:].flatten())
         opt.zero_grad()
         loss.backward()
@@ -113,22 +130,27 @@ def _accuracy(model: torch.nn.Module, test: dict) -> tuple[float, float]:
 
 
 def run_mini(cfg: MiniConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
-    """Teachers, then the four models with equal stage-2 budgets; accuracies and paired differences."""
+    """Teachers, then the four models with equal stage-2 budgets; accuracies and paired differences.
+
+    Models are initialised on the CPU (the same weights on every device) and trained on ``cfg.device``.
+    """
+    device = torch.device(cfg.device)
     torch.manual_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
-    train = make_vqa(cfg.n_train, seed, cfg.patch, cfg.img)
-    test = make_vqa(cfg.n_test, 10_000 + seed, cfg.patch, cfg.img)
+    gen = torch.Generator(device=device).manual_seed(seed)
+    to_device = lambda data: {k: v.to(device) for k, v in data.items()}  # noqa: E731
+    train = to_device(make_vqa(cfg.n_train, seed, cfg.patch, cfg.img))
+    test = to_device(make_vqa(cfg.n_test, 10_000 + seed, cfg.patch, cfg.img))
     P = (cfg.img // cfg.patch) ** 2
     out: Metrics = {}
-    vit = TinyViT(cfg.d, cfg.vit_layers, cfg.n_heads, cfg.patch, cfg.img)
+    vit = TinyViT(cfg.d, cfg.vit_layers, cfg.n_heads, cfg.patch, cfg.img).to(device)
     out["teacher_vit_attr_acc"] = _train_vit(vit, train, cfg.vit_steps, cfg.lr, cfg.batch, gen)
     vit.requires_grad_(False).eval()
-    lm = TinyLM(VOCAB, cfg.d, cfg.lm_layers, cfg.n_heads)
+    lm = TinyLM(VOCAB, cfg.d, cfg.lm_layers, cfg.n_heads).to(device)
     out["teacher_lm_loss"] = _train_lm(lm, text_only(train, P), cfg.lm_steps, cfg.lr, cfg.batch, gen)
     progress(1, 5)
 
     def single() -> EarlyFusionLMM:
-        return EarlyFusionLMM(VOCAB, cfg.d, cfg.d, cfg.n_pre, cfg.lm_layers, cfg.n_heads, cfg.patch, cfg.img)
+        return EarlyFusionLMM(VOCAB, cfg.d, cfg.d, cfg.n_pre, cfg.lm_layers, cfg.n_heads, cfg.patch, cfg.img).to(device)
 
     models = {}
     haplo = init_post_from_lm(single(), copy.deepcopy(lm))
@@ -138,8 +160,8 @@ def run_mini(cfg: MiniConfig, seed: int, progress: ProgressFn = no_progress) -> 
     models["haplo"] = haplo
     models["no_stage1"] = init_post_from_lm(single(), copy.deepcopy(lm))
     models["scratch"] = ScratchSingleTransformer(VOCAB, cfg.d, cfg.d, cfg.n_pre, cfg.lm_layers, cfg.n_heads,
-                                                 cfg.patch, cfg.img)
-    models["compositional"] = CompositionalLMM(vit, copy.deepcopy(lm))
+                                                 cfg.patch, cfg.img).to(device)
+    models["compositional"] = CompositionalLMM(vit, copy.deepcopy(lm)).to(device)
     for i, (name, m) in enumerate(models.items()):
         params = [p for p in m.parameters() if p.requires_grad]
         curve = finetune_stage2(m, train, cfg.s2_steps, IMAGE_TOKEN_ID, cfg.lr, cfg.batch, seed=seed + 1, params=params)

@@ -42,6 +42,10 @@ def blank_mask(si, percentile: float = 30.0) -> np.ndarray:
     if not 0.0 <= percentile <= 100.0:
         raise ValueError(f"percentile must be in [0, 100], got {percentile}")
     s = np.atleast_2d(np.asarray(si, dtype=float))
+    if s.ndim != 2 or s.shape[1] == 0:
+        raise ValueError(f"si must be a non-empty 1-D or (B, n-1) array, got shape {np.shape(si)}")
+    if not np.all(np.isfinite(s)):
+        raise ValueError("si must be finite")
     tau = np.percentile(s, percentile, axis=1, keepdims=True)
     out = s > tau
     return out[0] if np.ndim(si) == 1 else out
@@ -93,6 +97,7 @@ class ConceptRewriter:
         if not (x.shape == b.shape == ref.shape):
             raise ValueError(f"tokens, blanks and reference must have one shape, got {x.shape}, {b.shape}, {ref.shape}")
         check_token_ids(tokens, self.lexicon.vocab_size, "tokens")
+        check_token_ids(reference, self.lexicon.n_concepts, "reference")
         V = self.lexicon.vocab_size
         k = self.lm.order - 1
         pad = np.full((x.shape[0], max(k, 1)), self.lm.pad_id, dtype=np.int64)
@@ -151,6 +156,7 @@ class RandomMaskRewrite(SIRAAttack):
         self.rewriter, self.rate, self.rng = rewriter, rate, np.random.default_rng(seed)
 
     def blanks(self, text_tokens) -> np.ndarray:
+        check_token_ids(text_tokens, None, "text_tokens")
         x = np.atleast_2d(np.asarray(text_tokens))
         k = int(round(self.rate * (x.shape[1] - 1)))
         order = np.argsort(self.rng.random((x.shape[0], x.shape[1] - 1)), axis=1)

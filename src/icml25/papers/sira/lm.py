@@ -34,6 +34,8 @@ class KneserNeyLM:
             raise ValueError(f"order must be 1, 2 or 3, got {order}")
         if not 0.0 < discount < 1.0:
             raise ValueError(f"discount must be in (0, 1), got {discount}")
+        if isinstance(vocab_size, bool) or not isinstance(vocab_size, (int, np.integer)):
+            raise TypeError(f"vocab_size must be an integer, got {vocab_size!r}")
         if vocab_size < 2:
             raise ValueError(f"vocab_size must be >= 2, got {vocab_size}")
         if not 0 <= pad_id < vocab_size:

@@ -10,11 +10,20 @@ claim thresholds were fixed before the first quick run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 from pathlib import Path
 
 import numpy as np
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.sira.attack import (
@@ -56,6 +65,17 @@ class SyntheticConfig(ExperimentConfig):
     """Share of words the word-substitution baseline replaces."""
     matched_rates: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
     """Mask rates of the random / low-SI baselines, interpolated to SIRA's edit rate."""
+
+    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("z_threshold",)
+    """Any real z-score is a valid detection threshold (NaN is still rejected)."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_sentences", "n_texts"), nonnegative=("delta", "entropy_threshold"),
+                     open_fraction=("gamma",), fraction=("substitution_rate", "matched_rates"),
+                     nonempty=("matched_rates",), at_least={"text_len": 2})
+        if not 0.0 <= self.percentile <= 100.0:
+            raise ConfigError(f"SyntheticConfig.percentile must be in [0, 100], got {self.percentile!r}")
 
 
 def _matched_z(edits: list[float], zs: list[float], target: float) -> float:

@@ -25,7 +25,15 @@ def _check_common(gamma: float, delta: float) -> None:
 
 
 def green_list_matrix(vocab_size: int, gamma: float, key: int) -> np.ndarray:
-    """``(V, V)`` boolean: row ``prev`` is the green list after token ``prev``; exactly ``round(gamma V)`` per row."""
+    """``(V, V)`` boolean: row ``prev`` is the green list after token ``prev``; exactly ``round(gamma V)`` per row.
+
+    Raises:
+        ValueError: ``vocab_size`` not a positive integer or ``gamma`` outside [0, 1].
+    """
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, (int, np.integer)) or vocab_size < 1:
+        raise ValueError(f"vocab_size must be a positive integer, got {vocab_size!r}")
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be in [0, 1], got {gamma}")
     rng = np.random.default_rng([int(key), int(vocab_size), 1])
     k = int(round(gamma * vocab_size))
     ranks = np.argsort(np.argsort(rng.random((vocab_size, vocab_size)), axis=1), axis=1)
@@ -78,6 +86,8 @@ class KGW:
 
         Multinomial sampling from ``softmax(log p + delta * green)``; vectorised over rows.
         """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"n must be an integer number of tokens, got {n!r}")
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
         ctx = np.atleast_2d(np.asarray(prompt, dtype=np.int64))

@@ -87,6 +87,9 @@ def quantise_uniform(z: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray
     """
     if levels < 2:
         raise ValueError(f"levels must be >= 2, got {levels}")
+    z = np.asarray(z, dtype=float)
+    if z.ndim != 1 or z.size == 0 or not np.all(np.isfinite(z)):
+        raise ValueError(f"z must be a non-empty, finite 1-D array, got shape {z.shape}")
     lo, hi = float(np.float32(z.min())), float(np.float32(z.max()))
     grid = np.linspace(lo, hi, levels)
     symbols = np.abs(z[:, None] - grid[None, :]).argmin(1)
@@ -99,6 +102,11 @@ def adaptive_arithmetic_code_bits(symbols: np.ndarray, levels: int) -> float:
     The Laplace model codes the t-th symbol with probability (count so far + 1) / (t + levels), so the ideal
     length is log2[(k + L - 1)! / (L - 1)!] - sum_s log2(n_s!), independent of the order of the symbols.
     """
+    symbols = np.asarray(symbols)
+    if symbols.ndim != 1 or not np.issubdtype(symbols.dtype, np.integer):
+        raise ValueError(f"symbols must be a 1-D array of integers, got shape {symbols.shape}, dtype {symbols.dtype}")
+    if symbols.size and (symbols.min() < 0 or symbols.max() >= levels):
+        raise ValueError(f"symbols must lie in [0, levels={levels}), got min {symbols.min()} and max {symbols.max()}")
     counts = np.bincount(symbols, minlength=levels)
     k = len(symbols)
     nats = gammaln(k + levels) - gammaln(levels) - np.sum(gammaln(counts + 1))

@@ -37,14 +37,24 @@ def median_heuristic_lengthscale(X: np.ndarray, max_points: int = 1000, seed: in
 
 def rbf_kernel(A: np.ndarray, B: np.ndarray, lengthscale: float, variance: float = 1.0) -> np.ndarray:
     """k(a, b) = variance * exp(-||a - b||^2 / (2 lengthscale^2)), shape (len(A), len(B))."""
-    if lengthscale <= 0 or variance <= 0:
-        raise ValueError(f"lengthscale and variance must be > 0, got {lengthscale}, {variance}")
+    if not (math.isfinite(lengthscale) and math.isfinite(variance) and lengthscale > 0 and variance > 0):
+        raise ValueError(f"lengthscale and variance must be finite and > 0, got {lengthscale}, {variance}")
+    A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
+        raise ValueError(f"A and B must be 2-D with the same number of columns, got {A.shape} and {B.shape}")
     sq = np.sum(A**2, 1)[:, None] + np.sum(B**2, 1)[None, :] - 2 * A @ B.T
     return variance * np.exp(-np.maximum(sq, 0) / (2 * lengthscale**2))
 
 
 def centred_one_hot(y: np.ndarray, n_classes: int) -> np.ndarray:
-    """One-hot targets minus 1/n_classes, shape (n, n_classes)."""
+    """One-hot targets minus 1/n_classes, shape (n, n_classes); labels are integers in [0, n_classes)."""
+    y = np.asarray(y)
+    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
+        raise ValueError(f"n_classes must be a positive integer, got {n_classes!r}")
+    if y.ndim != 1 or not np.issubdtype(y.dtype, np.integer):
+        raise ValueError(f"y must be a 1-D array of integer labels, got shape {y.shape} and dtype {y.dtype}")
+    if y.size and (y.min() < 0 or y.max() >= n_classes):
+        raise ValueError(f"labels must lie in [0, {n_classes}), got min {y.min()} and max {y.max()}")
     return np.eye(n_classes)[y] - 1.0 / n_classes
 
 

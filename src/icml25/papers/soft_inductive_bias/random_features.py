@@ -17,6 +17,9 @@ import numpy as np
 
 def draw_feature_weights(d: int, p: int, rng: np.random.Generator) -> np.ndarray:
     """W of shape (d, p) with i.i.d. N(0, 1/d) entries."""
+    for name, v in (("d", d), ("p", p)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
     return rng.normal(0.0, 1.0 / np.sqrt(d), size=(d, p))
 
 
@@ -39,13 +42,18 @@ def arccos_kernel(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 def min_norm_least_squares(Phi: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """argmin ||w|| among minimisers of ||Y - Phi w||: w = Phi^+ Y (SVD with numpy's default cutoff)."""
+    Phi, Y = np.asarray(Phi, dtype=float), np.asarray(Y, dtype=float)
+    if Phi.ndim != 2 or Y.ndim not in (1, 2) or Y.shape[0] != Phi.shape[0]:
+        raise ValueError(f"Phi must be (n, p) and Y (n,) or (n, k) with the same n, got {Phi.shape} and {Y.shape}")
+    if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(Y))):
+        raise ValueError("Phi and Y must be finite (no NaN or inf)")
     return np.linalg.lstsq(Phi, Y, rcond=None)[0]
 
 
 def effective_dimensionality(eigvals: np.ndarray, alpha: float) -> float:
     """N_eff = sum_i lam_i / (lam_i + alpha) for the eigenvalues of a PSD matrix; alpha > 0."""
-    if alpha <= 0:
-        raise ValueError(f"alpha must be > 0, got {alpha}")
+    if not (np.isfinite(alpha) and alpha > 0):
+        raise ValueError(f"alpha must be finite and > 0, got {alpha}")
     lam = np.maximum(np.asarray(eigvals, float), 0.0)
     return float(np.sum(lam / (lam + alpha)))
 

@@ -23,13 +23,32 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim, Summary
 from icml25.core.plots import save_figure
 from icml25.papers.soft_inductive_bias.compression import subspace_compression_bound
 from icml25.papers.soft_inductive_bias.gp import centred_one_hot, gp_label_noise_study
 from icml25.papers.soft_inductive_bias.polynomial import OrderDependentPolyRegressor
 from icml25.papers.soft_inductive_bias.random_features import random_features_double_descent
+
+
+N_DIGITS = 1797
+"""Images in scikit-learn's digits; the training sets are drawn from them and the rest is the test set."""
+
+
+def _check_digits_split(cfg: ExperimentConfig) -> None:
+    """``n_train`` leaves at least one digits image for the test set."""
+    if cfg.n_train >= N_DIGITS:
+        raise ConfigError(f"{type(cfg).__name__}.n_train must be < {N_DIGITS} (the digits images; the rest is the "
+                          f"test set), got {cfg.n_train}")
 
 
 def single_threaded_blas(run):
@@ -82,6 +101,12 @@ class PolynomialConfig(ExperimentConfig):
     """Standard deviation of the noise on the structured target."""
     n_test: int = 1000
     """Equispaced test points on [-1, 1]; test MSE is against the noiseless function."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_train", "n_test"), nonnegative=("degree", "alpha", "ridge_alpha", "low_degree",
+                                                                        "structured_noise"),
+                     at_least={"gamma": 1.0}, nonempty=("n_train",))
 
 
 def _poly_models(cfg: PolynomialConfig) -> dict[str, OrderDependentPolyRegressor]:
@@ -198,6 +223,12 @@ class GPConfig(ExperimentConfig):
     delta: float = 0.05
     """Confidence of the PAC-Bayes bound."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_train", "noise", "bound_noises"), fraction=("noise_fracs",),
+                     open_fraction=("delta",), nonempty=("noise_fracs", "bound_noises"))
+        _check_digits_split(self)
+
 
 @single_threaded_blas
 def run_gp(cfg: GPConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -251,6 +282,13 @@ class DoubleDescentConfig(ExperimentConfig):
     """Points of the log-spaced feature grid (p = n_train is added)."""
     neff_alpha_rel: float = 1e-3
     """N_eff regulariser alpha as a fraction of the mean nonzero eigenvalue of H = Phi^T Phi / n."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_train", "p_min", "p_max", "n_grid", "neff_alpha_rel"))
+        _check_digits_split(self)
+        if self.p_max < self.p_min:
+            raise ConfigError(f"{type(self).__name__}.p_max must be >= p_min={self.p_min}, got {self.p_max}")
 
 
 def p_grid_of(cfg: DoubleDescentConfig) -> list[int]:
@@ -315,6 +353,12 @@ class CompressionConfig(ExperimentConfig):
     """Adam step size."""
     delta: float = 0.05
     """Confidence of the bound (split over the k x levels grid)."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n_train", "dims", "n_hidden", "steps", "lr"), at_least={"levels": 2},
+                     open_fraction=("delta",), nonempty=("dims", "levels"))
+        _check_digits_split(self)
 
 
 @single_threaded_blas

@@ -18,7 +18,10 @@ import time
 import numpy as np
 from scipy.optimize import lsq_linear, minimize
 from scipy.special import expit
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.metrics import accuracy_score
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from icml25.papers.sparse_glm_bnb.relaxation import (
     fenchel_lower_bound,
@@ -147,16 +150,20 @@ def brute_force_best_subset(X, y, k, lam2, M, loss: str = "squared") -> tuple[fl
     return fit_on_support(X, y, supports[best], lam2, M, loss)
 
 
-class SparseGLMBnB(BaseEstimator):
+class SparseGLMBnB(RegressorMixin, BaseEstimator):
     """Certifiably optimal k-sparse GLM by branch-and-bound on the perspective relaxation.
 
     Solves ``min sum_i f(x_i^T beta, y_i) + lam2 ||beta||^2`` s.t. ``||beta||_0 <= k``,
     ``||beta||_inf <= M`` (no intercept: centre or add a constant column yourself).
+    A scikit-learn regressor: ``fit(X, y)``, ``predict(X)``, ``score(X, y)`` (R^2 for the
+    squared loss, accuracy of the {-1, +1} labels for the logistic loss).
 
     Args:
-        k: maximum number of nonzero coefficients (1 <= k <= p).
+        k: maximum number of nonzero coefficients (1 <= k <= p); ``None`` takes
+            ``max(1, p // 10)``, the default of scikit-learn's ``OrthogonalMatchingPursuit``.
         lam2: ridge weight (>= 0).
-        M: box bound on every coefficient (> 0).
+        M: box bound on every coefficient (> 0); choose it above the largest coefficient
+            you expect (the paper's experiments use twice the largest ridge coefficient).
         loss: ``"squared"`` (regression) or ``"logistic"`` (labels in {-1, +1}).
         gap_tol: stop when ``(upper_bound - lower_bound) / upper_bound <= gap_tol``.
         time_limit: seconds; ``None`` for no limit (then ``certified_`` may be False).
@@ -164,18 +171,22 @@ class SparseGLMBnB(BaseEstimator):
         max_iter: FISTA iterations per node.
 
     Attributes (after ``fit``):
+        k_: the sparsity budget used.
         coef_: best k-sparse coefficients found, shape (p,).
         support_: sorted indices of the nonzero coefficients.
         upper_bound_: objective of ``coef_``.
         lower_bound_: certified lower bound on the optimum.
         gap_: ``(upper_bound_ - lower_bound_) / max(upper_bound_, 1e-12)``.
         n_nodes_: relaxations solved.
+        n_iter_: the most FISTA iterations one node used (each node is capped at ``max_iter``;
+            a leaf, solved exactly by a refit, counts as one).
         certified_: ``gap_ <= gap_tol``.
         solve_time_: seconds.
     """
 
-    def __init__(self, k: int, lam2: float, M: float, loss: str = "squared", gap_tol: float = 1e-4,
-                 time_limit: float | None = None, verbose: bool = False, max_iter: int = 5000):
+    def __init__(self, k: int | None = None, lam2: float = 1.0, M: float = 10.0, loss: str = "squared",
+                 gap_tol: float = 1e-4, time_limit: float | None = None, verbose: bool = False,
+                 max_iter: int = 5000):
         self.k = k
         self.lam2 = lam2
         self.M = M
@@ -186,10 +197,22 @@ class SparseGLMBnB(BaseEstimator):
         self.max_iter = max_iter
 
     def fit(self, X, y) -> "SparseGLMBnB":
-        X, y = validate_problem(X, y, self.k, self.lam2, self.M, self.loss)
-        if not self.gap_tol > 0:
+        """Solve (P) on ``X`` (n, p) and ``y`` (n,) (labels in {-1, +1} for the logistic loss)."""
+        if not 0 < self.gap_tol < np.inf:
             raise ValueError(f"gap_tol must be positive, got {self.gap_tol!r}")
-        k, lam2, M, loss = int(self.k), float(self.lam2), float(self.M), self.loss
+        if self.time_limit is not None and not self.time_limit >= 0:
+            raise ValueError(f"time_limit must be >= 0 seconds or None, got {self.time_limit!r}")
+        if isinstance(self.max_iter, bool) or not float(self.max_iter).is_integer() or self.max_iter < 1:
+            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        # validate_problem checks finiteness (and everything else of (P)) with its own messages
+        X, y = validate_data(self, X, y, validate_separately=(
+            {"dtype": np.float64, "ensure_all_finite": False},
+            {"dtype": np.float64, "ensure_2d": False, "ensure_all_finite": False}))
+        y = column_or_1d(y, warn=True)
+        k = max(1, X.shape[1] // 10) if self.k is None else self.k
+        X, y = validate_problem(X, y, k, self.lam2, self.M, self.loss)
+        k = int(k)
+        lam2, M, loss = float(self.lam2), float(self.M), self.loss
         p = X.shape[1]
         start = time.perf_counter()
         lipschitz = lipschitz_constant(X, loss)
@@ -212,6 +235,7 @@ class SparseGLMBnB(BaseEstimator):
         heap = [(-np.inf, next(counter), frozenset(), frozenset(), None)]
         closed_lb = np.inf  # min bound over leaves that were closed (pruned, exact, or integral)
         n_nodes = 0
+        most_iter = 1  # a leaf's exact refit counts as one iteration
         display = _GapDisplay(self.verbose)
         try:
             while heap:
@@ -239,6 +263,7 @@ class SparseGLMBnB(BaseEstimator):
                                                    beta0=beta0, cutoff=cutoff, lipschitz=lipschitz,
                                                    early_branch=True, validate=False)
                 n_nodes += 1
+                most_iter = max(most_iter, res.n_iter)
                 lb = max(res.lower_bound, parent_lb)  # a child's feasible set lies in its parent's
                 order = free[np.argsort(-np.abs(res.beta[free]), kind="stable")]
                 try_support(frozenset(one) | frozenset(order[:k_free].tolist()))
@@ -264,29 +289,38 @@ class SparseGLMBnB(BaseEstimator):
         self.upper_bound_ = float(problem_objective(X, y, self.coef_, lam2, loss))
         self.lower_bound_ = float(min(closed_lb, open_lb, self.upper_bound_))
         self.gap_ = (self.upper_bound_ - self.lower_bound_) / max(abs(self.upper_bound_), 1e-12)
+        self.k_ = k
         self.n_nodes_ = n_nodes
+        self.n_iter_ = most_iter
         self.certified_ = bool(self.gap_ <= self.gap_tol)
         self.solve_time_ = time.perf_counter() - start
-        self.n_features_in_ = p
         if self.verbose:
             display.console_print(f"SparseGLMBnB: {n_nodes} nodes, UB {self.upper_bound_:.6g}, "
                                   f"LB {self.lower_bound_:.6g}, gap {self.gap_:.2e}, "
                                   f"{'certified' if self.certified_ else 'NOT certified'} in {self.solve_time_:.1f}s")
         return self
 
-    def decision_function(self, X) -> np.ndarray:
+    def linear_predictor(self, X) -> np.ndarray:
         """Linear predictor ``X @ coef_``, shape (n,)."""
-        X = np.asarray(X, dtype=float)
-        if not hasattr(self, "coef_"):
-            raise ValueError("this SparseGLMBnB is not fitted yet: call fit(X, y) first")
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have shape (n, {self.n_features_in_}), got {X.shape}")
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
         return X @ self.coef_
+
+    @available_if(lambda self: self.loss == "logistic")
+    def decision_function(self, X) -> np.ndarray:
+        """Logistic loss only: the margin ``X @ coef_`` whose sign is the predicted label, shape (n,)."""
+        return self.linear_predictor(X)
 
     def predict(self, X) -> np.ndarray:
         """``X @ coef_`` for the squared loss; labels ``sign(X @ coef_)`` in {-1, +1} for the logistic loss."""
-        t = self.decision_function(X)
+        t = self.linear_predictor(X)
         return t if self.loss == "squared" else np.where(t >= 0, 1.0, -1.0)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """R^2 of ``predict(X)`` for the squared loss; accuracy of the labels for the logistic loss."""
+        if self.loss == "logistic":
+            return float(accuracy_score(y, self.predict(X), sample_weight=sample_weight))
+        return super().score(X, y, sample_weight=sample_weight)
 
 
 class _GapDisplay:

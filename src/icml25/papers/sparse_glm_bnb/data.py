@@ -35,7 +35,20 @@ def correlated_design(n: int, p: int, rho: float, rng: np.random.Generator) -> n
 
 def synthetic_sparse_regression(n: int, p: int, k: int, rho: float = 0.5, snr: float = 5.0,
                                 seed: int | list[int] | None = 0) -> SparseRegressionData:
-    """The card's synthetic regression: AR(1) design, ``k`` equal nonzeros, given SNR."""
+    """The card's synthetic regression: AR(1) design, ``k`` equal nonzeros, given SNR.
+
+    Raises:
+        ValueError: unless ``n >= 1``, ``1 <= k <= p``, ``-1 < rho < 1`` and ``snr > 0``.
+    """
+    for name, value in (("n", n), ("p", p), ("k", k)):
+        if isinstance(value, bool) or not float(value).is_integer() or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if k > p:
+        raise ValueError(f"k must be <= p = {p}, got k={k}")
+    if not -1 < rho < 1:
+        raise ValueError(f"rho must be in (-1, 1) (an AR(1) correlation), got {rho!r}")
+    if not 0 < snr < np.inf:
+        raise ValueError(f"snr must be a finite positive ratio, got {snr!r}")
     rng = np.random.default_rng(seed)
     X = correlated_design(n, p, rho, rng)
     support = np.unique(np.linspace(0, p - 1, k).round().astype(int))
@@ -60,14 +73,22 @@ def breast_cancer_logistic(fraction: float = 1.0, seed: int | None = 0) -> tuple
 
     With ``fraction < 1`` a random subsample of the rows (seeded) is returned, so that
     seeds give different instances. Columns are standardised on the rows returned.
+
+    Raises:
+        ValueError: unless ``0 < fraction <= 1`` and the subsample keeps at least 2 rows.
     """
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
     from sklearn.datasets import load_breast_cancer
 
     data = load_breast_cancer()
     X, y = data.data.astype(float), np.where(data.target == 1, 1.0, -1.0)
     if fraction < 1.0:
+        size = int(round(fraction * X.shape[0]))
+        if size < 2:
+            raise ValueError(f"fraction={fraction!r} keeps {size} of {X.shape[0]} rows; at least 2 are needed")
         rng = np.random.default_rng(seed)
-        rows = np.sort(rng.choice(X.shape[0], size=int(round(fraction * X.shape[0])), replace=False))
+        rows = np.sort(rng.choice(X.shape[0], size=size, replace=False))
         X, y = X[rows], y[rows]
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     return X, y

@@ -51,6 +51,16 @@ def check_perspective_args(k: float, M: float, lam2: float) -> None:
         raise ValueError(f"lam2 must be a non-negative finite ridge weight, got {lam2!r}")
 
 
+def _finite_vector(name: str, value) -> np.ndarray:
+    """``value`` as a finite 1-D float array, else ``ValueError`` naming it."""
+    a = np.asarray(value, dtype=float)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    return a
+
+
 def coordinate_masks(p: int, fixed_zero: Iterable[int] = (),
                      fixed_one: Iterable[int] = ()) -> tuple[np.ndarray, np.ndarray]:
     """Boolean masks ``(zero, one)`` of shape (p,) from index lists; they must be disjoint."""
@@ -131,7 +141,7 @@ def perspective_value(beta: np.ndarray, k: float, M: float, lam2: float, *, fixe
         ``min_z lam2 sum_j beta_j^2/z_j`` over feasible z, or ``inf``.
     """
     check_perspective_args(k, M, lam2)
-    beta = np.asarray(beta, dtype=float)
+    beta = _finite_vector("beta", beta)
     zero, one = coordinate_masks(beta.size, fixed_zero, fixed_one)
     k_free = _budget(k, one)
     if np.any(beta[zero] != 0):
@@ -187,7 +197,7 @@ def perspective_conjugate(alpha: np.ndarray, k: float, M: float, lam2: float, *,
     with :func:`huber_conjugate_term` h; fixed-zero coordinates contribute nothing.
     """
     check_perspective_args(k, M, lam2)
-    alpha = np.asarray(alpha, dtype=float)
+    alpha = _finite_vector("alpha", alpha)
     zero, one = coordinate_masks(alpha.size, fixed_zero, fixed_one)
     k_free = _budget(k, one)
     keep = ~zero
@@ -263,7 +273,7 @@ def perspective_prox(v: np.ndarray, rho: float, k: float, M: float, lam2: float,
     check_perspective_args(k, M, lam2)
     if not rho > 0:
         raise ValueError(f"rho must be positive, got {rho!r}")
-    v = np.asarray(v, dtype=float)
+    v = _finite_vector("v", v)
     zero, one = coordinate_masks(v.size, fixed_zero, fixed_one)
     k_free = _budget(k, one)
     out = np.zeros_like(v)

@@ -68,7 +68,7 @@ def validate_problem(X, y, k, lam2, M, loss: str = "squared") -> tuple[np.ndarra
     if isinstance(k, bool) or not float(k).is_integer():
         raise ValueError(f"k must be an integer, got {k!r}")
     if not 1 <= k <= p:
-        raise ValueError(f"k must satisfy 1 <= k <= p = {p} (number of features), got k={k}")
+        raise ValueError(f"k must satisfy 1 <= k <= p, the number of features (n_features = {p}), got k={k}")
     if not np.isfinite(M) or M <= 0:
         raise ValueError(f"M must be a positive finite bound on |beta_j|, got M={M!r}")
     if not np.isfinite(lam2) or lam2 < 0:
@@ -77,6 +77,21 @@ def validate_problem(X, y, k, lam2, M, loss: str = "squared") -> tuple[np.ndarra
         bad = np.unique(y[~np.isin(y, (-1.0, 1.0))])[:5]
         raise ValueError(f"loss='logistic' needs labels y in {{-1, +1}}; found {bad.tolist()}")
     return X, y
+
+
+def check_solver_args(p: int, max_iter, tol, beta0=None, time_limit=None) -> None:
+    """Raise ``ValueError`` unless ``max_iter`` is a positive integer, ``tol >= 0`` (finite),
+    ``beta0`` is ``None`` or a finite array of shape (p,), and ``time_limit`` is ``None`` or >= 0."""
+    if isinstance(max_iter, bool) or not float(max_iter).is_integer() or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    if not (0 <= tol < np.inf):
+        raise ValueError(f"tol must be a finite relative gap >= 0, got {tol!r}")
+    if beta0 is not None:
+        b = np.asarray(beta0, dtype=float)
+        if b.shape != (p,) or not np.all(np.isfinite(b)):
+            raise ValueError(f"beta0 must be a finite array of shape ({p},), got shape {b.shape}")
+    if time_limit is not None and not time_limit >= 0:
+        raise ValueError(f"time_limit must be >= 0 seconds or None, got {time_limit!r}")
 
 
 def loss_value(t: np.ndarray, y: np.ndarray, loss: str) -> float:
@@ -179,6 +194,7 @@ def solve_perspective_relaxation(X, y, k, lam2, M, loss: str = "squared", fixed_
     """
     if validate:
         X, y = validate_problem(X, y, k, lam2, M, loss)
+        check_solver_args(X.shape[1], max_iter, tol, beta0, time_limit)
     else:
         check_perspective_args(k, M, lam2)
     n, p = X.shape

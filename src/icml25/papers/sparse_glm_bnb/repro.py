@@ -17,7 +17,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.papers.sparse_glm_bnb.baselines import cvxpy_perspective_relaxation
 from icml25.papers.sparse_glm_bnb.bnb import SparseGLMBnB, brute_force_best_subset
@@ -45,6 +53,18 @@ class RelaxationConfig(ExperimentConfig):
     """Relative duality gap at which FISTA stops."""
     max_iter: int = 20000
     """FISTA iteration cap (both variants)."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n", "p_values", "k", "snr", "M_factor", "tol", "max_iter"),
+                     nonnegative=("lam2_per_n",), nonempty=("p_values",))
+        _check_ar1(self)
+        if self.k > min(self.p_values):
+            raise ConfigError(f"RelaxationConfig.k must be <= every p in p_values, got k={self.k}, "
+                              f"p_values={self.p_values}")
+        if self.lam2_per_n == 0 and max(self.p_values) > self.n:
+            raise ConfigError(f"RelaxationConfig.lam2_per_n must be > 0 when a p exceeds n={self.n} (the ridge "
+                              f"fit that sets M is singular), got {self.lam2_per_n}")
 
 
 def run_relaxation(cfg: RelaxationConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -114,6 +134,33 @@ class CertificationConfig(ExperimentConfig):
     time_limit: float = 120.0
     """Seconds per BnB solve."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("n", "p", "k", "snr", "M_factor", "bc_k", "bc_M", "gap_tol", "time_limit"),
+                     nonnegative=("lam2_per_n", "bc_lam2"))
+        _check_ar1(self)
+        if self.k > self.p:
+            raise ConfigError(f"CertificationConfig.k must be <= p={self.p}, got {self.k}")
+        if self.lam2_per_n == 0 and self.p > self.n:
+            raise ConfigError(f"CertificationConfig.lam2_per_n must be > 0 when p={self.p} exceeds n={self.n}, "
+                              f"got {self.lam2_per_n}")
+        if not 0 < self.bc_fraction <= 1 or round(self.bc_fraction * BREAST_CANCER_ROWS) < 2:
+            raise ConfigError(f"CertificationConfig.bc_fraction must be in (0, 1] and keep at least 2 of the "
+                              f"{BREAST_CANCER_ROWS} rows, got {self.bc_fraction}")
+        if self.bc_k > BREAST_CANCER_FEATURES:
+            raise ConfigError(f"CertificationConfig.bc_k must be <= {BREAST_CANCER_FEATURES} (features of breast "
+                              f"cancer), got {self.bc_k}")
+
+
+BREAST_CANCER_ROWS, BREAST_CANCER_FEATURES = 569, 30
+"""Size of scikit-learn's breast-cancer data."""
+
+
+def _check_ar1(cfg: ExperimentConfig) -> None:
+    """The AR(1) design needs ``-1 < rho < 1``."""
+    if not -1 < cfg.rho < 1:
+        raise ConfigError(f"{type(cfg).__name__}.rho must be in (-1, 1), got {cfg.rho}")
+
 
 def _certify(X, y, k, lam2, M, loss, cfg: CertificationConfig, prefix: str) -> Metrics:
     start = time.perf_counter()
@@ -167,6 +214,7 @@ EXPERIMENTS = [
         full_requirements="Runs on a CPU; the paper's larger instances (p up to 1e4-1e5) and its real data sets "
                           "are out of reach of the cvxpy baseline and were not retrieved.",
         timed=True,
+        requires=("cvxpy", "clarabel"),
     ),
     Experiment(
         name="certification",

@@ -61,9 +61,17 @@ class Trajectory(NamedTuple):
 
 
 def log_term(S: int, A: int, T: int, delta: float, c_log: float = 5.0) -> float:
-    """``L = ln(c_log S A T / delta)``; Azar et al. use ``c_log = 5``."""
+    """``L = ln(c_log S A T / delta)``; Azar et al. use ``c_log = 5``.
+
+    Raises:
+        ValueError: ``S``, ``A`` or ``T`` not a positive integer, ``delta`` outside (0, 1), or
+            ``c_log`` not a finite positive number.
+    """
+    S, A, T = (check_count(k, v) for k, v in (("S", S), ("A", A), ("T", T)))
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    if not (np.isfinite(c_log) and c_log > 0):
+        raise ValueError(f"c_log must be finite and > 0, got {c_log!r}")
     return math.log(c_log * S * A * T / delta)
 
 
@@ -72,6 +80,20 @@ def _check_counts(n: Any) -> np.ndarray:
     if np.any(n < 0) or not np.all(np.isfinite(n)):
         raise ValueError("visit counts must be finite and non-negative")
     return np.maximum(n, 1.0)  # bonuses of unvisited pairs are never used (Q = H there)
+
+
+def _check_model(n: Any, p_hat: Any, v_next: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts (S, A) (0 read as 1), empirical transitions (S, A, S) and V_{h+1} (S,), all finite."""
+    n = _check_counts(n)
+    p_hat = np.asarray(p_hat, dtype=float)
+    v_next = np.asarray(v_next, dtype=float)
+    if n.ndim != 2 or p_hat.shape != (*n.shape, n.shape[0]):
+        raise ValueError(f"counts n must be (S, A) and p_hat (S, A, S), got {n.shape} and {p_hat.shape}")
+    if v_next.shape != (n.shape[0],):
+        raise ValueError(f"v_next must have shape (S,) = ({n.shape[0]},), got {v_next.shape}")
+    if not (np.all(np.isfinite(p_hat)) and np.all(np.isfinite(v_next))):
+        raise ValueError("p_hat and v_next must be finite")
+    return n, p_hat, v_next
 
 
 def _variance(p_hat: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -103,9 +125,11 @@ def bonus_bf(n: Any, p_hat: np.ndarray, v_next: np.ndarray, n_next: Any, H: int,
         n_next: (S,) visits N'_{h+1}(y) of each state at step h + 1 (0 gives the cap H^2).
         H: horizon. L: log term.
     """
-    n = _check_counts(n)
+    n, p_hat, v_next = _check_model(n, p_hat, v_next)
     n_next = np.asarray(n_next, dtype=float)
-    if np.any(n_next < 0):
+    if n_next.shape != v_next.shape:
+        raise ValueError(f"n_next must have shape (S,) = {v_next.shape}, got {n_next.shape}")
+    if np.any(n_next < 0) or not np.all(np.isfinite(n_next)):
         raise ValueError("visit counts must be finite and non-negative")
     var_part = np.sqrt(c_var * L * _variance(p_hat, v_next) / n)
     return var_part + _bf_static_part(n, p_hat, n_next, H, L, c_lin, c_corr, c_cap)
@@ -156,14 +180,27 @@ def bonus_bf_refined(n: Any, p_hat: np.ndarray, v_next: np.ndarray, n_next: Any,
 
 def bonus_mvp(n: Any, p_hat: np.ndarray, v_next: np.ndarray, var_r: Any, H: int, iota: float, *,
               c1: float = 460.0 / 9.0, c2: float = 2.0 * math.sqrt(2.0), c3: float = 544.0 / 9.0) -> np.ndarray:
-    """MVP bonus: ``c1 sqrt(Var_P_hat(V_{h+1}) iota / n) + c2 sqrt(Var_hat(r) iota / n) + c3 H iota / n``."""
-    n = _check_counts(n)
+    """MVP bonus: ``c1 sqrt(Var_P_hat(V_{h+1}) iota / n) + c2 sqrt(Var_hat(r) iota / n) + c3 H iota / n``.
+
+    Args:
+        n: (S, A) counts (0 read as 1). p_hat: (S, A, S) empirical transitions. v_next: (S,) V_{h+1}.
+        var_r: (S, A) empirical reward variances (>= 0). H: horizon. iota: ``ln(S A H K / delta)``.
+    """
+    n, p_hat, v_next = _check_model(n, p_hat, v_next)
+    var_r = np.asarray(var_r, dtype=float)
+    if var_r.shape != n.shape or np.any(var_r < 0) or not np.all(np.isfinite(var_r)):
+        raise ValueError(f"var_r must be a finite non-negative array of shape {n.shape}, got shape {var_r.shape}")
     return (c1 * np.sqrt(_variance(p_hat, v_next) * iota / n) + c2 * np.sqrt(np.asarray(var_r) * iota / n)
             + c3 * H * iota / n)
 
 
 def greedy_policy(Q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """argmax_a Q[..., a] with ties (within 1e-9) broken uniformly at random."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    Q = np.asarray(Q, dtype=float)
+    if Q.ndim < 1 or Q.shape[-1] < 1 or not np.all(np.isfinite(Q)):
+        raise ValueError(f"Q must be a finite array with at least one action on its last axis, got shape {Q.shape}")
     ties = Q >= Q.max(axis=-1, keepdims=True) - 1e-9
     return np.argmax(np.where(ties, rng.random(Q.shape), -1.0), axis=-1)
 
@@ -177,9 +214,24 @@ def optimistic_backward_induction(p_hat: np.ndarray, r_hat: np.ndarray, visited:
     ((S, A, S), (S, A), (S, A)) or stage-dependent (leading H axis). Note the model layout
     ``p_hat[s, a, s2]`` (the toolkit's ``P[a, s, s2]`` transposed by ``P.transpose(1, 0, 2)``), so that
     ``p_hat @ V`` is (S, A). ``bonus_fn(h, var)`` returns the (S, A) bonus (or a scalar).
+
+    Raises:
+        ValueError: ``H`` not a positive integer, or shapes of ``p_hat``, ``r_hat``, ``visited``
+            (or ``q_prev``, (H, S, A)) that do not match.
     """
+    H = check_count("H", H)
+    p_hat, r_hat, visited = np.asarray(p_hat), np.asarray(r_hat), np.asarray(visited)
     stage = p_hat.ndim == 4
-    S = p_hat.shape[-1]
+    S = p_hat.shape[-1] if p_hat.ndim else 0
+    A = p_hat.shape[-2] if p_hat.ndim >= 2 else 0
+    expected = (H, S, A) if stage else (S, A)
+    if p_hat.shape != (*expected, S) or S < 1 or A < 1:
+        raise ValueError(f"p_hat must have shape (S, A, S) or (H, S, A, S) with H={H}, got {p_hat.shape}")
+    if r_hat.shape != expected or visited.shape != expected:
+        raise ValueError(f"r_hat and visited must have shape {expected} to match p_hat {p_hat.shape}, "
+                         f"got {r_hat.shape} and {visited.shape}")
+    if q_prev is not None and np.shape(q_prev) != (H, S, A):
+        raise ValueError(f"q_prev must have shape (H, S, A) = {(H, S, A)}, got {np.shape(q_prev)}")
     V = np.zeros(S)
     Q = np.empty((H, S, r_hat.shape[-1]))
     cap = np.where(visited, float(H), -np.inf)  # -inf marks unvisited pairs, set to H below
@@ -201,6 +253,14 @@ def _check_agent_args(S: int, A: int, H: int, K: int, delta: float) -> tuple[int
     if not 0.0 < float(delta) < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
     return S, A, H, K, float(delta)
+
+
+def _check_bonus_scale(bonus_scale: Any) -> float:
+    if isinstance(bonus_scale, bool) or not isinstance(bonus_scale, (int, float, np.integer, np.floating)):
+        raise TypeError(f"bonus_scale must be a number, got {bonus_scale!r}")
+    if not (np.isfinite(bonus_scale) and bonus_scale >= 0):
+        raise ValueError(f"bonus_scale must be finite and >= 0, got {bonus_scale!r}")
+    return float(bonus_scale)
 
 
 def _check_step_state(h: Any, s: Any, H: int, S: int) -> None:
@@ -226,6 +286,8 @@ def _check_trajectory(traj: Trajectory, S: int, A: int, H: int) -> tuple[np.ndar
             raise TypeError(f"trajectory {name} must be an integer array of indices, got dtype {x.dtype}")
     if s.min() < 0 or s.max() >= S or a.min() < 0 or a.max() >= A:
         raise ValueError("trajectory has a state or action index out of range")
+    if not np.all(np.isfinite(r)) or r.min() < 0 or r.max() > 1:
+        raise ValueError("trajectory rewards must lie in [0, 1]")
     return s.astype(int), a.astype(int), r.astype(float)
 
 
@@ -249,9 +311,7 @@ class UCBVI:
         self.S, self.A, self.H, self.K, self.delta = _check_agent_args(S, A, H, K, delta)
         if bonus not in BONUSES:
             raise ValueError(f"bonus must be one of {BONUSES}, got {bonus!r}")
-        if not (np.isfinite(bonus_scale) and bonus_scale >= 0):
-            raise ValueError(f"bonus_scale must be finite and >= 0, got {bonus_scale!r}")
-        self.bonus, self.bonus_scale = bonus, float(bonus_scale)
+        self.bonus, self.bonus_scale = bonus, _check_bonus_scale(bonus_scale)
         if bonus == "ch_refined":
             self.constants = _refined(refined_constants, CH_REFINED_KEYS)
         elif bonus == "bf_refined":
@@ -329,7 +389,7 @@ class MVP:
     def __init__(self, S: int, A: int, H: int, K: int, delta: float = 0.1, seed: int | None = None,
                  bonus_scale: float = 1.0):
         self.S, self.A, self.H, self.K, self.delta = _check_agent_args(S, A, H, K, delta)
-        self.bonus_scale = float(bonus_scale)
+        self.bonus_scale = _check_bonus_scale(bonus_scale)
         self.iota = math.log(self.S * self.A * self.H * self.K / self.delta)
         self.rng = np.random.default_rng(seed)
         shape = (self.H, self.S, self.A)

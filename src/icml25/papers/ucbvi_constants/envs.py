@@ -46,8 +46,21 @@ def policy_value(P: np.ndarray, R: np.ndarray, policy: np.ndarray) -> np.ndarray
 
     Args:
         P: (H, A, S, S) transitions. R: (H, S, A) rewards. policy: (H, S) integer actions.
+
+    Raises:
+        ValueError: ``P``/``R`` of other shapes, or a policy of another shape or with an action
+            outside [0, A). TypeError: a policy that is not an integer array.
     """
-    H, _, S, _ = P.shape
+    P, R, policy = np.asarray(P), np.asarray(R), np.asarray(policy)
+    if P.ndim != 4 or P.shape[2] != P.shape[3] or R.shape != (P.shape[0], P.shape[2], P.shape[1]):
+        raise ValueError(f"P must be (H, A, S, S) and R (H, S, A), got {P.shape} and {R.shape}")
+    H, A, S, _ = P.shape
+    if policy.shape != (H, S):
+        raise ValueError(f"policy must have shape (H, S) = ({H}, {S}), got {policy.shape}")
+    if not np.issubdtype(policy.dtype, np.integer):
+        raise TypeError(f"policy must be an integer array of actions, got dtype {policy.dtype}")
+    if policy.size and (policy.min() < 0 or policy.max() >= A):
+        raise ValueError(f"policy actions must be in [0, {A}), got values in [{policy.min()}, {policy.max()}]")
     hs, idx = np.arange(H)[:, None], np.arange(S)[None, :]
     P_pi, r_pi = P[hs, policy, idx], R[hs, idx, policy]  # (H, S, S) and (H, S) under the policy
     V = np.zeros((H + 1, S))
@@ -94,6 +107,8 @@ class TabularEpisodicMDP:
     def step(self, action: int) -> tuple[int, float, bool, bool, dict]:
         if self._h >= self.H:
             raise RuntimeError("episode is over: call reset()")
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise TypeError(f"action must be an integer, got {action!r} ({type(action).__name__})")
         if not 0 <= action < self.n_actions:
             raise ValueError(f"action must be in [0, {self.n_actions}), got {action!r}")
         h, s = self._h, self._s

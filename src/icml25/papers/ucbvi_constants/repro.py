@@ -15,11 +15,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 from pathlib import Path
 
 import numpy as np
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure
 from icml25.papers.ucbvi_constants.agents import BF_REFINED_KEYS, CH_REFINED_KEYS, AgentSpec, run_regret
@@ -55,6 +64,26 @@ class RegretConfig(ExperimentConfig):
     curve_points: int = 50
     """Points of the stored cumulative-regret curves (evenly spaced episodes)."""
 
+    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("ch_scales", "ch_refined_constants", "bf_refined_constants")
+    """Empty is a valid value of these three (no bonus-scale sweep; the refined variant is not run);
+    their elements and lengths are checked in :meth:`validate`."""
+
+    def validate(self) -> None:
+        super().validate()
+        name = type(self).__name__
+        check_fields(self, positive=("n_actions", "horizon", "episodes", "curve_points", "ch_refined_constants",
+                                     "bf_refined_constants"),
+                     nonnegative=("mdp_seed", "ch_scales"), open_fraction=("delta",),
+                     at_least={"n_states": 2}, choices={"env": ("riverswim", "random")})
+        if self.env == "riverswim" and self.n_actions != 2:
+            raise ConfigError(f"{name}.n_actions must be 2 for env='riverswim', got {self.n_actions}")
+        for field_name, keys in (("ch_refined_constants", CH_REFINED_KEYS),
+                                 ("bf_refined_constants", BF_REFINED_KEYS)):
+            values = getattr(self, field_name)
+            if values and len(values) != len(keys):
+                raise ConfigError(f"{name}.{field_name} must be empty or {len(keys)} values ({', '.join(keys)}), "
+                                  f"got {values!r}")
+
 
 @dataclass
 class RiverSwimConfig(RegretConfig):
@@ -74,27 +103,21 @@ class RandomMDPConfig(RegretConfig):
 
 
 def make_env(cfg: RegretConfig) -> TabularEpisodicMDP:
+    """The config's environment (``cfg.validate`` has checked ``env`` and the sizes)."""
     if cfg.env == "riverswim":
-        if cfg.n_actions != 2:
-            raise ValueError(f"RiverSwim has 2 actions, got n_actions={cfg.n_actions}")
         return riverswim(cfg.n_states, cfg.horizon)
-    if cfg.env == "random":
-        return random_episodic_mdp(cfg.n_states, cfg.n_actions, cfg.horizon, seed=cfg.mdp_seed)
-    raise ValueError(f"env must be 'riverswim' or 'random', got {cfg.env!r}")
+    return random_episodic_mdp(cfg.n_states, cfg.n_actions, cfg.horizon, seed=cfg.mdp_seed)
 
 
-def _refined_constants(values: tuple[float, ...], keys: tuple[str, ...], name: str) -> dict | None:
-    if not values:
-        return None
-    if len(values) != len(keys):
-        raise ValueError(f"{name} takes {len(keys)} values ({', '.join(keys)}), got {len(values)}")
-    return dict(zip(keys, map(float, values)))
+def _refined_constants(values: tuple[float, ...], keys: tuple[str, ...]) -> dict | None:
+    """The refined constants as a dict, or None when none were given (length checked by the config)."""
+    return dict(zip(keys, map(float, values))) if values else None
 
 
 def agent_specs(cfg: RegretConfig) -> tuple[list[AgentSpec], dict[str, dict | None]]:
     """The agents a config runs, and the refined constants of each refined agent."""
-    refined = {"ch_refined": _refined_constants(cfg.ch_refined_constants, CH_REFINED_KEYS, "ch_refined_constants"),
-               "bf_refined": _refined_constants(cfg.bf_refined_constants, BF_REFINED_KEYS, "bf_refined_constants")}
+    refined = {"ch_refined": _refined_constants(cfg.ch_refined_constants, CH_REFINED_KEYS),
+               "bf_refined": _refined_constants(cfg.bf_refined_constants, BF_REFINED_KEYS)}
     specs = [AgentSpec("ch", "ucbvi", "ch"), AgentSpec("bf", "ucbvi", "bf"), AgentSpec("mvp", "mvp")]
     specs += [AgentSpec(name, "ucbvi", name) for name, consts in refined.items() if consts is not None]
     specs += [AgentSpec(f"ch_x{s:g}", "ucbvi", "ch", bonus_scale=float(s)) for s in cfg.ch_scales if s != 1.0]

@@ -11,12 +11,19 @@ Settings and thresholds were fixed before the first quick run.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.valt_sac.valt_sac import ATTACKS, VARIANTS, ValtSACConfig, evaluate_under_attack, valt_sac_train
@@ -53,21 +60,26 @@ class RobustnessConfig(ExperimentConfig):
     eval_episodes: int = 10
     """Evaluation episodes per (method, attack); episode seeds shared by all methods."""
 
-
-def _check(cfg: RobustnessConfig) -> None:
-    bad = [m for m in cfg.methods if m not in VARIANTS]
-    if bad or "none" not in cfg.methods:
-        raise ValueError(f"methods must include 'none' (the SAC baseline) and come from {VARIANTS}, got {cfg.methods}")
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("total_steps", "hidden", "batch_size", "alpha_attk", "eval_episodes"),
+                     nonnegative=("eps", "learning_starts", "pgd_steps", "attack_steps"),
+                     fraction=("kappa_worst", "adv_ratio"), nonempty=("env_id", "methods"),
+                     choices={"methods": VARIANTS})
+        if "none" not in self.methods:
+            raise ConfigError(f"RobustnessConfig.methods must include 'none' (the SAC baseline), got {self.methods!r}")
+        if not math.isfinite(self.eps):
+            raise ConfigError(f"RobustnessConfig.eps must be finite, got {self.eps!r}")
 
 
 def run_robustness(cfg: RobustnessConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train each method on ``seed``, evaluate it clean and under every attack, return returns and paired gaps."""
-    _check(cfg)
     metrics: Metrics = {}
     for k, method in enumerate(cfg.methods):
         vcfg = ValtSACConfig(variant=method, total_steps=cfg.total_steps, learning_starts=cfg.learning_starts,
                              hidden=cfg.hidden, batch_size=cfg.batch_size, eps=cfg.eps, kappa_worst=cfg.kappa_worst,
-                             adv_ratio=cfg.adv_ratio, pgd_steps=cfg.pgd_steps, alpha_attk=cfg.alpha_attk)
+                             adv_ratio=cfg.adv_ratio, pgd_steps=cfg.pgd_steps, alpha_attk=cfg.alpha_attk,
+                             device=cfg.device)
         actor, critic, log = valt_sac_train(cfg.env_id, vcfg, seed)
         metrics[f"{method}_env_steps"] = log.env_steps
         for attack in ATTACKS:

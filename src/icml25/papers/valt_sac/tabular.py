@@ -71,10 +71,10 @@ def random_sa_mdp(n_states: int = 6, n_actions: int = 3, ball_size: int = 3, gam
 
 
 def _check(m: SAMDP, alpha_ent: float, alpha_attk: float) -> None:
-    if alpha_ent < 0:
-        raise ValueError(f"alpha_ent must be >= 0, got {alpha_ent}")
-    if alpha_attk <= 0:
-        raise ValueError(f"alpha_attk must be > 0, got {alpha_attk}")
+    if not (alpha_ent >= 0 and np.isfinite(alpha_ent)):
+        raise ValueError(f"alpha_ent must be a finite number >= 0, got {alpha_ent}")
+    if not (alpha_attk > 0 and np.isfinite(alpha_attk)):
+        raise ValueError(f"alpha_attk must be a finite number > 0, got {alpha_attk}")
     if not np.allclose(m.prior.sum(1), 1) or np.any(m.prior < 0):
         raise ValueError("prior rows must be probability vectors")
     if not np.allclose(m.pi.sum(1), 1) or np.any(m.pi < 0):
@@ -96,8 +96,11 @@ def gibbs_adversary(G: np.ndarray, prior: np.ndarray, alpha_attk: float) -> np.n
     Returns:
         (S, S~) adversary, rows summing to one, zero where the prior is zero.
     """
-    if alpha_attk <= 0:
-        raise ValueError(f"alpha_attk must be > 0, got {alpha_attk}")
+    if not (alpha_attk > 0 and np.isfinite(alpha_attk)):
+        raise ValueError(f"alpha_attk must be a finite number > 0, got {alpha_attk}")
+    G, prior = np.asarray(G, dtype=float), np.asarray(prior, dtype=float)
+    if G.ndim != 2:
+        raise ValueError(f"G must be a 2-D (S, S~) array, got shape {G.shape}")
     if G.shape != prior.shape:
         raise ValueError(f"G {G.shape} and prior {prior.shape} must have the same shape")
     with np.errstate(divide="ignore"):

@@ -89,6 +89,8 @@ class ValtSACConfig:
     """VALT-SOFT: strength of the KL constraint of nu to the uniform prior."""
     sa_coef: float = 1.0
     """Robust-SAC (``sa_reg``): weight of the state-adversarial KL regulariser."""
+    device: str = "cpu"
+    """Where the networks and the replay mini-batches live (``cpu``, ``cuda``, ``cuda:1``...)."""
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -100,15 +102,28 @@ class ValtSACConfig:
             raise ValueError(f"learning_starts must be >= 0, got {self.learning_starts}")
         if not 0 < self.gamma < 1:
             raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
-        if self.eps < 0:
-            raise ValueError(f"eps must be >= 0, got {self.eps}")
+        if not (self.eps >= 0 and math.isfinite(self.eps)):
+            raise ValueError(f"eps must be a finite number >= 0, got {self.eps}")
+        for name in ("alpha_init", "lr_actor", "lr_critic"):
+            if not (getattr(self, name) > 0 and math.isfinite(getattr(self, name))):
+                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)}")
+        if self.pgd_lr is not None and not (self.pgd_lr > 0 and math.isfinite(self.pgd_lr)):
+            raise ValueError(f"pgd_lr must be None or a finite number > 0, got {self.pgd_lr}")
+        if not (self.sa_coef >= 0 and math.isfinite(self.sa_coef)):
+            raise ValueError(f"sa_coef must be a finite number >= 0, got {self.sa_coef}")
         for name in ("kappa_worst", "adv_ratio", "tau"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
         if self.pgd_steps < 0:
             raise ValueError(f"pgd_steps must be >= 0, got {self.pgd_steps}")
-        if self.alpha_attk <= 0:
-            raise ValueError(f"alpha_attk must be > 0, got {self.alpha_attk}")
+        if not (self.alpha_attk > 0 and math.isfinite(self.alpha_attk)):
+            raise ValueError(f"alpha_attk must be a finite number > 0, got {self.alpha_attk}")
+
+
+def _check_dims(**dims: int) -> None:
+    for name, value in dims.items():
+        if int(value) != value or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
 def _mlp(n_in: int, n_out: int, hidden: int) -> nn.Sequential:
@@ -117,13 +132,29 @@ def _mlp(n_in: int, n_out: int, hidden: int) -> nn.Sequential:
 
 
 class Actor(nn.Module):
-    """Tanh-squashed Gaussian policy pi(a|o), rescaled to the action box [low, high]."""
+    """Tanh-squashed Gaussian policy pi(a|o), rescaled to the action box [low, high].
+
+    ``actor(obs)`` draws a reparameterised action (B, act_dim); ``actor(obs, deterministic=True)`` gives
+    :meth:`mean_action`; :meth:`sample` also returns the log-density.
+    """
 
     def __init__(self, obs_dim: int, act_dim: int, hidden: int, low: np.ndarray, high: np.ndarray):
         super().__init__()
+        _check_dims(obs_dim=obs_dim, act_dim=act_dim, hidden=hidden)
+        lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+        if lo.shape != (act_dim,) or hi.shape != (act_dim,):
+            raise ValueError(f"low and high must have shape ({act_dim},), got {lo.shape} and {hi.shape}")
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all() and np.all(lo < hi)):
+            raise ValueError(f"the action box needs finite bounds with low < high, got low={lo}, high={hi}")
+        low, high = np.asarray(low), np.asarray(high)  # the scale and bias keep the bounds' own precision
+        self.obs_dim = int(obs_dim)
         self.net = _mlp(obs_dim, 2 * act_dim, hidden)
         self.register_buffer("scale", torch.as_tensor((high - low) / 2, dtype=torch.float32))
         self.register_buffer("bias", torch.as_tensor((high + low) / 2, dtype=torch.float32))
+
+    def forward(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+        """Action (B, act_dim) for observations (B, obs_dim): a sample of pi(.|o), or tanh(mean) if deterministic."""
+        return self.mean_action(obs) if deterministic else self.sample(obs)[0]
 
     def gaussian(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean and log-std (clamped to [-5, 2]) of the pre-tanh Gaussian, each (B, act_dim)."""
@@ -149,6 +180,7 @@ class TwinCritic(nn.Module):
 
     def __init__(self, obs_dim: int, act_dim: int, hidden: int):
         super().__init__()
+        _check_dims(obs_dim=obs_dim, act_dim=act_dim, hidden=hidden)
         self.q1 = _mlp(obs_dim + act_dim, 1, hidden)
         self.q2 = _mlp(obs_dim + act_dim, 1, hidden)
 
@@ -167,8 +199,14 @@ class PerturbationModel(nn.Module):
 
     def __init__(self, obs_dim: int, hidden: int, eps: float):
         super().__init__()
+        _check_dims(obs_dim=obs_dim, hidden=hidden)
+        _check_eps(eps)
         self.net = _mlp(obs_dim, 2 * obs_dim, hidden)
-        self.eps = eps
+        self.eps = float(eps)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """A perturbed observation s~ ~ nu_model(.|s), (B, obs_dim), inside B_eps(s)."""
+        return self.sample(obs)[0]
 
     def sample(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Perturbed observation (B, obs_dim) and log nu_model(s~|s) up to the constant -d log eps (B,)."""
@@ -190,10 +228,24 @@ def _check_eps(eps: float) -> None:
         raise ValueError(f"eps must be a finite number >= 0, got {eps}")
 
 
+def _check_obs(obs: torch.Tensor, actor: "Actor") -> None:
+    """``obs`` is a floating (B, obs_dim) batch of the actor's observations."""
+    if not isinstance(obs, torch.Tensor) or not obs.is_floating_point():
+        raise TypeError(f"obs must be a floating-point tensor, got {type(obs).__name__} {getattr(obs, 'dtype', '')}")
+    if obs.ndim != 2 or obs.shape[1] != actor.obs_dim:
+        raise ValueError(f"obs must have shape (B, {actor.obs_dim}), got {tuple(obs.shape)}")
+
+
 def random_attack(obs: torch.Tensor, eps: float, generator: torch.Generator | None = None) -> torch.Tensor:
-    """Uniform sample of B_eps(obs): ``obs + U(-eps, eps)`` per coordinate. Shape of ``obs``."""
+    """Uniform sample of B_eps(obs): ``obs + U(-eps, eps)`` per coordinate. Shape of ``obs``.
+
+    The noise is drawn on the ``generator``'s device (the input's without one) and moved to the input's.
+    """
     _check_eps(eps)
-    noise = torch.rand(obs.shape, generator=generator, dtype=obs.dtype, device=obs.device)
+    if not isinstance(obs, torch.Tensor) or not obs.is_floating_point():
+        raise TypeError(f"obs must be a floating-point tensor, got {type(obs).__name__} {getattr(obs, 'dtype', '')}")
+    where = obs.device if generator is None else generator.device
+    noise = torch.rand(obs.shape, generator=generator, dtype=obs.dtype, device=where).to(obs.device)
     return obs + eps * (2 * noise - 1)
 
 
@@ -230,12 +282,18 @@ def _pgd(objective: Callable[[torch.Tensor], torch.Tensor], obs: torch.Tensor, e
 def pgd_q_attack(actor: Actor, critic: TwinCritic, obs: torch.Tensor, eps: float, steps: int = 10,
                  lr: float | None = None) -> torch.Tensor:
     """PGD min-Q attack: ``argmin_{s~ in B_eps(s)} min_j Q_j(s, mean_action(s~))``. Shape of ``obs``."""
+    _check_obs(obs, actor)
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
     obs = obs.detach()
     return _pgd(lambda s_tilde: critic.min_q(obs, actor.mean_action(s_tilde)), obs, eps, steps, lr)
 
 
 def policy_kl(actor: Actor, obs: torch.Tensor, obs_tilde: torch.Tensor) -> torch.Tensor:
     """KL(pi(.|s) || pi(.|s~)) of the pre-tanh Gaussians (tanh is a bijection, so it is the policy KL). (B,)."""
+    _check_obs(obs, actor)
+    if obs_tilde.shape != obs.shape:
+        raise ValueError(f"obs_tilde must have the shape of obs {tuple(obs.shape)}, got {tuple(obs_tilde.shape)}")
     m1, ls1 = actor.gaussian(obs)
     m2, ls2 = actor.gaussian(obs_tilde)
     return (ls2 - ls1 + (torch.exp(2 * ls1) + (m1 - m2) ** 2) / (2 * torch.exp(2 * ls2)) - 0.5).sum(-1)
@@ -247,6 +305,9 @@ def mad_attack(actor: Actor, obs: torch.Tensor, eps: float, steps: int = 10, lr:
 
     The KL and its gradient are zero at ``s~ = s``, so the search starts at a uniform point of the ball.
     """
+    _check_obs(obs, actor)
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
     obs = obs.detach()
     with torch.no_grad():
         m1, ls1 = actor.gaussian(obs)
@@ -280,7 +341,7 @@ class PerturbedObservation(gym.ObservationWrapper):
             return self.clean_obs
         with torch.enable_grad():
             out = self.attack(torch.as_tensor(self.clean_obs).unsqueeze(0))
-        return out.detach().squeeze(0).numpy().astype(np.float32)
+        return out.detach().squeeze(0).cpu().numpy().astype(np.float32)
 
 
 ATTACKS: tuple[str, ...] = ("none", "random", "mad", "pgd_q")
@@ -339,17 +400,18 @@ def evaluate_under_attack(actor: Actor, env: EnvSpec, attack: str | Callable | N
     if n_episodes < 1:
         raise ValueError(f"n_episodes must be >= 1, got {n_episodes}")
     fn = make_attack(attack, actor, critic, eps, attack_steps, seed) if isinstance(attack, str) else attack
+    device = next(actor.parameters()).device
     factory = env_factory(env)
     envs = [factory() for _ in range(n_episodes)]
     obs = np.stack([e.reset(seed=seed + i)[0] for i, e in enumerate(envs)]).astype(np.float32)
     returns = np.zeros(n_episodes)
     live = np.ones(n_episodes, bool)
     while live.any():
-        o = torch.as_tensor(obs)
+        o = torch.as_tensor(obs, device=device)
         if fn is not None:
             o = fn(o).detach()
         with torch.no_grad():
-            acts = actor.mean_action(o).numpy()
+            acts = actor.mean_action(o).cpu().numpy()
         for i in np.flatnonzero(live):
             ob, r, term, trunc, _ = envs[i].step(acts[i])
             obs[i] = ob
@@ -380,17 +442,18 @@ class ValtSAC:
     """The networks, optimisers and one update step of VALT-SAC (or SAC / Robust-SAC)."""
 
     def __init__(self, obs_dim: int, act_dim: int, low: np.ndarray, high: np.ndarray, cfg: ValtSACConfig):
-        self.cfg = cfg
-        self.actor = Actor(obs_dim, act_dim, cfg.hidden, low, high)
-        self.critic = TwinCritic(obs_dim, act_dim, cfg.hidden)
-        self.critic_target = TwinCritic(obs_dim, act_dim, cfg.hidden)
+        self.cfg, self.device = cfg, torch.device(cfg.device)
+        self.actor = Actor(obs_dim, act_dim, cfg.hidden, low, high).to(self.device)
+        self.critic = TwinCritic(obs_dim, act_dim, cfg.hidden).to(self.device)
+        self.critic_target = TwinCritic(obs_dim, act_dim, cfg.hidden).to(self.device)
         self.critic_target.load_state_dict(self.critic.state_dict())
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.lr_actor)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.lr_critic)
-        self.log_alpha = torch.tensor(math.log(cfg.alpha_init), requires_grad=True)
+        self.log_alpha = torch.tensor(math.log(cfg.alpha_init), device=self.device, requires_grad=True)
         self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=cfg.lr_actor)
         self.target_entropy = -float(act_dim)
-        self.nu_model = PerturbationModel(obs_dim, cfg.hidden, cfg.eps) if cfg.variant == "soft" else None
+        self.nu_model = (PerturbationModel(obs_dim, cfg.hidden, cfg.eps).to(self.device) if cfg.variant == "soft"
+                         else None)
         self.nu_opt = torch.optim.Adam(self.nu_model.parameters(), lr=cfg.lr_actor) if self.nu_model else None
 
     @property
@@ -407,7 +470,7 @@ class ValtSAC:
                 return self.nu_model.sample(obs)[0]
         # VALT-EPS: mixture of the PGD worst case (prob. kappa_worst) and the uniform prior.
         out = random_attack(obs, cfg.eps)
-        worst = torch.rand(obs.shape[0]) < cfg.kappa_worst
+        worst = torch.rand(obs.shape[0], device=obs.device) < cfg.kappa_worst
         if worst.any():
             out[worst] = pgd_q_attack(self.actor, critic, obs[worst], cfg.eps, cfg.pgd_steps, cfg.pgd_lr)
         return out
@@ -492,6 +555,7 @@ def valt_sac_train(env: EnvSpec, cfg: ValtSACConfig | None = None, seed: int = 0
     env.action_space.seed(seed)
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
     agent = ValtSAC(obs_dim, act_dim, env.action_space.low, env.action_space.high, cfg)
+    device = agent.device
     n = min(cfg.buffer_size, cfg.total_steps)
     buf = {"obs": np.zeros((n, obs_dim), np.float32), "act": np.zeros((n, act_dim), np.float32),
            "rew": np.zeros(n, np.float32), "next": np.zeros((n, obs_dim), np.float32),
@@ -504,11 +568,11 @@ def valt_sac_train(env: EnvSpec, cfg: ValtSACConfig | None = None, seed: int = 0
         if step < cfg.learning_starts:
             act = env.action_space.sample()
         else:
-            o = torch.as_tensor(obs, dtype=torch.float32).unsqueeze(0)
+            o = torch.as_tensor(obs, dtype=torch.float32, device=device).unsqueeze(0)
             if rng.random() < cfg.adv_ratio:
                 o = agent.perturb(o)
             with torch.no_grad():
-                act = agent.actor.sample(o)[0].squeeze(0).numpy()
+                act = agent.actor.sample(o)[0].squeeze(0).cpu().numpy()
         next_obs, rew, term, trunc, _ = env.step(act)
         i = step % n
         buf["obs"][i], buf["act"][i], buf["rew"][i], buf["next"][i], buf["done"][i] = obs, act, rew, next_obs, term
@@ -522,7 +586,8 @@ def valt_sac_train(env: EnvSpec, cfg: ValtSACConfig | None = None, seed: int = 0
         # 2-4. critic, actor, temperature (and nu_model) updates on clean transitions.
         if step >= cfg.learning_starts:
             idx = rng.integers(0, min(step + 1, n), cfg.batch_size)
-            agent.update(tuple(torch.as_tensor(buf[k][idx]) for k in ("obs", "act", "rew", "next", "done")))
+            batch = tuple(torch.as_tensor(buf[k][idx], device=device) for k in ("obs", "act", "rew", "next", "done"))
+            agent.update(batch)
             log.updates += 1
         if progress is not None and (step + 1) % 1000 == 0:
             progress(step + 1, cfg.total_steps)

@@ -26,6 +26,10 @@ def encode_sequences(seqs: Sequence[str] | np.ndarray, n_tokens: int = 20) -> np
 
     All sequences must have the same length. Raises ValueError on unknown letters or tokens.
     """
+    if isinstance(seqs, np.ndarray) and seqs.dtype.kind == "f":
+        if not (np.isfinite(seqs).all() and np.array_equal(seqs, np.round(seqs))):
+            raise ValueError("a float token array must hold integral, finite values")
+        seqs = seqs.astype(np.int64)
     if isinstance(seqs, np.ndarray) and seqs.dtype.kind in "iu":
         arr = np.asarray(seqs, dtype=np.int64)
         if arr.ndim != 2:

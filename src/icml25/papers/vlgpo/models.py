@@ -13,18 +13,32 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
 from icml25.papers.vlgpo.landscape import encode_sequences
 
 
-def _tokens_tensor(x: Sequence[str] | np.ndarray | torch.Tensor, n_tokens: int, seq_len: int) -> torch.Tensor:
+def _tokens_tensor(x: Sequence[str] | np.ndarray | torch.Tensor, n_tokens: int, seq_len: int | None,
+                   device: torch.device | str = "cpu") -> torch.Tensor:
+    """Token ids as an ``(n, L)`` long tensor on ``device``; ``seq_len=None`` accepts any length.
+
+    A tensor must hold integers; its id range is checked except on the meta device (no values there).
+    """
     if isinstance(x, torch.Tensor):
-        x = x.detach().cpu().numpy()
-    arr = encode_sequences(x, n_tokens)
-    if arr.shape[1] != seq_len:
-        raise ValueError(f"sequences have length {arr.shape[1]}, the model expects {seq_len}")
-    return torch.as_tensor(arr, dtype=torch.long)
+        if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
+            raise TypeError(f"token tensors must hold integer ids, got dtype {x.dtype}")
+        if x.ndim != 2:
+            raise ValueError(f"token tensor must be 2-D (n, L), got shape {tuple(x.shape)}")
+        if not x.is_meta and x.numel() and (int(x.min()) < 0 or int(x.max()) >= n_tokens):
+            raise ValueError(f"tokens must lie in [0, {n_tokens}), got range [{int(x.min())}, {int(x.max())}]")
+        tokens = x.to(device=device, dtype=torch.long)
+    else:
+        tokens = torch.as_tensor(encode_sequences(x, n_tokens), dtype=torch.long, device=device)
+    if seq_len is not None and tokens.shape[1] != seq_len:
+        raise ValueError(f"sequences have length {tokens.shape[1]}, the model expects {seq_len}")
+    return tokens
 
 
 def _check_fit_args(n_steps: int, batch_size: int, lr: float) -> None:
@@ -64,9 +78,25 @@ class SeqVAE(nn.Module):
 
     def encode(self, x: Sequence[str] | np.ndarray | torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Posterior mean and log-variance, each ``(n, latent_dim)``, of token sequences."""
-        onehot = F.one_hot(_tokens_tensor(x, self.n_tokens, self.seq_len), self.n_tokens).float()
+        w = self.enc[0].weight
+        onehot = F.one_hot(_tokens_tensor(x, self.n_tokens, self.seq_len, w.device), self.n_tokens).to(w.dtype)
         mu, logvar = self.enc(onehot.flatten(1)).chunk(2, dim=-1)
         return mu, logvar
+
+    def forward(self, x: Sequence[str] | np.ndarray | torch.Tensor, sample: bool = False,
+                generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Reconstruction logits ``(n, L, n_tokens)``, ``mu`` and ``logvar`` (each ``(n, latent_dim)``).
+
+        The decoder reads ``z = mu`` (deterministic), or ``z = mu + exp(logvar / 2) eps`` when ``sample``
+        (``eps`` drawn on the generator's device, the CPU by default, and moved to ``mu``'s).
+        """
+        mu, logvar = self.encode(x)
+        z = mu
+        if sample:
+            eps = torch.randn(mu.shape, generator=generator, dtype=mu.dtype,
+                              device=generator.device if generator is not None else "cpu").to(mu.device)
+            z = mu + eps * (0.5 * logvar).exp()
+        return self.decode(z), mu, logvar
 
     def decode(self, z: torch.Tensor) -> torch.Tensor:
         """Per-position logits ``(n, L, n_tokens)`` of latents ``(n, latent_dim)``."""
@@ -86,16 +116,20 @@ class SeqVAE(nn.Module):
 
     def fit(self, x: Sequence[str] | np.ndarray, n_steps: int = 2000, batch_size: int = 128, lr: float = 2e-3,
             seed: int = 0) -> "SeqVAE":
-        """Train on sequences with the ELBO (reconstruction cross-entropy + beta * KL). Returns self."""
+        """Train on sequences with the ELBO (reconstruction cross-entropy + beta * KL) on the module's device.
+
+        Minibatches and noise come from a CPU generator seeded by ``seed``. Returns self.
+        """
         _check_fit_args(n_steps, batch_size, lr)
-        tokens = _tokens_tensor(x, self.n_tokens, self.seq_len)
+        device = self.enc[0].weight.device
+        tokens = _tokens_tensor(x, self.n_tokens, self.seq_len, device)
         gen = torch.Generator().manual_seed(seed)
         opt = torch.optim.Adam(self.parameters(), lr=lr)
         self.train()
         for _ in range(n_steps):
-            xb = tokens[torch.randint(len(tokens), (batch_size,), generator=gen)]
+            xb = tokens[torch.randint(len(tokens), (batch_size,), generator=gen).to(device)]
             mu, logvar = self.encode(xb)
-            z = mu + torch.randn(mu.shape, generator=gen) * (0.5 * logvar).exp()
+            z = mu + torch.randn(mu.shape, generator=gen).to(device) * (0.5 * logvar).exp()
             rec = F.cross_entropy(self.decode(z).reshape(-1, self.n_tokens), xb.reshape(-1))
             kl = -0.5 * (1 + logvar - mu ** 2 - logvar.exp()).sum(-1).mean() / self.seq_len
             loss = rec + self.beta * kl
@@ -136,25 +170,37 @@ class LatentFlowPrior(nn.Module):
 
     def forward(self, z: torch.Tensor, t: torch.Tensor | float) -> torch.Tensor:
         """Velocity ``v_theta(z, t)``, shape of ``z``; ``t`` is a scalar or ``(n,)``."""
-        t = torch.as_tensor(t, dtype=z.dtype).expand(z.shape[0])
+        if z.ndim != 2 or z.shape[1] != self.latent_dim:
+            raise ValueError(f"z must have shape (n, {self.latent_dim}), got {tuple(z.shape)}")
+        t = torch.as_tensor(t, dtype=z.dtype, device=z.device)
+        if t.ndim > 1 or (t.ndim == 1 and t.shape[0] != z.shape[0]):
+            raise ValueError(f"t must be a scalar or have shape ({z.shape[0]},), got {tuple(t.shape)}")
+        t = t.expand(z.shape[0])
         ang = t[:, None] * self.freqs[None, :]
         return self.net(torch.cat([z, ang.sin(), ang.cos()], dim=-1))
 
     def fit(self, z1: torch.Tensor | np.ndarray, n_steps: int = 3000, batch_size: int = 256, lr: float = 2e-3,
             seed: int = 0) -> "LatentFlowPrior":
-        """Conditional flow matching on data latents ``z1`` of shape ``(n, latent_dim)``. Returns self."""
+        """Conditional flow matching on data latents ``z1`` of shape ``(n, latent_dim)``. Returns self.
+
+        Trains on the module's device; minibatches and noise come from a CPU generator seeded by ``seed``.
+        """
         _check_fit_args(n_steps, batch_size, lr)
+        device = self.freqs.device
         z1 = torch.as_tensor(np.asarray(z1) if not isinstance(z1, torch.Tensor) else z1, dtype=torch.float32)
-        if z1.ndim != 2 or z1.shape[1] != self.latent_dim:
-            raise ValueError(f"Z must have shape (n, {self.latent_dim}), got {tuple(z1.shape)}")
+        if z1.ndim != 2 or z1.shape[1] != self.latent_dim or len(z1) == 0:
+            raise ValueError(f"Z must have shape (n, {self.latent_dim}) with n >= 1, got {tuple(z1.shape)}")
+        if not torch.isfinite(z1).all():
+            raise ValueError("Z must be finite (no NaN or inf)")
+        z1 = z1.to(device)
         gen = torch.Generator().manual_seed(seed)
         opt = torch.optim.Adam(self.parameters(), lr=lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(n_steps, 1))
         self.train()
         for _ in range(n_steps):
-            x1 = z1[torch.randint(len(z1), (batch_size,), generator=gen)]
-            x0 = torch.randn(x1.shape, generator=gen)
-            t = torch.rand(batch_size, generator=gen)
+            x1 = z1[torch.randint(len(z1), (batch_size,), generator=gen).to(device)]
+            x0 = torch.randn(x1.shape, generator=gen).to(device)
+            t = torch.rand(batch_size, generator=gen).to(device)
             zt = (1 - t[:, None]) * x0 + t[:, None] * x1
             loss = ((self(zt, t) - (x1 - x0)) ** 2).sum(-1).mean()
             opt.zero_grad()
@@ -165,10 +211,10 @@ class LatentFlowPrior(nn.Module):
         return self
 
     def sample(self, n: int, ode_steps: int = 32, seed: int = 0) -> torch.Tensor:
-        """Plain Euler integration of dz/dt = v(z, t) from z_0 ~ N(0, I) at t = 0 to t = 1."""
+        """Plain Euler integration of dz/dt = v(z, t) from z_0 ~ N(0, I) at t = 0 to t = 1 (module's device)."""
         if n < 1 or ode_steps < 1:
             raise ValueError(f"n and ode_steps must be >= 1, got {n}, {ode_steps}")
-        z = torch.randn(n, self.latent_dim, generator=torch.Generator().manual_seed(seed))
+        z = torch.randn(n, self.latent_dim, generator=torch.Generator().manual_seed(seed)).to(self.freqs.device)
         h = 1.0 / ode_steps
         with torch.no_grad():
             for k in range(ode_steps):
@@ -177,66 +223,166 @@ class LatentFlowPrior(nn.Module):
 
 
 # -------------------------------------------------------------------------------------------- predictor
-class FitnessCNN(nn.Module):
+def _is_strings(x) -> bool:
+    """True for a sequence of strings (amino-acid sequences) rather than a token array."""
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "US" or (x.dtype == object and x.ndim == 1 and x.size > 0 and isinstance(x[0], str))
+    return isinstance(x, (list, tuple)) and len(x) > 0 and all(isinstance(s, str) for s in x)
+
+
+class FitnessCNN(RegressorMixin, BaseEstimator, nn.Module):
     """GGS-style CNN regressor g_phi: conv over one-hot input, per-position MLP, max-pool over length, linear.
 
-    ``forward`` takes tokens; ``forward_soft`` takes per-position probabilities ``(n, L, n_tokens)`` so that
-    gradients can flow from the fitness to the decoder's output.
+    Both a scikit-learn regressor (``fit(X, y)`` / ``predict(X)`` on NumPy data) and an ``nn.Module``
+    (``forward`` on tokens, ``forward_soft`` on per-position probabilities ``(n, L, n_tokens)``, so that
+    gradients can flow from the fitness to the decoder's output).
+
+    ``X`` layout: one row per sequence, one column per position, each entry an integer token id in
+    ``[0, n_tokens)`` (token ``k`` is ``AMINO_ACIDS[k]``); a list of amino-acid strings of one length is
+    accepted too. Float arrays with integral values are read as token ids.
+
+    The network is built at construction (so a ``state_dict`` loads into a fresh instance) and does not
+    depend on the length L: the convolution slides over the positions and the max-pool removes them.
+    ``fit`` trains from scratch every time: from the weights drawn at construction (the global torch RNG)
+    when ``random_state`` is ``None``, else from weights drawn with ``random_state``.
 
     Args:
-        seq_len: sequence length L.
+        seq_len: sequence length L; ``None`` accepts any L >= ``kernel_size`` (fixed by ``fit``).
         n_tokens: alphabet size.
         width: conv channels (GGS uses 256).
         kernel_size: conv kernel width (GGS uses 5).
+        n_steps, batch_size, lr, weight_decay: Adam training of the MSE (``fit`` may override them).
+        seed: seed of the minibatch order.
+        random_state: seed of the initial weights (``None``: those drawn at construction).
     """
 
-    def __init__(self, seq_len: int, n_tokens: int = 20, width: int = 32, kernel_size: int = 5):
+    def __init__(self, seq_len: int | None = None, n_tokens: int = 20, width: int = 32, kernel_size: int = 5,
+                 n_steps: int = 1500, batch_size: int = 128, lr: float = 1e-3, weight_decay: float = 1e-4,
+                 seed: int = 0, random_state: int | None = None):
         super().__init__()
-        if seq_len < kernel_size:
-            raise ValueError(f"seq_len ({seq_len}) must be >= kernel_size ({kernel_size})")
-        if width < 1 or n_tokens < 1:
-            raise ValueError(f"width and n_tokens must be >= 1, got {width}, {n_tokens}")
-        self.seq_len, self.n_tokens = seq_len, n_tokens
-        self.conv = nn.Conv1d(n_tokens, width, kernel_size)
-        self.mlp = nn.Linear(width, 2 * width)
-        self.out = nn.Linear(2 * width, 1)
+        self.seq_len, self.n_tokens, self.width, self.kernel_size = seq_len, n_tokens, width, kernel_size
+        self.n_steps, self.batch_size, self.lr, self.weight_decay = n_steps, batch_size, lr, weight_decay
+        self.seed, self.random_state = seed, random_state
+        self._check_sizes()
+        self._build()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True  # integer token ids
+        tags.input_tags.positive_only = True
+        tags.regressor_tags.poor_score = True  # a token model: scikit-learn's continuous test data mean nothing
+        return tags
+
+    # ------------------------------------------------------------------ network
+    def _check_sizes(self) -> None:
+        if self.width < 1 or self.n_tokens < 1 or self.kernel_size < 1:
+            raise ValueError(f"width, n_tokens and kernel_size must be >= 1, got {self.width}, {self.n_tokens}, "
+                             f"{self.kernel_size}")
+        if self.seq_len is not None and self.seq_len < self.kernel_size:
+            raise ValueError(f"seq_len ({self.seq_len}) must be >= kernel_size ({self.kernel_size})")
+
+    def _build(self) -> None:
+        """Create the layers (from the global torch RNG) and remember their initial weights."""
+        self.conv = nn.Conv1d(self.n_tokens, self.width, self.kernel_size)
+        self.mlp = nn.Linear(self.width, 2 * self.width)
+        self.out = nn.Linear(2 * self.width, 1)
+        self._architecture = (self.n_tokens, self.width, self.kernel_size)
+        self._initial_state = {k: v.detach().clone() for k, v in self.state_dict().items()}
+
+    def _reset(self) -> None:
+        """Put the weights back to their initial values before ``fit`` (rebuilding after ``set_params``)."""
+        self._check_sizes()
+        like = {"device": self.conv.weight.device, "dtype": self.conv.weight.dtype}
+        if self.random_state is not None:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(self.random_state)
+                self._build()
+        elif self._architecture != (self.n_tokens, self.width, self.kernel_size):
+            self._build()
+        else:
+            self.load_state_dict(self._initial_state)
+        self.to(**like)
+
+    def _length_ok(self, length: int) -> None:
+        if self.seq_len is not None and length != self.seq_len:
+            raise ValueError(f"sequences have length {length}, the model expects {self.seq_len}")
+        if length < self.kernel_size:
+            raise ValueError(f"X has {length} feature(s) (positions) but the convolution needs at least "
+                             f"kernel_size={self.kernel_size}")
 
     def forward_soft(self, probs: torch.Tensor) -> torch.Tensor:
         """Predicted fitness ``(n,)`` of soft sequences ``(n, L, n_tokens)`` (rows sum to one)."""
-        if probs.ndim != 3 or probs.shape[1:] != (self.seq_len, self.n_tokens):
-            raise ValueError(f"probs must have shape (n, {self.seq_len}, {self.n_tokens}), got {tuple(probs.shape)}")
+        if probs.ndim != 3 or probs.shape[2] != self.n_tokens:
+            raise ValueError(f"probs must have shape (n, {self.seq_len or 'L'}, {self.n_tokens}), "
+                             f"got {tuple(probs.shape)}")
+        self._length_ok(probs.shape[1])
         h = self.conv(probs.transpose(1, 2)).transpose(1, 2)
         return self.out(F.relu(self.mlp(h)).max(dim=1).values).squeeze(-1)
 
     def forward(self, x: Sequence[str] | np.ndarray | torch.Tensor) -> torch.Tensor:
-        """Predicted fitness ``(n,)`` of token sequences."""
-        tokens = _tokens_tensor(x, self.n_tokens, self.seq_len)
-        return self.forward_soft(F.one_hot(tokens, self.n_tokens).float())
+        """Predicted fitness ``(n,)`` of token sequences (strings, an ``(n, L)`` array or integer tensor)."""
+        w = self.conv.weight
+        tokens = _tokens_tensor(x, self.n_tokens, self.seq_len, w.device)
+        return self.forward_soft(F.one_hot(tokens, self.n_tokens).to(w.dtype))
 
-    def predict(self, x: Sequence[str] | np.ndarray) -> np.ndarray:
-        """NumPy predictions without gradients."""
-        with torch.no_grad():
-            return self(x).cpu().numpy()
+    # ------------------------------------------------------------------ scikit-learn
+    # nn.Module keeps its train/eval flag in the public attribute ``training``; scikit-learn allows only
+    # constructor parameters and fitted attributes (trailing "_") there, so the flag lives in ``_training``.
+    @property
+    def training(self) -> bool:
+        return self.__dict__["_training"]
 
-    def fit(self, x: Sequence[str] | np.ndarray, y: np.ndarray, n_steps: int = 1500, batch_size: int = 128,
-            lr: float = 1e-3, weight_decay: float = 1e-4, seed: int = 0) -> "FitnessCNN":
-        """Mean-squared-error regression of fitness ``y`` (n,) on sequences ``x``. Returns self."""
+    @training.setter
+    def training(self, mode: bool) -> None:
+        self.__dict__["_training"] = mode
+
+    def _token_array(self, x: np.ndarray) -> np.ndarray:
+        """Check a validated numeric ``x`` (n, L) holds token ids; returns it as int64."""
+        if np.any(x < 0):
+            raise ValueError("Negative values in data passed to FitnessCNN: token ids must be >= 0")
+        if np.any(x >= self.n_tokens) or not np.array_equal(x, np.round(x)):
+            raise ValueError(f"X must hold integer token ids in [0, {self.n_tokens})")
+        self._length_ok(x.shape[1])
+        return x.astype(np.int64)
+
+    def fit(self, x: Sequence[str] | np.ndarray, y: np.ndarray, n_steps: int | None = None,
+            batch_size: int | None = None, lr: float | None = None, weight_decay: float | None = None,
+            seed: int | None = None) -> "FitnessCNN":
+        """Mean-squared-error regression of fitness ``y`` (n,) on sequences ``x`` (n, L). Returns self.
+
+        Keyword arguments left at ``None`` take the constructor's values. Training runs on the module's device.
+        """
+        n_steps = self.n_steps if n_steps is None else n_steps
+        batch_size = self.batch_size if batch_size is None else batch_size
+        lr = self.lr if lr is None else lr
+        weight_decay = self.weight_decay if weight_decay is None else weight_decay
+        seed = self.seed if seed is None else seed
         _check_fit_args(n_steps, batch_size, lr)
-        tokens = _tokens_tensor(x, self.n_tokens, self.seq_len)
-        y = torch.as_tensor(np.asarray(y, dtype=np.float32))
-        if y.shape != (len(tokens),):
-            raise ValueError(f"y must have shape ({len(tokens)},), got {tuple(y.shape)}")
-        if not torch.isfinite(y).all():
-            raise ValueError("y contains non-finite values")
-        onehot = F.one_hot(tokens, self.n_tokens).float()
+        x, y = validate_data(self, encode_sequences(x, self.n_tokens) if _is_strings(x) else x, y,
+                             dtype="numeric", y_numeric=True)
+        tokens, y = self._token_array(x), np.asarray(y, dtype=np.float32)
+        self._reset()
+        device = self.conv.weight.device
+        tokens, y = torch.as_tensor(tokens, device=device), torch.as_tensor(y, device=device)
+        onehot = F.one_hot(tokens, self.n_tokens).to(self.conv.weight.dtype)
         gen = torch.Generator().manual_seed(seed)
         opt = torch.optim.Adam(self.parameters(), lr=lr, weight_decay=weight_decay)
         self.train()
         for _ in range(n_steps):
-            idx = torch.randint(len(tokens), (batch_size,), generator=gen)
-            loss = F.mse_loss(self.forward_soft(onehot[idx]), y[idx])
+            idx = torch.randint(len(tokens), (batch_size,), generator=gen).to(device)
+            loss = F.mse_loss(self.forward_soft(onehot[idx]), y[idx].to(onehot.dtype))
             opt.zero_grad()
             loss.backward()
             opt.step()
         self.eval()
+        self.n_train_steps_ = n_steps
         return self
+
+    def predict(self, x: Sequence[str] | np.ndarray) -> np.ndarray:
+        """Predicted fitness ``(n,)`` as a NumPy array (no gradients), after :meth:`fit`."""
+        check_is_fitted(self)
+        x = validate_data(self, encode_sequences(x, self.n_tokens) if _is_strings(x) else x, reset=False,
+                          dtype="numeric")
+        tokens = torch.as_tensor(self._token_array(x), device=self.conv.weight.device)
+        with torch.no_grad():
+            return self.forward_soft(F.one_hot(tokens, self.n_tokens).to(self.conv.weight.dtype)).cpu().numpy()

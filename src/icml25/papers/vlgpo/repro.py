@@ -18,7 +18,14 @@ import numpy as np
 import torch
 from scipy.stats import spearmanr
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, no_progress
+from icml25.core.experiment import (
+    Experiment,
+    ExperimentConfig,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.vlgpo.landscape import evaluate, make_landscape_task
@@ -60,13 +67,24 @@ class TaskConfig(ExperimentConfig):
     adalead_rounds: int = 10
     """Rounds of AdaLead-style evolution."""
 
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("latent_dim", "n_samples", "top_k", "ode_steps", "adalead_rounds"),
+                     nonnegative=("vae_steps", "flow_steps", "predictor_steps", "J", "alpha"),
+                     at_least={"seq_len": 5, "n_library": 100},  # seq_len >= the predictor's kernel width
+                     choices={"difficulty": ("medium", "hard")})
+
 
 def _train(task, cfg: TaskConfig, seed: int):
     """Train VAE, flow prior and predictor on the training split only."""
     torch.manual_seed(seed)
-    vae = SeqVAE(cfg.seq_len, latent_dim=cfg.latent_dim).fit(task.train_x, n_steps=cfg.vae_steps, seed=seed)
-    flow = LatentFlowPrior(cfg.latent_dim).fit(vae.embed(task.train_x), n_steps=cfg.flow_steps, seed=seed)
-    predictor = FitnessCNN(cfg.seq_len).fit(task.train_x, task.train_y, n_steps=cfg.predictor_steps, seed=seed)
+    # built on the CPU (the same initial weights on every device), trained on cfg.device
+    vae = SeqVAE(cfg.seq_len, latent_dim=cfg.latent_dim).to(cfg.device)
+    vae.fit(task.train_x, n_steps=cfg.vae_steps, seed=seed)
+    flow = LatentFlowPrior(cfg.latent_dim).to(cfg.device)
+    flow.fit(vae.embed(task.train_x), n_steps=cfg.flow_steps, seed=seed)
+    predictor = FitnessCNN(cfg.seq_len).to(cfg.device)
+    predictor.fit(task.train_x, task.train_y, n_steps=cfg.predictor_steps, seed=seed)
     return vae, flow, predictor
 
 

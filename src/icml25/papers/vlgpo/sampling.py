@@ -69,7 +69,7 @@ def vlgpo_sample(flow: LatentFlowPrior, vae: SeqVAE, predictor: FitnessCNN, n_sa
     _check_common(n_samples, J, alpha, f_min, f_max)
     if ode_steps < 1:
         raise ValueError(f"ode_steps must be >= 1, got {ode_steps}")
-    z = torch.randn(n_samples, flow.latent_dim, generator=torch.Generator().manual_seed(seed))
+    z = torch.randn(n_samples, flow.latent_dim, generator=torch.Generator().manual_seed(seed)).to(flow.freqs.device)
     h = 1.0 / ode_steps
     for k in range(ode_steps):
         t = k * h
