@@ -539,9 +539,9 @@ def sample_next_states(sampler: Sampler, rng: np.random.Generator, shape: tuple[
     if nxt.shape != shape:
         raise ValueError(f"sampler must return next states of shape {shape}, got {nxt.shape}")
     if not np.issubdtype(nxt.dtype, np.integer):
-        raise ValueError(f"sampler must return integer state ids, got dtype {nxt.dtype}")
+        raise ValueError(f"sampler must return integer next states, got dtype {nxt.dtype}")
     if nxt.size and (nxt.min() < 0 or nxt.max() >= shape[0]):
-        raise ValueError(f"sampler must return state ids in [0, {shape[0]}), got values in "
+        raise ValueError(f"sampler must return next states in [0, {shape[0]}), got values in "
                          f"[{nxt.min()}, {nxt.max()}]")
     return nxt
 

@@ -186,7 +186,10 @@ def plan(
         code_hash = code_fingerprint(repro.paper.slug)
         for exp in repro.experiments:
             typed = {k: parse_value(exp.config, k, v) for k, v in overrides.items() if k in exp.fields}
-            cfg = exp.make_config(preset, typed)
+            try:
+                cfg = exp.make_config(preset, typed)
+            except ConfigError as exc:
+                raise ConfigError(f"paper {repro.paper.slug!r}, {exc}") from None
             resolve_device(cfg.device)
             missing = exp.missing_requirements()
             if missing:

@@ -35,6 +35,7 @@ from icml25.papers.mdgfm.model import (
     _xavier_rows,
     check_graph,
     normalized_adjacency,
+    unified_graph_input,
     unify_features,
 )
 
@@ -295,13 +296,7 @@ class PretrainNoRefine(nn.Module):
 
     def forward(self, x: torch.Tensor | Data, edge_index: torch.Tensor | None = None) -> torch.Tensor:
         """Prompted target embeddings ``(N, hidden)`` of unified features ``x (N, unify_dim)``."""
-        if isinstance(x, Data):
-            x, edge_index = x.x, x.edge_index
-        if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.size(1) != self.unify_dim:
-            raise ValueError(f"PretrainNoRefine expects unified features of shape (N, {self.unify_dim}), got "
-                             f"{tuple(getattr(x, 'shape', ()))}")
-        if edge_index is None:
-            raise ValueError("edge_index is required (or pass a torch_geometric Data)")
+        x, edge_index = unified_graph_input(x, edge_index, self.unify_dim, "PretrainNoRefine")
         adj = normalized_adjacency(edge_index, x.size(0), dtype=x.dtype)
         return self.encoder(self.prompt_.features(x, self.domain_tokens, self.shared_token), *adj)
 

@@ -354,6 +354,19 @@ def _untouched_rng_prompt(n_sources: int, dim: int, k: int, learner_layers: int,
         return TargetPrompt(n_sources, dim, k, learner_layers, dropedge)
 
 
+
+def unified_graph_input(x: torch.Tensor | Data, edge_index: torch.Tensor | None, unify_dim: int,
+                        who: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(x, edge_index)`` of a forward call given a tensor pair or a PyG ``Data``; ``x`` must be ``(N, unify_dim)``."""
+    if isinstance(x, Data):
+        x, edge_index = x.x, x.edge_index
+    if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.size(1) != unify_dim:
+        raise ValueError(f"{who} expects unified features of shape (N, {unify_dim}), got "
+                         f"{tuple(getattr(x, 'shape', ()))}")
+    if edge_index is None:
+        raise ValueError("edge_index is required (or pass a torch_geometric Data)")
+    return x, edge_index
+
 class MDGFM(nn.Module):
     """Multi-domain graph foundation model: pre-train on source graphs, prompt-tune on a new one.
 
@@ -487,13 +500,7 @@ class MDGFM(nn.Module):
 
     def forward(self, x: torch.Tensor | Data, edge_index: torch.Tensor | None = None) -> torch.Tensor:
         """Prompted target embeddings ``(N, hidden)`` of unified features ``x (N, unify_dim)``."""
-        if isinstance(x, Data):
-            x, edge_index = x.x, x.edge_index
-        if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.size(1) != self.unify_dim:
-            raise ValueError(f"MDGFM expects unified features of shape (N, {self.unify_dim}), got "
-                             f"{tuple(getattr(x, 'shape', ()))}")
-        if edge_index is None:
-            raise ValueError("edge_index is required (or pass a torch_geometric Data)")
+        x, edge_index = unified_graph_input(x, edge_index, self.unify_dim, "MDGFM")
         return self._target_embeddings(x, normalized_adjacency(edge_index, x.size(0), dtype=x.dtype))
 
     def prompt_tune(self, X, A, support_idx, support_y, steps: int = 400, lr: float = 1e-3,

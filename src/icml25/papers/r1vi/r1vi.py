@@ -82,16 +82,6 @@ def power_step(P_pi: Any, d: Any, steps: int) -> np.ndarray:
     return _power_step(P_pi, d, check_count("steps", steps, minimum=0))
 
 
-def _check_next_states(nxt: np.ndarray, n_states: int) -> np.ndarray:
-    """A sampler's draw as integer states in [0, S); raise ValueError otherwise."""
-    if not np.issubdtype(nxt.dtype, np.integer):
-        raise ValueError(f"sampler must return integer next states, got dtype {nxt.dtype}")
-    if nxt.size and (nxt.min() < 0 or nxt.max() >= n_states):
-        raise ValueError(f"sampler must return next states in [0, {n_states}), got values in "
-                         f"[{nxt.min()}, {nxt.max()}]")
-    return nxt
-
-
 def _power_step(P_pi: np.ndarray, d: np.ndarray, steps: int) -> np.ndarray:
     """:func:`power_step` on checked arguments (the solvers' inner loop)."""
     for _ in range(steps):
@@ -226,7 +216,7 @@ def r1_q_learning(sampler: Sampler, r: Any, gamma: float, n_iter: int, step_size
     rows = np.arange(n_states)
     errors, iters = [], []
     for k in range(n_iter):
-        nxt = _check_next_states(sample_next_states(sampler, rng, r.shape), n_states)
+        nxt = sample_next_states(sampler, rng, r.shape)
         policy = np.argmax(q, axis=1)
         target = r + gamma * q[rows, policy][nxt]  # T_k Q_k
         # one empirical power step: mass of (s, a) moves to (s'_k(s,a), pi_k(s'_k(s,a)))
