@@ -9,6 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from icml25.common.checks import check_recipe
+
 CONCEPTS = ("bark", "rain", "siren", "engine", "bell", "whistle", "drum", "hum", "chirp", "buzz", "knock", "wind")
 """Sound concepts; each is one parametric generator and one word."""
 SPECIAL = ("<pad>", "<bos>", "<eos>", "<cap>", "<snd>", "a", "over", "with")
@@ -205,7 +207,7 @@ def train_clap(scenes: Scenes, steps: int, seed: int, dim: int = 32, batch: int 
 
     The model is initialised on the CPU (the same weights on every device), then trained on ``device``.
     """
-    _check_recipe(steps=steps, batch=batch, lr=lr)
+    check_recipe(steps=steps, batch=batch, lr=lr)
     torch.manual_seed(seed)
     g = torch.Generator(device=device).manual_seed(seed)
     model = TinyCLAP(scenes.features.shape[1], dim=dim).to(device)
@@ -260,7 +262,7 @@ def pretrain_lm(lm: TinyLM, scenes: Scenes, steps: int, seed: int, batch: int = 
 
     Runs on the device of ``lm``'s parameters.
     """
-    _check_recipe(steps=steps, batch=batch, lr=lr)
+    check_recipe(steps=steps, batch=batch, lr=lr)
     device = lm.head.weight.device
     g = torch.Generator(device=device).manual_seed(seed)
     cap, snd = torch.from_numpy(scenes.caption).to(device), torch.from_numpy(scenes.sounds).to(device)
@@ -281,11 +283,3 @@ def pretrain_lm(lm: TinyLM, scenes: Scenes, steps: int, seed: int, batch: int = 
     return lm
 
 
-def _check_recipe(steps: int, batch: int, lr: float) -> None:
-    """Clear errors for a training recipe's step count (>= 0), batch size (>= 1) and learning rate (> 0)."""
-    if int(steps) != steps or steps < 0:
-        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
-    if int(batch) != batch or batch < 1:
-        raise ValueError(f"batch must be a positive integer, got {batch!r}")
-    if not 0 < lr < float("inf"):
-        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")

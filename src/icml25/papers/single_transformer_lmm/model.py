@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from icml25.common.checks import check_recipe
+
 
 def _check_ids(input_ids: torch.Tensor, vocab: int, image_token_id: int | None = None) -> None:
     """Clear errors for token ids: an integer (B, L) tensor with ids in [0, vocab) (``image_token_id`` allowed).
@@ -350,16 +352,6 @@ def _batches(n: int, batch: int, steps: int, gen: torch.Generator):
         yield torch.randint(0, n, (batch,), generator=gen, device=gen.device)
 
 
-def _check_recipe(steps: int, batch: int, lr: float) -> None:
-    """Clear errors for a training recipe's step count (>= 0), batch size (>= 1) and learning rate (> 0)."""
-    if int(steps) != steps or steps < 0:
-        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
-    if int(batch) != batch or batch < 1:
-        raise ValueError(f"batch must be a positive integer, got {batch!r}")
-    if not 0 < lr < float("inf"):
-        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
-
-
 def pretrain_stage1(model: EarlyFusionLMM, teacher_vision: nn.Module, teacher_lm_embed: nn.Embedding, data: dict,
                     steps: int, image_token_id: int, lr: float = 3e-3, batch: int = 64, loss: str = "mse",
                     text_weight: float = 1.0, seed: int = 0) -> list[float]:
@@ -368,7 +360,7 @@ def pretrain_stage1(model: EarlyFusionLMM, teacher_vision: nn.Module, teacher_lm
     ``data`` holds ``input_ids`` (N, L) and ``pixel_values`` (N, 3, S, S). Returns the loss curve.
     The heads are discarded afterwards (only the model is kept).
     """
-    _check_recipe(steps, batch, lr)
+    check_recipe(steps, batch, lr)
     heads = DistillHeads(model.d_pre, teacher_vision.d, teacher_lm_embed.embedding_dim).to(model.head.weight.device)
     params = [*model.embed.parameters(), *model.patch_embed.parameters(), *model.pre.parameters(),
               *heads.parameters()]
@@ -392,7 +384,7 @@ def answer_loss(logits: torch.Tensor, answers: torch.Tensor) -> torch.Tensor:
 def finetune_stage2(model: nn.Module, instruct_data: dict, steps: int, image_token_id: int, lr: float = 2e-3,
                     batch: int = 64, seed: int = 0, params=None) -> list[float]:
     """Stage 2: full fine-tuning on (image, question) -> answer with the answer next-token loss."""
-    _check_recipe(steps, batch, lr)
+    check_recipe(steps, batch, lr)
     opt = torch.optim.AdamW(model.parameters() if params is None else params, lr=lr, weight_decay=0.0)
     gen, curve = torch.Generator(device=instruct_data["input_ids"].device).manual_seed(seed), []
     for idx in _batches(len(instruct_data["input_ids"]), batch, steps, gen):
