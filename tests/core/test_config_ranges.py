@@ -65,7 +65,11 @@ def test_out_of_range_value_is_a_config_error(exp, name, value):
 @pytest.mark.parametrize(("slug", "exp"), [pytest.param(s, e, id=f"{s}.{e.name}") for s, e in EXPERIMENTS])
 def test_every_preset_is_in_range(slug, exp):
     for preset in PRESETS:
-        exp.make_config(preset)  # raises if a preset's own values are out of range
+        cfg = exp.make_config(preset)  # raises if a preset's own values are out of range
+        for name, value in exp.presets.get(preset, {}).items():  # validate() checks, never rewrites a value
+            assert getattr(cfg, name) == value, f"{slug}.{exp.name} {preset}: {name}"
+        assert type(cfg).validate is not ExperimentConfig.validate or not dataclasses.fields(cfg)[1:], (
+            f"{type(cfg).__name__} declares no ranges: override validate()")
 
 
 @pytest.mark.parametrize(("slug", "exp"), [pytest.param(s, e, id=f"{s}.{e.name}") for s, e in EXPERIMENTS])
