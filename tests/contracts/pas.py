@@ -8,8 +8,9 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 
 from icml25.papers.pas import (
-    PASEstimator, cure, digits_problems, gaussian_synthetic, minimise_cure, pas_fit, pas_mean_pointestimate,
-    problem_moments,
+    PASEstimator, PredictionProblems, cure, digits_problems, gaussian_synthetic, load_amazon_reviews,
+    load_galaxy_zoo, minimise_cure, pas_fit, pas_mean_pointestimate, problem_moments,
+    shrink_to_grand_mean_pointestimate, split_labelled_fraction,
 )
 
 _rng = np.random.default_rng(0)
@@ -89,6 +90,14 @@ BAD_INPUTS = [
     ("synthetic_m_zero", lambda: gaussian_synthetic(m=0), ValueError),
     ("digits_train_fraction_negative", lambda: digits_problems(train_fraction=-0.3), ValueError),
     ("digits_n_clusters_zero", lambda: digits_problems(n_clusters=0), ValueError),
+    ("grand_mean_cutoff_one", lambda: shrink_to_grand_mean_pointestimate(_Y, _FL, _FU, cutoff=1.0), ValueError),
+    ("grand_mean_problem_count_mismatch", lambda: shrink_to_grand_mean_pointestimate(_Y, _FL[:3], _FU), ValueError),
+    ("variance_unknown", lambda: pas_mean_pointestimate(_Y, _FL, _FU, variance="shared"), ValueError),
+    ("estimator_variance_unknown", lambda: PASEstimator(variance="pool").fit(_XF, _YF), ValueError),
+    ("galaxy_zoo_missing_file", lambda: load_galaxy_zoo("/nonexistent/galaxy.csv"), ValueError),
+    ("amazon_missing_file", lambda: load_amazon_reviews("/nonexistent/amazon.h5"), ValueError),
+    ("split_fraction_zero", lambda: split_labelled_fraction(PredictionProblems([np.ones(20)], [np.ones(20)],
+                                                                               np.ones(1)), 0.0), ValueError),
 ]
 BAD_INPUTS += [
     ("estimator_problem_without_labels",

@@ -13,14 +13,17 @@ from icml25.papers.pas import (
     classical_mean_pointestimate,
     cure,
     gaussian_synthetic,
+    grand_mean_sure,
     gaussian_true_moments,
     pas_fit,
     pas_mean_pointestimate,
     power_tuning_lambdas,
     prediction_mean_pointestimate,
+    pooled_variance_moments,
     problem_moments,
     pt_ppi_mean_pointestimate,
     pt_variance,
+    shrink_to_grand_mean_pointestimate,
     shrinkage_only_pointestimate,
     vanilla_ppi_mean_pointestimate,
 )
@@ -92,38 +95,105 @@ def test_moments_match_numpy_per_problem(ragged):
         assert mom.var_f[j] == pytest.approx(np.var(np.concatenate([fl, fu]), ddof=1))
     pooled = problem_moments(*ragged, share_var=True)
     assert np.all(pooled.var_y == pytest.approx(np.var(np.concatenate(ragged[0]), ddof=1)))
+    official = pooled_variance_moments(*ragged)  # Var f over the unlabelled points only
+    Y, FL, FU = (np.concatenate(a) for a in ragged)
+    np.testing.assert_allclose(official.var_y, np.var(Y, ddof=1))
+    np.testing.assert_allclose(official.cov_yf, np.cov(Y, FL, ddof=1)[0, 1])
+    np.testing.assert_allclose(official.var_f, np.var(FU, ddof=1))
+    np.testing.assert_array_equal(official.y_mean, mom.y_mean)
 
 
 def _xkb_sure_grid(y_mean, Z, A, grid):
     """Independent Xie-Kou-Brown SURE of shrinking y_mean towards Z, evaluated on a grid."""
-    best, best_val = None, np.inf
-    for omega in grid:
-        b = A / (A + omega)
-        val = np.sum(b**2 * (y_mean - Z) ** 2 + (1 - 2 * b) * A)
-        if val < best_val:
-            best, best_val = omega, val
-    return best
+    b = A / (A + grid[:, None])  # weight on Z of every problem, at every grid point
+    values = np.sum(b**2 * (y_mean - Z) ** 2 + (1 - 2 * b) * A, axis=1)
+    return grid[np.argmin(values)]
 
 
-def test_shrinkage_only_is_xie_kou_brown_sure(ragged):
+@pytest.mark.parametrize("variance", ["pooled", "per_problem"])
+def test_shrinkage_only_is_xie_kou_brown_sure(ragged, variance):
+    """A_j = Var(Y)/n_j with Var(Y) over all labelled points (pooled, the official share_var=False) or per problem."""
     mom = problem_moments(*ragged)
-    A = np.maximum(mom.var_y / mom.n, 1e-12)
-    fit = pas_fit(*ragged, lam=0.0)
+    var_y = np.var(np.concatenate(ragged[0]), ddof=1) if variance == "pooled" else mom.var_y
+    A = np.maximum(var_y / mom.n, 1e-12)
+    fit = pas_fit(*ragged, lam=0.0, variance=variance)
     upper = 999 * A.max()
     omega_grid = _xkb_sure_grid(mom.y_mean, mom.f_unlabelled_mean, A, np.linspace(0, upper, 200_001))
     assert fit.omega == pytest.approx(omega_grid, abs=upper / 200_000 * 2)
-    weight_on_z = A / (A + omega_grid)
-    np.testing.assert_allclose(shrinkage_only_pointestimate(*ragged), fit.theta)
-    theta_grid = weight_on_z * mom.f_unlabelled_mean + (1 - weight_on_z) * mom.y_mean
-    np.testing.assert_allclose(fit.theta, theta_grid, atol=1e-3)
+    np.testing.assert_allclose(shrinkage_only_pointestimate(*ragged, variance=variance), fit.theta)
+    weight_on_z = A / (A + fit.omega)  # the estimate is Ybar shrunk towards Z with the XKB weights
+    np.testing.assert_allclose(fit.theta, weight_on_z * mom.f_unlabelled_mean + (1 - weight_on_z) * mom.y_mean,
+                               atol=1e-12)
+    sure = lambda w: np.sum((A / (A + w)) ** 2 * (mom.y_mean - mom.f_unlabelled_mean) ** 2 + (1 - 2 * A / (A + w)) * A)
+    assert sure(fit.omega) <= sure(omega_grid) + 1e-12
+
+
+def test_pooled_pas_is_the_official_estimated_moment_formula(ragged):
+    """The official estimated-moment PAS re-derived here: per-problem lambda_j, then A_j and CURE's correction from
+    Var(all Y), Cov(all Y, all f labelled) and Var(all f unlabelled); omega by a fine grid over CURE."""
+    y, fl, fu = ragged
+    n = np.array([a.size for a in y], float)
+    N = np.array([a.size for a in fu], float)
+    lam = np.array([np.clip(Nj / (nj + Nj) * np.cov(a, b, ddof=1)[0, 1] / np.var(np.r_[b, c], ddof=1), 0, 1)
+                    for a, b, c, nj, Nj in zip(y, fl, fu, n, N)])
+    Z = np.array([c.mean() for c in fu])
+    pt = np.array([a.mean() for a in y]) + lam * (Z - np.array([b.mean() for b in fl]))
+    Y, FL, FU = np.concatenate(y), np.concatenate(fl), np.concatenate(fu)
+    s2, g, t2 = np.var(Y, ddof=1), np.cov(Y, FL, ddof=1)[0, 1], np.var(FU, ddof=1)
+    A = s2 / n + lam**2 * t2 * (n + N) / (n * N) - 2 * lam * g / n
+    grid = np.linspace(0, 999 * A.max(), 400_001)[:, None]
+    risk = np.sum(A / (A + grid) ** 2 * (A * (Z - pt) ** 2 + grid**2 - A**2) + 2 * A / (A + grid) * lam * t2 / N, 1)
+    w = grid[np.argmin(risk), 0]
+    fit = pas_fit(y, fl, fu)  # the default is variance="pooled"
+    np.testing.assert_allclose(fit.lambdas, lam, atol=1e-12)
+    np.testing.assert_allclose(fit.variances, A, rtol=1e-10)
+    assert fit.omega == pytest.approx(w, abs=2 * 999 * A.max() / 400_000)
+    wf = fit.omega
+    np.testing.assert_allclose(fit.theta, wf / (A + wf) * pt + A / (A + wf) * Z, atol=1e-12)
+    risk_at_fit = np.sum(A / (A + wf) ** 2 * (A * (Z - pt) ** 2 + wf**2 - A**2) + 2 * A / (A + wf) * lam * t2 / N)
+    assert risk_at_fit <= risk.min() + 1e-12
+    # per_problem: A_j from the same per-problem moments as lambda_j (Var f over all n_j + N_j points)
+    pp = pas_fit(y, fl, fu, variance="per_problem")
+    np.testing.assert_allclose(pp.variances, pt_variance(problem_moments(y, fl, fu), lam))
+    assert not np.allclose(pp.variances, fit.variances)
+
+
+def test_known_moments_are_used_per_problem_whatever_the_variance_option():
+    d = gaussian_synthetic(m=30, seed=2)
+    a = pas_fit(*d.arrays, known_moments=d.known_moments, variance="pooled")
+    b = pas_fit(*d.arrays, known_moments=d.known_moments, variance="per_problem")
+    np.testing.assert_array_equal(a.theta, b.theta)
+    np.testing.assert_allclose(a.variances, pt_variance(a.moments, a.lambdas))
+
+
+def test_variance_option_bad_values_raise(ragged):
+    for bad in ("pool", "", None, 1):
+        with pytest.raises(ValueError, match="variance must be one of"):
+            pas_mean_pointestimate(*ragged, variance=bad)
+    with pytest.raises(ValueError, match="variance must be one of"):
+        shrinkage_only_pointestimate(*ragged, variance="shared")
+    X, yy = _xy_layout(*ragged)
+    with pytest.raises(ValueError, match="variance must be one of"):
+        PASEstimator(variance="per-problem").fit(X, yy)
+    with pytest.raises(ValueError, match="at least 2 unlabelled points"):
+        pooled_variance_moments([np.ones(3)], [np.ones(3)], [np.ones(1)])
+
+
+def test_estimator_variance_option_matches_the_functional_api(ragged):
+    X, yy = _xy_layout(*ragged)
+    for variance in ("pooled", "per_problem"):
+        est = PASEstimator(variance=variance).fit(X, yy)
+        np.testing.assert_array_equal(est.theta_, pas_fit(*ragged, variance=variance).theta)
+    assert PASEstimator().get_params()["variance"] == "pooled"
 
 
 def test_cure_minimiser_is_global(ragged):
     fit = pas_fit(*ragged)
     m = fit.moments
+    tau2 = fit.variance_moments.var_f  # CURE's correction uses the Var f of A_j (pooled by default)
     grid = np.linspace(0, 999 * fit.variances.max(), 100_001)
-    values = cure(grid, fit.theta_pt, fit.prediction_mean, fit.variances, fit.lambdas, m.var_f, m.N)
-    at_fit = cure(fit.omega, fit.theta_pt, fit.prediction_mean, fit.variances, fit.lambdas, m.var_f, m.N)
+    values = cure(grid, fit.theta_pt, fit.prediction_mean, fit.variances, fit.lambdas, tau2, m.N)
+    at_fit = cure(fit.omega, fit.theta_pt, fit.prediction_mean, fit.variances, fit.lambdas, tau2, m.N)
     assert at_fit <= values.min() + 1e-12 * abs(values.min())
 
 
@@ -174,7 +244,7 @@ def test_omegas_in_unit_interval_and_shrink_noisier_problems_more(ragged):
     assert np.all((fit.omegas >= 0) & (fit.omegas <= 1))
     order = np.argsort(fit.variances)
     assert np.all(np.diff(fit.omegas[order]) <= 1e-15)
-    np.testing.assert_allclose(fit.variances, pt_variance(fit.moments, fit.lambdas))
+    np.testing.assert_allclose(fit.variances, pt_variance(fit.variance_moments, fit.lambdas))
 
 
 def test_pas_adapts_to_predictor_quality():
@@ -201,9 +271,10 @@ def test_estimator_matches_functional_api_and_predicts_by_label(ragged):
     est = PASEstimator().fit(np.concatenate(y)[perm_l], np.concatenate(fl)[perm_l], gl[perm_l],
                              np.concatenate(fu)[perm_u], gu[perm_u])
     theta, lambdas, omegas = pas_mean_pointestimate(y, fl, fu)
-    np.testing.assert_allclose(est.theta_, theta)
-    np.testing.assert_allclose(est.omegas_, omegas)
-    np.testing.assert_allclose(est.predict(["p03", "p00"]), theta[[3, 0]])
+    # equal up to the order of floating-point sums over the shuffled rows (CURE's minimiser moves by ~1e-9)
+    np.testing.assert_allclose(est.theta_, theta, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(est.omegas_, omegas, rtol=0, atol=1e-7)
+    np.testing.assert_array_equal(est.predict(["p03", "p00"]), est.theta_[[3, 0]])
     with pytest.raises(ValueError, match="unknown problem"):
         est.predict(["nope"])
     with pytest.raises(ValueError, match="not fitted"):
@@ -366,3 +437,157 @@ def test_xy_form_is_invariant_to_row_order(seed):
     # the same estimates up to the order of floating-point sums (CURE's minimiser moves by ~1e-9)
     np.testing.assert_allclose(a.theta_, b.theta_, rtol=0, atol=1e-7)
     np.testing.assert_array_equal(a.theta_, pas_fit(y, fl, fu).theta)
+
+
+# --- the paper's data files (small generated copies; nothing is downloaded) ---------------------------------
+
+
+def _galaxy_csv(path, rng, bins=(70, 3, 12), per_bin=40):
+    """A file in the official Galaxy Zoo layout: extra columns, bins out of order, classes 0-6."""
+    rows = []
+    for i in range(per_bin * len(bins)):
+        rows.append((1000 + i, int(rng.integers(0, 7)), int(rng.integers(0, 7)), 587730022795182299 + i,
+                     bins[i % len(bins)]))
+    with open(path, "w") as fh:
+        fh.write("galaxyID,true_label,pred_label,dr7objid,WVT_BIN\n")
+        fh.writelines(",".join(map(str, r)) + "\n" for r in rows)
+    return np.array(rows)
+
+
+def test_load_galaxy_zoo_groups_by_bin_and_binarises_spiral_classes(tmp_path):
+    from icml25.papers.pas import load_galaxy_zoo
+
+    rows = _galaxy_csv(tmp_path / "g.csv", np.random.default_rng(0))
+    probs = load_galaxy_zoo(tmp_path / "g.csv")
+    assert probs.ids == (3, 12, 70)  # sorted by bin
+    for b, y, f in zip(probs.ids, probs.y, probs.pred):
+        sel = rows[rows[:, 4] == b]  # file order within the bin
+        np.testing.assert_array_equal(y, np.isin(sel[:, 1], [3, 4, 5]).astype(float))
+        np.testing.assert_array_equal(f, np.isin(sel[:, 2], [3, 4, 5]).astype(float))
+    np.testing.assert_allclose(probs.theta, [y.mean() for y in probs.y])
+
+
+def test_load_amazon_reviews_npz_and_h5_agree(tmp_path):
+    from icml25.papers.pas import load_amazon_reviews
+
+    rng = np.random.default_rng(1)
+    arrays = {pid: rng.integers(1, 6, size=(2, int(rng.integers(5, 12)))).astype(np.int32)
+              for pid in ("B00X", "B001", "A9")}
+    np.savez(tmp_path / "a.npz", **arrays)
+    probs = load_amazon_reviews(tmp_path / "a.npz")
+    assert probs.ids == ("A9", "B001", "B00X")
+    for pid, y, f in zip(probs.ids, probs.y, probs.pred):
+        np.testing.assert_array_equal(y, arrays[pid][0])
+        np.testing.assert_array_equal(f, arrays[pid][1])
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(tmp_path / "a.h5", "w") as fh:
+        for pid, a in arrays.items():
+            fh.create_dataset(pid, data=a)
+    from_h5 = load_amazon_reviews(tmp_path / "a.h5")
+    assert from_h5.ids == probs.ids
+    for a, b in zip(from_h5.y + from_h5.pred, probs.y + probs.pred):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_split_labelled_fraction_is_the_official_split(tmp_path):
+    """int(n_j * 0.2) labelled points from np.random.seed(s) + np.random.permutation per problem, in order; theta is
+    the mean of Y over the unlabelled points."""
+    from icml25.papers.pas import PredictionProblems, split_labelled_fraction
+
+    rng = np.random.default_rng(2)
+    ys = [rng.normal(size=k) for k in (17, 30, 11)]
+    fs = [y + 0.1 for y in ys]
+    d = split_labelled_fraction(PredictionProblems(ys, fs, np.zeros(3)), 0.2, seed=45)
+    np.random.seed(45)  # the official loaders' global-state convention, re-derived here
+    for j, (y, f) in enumerate(zip(ys, fs)):
+        perm = np.random.permutation(y.size)
+        k = int(y.size * 0.2)
+        np.testing.assert_array_equal(d.y_labelled[j], y[perm[:k]])
+        np.testing.assert_array_equal(d.pred_unlabelled[j], f[perm[k:]])
+        assert d.theta[j] == pytest.approx(y[perm[k:]].mean())
+
+
+@pytest.mark.parametrize("content, match", [
+    ("a,b,c\n1,2,3\n", "must be a CSV with the columns"),
+    ("true_label,pred_label,WVT_BIN\n1,x,3\n", "must be integers"),
+    ("true_label,pred_label,WVT_BIN\n", "no data rows"),
+])
+def test_load_galaxy_zoo_bad_files(tmp_path, content, match):
+    from icml25.papers.pas import load_galaxy_zoo
+
+    (tmp_path / "bad.csv").write_text(content)
+    with pytest.raises(ValueError, match=match):
+        load_galaxy_zoo(tmp_path / "bad.csv")
+    with pytest.raises(ValueError, match="not found"):
+        load_galaxy_zoo(tmp_path / "missing.csv")
+
+
+def test_load_amazon_and_split_bad_input(tmp_path):
+    from icml25.papers.pas import PredictionProblems, load_amazon_reviews, split_labelled_fraction
+
+    np.savez(tmp_path / "bad.npz", p=np.ones((3, 4)))
+    with pytest.raises(ValueError, match="shape \\(2, n\\)"):
+        load_amazon_reviews(tmp_path / "bad.npz")
+    np.savez(tmp_path / "nan.npz", p=np.array([[1.0, np.nan], [1.0, 2.0]]))
+    with pytest.raises(ValueError, match="NaN"):
+        load_amazon_reviews(tmp_path / "nan.npz")
+    (tmp_path / "x.txt").write_text("1")
+    with pytest.raises(ValueError, match="suffix"):
+        load_amazon_reviews(tmp_path / "x.txt")
+    with pytest.raises(ValueError, match="not found"):
+        load_amazon_reviews(tmp_path / "missing.h5")
+    probs = PredictionProblems([np.ones(9)], [np.ones(9)], np.ones(1))
+    with pytest.raises(ValueError, match="at least 2 and 1"):
+        split_labelled_fraction(probs, 0.2)  # int(9 * 0.2) = 1 labelled point
+    with pytest.raises(ValueError, match="fraction"):
+        split_labelled_fraction(probs, 1.0)
+
+
+def test_real_data_experiment_runs_on_a_user_file(tmp_path):
+    from icml25.core.experiment import ConfigError
+    from icml25.core.registry import load_reproduction
+
+    _galaxy_csv(tmp_path / "g.csv", np.random.default_rng(3), bins=(1, 2, 3, 4, 5, 6), per_bin=30)
+    exp = load_reproduction("pas").experiment("digits")
+    m = exp.run(exp.make_config("smoke", {"data_path": str(tmp_path / "g.csv")}), seed=0)
+    assert m["n_problems"] == 6 and all(np.isfinite(v) for v in m.values())
+    with pytest.raises(ConfigError, match="data_path"):
+        exp.make_config("smoke", {"data_path": str(tmp_path / "missing.csv")})
+    with pytest.raises(ConfigError, match="variance"):
+        exp.make_config("smoke", {"variance": "shared"})
+
+
+# --- shrink to the grand mean (a baseline of the paper's tables) ----------------------------------------------
+
+
+def test_grand_mean_sure_equals_the_official_form_and_is_unbiased():
+    """Two independent forms of Xie-Kou-Brown's grand-mean SURE agree, and E[SURE] = E[loss] (Monte Carlo)."""
+    rng = np.random.default_rng(6)
+    m, reps = 20, 40_000
+    A = rng.uniform(0.2, 2.0, m)
+    theta = rng.normal(size=m)
+    X = theta + np.sqrt(A) * rng.standard_normal((reps, m))  # independent unbiased estimates, known variances
+    for omega in (0.3, 2.0):
+        wj = omega / (A + omega)
+        gbar = X.mean(axis=1, keepdims=True)
+        official = np.sum((1 - wj) ** 2 * (gbar - X) ** 2 + (1 - wj) * (omega + (2 / m - 1) * A), axis=1)
+        ours = np.array([grand_mean_sure(omega, x, A) for x in X[:50]])
+        np.testing.assert_allclose(ours, official[:50], rtol=1e-10, atol=1e-12)
+        loss = np.sum((wj * X + (1 - wj) * gbar - theta) ** 2, axis=1)
+        diff = official - loss
+        assert abs(diff.mean()) < 4 * diff.std(ddof=1) / np.sqrt(reps)
+
+
+def test_shrink_to_grand_mean_minimises_its_sure(ragged):
+    fit = pas_fit(*ragged, omega=np.inf)
+    A, pt = fit.variances, fit.theta_pt
+    est = shrink_to_grand_mean_pointestimate(*ragged)
+    gbar = pt.mean()
+    j = int(np.argmax(np.abs(pt - gbar)))
+    w = (est[j] - gbar) / (pt[j] - gbar)  # the shrinkage weight of problem j, hence omega
+    omega = w * A[j] / (1 - w)
+    np.testing.assert_allclose(est, omega / (A + omega) * pt + A / (A + omega) * gbar, atol=1e-10)
+    grid = np.linspace(0, 999 * A.max(), 200_001)
+    assert grand_mean_sure(omega, pt, A) <= grand_mean_sure(grid, pt, A).min() + 1e-12
+    with pytest.raises(ValueError, match="cutoff"):
+        shrink_to_grand_mean_pointestimate(*ragged, cutoff=0.0)

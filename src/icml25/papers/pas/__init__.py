@@ -5,28 +5,43 @@ power-tuned PPI inside each problem, then shrinkage towards the predictions with
 single global strength chosen by an unbiased risk estimate (CURE).
 """
 
-from icml25.papers.pas.data import CompoundMeanData, digits_problems, gaussian_synthetic, gaussian_true_moments
+from icml25.papers.pas.data import (
+    CompoundMeanData,
+    PredictionProblems,
+    digits_problems,
+    gaussian_synthetic,
+    gaussian_true_moments,
+    load_amazon_reviews,
+    load_galaxy_zoo,
+    split_labelled_fraction,
+)
 from icml25.papers.pas.estimators import (
+    VARIANCES,
     PASEstimator,
     PASFit,
     ProblemMoments,
     classical_mean_pointestimate,
     cure,
+    grand_mean_sure,
     minimise_cure,
     pas_fit,
     pas_mean_pointestimate,
+    pooled_variance_moments,
     power_tuning_lambdas,
     prediction_mean_pointestimate,
     problem_moments,
     pt_ppi_mean_pointestimate,
     pt_variance,
+    shrink_to_grand_mean_pointestimate,
     shrinkage_only_pointestimate,
     vanilla_ppi_mean_pointestimate,
 )
 
 __all__ = [
-    "CompoundMeanData", "PASEstimator", "PASFit", "ProblemMoments", "classical_mean_pointestimate", "cure",
-    "digits_problems", "gaussian_synthetic", "gaussian_true_moments", "minimise_cure", "pas_fit",
-    "pas_mean_pointestimate", "power_tuning_lambdas", "prediction_mean_pointestimate", "problem_moments",
-    "pt_ppi_mean_pointestimate", "pt_variance", "shrinkage_only_pointestimate", "vanilla_ppi_mean_pointestimate",
+    "VARIANCES", "CompoundMeanData", "PASEstimator", "PASFit", "PredictionProblems", "ProblemMoments",
+    "classical_mean_pointestimate", "cure", "digits_problems", "gaussian_synthetic", "gaussian_true_moments",
+    "grand_mean_sure", "load_amazon_reviews", "load_galaxy_zoo", "minimise_cure", "pas_fit",
+    "pas_mean_pointestimate", "pooled_variance_moments", "power_tuning_lambdas", "prediction_mean_pointestimate",
+    "problem_moments", "pt_ppi_mean_pointestimate", "pt_variance", "shrink_to_grand_mean_pointestimate",
+    "shrinkage_only_pointestimate", "split_labelled_fraction", "vanilla_ppi_mean_pointestimate",
 ]

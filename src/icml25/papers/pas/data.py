@@ -1,8 +1,11 @@
-"""Data for PAS: the paper's Gaussian synthetic model and a study on scikit-learn's digits."""
+"""Data for PAS: the paper's Gaussian synthetic model, a study on scikit-learn's digits, and loaders for the
+prediction files of the paper's real-data studies (Galaxy Zoo, Amazon Food Reviews) from a user's path."""
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -93,18 +96,24 @@ def gaussian_true_moments(mu: np.ndarray, good_predictor: bool = True, sigma_x: 
 
 
 @dataclass(frozen=True)
-class DigitsProblems:
-    """The digits study: problems are k-means clusters; Y is the digit's value 0-9.
+class PredictionProblems:
+    """m problems, each a set of points with an outcome and a prediction (before any labelled split).
 
     Attributes:
-        y: outcomes of the evaluation points, one array per problem.
-        pred: ridge predictions of the evaluation points, one array per problem.
-        theta: mean of y over each problem's evaluation points (the estimand).
+        y: outcomes, one array per problem.
+        pred: predictions of the same points, one array per problem.
+        theta: mean of y over each problem's points.
+        ids: the problem names (Galaxy Zoo bins, Amazon product ids), or ``()``.
     """
 
     y: list[np.ndarray]
     pred: list[np.ndarray]
     theta: np.ndarray
+    ids: tuple = ()
+
+
+DigitsProblems = PredictionProblems
+"""The digits study: problems are k-means clusters, Y the digit's value 0-9, pred a ridge prediction."""
 
 
 def digits_problems(n_clusters: int = 30, train_fraction: float = 0.3, min_size: int = 12,
@@ -155,7 +164,7 @@ def digits_problems(n_clusters: int = 30, train_fraction: float = 0.3, min_size:
     return DigitsProblems(ys, preds, np.array([a.mean() for a in ys]))
 
 
-def split_labelled(problems: DigitsProblems, n_labelled: int, rng: np.random.Generator) -> CompoundMeanData:
+def split_labelled(problems: PredictionProblems, n_labelled: int, rng: np.random.Generator) -> CompoundMeanData:
     """Randomly mark ``n_labelled`` points of each problem as labelled, the rest as unlabelled."""
     yl, fl, fu = [], [], []
     for y, f in zip(problems.y, problems.pred):
@@ -165,3 +174,131 @@ def split_labelled(problems: DigitsProblems, n_labelled: int, rng: np.random.Gen
         fl.append(f[lab])
         fu.append(f[unl])
     return CompoundMeanData(yl, fl, fu, problems.theta)
+
+
+# --- the paper's real data (files of the official repository, supplied by the user) ---------------------------
+
+GALAXY_SPIRAL_CLASSES = (3, 4, 5)
+"""Galaxy Zoo classes counted as spiral (Y = 1) in the paper's study (official ``galaxy_zoo.py``)."""
+
+
+def load_galaxy_zoo(path: str | Path, spiral_classes: tuple[int, ...] = GALAXY_SPIRAL_CLASSES) -> PredictionProblems:
+    """The Galaxy Zoo study's problems from its prediction CSV (``data/galaxy/galaxy_test_prediction.csv``).
+
+    The CSV has one row per galaxy with integer columns ``true_label`` (the Galaxy Zoo
+    class), ``pred_label`` (the ResNet's predicted class) and ``WVT_BIN`` (the subgroup);
+    other columns are ignored. As in the paper, Y = 1 when the true class is in
+    ``spiral_classes`` and f = 1 when the predicted class is; a problem is a ``WVT_BIN``
+    value, problems are sorted by bin and rows keep the file's order within a bin.
+
+    Raises:
+        ValueError: a missing file, missing columns, a non-integer entry, or no rows.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"Galaxy Zoo prediction CSV not found: {str(path)!r}")
+    with path.open(newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        need = ("true_label", "pred_label", "WVT_BIN")
+        if header is None or any(c not in header for c in need):
+            raise ValueError(f"{str(path)!r} must be a CSV with the columns {', '.join(need)}; got {header}")
+        cols = [header.index(c) for c in need]
+        rows = []
+        for i, row in enumerate(reader, start=2):
+            try:
+                rows.append([int(row[c]) for c in cols])
+            except (ValueError, IndexError):
+                raise ValueError(f"{str(path)!r} line {i}: true_label, pred_label and WVT_BIN must be integers, "
+                                 f"got {row}") from None
+    if not rows:
+        raise ValueError(f"{str(path)!r} has no data rows")
+    data = np.asarray(rows)
+    spiral = np.asarray(spiral_classes)
+    y = np.isin(data[:, 0], spiral).astype(float)
+    f = np.isin(data[:, 1], spiral).astype(float)
+    bins, problem = np.unique(data[:, 2], return_inverse=True)
+    order = np.argsort(problem, kind="stable")
+    split = np.cumsum(np.bincount(problem))[:-1]
+    ys, fs = np.split(y[order], split), np.split(f[order], split)
+    return PredictionProblems(ys, fs, np.array([a.mean() for a in ys]), tuple(int(b) for b in bins))
+
+
+def load_amazon_reviews(path: str | Path) -> PredictionProblems:
+    """The Amazon Food Reviews study's problems (``data/amazon/amazon_review.h5`` of the official repository).
+
+    One problem per product. The HDF5 file has one dataset per product id, an array of
+    shape (2, n_j): row 0 the review's star rating (Y), row 1 the fine-tuned BERT's
+    predicted rating (f). Reading ``.h5``/``.hdf5`` needs ``h5py``; the same arrays saved
+    with ``numpy.savez`` (one array per product id, ``.npz``) need nothing else. Products
+    are sorted by id, the order in which h5py lists them.
+
+    Raises:
+        ValueError: a missing file, an unknown suffix, an array not of shape (2, n) with
+            n >= 1, non-finite values, or no product.
+        ImportError: an HDF5 file without h5py installed.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"Amazon review file not found: {str(path)!r}")
+    suffix = path.suffix.lower()
+    if suffix in (".h5", ".hdf5"):
+        try:
+            import h5py
+        except ImportError as err:
+            raise ImportError("reading the Amazon .h5 file needs h5py (pip install h5py); or save the same "
+                              "(2, n) arrays per product with numpy.savez and pass the .npz") from err
+        with h5py.File(path, "r") as fh:
+            arrays = {str(k): np.asarray(fh[k][:]) for k in fh.keys()}
+    elif suffix == ".npz":
+        with np.load(path, allow_pickle=False) as fh:
+            arrays = {str(k): np.asarray(fh[k]) for k in fh.files}
+    else:
+        raise ValueError(f"{str(path)!r}: expected an .h5/.hdf5 or .npz file, got suffix {path.suffix!r}")
+    if not arrays:
+        raise ValueError(f"{str(path)!r} holds no product")
+    ids = tuple(sorted(arrays))
+    ys, fs = [], []
+    for pid in ids:
+        a = arrays[pid]
+        if a.ndim != 2 or a.shape[0] != 2 or a.shape[1] < 1:
+            raise ValueError(f"product {pid!r}: expected an array of shape (2, n) (ratings, predictions), "
+                             f"got shape {a.shape}")
+        a = a.astype(float)
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"product {pid!r} contains NaN or infinite values")
+        ys.append(a[0])
+        fs.append(a[1])
+    return PredictionProblems(ys, fs, np.array([a.mean() for a in ys]), ids)
+
+
+def split_labelled_fraction(problems: PredictionProblems, fraction: float = 0.2,
+                            seed: int | None = 42) -> CompoundMeanData:
+    """The paper's real-data split: a random ``fraction`` of each problem is labelled, the rest unlabelled.
+
+    Problem j gets ``int(n_j * fraction)`` labelled points, the first of a random
+    permutation, and the estimand is the mean of Y over its *unlabelled* points (official
+    ``galaxy_zoo.py`` / ``amazon_review.py``, ``train_test_split=0.2``). The permutations
+    come from ``numpy.random.RandomState(seed)`` drawn problem after problem, so a seed
+    gives the official split of that seed (the official benchmark uses seeds 42, 43, ...).
+
+    Raises:
+        ValueError: unless ``0 < fraction < 1`` and every problem keeps at least 2 labelled
+            and 1 unlabelled point (the estimators need them).
+    """
+    if not 0 < fraction < 1:
+        raise ValueError(f"fraction must be in (0, 1), got {fraction!r}")
+    rng = np.random.RandomState(seed)
+    yl, fl, fu, theta = [], [], [], []
+    for j, (y, f) in enumerate(zip(problems.y, problems.pred)):
+        perm = rng.permutation(y.size)
+        k = int(y.size * fraction)
+        if k < 2 or k >= y.size:
+            raise ValueError(f"problem {j} has {y.size} points: fraction={fraction!r} gives {k} labelled and "
+                             f"{y.size - k} unlabelled; each problem needs at least 2 and 1")
+        lab, unl = perm[:k], perm[k:]
+        yl.append(y[lab])
+        fl.append(f[lab])
+        fu.append(f[unl])
+        theta.append(y[unl].mean())
+    return CompoundMeanData(yl, fl, fu, np.asarray(theta))

@@ -16,6 +16,11 @@ PAS has two stages:
    gamma_j = Cov(Y, f(X)) over the labelled pairs and tau2_j = Var f over all
    n_j + N_j points. Its variance is
    ``A_j = sigma2_j/n_j + lambda_j^2 tau2_j (n_j+N_j)/(n_j N_j) - 2 lambda_j gamma_j/n_j``.
+   With estimated moments the official code builds A_j (and CURE's correction term) from
+   moments pooled over all problems (``variance="pooled"``, our default): sigma2 = Var of
+   all labelled Y, gamma = Cov of all labelled (Y, f), tau2 = Var of f over all unlabelled
+   points; lambda_j stays per problem. ``variance="per_problem"`` uses each problem's own
+   moments, the same ones as lambda_j.
 2. Across problems, shrink towards the prediction mean Z_j:
    ``theta_pas_j = w_j theta_pt_j + (1 - w_j) Z_j`` with ``w_j = omega/(A_j + omega)``,
    one global omega >= 0 chosen by minimising the unbiased risk estimate CURE.
@@ -42,7 +47,11 @@ from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
 VARIANCE_FLOOR = 1e-12
-"""Lower bound on the estimated variance A_j (as in the official code)."""
+"""Lower bound on the estimated variance A_j (ours: the official code has none). It only binds for a
+degenerate problem (A_j <= 1e-12, e.g. constant labels with lambda_j = 0), where it keeps CURE defined."""
+
+VARIANCES = ("pooled", "per_problem")
+"""How A_j and CURE's correction term are estimated (see :func:`pas_fit`)."""
 
 ArrayList = Sequence[np.ndarray]
 
@@ -157,6 +166,36 @@ def problem_moments(y_labelled: ArrayList, pred_labelled: ArrayList, pred_unlabe
     return ProblemMoments(n, N, y_mean, fl_mean, fu_mean, var_y, cov_yf, var_f)
 
 
+def pooled_variance_moments(y_labelled: ArrayList, pred_labelled: ArrayList,
+                            pred_unlabelled: ArrayList) -> ProblemMoments:
+    """Per-problem sizes and means, with the variances pooled as the official PAS builds A_j.
+
+    ``var_y`` is the sample variance of all labelled Y, ``cov_yf`` the sample covariance
+    of all labelled (Y, f(X)) pairs, and ``var_f`` the sample variance of f over all
+    *unlabelled* points (ddof=1 each), every one concatenated over the m problems and
+    repeated m times (official ``pas_estimators.get_pas_estimators``, estimated moments).
+
+    Raises:
+        ValueError: as :func:`problem_moments`, or fewer than 2 unlabelled points in all.
+    """
+    return _pool_variances(problem_moments(y_labelled, pred_labelled, pred_unlabelled), y_labelled, pred_labelled,
+                           pred_unlabelled)
+
+
+def _pool_variances(mom: ProblemMoments, y_labelled: ArrayList, pred_labelled: ArrayList,
+                    pred_unlabelled: ArrayList) -> ProblemMoments:
+    """``mom`` with its variances replaced by the pooled ones (inputs already validated)."""
+    Y = np.concatenate([np.asarray(a, dtype=float) for a in y_labelled])
+    FL = np.concatenate([np.asarray(a, dtype=float) for a in pred_labelled])
+    FU = np.concatenate([np.asarray(a, dtype=float) for a in pred_unlabelled])
+    if FU.size < 2:
+        raise ValueError("variance='pooled' needs at least 2 unlabelled points over all problems, got 1")
+    m = mom.n.size
+    return ProblemMoments(mom.n, mom.N, mom.y_mean, mom.f_labelled_mean, mom.f_unlabelled_mean,
+                          np.full(m, Y.var(ddof=1)), np.full(m, np.cov(Y, FL, ddof=1)[0, 1]),
+                          np.full(m, FU.var(ddof=1)))
+
+
 def power_tuning_lambdas(moments: ProblemMoments, clip: bool = True) -> np.ndarray:
     """PPI++ power-tuning weights ``lambda_j = N/(n+N) * cov_yf / var_f`` (0 where var_f = 0)."""
     ratio = np.divide(moments.cov_yf, moments.var_f, out=np.zeros_like(moments.var_f), where=moments.var_f > 0)
@@ -202,16 +241,21 @@ def minimise_cure(theta_pt: np.ndarray, Z: np.ndarray, A: np.ndarray, lambdas: n
     refines between its neighbours. The official code runs Brent on the whole
     interval, which can stop in a local minimum; the grid makes the search global.
     """
+    return _global_minimiser(cure, (theta_pt, Z, A, lambdas, tau2, N), float(A.max()), cutoff, grid_size)
+
+
+def _global_minimiser(risk, args: tuple, a_max: float, cutoff: float, grid_size: int = 200) -> float:
+    """omega in ``[0, cutoff/(1-cutoff) a_max]`` minimising ``risk(omega, *args)``: log grid, then bounded Brent."""
     if not 0 < cutoff < 1:
         raise ValueError(f"cutoff must be in (0, 1), got {cutoff}")
-    upper = cutoff / (1 - cutoff) * float(A.max())
+    upper = cutoff / (1 - cutoff) * a_max
     grid = np.concatenate(([0.0], np.geomspace(upper * 1e-8, upper, grid_size - 1)))
-    values = cure(grid, theta_pt, Z, A, lambdas, tau2, N)
+    values = risk(grid, *args)
     i = int(np.argmin(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
     if hi <= lo:
         return float(grid[i])
-    res = minimize_scalar(cure, bounds=(lo, hi), method="bounded", args=(theta_pt, Z, A, lambdas, tau2, N),
+    res = minimize_scalar(risk, bounds=(lo, hi), method="bounded", args=args,
                           options={"xatol": 1e-12 * max(upper, 1.0)})
     return float(res.x) if res.fun <= values[i] else float(grid[i])
 
@@ -226,6 +270,7 @@ def pas_mean_pointestimate(
     lam: float | np.ndarray | None = None,
     omega: float | None = None,
     known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    variance: str = "pooled",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """PAS estimates of the m problem means.
 
@@ -236,14 +281,24 @@ def pas_mean_pointestimate(
         clip_lambda: clip the power-tuning weights to [0, 1] (the official code's
             default; the paper's Eq. 13 is unclipped).
         cutoff: c in (0, 1); omega is searched on ``[0, c/(1-c) max_j A_j]``.
-        share_var: pool the moments over problems instead of per problem.
+        share_var: estimate lambda_j from moments pooled over all problems (Var f over all
+            n + N points) instead of per problem; with ``variance="per_problem"`` A_j uses
+            these same pooled moments.
         lam: fix the power-tuning weights (scalar or shape (m,)) instead of tuning
             them; ``0`` gives shrinkage-only, ``1`` vanilla PPI inside PAS.
         omega: fix the global shrinkage parameter instead of minimising CURE;
             ``0`` returns the prediction means, ``np.inf`` the PT-PPI estimates.
         known_moments: optional ``(var_y, cov_yf, var_f)``, each of shape (m,): the
             true Var Y, Cov(Y, f) and Var f of every problem, used instead of the
-            sample estimates (the paper's synthetic study assumes them known).
+            sample estimates (the paper's synthetic study assumes them known). They are
+            used per problem for lambda_j, A_j and CURE, whatever ``variance`` says (the
+            official ``has_true_vars`` path).
+        variance: how A_j and CURE's correction term are estimated from the data.
+            ``"pooled"`` (default, the official code's estimated-moment configuration):
+            Var Y and Cov(Y, f) over all labelled pairs and Var f over all unlabelled
+            points, pooled over the m problems (see :func:`pooled_variance_moments`);
+            lambda_j stays per problem. ``"per_problem"``: each problem's own moments,
+            the ones lambda_j uses.
 
     Returns:
         (theta_hat, lambdas, omegas), each of shape (m,): the PAS estimates, the
@@ -251,7 +306,7 @@ def pas_mean_pointestimate(
         ``omega_j = omega/(A_j + omega)`` in [0, 1] (1 = no shrinkage).
     """
     fit = pas_fit(y_labelled, pred_labelled, pred_unlabelled, clip_lambda, cutoff, share_var, lam, omega,
-                  known_moments)
+                  known_moments, variance)
     return fit.theta, fit.lambdas, fit.omegas
 
 
@@ -267,13 +322,18 @@ class PASFit:
     omega: float
     variances: np.ndarray
     moments: ProblemMoments
+    """The moments of lambda_j (per problem unless ``share_var``)."""
+    variance_moments: ProblemMoments
+    """The moments behind A_j and CURE's correction term (pooled with ``variance="pooled"``, else ``moments``)."""
 
 
 def pas_fit(y_labelled: ArrayList, pred_labelled: ArrayList, pred_unlabelled: ArrayList, clip_lambda: bool = True,
             cutoff: float = 0.999, share_var: bool = False, lam: float | np.ndarray | None = None,
             omega: float | None = None,
-            known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> PASFit:
+            known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+            variance: str = "pooled") -> PASFit:
     """Like :func:`pas_mean_pointestimate`, returning a :class:`PASFit` with the global omega too."""
+    check_variance(variance)
     mom = problem_moments(y_labelled, pred_labelled, pred_unlabelled, share_var, known_moments)
     m = mom.n.size
     if lam is None:
@@ -284,14 +344,23 @@ def pas_fit(y_labelled: ArrayList, pred_labelled: ArrayList, pred_unlabelled: Ar
             raise ValueError("lam must be finite")
     Z = mom.f_unlabelled_mean
     theta_pt = mom.y_mean + lambdas * (Z - mom.f_labelled_mean)
-    A = pt_variance(mom, lambdas)
+    pooled = variance == "pooled" and known_moments is None
+    vmom = _pool_variances(mom, y_labelled, pred_labelled, pred_unlabelled) if pooled else mom
+    A = pt_variance(vmom, lambdas)
     if omega is None:
-        omega = minimise_cure(theta_pt, Z, A, lambdas, mom.var_f, mom.N, cutoff=cutoff)
+        # CURE's correction uses the same Var f as A_j (pooled over the unlabelled points by default)
+        omega = minimise_cure(theta_pt, Z, A, lambdas, vmom.var_f, mom.N, cutoff=cutoff)
     elif not omega >= 0:
         raise ValueError(f"omega must be >= 0, got {omega}")
     omegas = np.ones(m) if np.isinf(omega) else omega / (A + omega)
     theta = omegas * theta_pt + (1 - omegas) * Z
-    return PASFit(theta, theta_pt, Z, lambdas, omegas, float(omega), A, mom)
+    return PASFit(theta, theta_pt, Z, lambdas, omegas, float(omega), A, mom, vmom)
+
+
+def check_variance(variance) -> None:
+    """Raise ``ValueError`` unless ``variance`` is one of :data:`VARIANCES`."""
+    if not isinstance(variance, str) or variance not in VARIANCES:
+        raise ValueError(f"variance must be one of {VARIANCES}, got {variance!r}")
 
 
 def classical_mean_pointestimate(y_labelled: ArrayList, pred_labelled: ArrayList,
@@ -324,11 +393,53 @@ def pt_ppi_mean_pointestimate(y_labelled: ArrayList, pred_labelled: ArrayList, p
 
 def shrinkage_only_pointestimate(y_labelled: ArrayList, pred_labelled: ArrayList, pred_unlabelled: ArrayList,
                                  cutoff: float = 0.999, share_var: bool = False,
-                                 known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-                                 ) -> np.ndarray:
-    """Shrink the sample means towards the prediction means with the Xie-Kou-Brown SURE (PAS with lambda = 0)."""
+                                 known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                                 variance: str = "pooled") -> np.ndarray:
+    """Shrink the sample means towards the prediction means with the Xie-Kou-Brown SURE (PAS with lambda = 0).
+
+    ``A_j = Var(Y)/n_j`` with Var(Y) pooled over all labelled points (``variance="pooled"``,
+    the official ``get_shrinkage_only_estimators`` with ``share_var=False``, the setting of
+    its experiments) or per problem (``variance="per_problem"``; pooled again if
+    ``share_var``). ``known_moments`` gives the true per-problem Var Y.
+    """
     return pas_fit(y_labelled, pred_labelled, pred_unlabelled, cutoff=cutoff, share_var=share_var, lam=0.0,
-                   known_moments=known_moments).theta
+                   known_moments=known_moments, variance=variance).theta
+
+
+def grand_mean_sure(omega: float | np.ndarray, theta_pt: np.ndarray, A: np.ndarray) -> float | np.ndarray:
+    """Xie-Kou-Brown SURE (their Sec. 4) of shrinking ``theta_pt`` towards its own grand mean at global ``omega``.
+
+    ``SURE(omega) = sum_j b_j^2 (theta_pt_j - mean(theta_pt))^2 + (1 - 2 (1 - 1/m) b_j) A_j`` with
+    ``b_j = A_j/(A_j + omega)``, the weight on the grand mean. Scalar or array ``omega``.
+    """
+    w = np.asarray(omega, dtype=float)[..., None]
+    b = A / (A + w)
+    m = A.size
+    total = (b**2 * (theta_pt - theta_pt.mean()) ** 2 + (1 - 2 * (1 - 1 / m) * b) * A).sum(axis=-1)
+    return float(total) if np.ndim(omega) == 0 else total
+
+
+def shrink_to_grand_mean_pointestimate(y_labelled: ArrayList, pred_labelled: ArrayList, pred_unlabelled: ArrayList,
+                                       clip_lambda: bool = True, cutoff: float = 0.999, share_var: bool = False,
+                                       known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                                       variance: str = "pooled") -> np.ndarray:
+    """PT-PPI estimates shrunk towards their grand mean instead of the predictions (the paper's "shrink to
+    grand mean" baseline).
+
+    ``theta_j = w_j theta_pt_j + (1 - w_j) mean(theta_pt)``, ``w_j = omega/(A_j + omega)``, with A_j and the
+    moments exactly as in :func:`pas_fit` and omega minimising :func:`grand_mean_sure` on the same interval.
+    The official ``get_shrinkage_to_mean_estimators`` tunes omega with this SURE but then shrinks towards
+    the prediction means; we shrink towards the grand mean the SURE is computed for (see the docs).
+
+    Returns:
+        The estimates, shape (m,).
+    """
+    fit = pas_fit(y_labelled, pred_labelled, pred_unlabelled, clip_lambda, cutoff, share_var, omega=np.inf,
+                  known_moments=known_moments, variance=variance)
+    A = fit.variances
+    omega = _global_minimiser(grand_mean_sure, (fit.theta_pt, A), float(A.max()), cutoff)
+    w = omega / (A + omega)
+    return w * fit.theta_pt + (1 - w) * fit.theta_pt.mean()
 
 
 class PASEstimator(RegressorMixin, BaseEstimator):
@@ -362,7 +473,11 @@ class PASEstimator(RegressorMixin, BaseEstimator):
     Args:
         clip_lambda: clip power-tuning weights to [0, 1].
         cutoff: upper end of the omega search, as a fraction c in (0, 1).
-        share_var: pool the moments across problems.
+        share_var: pool the moments of lambda_j across problems.
+        variance: ``"pooled"`` (default, the official estimated-moment PAS) or
+            ``"per_problem"``: how A_j and CURE's correction are estimated (see
+            :func:`pas_mean_pointestimate`). In the (X, y) form the pooling runs over the
+            problems PAS estimates (``pas_mask_``).
 
     Attributes (after ``fit``):
         groups_: the problems, sorted: shape (m, K) of key values in the (X, y) form,
@@ -387,14 +502,17 @@ class PASEstimator(RegressorMixin, BaseEstimator):
         >>> est.theta_, est.predict(X)                      # per problem, per row
     """
 
-    def __init__(self, clip_lambda: bool = True, cutoff: float = 0.999, share_var: bool = False):
+    def __init__(self, clip_lambda: bool = True, cutoff: float = 0.999, share_var: bool = False,
+                 variance: str = "pooled"):
         self.clip_lambda = clip_lambda
         self.cutoff = cutoff
         self.share_var = share_var
+        self.variance = variance
 
     def _check_params(self) -> None:
         if not 0 < self.cutoff < 1:
             raise ValueError(f"cutoff must be in (0, 1), got {self.cutoff!r}")
+        check_variance(self.variance)
 
     def fit(self, X, y=None, *groups_and_unlabelled) -> "PASEstimator":
         """Estimate every problem's mean from ``(X, y)`` (see the class docstring for the layout).
@@ -446,7 +564,8 @@ class PASEstimator(RegressorMixin, BaseEstimator):
             split_l = np.cumsum(n[eligible])[:-1]
             split_u = np.cumsum(N[eligible])[:-1]
             fit = pas_fit(np.split(y[order_l], split_l), np.split(pred[order_l], split_l),
-                          np.split(pred[order_u], split_u), self.clip_lambda, self.cutoff, self.share_var)
+                          np.split(pred[order_u], split_u), self.clip_lambda, self.cutoff, self.share_var,
+                          variance=self.variance)
             rows = np.flatnonzero(eligible)
             theta[rows], theta_pt[rows], prediction_mean[rows] = fit.theta, fit.theta_pt, fit.prediction_mean
             lambdas[rows], omegas[rows], variances[rows], omega = fit.lambdas, fit.omegas, fit.variances, fit.omega
@@ -489,7 +608,8 @@ class PASEstimator(RegressorMixin, BaseEstimator):
         split_l = np.searchsorted(gl[order_l], groups[1:])
         split_u = np.searchsorted(gu[order_u], groups[1:])
         fit = pas_fit(np.split(y[order_l], split_l), np.split(fl[order_l], split_l),
-                      np.split(fu[order_u], split_u), self.clip_lambda, self.cutoff, self.share_var)
+                      np.split(fu[order_u], split_u), self.clip_lambda, self.cutoff, self.share_var,
+                      variance=self.variance)
         if hasattr(self, "n_features_in_"):
             del self.n_features_in_  # a refit in this form forgets the (X, y) layout
         self.groups_, self.pas_mask_ = groups, np.ones(groups.size, dtype=bool)
