@@ -24,6 +24,7 @@ from icml25.papers.downstream_free_energy import (
     full_loss,
     hessian_trace,
     llc_estimate,
+    pretrain,
     pretraining_free_energy,
     select_parameters,
     selection_study,
@@ -270,6 +271,8 @@ def test_transfer_data():
      "unknown parameter"),
     (lambda: FineTuner(head_lr=-0.1), "head_lr"),
     (lambda: FineTuner(n_shot=0), "n_shot"),
+    (lambda: pretrain(digits_transfer(), (64, 8), 0.1, 64, 0.0, 2, target_loss=-0.1), "target_loss"),
+    (lambda: pretrain(digits_transfer(), (64, 8), 0.1, 64, 0.0, 2, target_loss=float("nan")), "target_loss"),
 ])
 def test_bad_input_raises_value_error(call, match):
     with pytest.raises(ValueError, match=match):
@@ -289,4 +292,26 @@ def test_smoke_runs_are_consistent():
         assert m["abs_rho_fe_minus_train_loss"] == pytest.approx(
             abs(m["spearman_free_energy"]) - abs(m["spearman_train_loss"]))
         assert np.all((err >= 0) & (err <= 1))
+        assert m["chance_minus_mean_downstream_error"] == pytest.approx(2 / 3 - err.mean())
+        if cfg.target_loss > 0:  # only checkpoints on the level set are compared
+            assert np.all(tl <= cfg.target_loss) and m["n_checkpoints"] == len(tl)
+            assert m["train_loss_spread"] == pytest.approx(tl.max() - tl.min())
     assert {c.experiment for c in CLAIMS} <= {e.name for e in EXPERIMENTS}
+
+
+def test_pretraining_to_a_target_loss_stops_at_the_first_epoch_below_it():
+    data = digits_transfer()
+    target = 0.3
+    model = pretrain(data, (64, 32), 0.05, 64, 0.9, 50, seed=3, target_loss=target)
+    assert model.reached_target and 1 < model.pretrain_epochs < 50
+    with torch.no_grad():
+        assert float(F.cross_entropy(model(data.x_pre), data.y_pre)) <= target
+    # the same run (same seeds) stopped one epoch earlier, by a fixed epoch count, is still above the target
+    before = pretrain(data, (64, 32), 0.05, 64, 0.9, model.pretrain_epochs - 1, seed=3)
+    with torch.no_grad():
+        assert float(F.cross_entropy(before(data.x_pre), data.y_pre)) > target
+    for a, b in zip(model.parameters(), pretrain(data, (64, 32), 0.05, 64, 0.9, model.pretrain_epochs,
+                                                  seed=3).parameters()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    capped = pretrain(data, (64, 32), 0.05, 64, 0.9, 2, seed=3, target_loss=1e-6)
+    assert not capped.reached_target and capped.pretrain_epochs == 2

@@ -16,6 +16,7 @@ from icml25.papers.ntk_early_stopping import (
     KernelGD,
     TwoLayerReLUGD,
     critical_radius,
+    data_dependent_stopping_time,
     empirical_ntk,
     init_two_layer,
     kernel_complexity,
@@ -235,23 +236,49 @@ def test_bad_input_raises(data):
 
 # --- the experiments, smoke preset ---------------------------------------------------------
 
-def test_rate_smoke_metrics_are_consistent():
+@pytest.mark.parametrize("stop_rule", ["eq8", "calibrated"])
+def test_rate_smoke_metrics_are_consistent(stop_rule):
     exp = next(e for e in repro.EXPERIMENTS if e.name == "rate")
-    cfg = exp.make_config("smoke")
+    cfg = exp.make_config("smoke", {"stop_rule": stop_rule})
     m = exp.run(cfg, seed=0)
-    assert m["stop_const"] in cfg.stop_const_grid and m["bound_C"] > 0
-    ratios = []
+    assert m["bound_C"] > 0
+    if stop_rule == "calibrated":
+        assert m["stop_const"] in cfg.stop_const_grid
+    else:
+        assert math.isnan(m["stop_const"])
+    ratios, halves = [], []
     for dist in cfg.dists:
         eps2 = [m[f"{dist}_n{n}_eps2"] for n in cfg.ns]
         assert eps2[0] > eps2[-1]                                   # the critical radius shrinks with n
         for n in cfg.ns:
             p = f"{dist}_n{n}_"
-            assert m[p + "T_hat"] == math.ceil(m["stop_const"] / m[p + "eps2"] - 1e-9)
+            if stop_rule == "calibrated":
+                assert m[p + "T_hat"] == math.ceil(m["stop_const"] / m[p + "eps2"] - 1e-9)
+            else:  # Eq. 8 is floor(1 / (eta eps_hat^2)) with the constant-1 radius (eta = 1 here)
+                assert m[p + "T_hat"] in {math.floor(1 / m[p + "eps2"] - 1e-6), math.floor(1 / m[p + "eps2"] + 1e-6)}
             assert m[p + "kgd_oracle_risk"] <= m[p + "kgd_risk"] + 1e-15
             assert m[p + "nn_over_kgd"] == pytest.approx(m[p + "nn_risk"] / m[p + "kgd_risk"])
             ratios.append(m[p + "nn_risk"] / m[p + "eps2"])
+            halves.append(m[p + "nn_risk_half"] / m[p + "eps2"])
     assert m["rate_ratio_over_C_max"] == pytest.approx(max(ratios) / m["bound_C"])
+    assert m["rate_ratio_half_over_C_max"] == pytest.approx(max(halves) / m["bound_C"])
+    slope = np.polyfit(np.log(cfg.ns), np.log([m[f"uniform_n{n}_T_hat"] for n in cfg.ns]), 1)[0]
+    assert m["uniform_T_hat_slope_gap"] == pytest.approx(abs(slope - cfg.d / (2 * cfg.d - 1)))
     assert exp.run(cfg, seed=0) == m                                 # deterministic per seed
+
+
+@pytest.mark.parametrize("sigma, eta", [(0.1, 1.0), (0.5, 1.0), (0.5, 1.7), (2.0, 1.0), (50.0, 1.0)])
+def test_eq8_stopping_time_is_the_definition_scanned_step_by_step(sigma, eta):
+    n = 120
+    lam = np.linalg.eigvalsh(ntk_relu(sample_sphere(n, 4, "uniform", 7))) / n
+    crossed = [t for t in range(1, 100_000)
+               if np.sqrt(np.minimum(lam, 1 / (eta * t)).sum() / n) > 1 / (sigma * eta * t)]
+    T = data_dependent_stopping_time(lam, n, sigma, eta)
+    assert T == crossed[0] - 1                                         # min{t : crossed} - 1
+    eps = critical_radius(lam, n, sigma, const=1.0)                  # and the closed form through eps_hat
+    assert T in {math.floor(1 / (eta * eps**2) - 1e-6), math.floor(1 / (eta * eps**2) + 1e-6)}
+    net = TwoLayerReLUGD(width=64, eta=eta, stop="eq8", sigma=sigma, seed=0, max_steps=10**6)
+    assert net.fit(sample_sphere(n, 4, "uniform", 7), np.zeros(n)).stopping_time_ == T
 
 
 def test_tracking_smoke_gap_shrinks_with_width():

@@ -117,8 +117,14 @@ def teacher_transfer(n_pre: int = 1500, n_down: int = 600, in_dim: int = 32, fea
 
 
 def pretrain(data: TransferData, widths: Sequence[int], lr: float, batch_size: int, momentum: float,
-             epochs: int, weight_decay: float = 1e-4, seed: int = 0) -> MLP:
-    """SGD with cross-entropy on the pretraining set; the same number of epochs for every run.
+             epochs: int, weight_decay: float = 1e-4, seed: int = 0, target_loss: float = 0.0) -> MLP:
+    """SGD with cross-entropy on the pretraining set.
+
+    With ``target_loss = 0`` every run takes ``epochs`` epochs. With ``target_loss > 0`` training stops at the end of
+    the first epoch whose full-batch training loss (mean cross-entropy, no weight-decay term) is at most
+    ``target_loss``, and ``epochs`` is the cap: this puts checkpoints on one training-loss level set, the regime the
+    paper's selection theory is stated for. The number of epochs run and whether the level was reached are stored as
+    ``model.pretrain_epochs`` and ``model.reached_target``.
 
     The model is built on the device of ``data.x_pre`` (see :meth:`TransferData.to`).
     """
@@ -126,19 +132,28 @@ def pretrain(data: TransferData, widths: Sequence[int], lr: float, batch_size: i
     if not 0.0 <= momentum < 1.0:
         raise ValueError(f"momentum must lie in [0, 1), got {momentum!r}")
     check_positive("weight_decay", weight_decay, allow_zero=True)
+    check_positive("target_loss", target_loss, allow_zero=True)
     batch_size, epochs = check_count("batch_size", batch_size), check_count("epochs", epochs)
     torch.manual_seed(int(seed))
     model = MLP(widths, data.n_pre_classes).to(data.x_pre.device)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
     gen = torch.Generator().manual_seed(int(seed) + 1)
     n = data.x_pre.shape[0]
-    for _ in range(epochs):
+    reached, done = target_loss == 0.0, 0
+    for done in range(1, epochs + 1):
         perm = torch.randperm(n, generator=gen)
         for start in range(0, n, batch_size):
             idx = perm[start:start + batch_size]
             opt.zero_grad()
             F.cross_entropy(model(data.x_pre[idx]), data.y_pre[idx]).backward()
             opt.step()
+        if target_loss > 0.0:
+            with torch.no_grad():
+                loss = float(F.cross_entropy(model(data.x_pre), data.y_pre))
+            reached = loss <= target_loss
+            if reached or not math.isfinite(loss):
+                break
+    model.pretrain_epochs, model.reached_target = done, reached
     return model
 
 
@@ -157,13 +172,21 @@ def pretrain_grid(lrs: Iterable[float], batch_sizes: Iterable[int], momenta: Ite
 
 
 def checkpoint_zoo(grid: Sequence[dict], data: TransferData, seed: int, widths: Sequence[int] = (64, 128, 128),
-                   epochs: int = 30, weight_decay: float = 1e-4) -> list[Checkpoint]:
-    """One pretraining run per grid point (same initialisation seed for all: only the optimiser differs)."""
+                   epochs: int = 30, weight_decay: float = 1e-4, target_loss: float = 0.0) -> list[Checkpoint]:
+    """One pretraining run per grid point (same initialisation seed for all: only the optimiser differs).
+
+    ``target_loss > 0`` trains each run to that training loss (at most ``epochs`` epochs, see :func:`pretrain`);
+    each checkpoint's ``metrics`` then hold ``pretrain_epochs`` and ``reached_target``.
+    """
     if not grid:
         raise ValueError("pretrain grid is empty")
-    return [Checkpoint(dict(h), pretrain(data, widths, h["lr"], h["batch_size"], h["momentum"], epochs,
-                                         weight_decay, seed))
-            for h in grid]
+    zoo = []
+    for h in grid:
+        model = pretrain(data, widths, h["lr"], h["batch_size"], h["momentum"], epochs, weight_decay, seed,
+                         target_loss)
+        zoo.append(Checkpoint(dict(h), model, {"pretrain_epochs": model.pretrain_epochs,
+                                               "reached_target": model.reached_target}))
+    return zoo
 
 
 @dataclass

@@ -12,6 +12,7 @@ from icml25.papers.ntk_early_stopping.kernels import (
     KernelGD,
     check_sphere,
     critical_radius,
+    data_dependent_stopping_time,
     kernel_complexity,
     kernel_gd_iterative,
     make_rkhs_target,
@@ -31,7 +32,7 @@ from icml25.papers.ntk_early_stopping.network import (
 from icml25.papers.ntk_early_stopping.repro import run_rate_experiment
 
 __all__ = [
-    "DISTRIBUTIONS", "KernelGD", "TwoLayerReLUGD", "check_sphere", "critical_radius", "empirical_ntk",
+    "DISTRIBUTIONS", "KernelGD", "TwoLayerReLUGD", "check_sphere", "critical_radius", "data_dependent_stopping_time", "empirical_ntk",
     "gradient_descent", "init_two_layer", "kernel_complexity", "kernel_gd_iterative", "loss_gradient",
     "make_rkhs_target", "network_output", "network_predictions_at", "ntk_relu", "run_rate_experiment",
     "sample_sphere", "theory_stopping_time",

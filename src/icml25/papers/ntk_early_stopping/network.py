@@ -27,9 +27,10 @@ from sklearn.utils.validation import check_is_fitted
 from icml25.papers.ntk_early_stopping.kernels import (
     _sphere_input,
     check_sphere,
-    project_to_sphere,
     critical_radius,
+    data_dependent_stopping_time,
     ntk_relu,
+    project_to_sphere,
     theory_stopping_time,
 )
 
@@ -133,7 +134,9 @@ class TwoLayerReLUGD(RegressorMixin, BaseEstimator):
         max_steps: cap on the number of GD steps (and the horizon of ``stop="oracle"``).
         kappa: init scale, w_r(0) ~ N(0, kappa^2 I).
         symmetric_init: antisymmetric pairs so that f(W(0), .) = 0.
-        stop: ``"theory"`` (T_hat = stop_const / (eta eps_hat^2), capped at max_steps),
+        stop: ``"theory"`` (T_hat = stop_const / (eta eps_hat^2), capped at max_steps; with
+            ``stop_const = radius_const = 1`` this is the paper's rule up to one step), ``"eq8"``
+            (the paper's Eq. 8, :func:`data_dependent_stopping_time`, capped at max_steps),
             ``"oracle"`` (the recorded step with the smallest risk on ``X_eval``, ``f_eval``;
             needs them), or an int (a fixed number of steps).
         stop_const: c in T_hat.
@@ -183,8 +186,8 @@ class TwoLayerReLUGD(RegressorMixin, BaseEstimator):
         if int(self.record_every) != self.record_every or self.record_every < 1:
             raise ValueError(f"record_every must be a positive integer, got {self.record_every!r}")
         if isinstance(self.stop, str):
-            if self.stop not in ("theory", "oracle"):
-                raise ValueError(f"stop must be 'theory', 'oracle' or a number of steps, got {self.stop!r}")
+            if self.stop not in ("theory", "eq8", "oracle"):
+                raise ValueError(f"stop must be 'theory', 'eq8', 'oracle' or a number of steps, got {self.stop!r}")
         elif int(self.stop) != self.stop or self.stop < 0:
             raise ValueError(f"an integer stop must be >= 0, got {self.stop!r}")
 
@@ -211,6 +214,8 @@ class TwoLayerReLUGD(RegressorMixin, BaseEstimator):
         self.theory_stopping_time_ = theory_stopping_time(self.epsilon_hat_, self.eta, self.stop_const)
         if self.stop == "theory":
             horizon = min(self.theory_stopping_time_, int(self.max_steps))
+        elif self.stop == "eq8":
+            horizon = min(data_dependent_stopping_time(lam, n, self.sigma, self.eta), int(self.max_steps))
         elif self.stop == "oracle":
             horizon = int(self.max_steps)
         else:

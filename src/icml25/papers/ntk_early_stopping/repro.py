@@ -1,19 +1,21 @@
 """Reproduction: early-stopped GD on a wide two-layer ReLU net vs. early-stopped NTK kernel GD.
 
-Two experiments, both on covariates on S^2 (d = 3) and a target in the NTK's RKHS:
+Two experiments, both on covariates on S^3 (d = 4, the paper assumes d >= 4) and a target in
+the NTK's RKHS:
 
 * ``rate``: for each n and each covariate distribution P (uniform, vMF mixture), train the
-  network and kernel GD on the same data, stop at the theory time
-  ``T_hat = c / (eta eps_hat^2)`` and compare test risks with eps_hat^2. The constant c
-  comes from a frozen grid, picked once per seed on an independent calibration draw at
-  n = 250 (uniform) by kernel-GD test risk; the bound constant C is ``slack x`` the
-  network's risk/eps_hat^2 on that same calibration draw. Both are then held fixed for
-  every n and both distributions.
+  network and kernel GD on the same data, stop at the paper's data-dependent time T_hat (its
+  Eq. 8, critical radius with constant 1) and compare test risks with eps_hat^2. The bound
+  constant C is ``slack x`` the network's risk/eps_hat^2 on an independent calibration draw at
+  n = 250 (uniform), then held fixed for every n and both distributions. Our earlier rule
+  (``stop_rule="calibrated"``: ``T_hat = c / (eta eps_hat^2)`` with c picked from a grid on
+  the calibration draw, radius constant 2e) stays an option.
 * ``width_tracking``: at n = 500, the largest gap ``max_{t <= T} max_x |f_NN(t,x) - f_KGD(t,x)|``
   for several widths.
 
-All settings below (step size, radius constant, stopping-constant grid, slack, grids of n and
-m, seeds) were frozen in this file before the first quick run looked at any claim's outcome.
+All settings below were frozen in this file before the quick run that first used them looked at
+any claim's outcome (the move to d = 4, constant 1 and Eq. 8 was made from the paper's text,
+before a run with them).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from icml25.core.plots import save_figure
 from icml25.papers.ntk_early_stopping.kernels import (
     DISTRIBUTIONS,
     KernelGD,
+    data_dependent_stopping_time,
     make_rkhs_target,
     sample_sphere,
     theory_stopping_time,
@@ -45,7 +48,10 @@ from icml25.papers.ntk_early_stopping.kernels import (
 from icml25.papers.ntk_early_stopping.network import network_predictions_at
 
 RWY_CONST = 2 * math.e
-"""Raskutti-Wainwright-Yu's constant in R_K(eps) <= eps^2 / (2 e sigma)."""
+"""Raskutti-Wainwright-Yu's constant in R_K(eps) <= eps^2 / (2 e sigma); the paper's is 1."""
+
+STOP_RULES = ("eq8", "calibrated")
+"""``eq8``: the paper's data-dependent T_hat; ``calibrated``: c / (eta eps_hat^2), c from a grid (ours)."""
 
 
 def loglog_slope(x, y) -> float:
@@ -59,7 +65,7 @@ def _seed(*parts: int) -> np.random.Generator:
 
 @dataclass
 class RateConfig(ExperimentConfig):
-    d: int = 3
+    d: int = 4
     """Ambient dimension (covariates on S^{d-1})."""
     ns: tuple[int, ...] = (125, 250, 500, 1000)
     """Training-set sizes."""
@@ -75,12 +81,14 @@ class RateConfig(ExperimentConfig):
     """Constant GD step size for network and kernel GD."""
     kappa: float = 1.0
     """Init scale: w_r(0) ~ N(0, kappa^2 I)."""
-    radius_const: float = RWY_CONST
-    """Constant of the critical-radius inequality R_K(eps) <= eps^2 / (const sigma)."""
+    radius_const: float = 1.0
+    """Constant of the critical-radius inequality R_K(eps) <= eps^2 / (const sigma) (the paper's: 1)."""
+    stop_rule: str = "eq8"
+    """'eq8' (the paper's data-dependent T_hat) or 'calibrated' (c / (eta eps_hat^2), c from the grid below)."""
     stop_const_grid: tuple[float, ...] = (0.5, 1.0, 2.0)
-    """Candidates for c in T_hat = c / (eta eps_hat^2); one is picked at the calibration point."""
+    """stop_rule='calibrated' only: candidates for c, one picked at the calibration point."""
     calibration_n: int = 250
-    """Size of the independent uniform calibration draw that fixes c and C."""
+    """Size of the independent uniform calibration draw that fixes C (and c for stop_rule='calibrated')."""
     bound_slack: float = 2.0
     """C = bound_slack x (network risk / eps_hat^2) on the calibration draw."""
     overrun: int = 6
@@ -97,7 +105,7 @@ class RateConfig(ExperimentConfig):
         check_fields(self, positive=("ns", "sigma", "n_test", "width", "eta", "kappa", "radius_const",
                                      "stop_const_grid", "calibration_n", "bound_slack", "n_centers"),
                      nonnegative=("rkhs_norm",), nonempty=("ns", "dists", "stop_const_grid"),
-                     at_least={"d": 2, "overrun": 1}, choices={"dists": DISTRIBUTIONS})
+                     at_least={"d": 2, "overrun": 1}, choices={"dists": DISTRIBUTIONS, "stop_rule": STOP_RULES})
         _check_even_widths(self, (self.width,), "width")
         if len(set(self.ns)) < 2:
             raise ConfigError(f"RateConfig.ns must hold at least two different sizes (the rate is a slope), "
@@ -139,10 +147,19 @@ def run_rate(cfg: RateConfig, seed: int, progress: ProgressFn = no_progress) -> 
     fu = f_star(Xu) if fu is None else fu
     kgd = KernelGD(cfg.eta, sigma=cfg.sigma, radius_const=cfg.radius_const).fit(Xc, yc)
     eps2_cal = kgd.epsilon_hat_**2
-    Ts = [theory_stopping_time(kgd.epsilon_hat_, cfg.eta, c) for c in cfg.stop_const_grid]
-    cal_risks = kgd.risk_path(Xu, fu, Ts)
-    c = float(cfg.stop_const_grid[int(np.argmin(cal_risks))])
-    T_cal = theory_stopping_time(kgd.epsilon_hat_, cfg.eta, c)
+    if cfg.stop_rule == "calibrated":
+        Ts = [theory_stopping_time(kgd.epsilon_hat_, cfg.eta, c) for c in cfg.stop_const_grid]
+        cal_risks = kgd.risk_path(Xu, fu, Ts)
+        c = float(cfg.stop_const_grid[int(np.argmin(cal_risks))])
+    else:
+        c = math.nan
+
+    def stopping_time(kgd: KernelGD, n: int) -> int:
+        if cfg.stop_rule == "calibrated":
+            return theory_stopping_time(kgd.epsilon_hat_, cfg.eta, c)
+        return max(1, data_dependent_stopping_time(kgd.eigvals_ / n, n, cfg.sigma, cfg.eta))
+
+    T_cal = stopping_time(kgd, cfg.calibration_n)
     nn_cal = network_predictions_at(Xc, yc, Xu, cfg.width, cfg.eta, [T_cal], cfg.kappa, True, seed * 1000 + 999)
     C = cfg.bound_slack * float(np.mean((nn_cal[T_cal] - fu) ** 2)) / eps2_cal
     out.update(stop_const=c, bound_C=C)
@@ -154,29 +171,33 @@ def run_rate(cfg: RateConfig, seed: int, progress: ProgressFn = no_progress) -> 
     for k, dist in enumerate(cfg.dists):
         X_test, f_test = tests[dist]
         rec = per_dist.setdefault(dist, {key: [] for key in
-                                         ("eps2", "nn", "nn_over", "kgd", "kgd_oracle", "ratio", "T")})
+                                         ("eps2", "nn", "nn_half", "nn_over", "kgd", "kgd_oracle", "ratio",
+                                          "ratio_half", "T")})
         for n in cfg.ns:
             X = sample_sphere(n, cfg.d, dist, _seed(seed, 2, k, n))
             y = f_star(X) + cfg.sigma * _seed(seed, 2, k, n, 1).standard_normal(n)
             kgd = KernelGD(cfg.eta, sigma=cfg.sigma, radius_const=cfg.radius_const).fit(X, y)
             eps2 = kgd.epsilon_hat_**2
-            T = theory_stopping_time(kgd.epsilon_hat_, cfg.eta, c)
+            T = stopping_time(kgd, n)
+            T_half = max(1, T // 2)  # the theorem covers every t in [c_t T_hat, T_hat]; c_t = 1/2
             kgd_T, kgd_oracle, t_oracle = _kgd_risks(kgd, X_test, f_test, T)
             # the over-trained point is only needed where claim 4 looks (n <= early_stop_max_n)
             overrun = n <= cfg.early_stop_max_n
-            steps = [T, cfg.overrun * T] if overrun else [T]
+            steps = sorted({T_half, T, cfg.overrun * T} if overrun else {T_half, T})
             preds = network_predictions_at(X, y, X_test, cfg.width, cfg.eta, steps, cfg.kappa, True,
                                            seed * 1000 + 10 * k + cfg.ns.index(n))
             nn_T = float(np.mean((preds[T] - f_test) ** 2))
+            nn_half = float(np.mean((preds[T_half] - f_test) ** 2))
             nn_over = float(np.mean((preds[cfg.overrun * T] - f_test) ** 2)) if overrun else math.nan
             p = f"{dist}_n{n}_"
-            out.update({p + "eps2": eps2, p + "T_hat": T, p + "nn_risk": nn_T,
+            out.update({p + "eps2": eps2, p + "T_hat": T, p + "nn_risk": nn_T, p + "nn_risk_half": nn_half,
                         p + "kgd_risk": kgd_T, p + "kgd_oracle_risk": kgd_oracle, p + "kgd_oracle_t": t_oracle,
                         p + "nn_over_kgd": nn_T / kgd_T, p + "nn_risk_over_eps2": nn_T / eps2})
             if overrun:
                 out.update({p + "nn_risk_overrun": nn_over, p + "overrun_over_stopped": nn_over / nn_T})
-            for key, v in (("eps2", eps2), ("nn", nn_T), ("nn_over", nn_over), ("kgd", kgd_T),
-                           ("kgd_oracle", kgd_oracle), ("ratio", nn_T / eps2), ("T", T)):
+            for key, v in (("eps2", eps2), ("nn", nn_T), ("nn_half", nn_half), ("nn_over", nn_over),
+                           ("kgd", kgd_T), ("kgd_oracle", kgd_oracle), ("ratio", nn_T / eps2),
+                           ("ratio_half", nn_half / eps2), ("T", T)):
                 rec[key].append(v)
             done += 1
             progress(done, total)
@@ -184,6 +205,7 @@ def run_rate(cfg: RateConfig, seed: int, progress: ProgressFn = no_progress) -> 
     ns = np.array(cfg.ns, float)
     small = ns <= cfg.early_stop_max_n
     out["rate_ratio_over_C_max"] = max(max(r["ratio"]) for r in per_dist.values()) / C
+    out["rate_ratio_half_over_C_max"] = max(max(r["ratio_half"]) for r in per_dist.values()) / C
     out["nn_over_kgd_max"] = max(max(np.divide(r["nn"], r["kgd"])) for r in per_dist.values())
     out["overrun_over_stopped_min_small_n"] = min(
         float(np.min(np.divide(r["nn_over"], r["nn"])[small])) for r in per_dist.values())
@@ -192,15 +214,18 @@ def run_rate(cfg: RateConfig, seed: int, progress: ProgressFn = no_progress) -> 
         out[f"{dist}_slope_nn_risk"] = loglog_slope(ns, r["nn"])
         out[f"{dist}_slope_eps2"] = loglog_slope(ns, r["eps2"])
         out[f"{dist}_slope_kgd_oracle"] = loglog_slope(ns, r["kgd_oracle"])
+        out[f"{dist}_slope_T_hat"] = loglog_slope(ns, r["T"])
     out["slope_ratio_max"] = max(out[f"{dist}_slope_ratio"] for dist in per_dist)
     if "uniform" in per_dist:
         out["uniform_kgd_oracle_slope"] = out["uniform_slope_kgd_oracle"]
+        # Corollary 5.2: T_hat ~ n^{d/(2d-1)} under the NTK's eigenvalue decay on the uniform sphere
+        out["uniform_T_hat_slope_gap"] = abs(out["uniform_slope_T_hat"] - cfg.d / (2 * cfg.d - 1))
     return out
 
 
 @dataclass
 class TrackingConfig(ExperimentConfig):
-    d: int = 3
+    d: int = 4
     """Ambient dimension."""
     n: int = 500
     """Training-set size."""
@@ -216,10 +241,12 @@ class TrackingConfig(ExperimentConfig):
     """Step size."""
     kappa: float = 1.0
     """Init scale."""
-    radius_const: float = RWY_CONST
-    """Critical-radius constant."""
+    radius_const: float = 1.0
+    """Critical-radius constant (the paper's: 1)."""
+    stop_rule: str = "eq8"
+    """Horizon T: 'eq8' (the paper's data-dependent T_hat) or 'calibrated' (stop_const / (eta eps_hat^2))."""
     stop_const: float = 2.0
-    """Horizon T = stop_const / (eta eps_hat^2): the largest c of the rate experiment's grid."""
+    """stop_rule='calibrated' only: c in the horizon (2 = the largest c of the rate experiment's grid)."""
     check_every: int = 2
     """The gap is evaluated every this many steps (and at T)."""
     n_centers: int = 20
@@ -232,7 +259,7 @@ class TrackingConfig(ExperimentConfig):
         check_fields(self, positive=("n", "widths", "sigma", "n_test", "eta", "kappa", "radius_const", "stop_const",
                                      "check_every", "n_centers"),
                      nonnegative=("rkhs_norm",), nonempty=("widths",), at_least={"d": 2},
-                     choices={"dist": DISTRIBUTIONS})
+                     choices={"dist": DISTRIBUTIONS, "stop_rule": STOP_RULES})
         _check_even_widths(self, self.widths, "widths")
         if len(set(self.widths)) < 2:
             raise ConfigError(f"TrackingConfig.widths must hold at least two different widths (the claim compares "
@@ -246,7 +273,10 @@ def run_tracking(cfg: TrackingConfig, seed: int, progress: ProgressFn = no_progr
     y = f_star(X) + cfg.sigma * _seed(seed, 5, 1).standard_normal(cfg.n)
     X_test = sample_sphere(cfg.n_test, cfg.d, cfg.dist, _seed(seed, 6))
     kgd = KernelGD(cfg.eta, sigma=cfg.sigma, radius_const=cfg.radius_const).fit(X, y)
-    T = theory_stopping_time(kgd.epsilon_hat_, cfg.eta, cfg.stop_const)
+    if cfg.stop_rule == "calibrated":
+        T = theory_stopping_time(kgd.epsilon_hat_, cfg.eta, cfg.stop_const)
+    else:
+        T = max(1, data_dependent_stopping_time(kgd.eigvals_ / cfg.n, cfg.n, cfg.sigma, cfg.eta))
     steps = sorted(set(range(cfg.check_every, T + 1, cfg.check_every)) | {T})
     f_kgd = kgd.predict_path(X_test, steps)
     out: Metrics = {"T_hat": T, "eps2": kgd.epsilon_hat_**2}
@@ -308,8 +338,9 @@ EXPERIMENTS = [
     Experiment(
         name="rate",
         description="Early-stopped GD on a two-layer ReLU net (m=2048) vs early-stopped NTK kernel GD on "
-                    "S^2, n in 125..1000, uniform and vMF-mixture covariates, RKHS target, sigma=0.5; "
-                    "theory stop T_hat = c/(eta eps_hat^2) with (c, C) calibrated once at n=250 uniform.",
+                    "S^3 (d=4), n in 125..1000, uniform and vMF-mixture covariates, RKHS target, sigma=0.5; "
+                    "stop at the paper's data-dependent T_hat (Eq. 8), bound constant C calibrated once at "
+                    "n=250 uniform.",
         config=RateConfig,
         run=run_rate,
         presets={
@@ -324,8 +355,8 @@ EXPERIMENTS = [
     ),
     Experiment(
         name="width_tracking",
-        description="Sup-norm gap between the network and kernel GD along the GD path up to T = 2/(eta "
-                    "eps_hat^2), n=500 uniform, for widths 512, 2048, 8192.",
+        description="Sup-norm gap between the network and kernel GD along the GD path up to the paper's "
+                    "T_hat (Eq. 8), d=4, n=500 uniform, for widths 512, 2048, 8192.",
         config=TrackingConfig,
         run=run_tracking,
         presets={
@@ -345,10 +376,15 @@ CLAIMS = [
           "uniform convergence to the NTK along the GD path (proof ingredient (i)); width needed depends only "
           "on d and eps_n", "width_tracking", "gap_ratio_largest_over_smallest", "<=", 0.5, resolution=0.025),
     # every seed: risk <= C eps^2 is a w.h.p. bound, so it must hold in every run
-    Claim("rate_bound", "The network stopped at T_hat = c/(eta eps_hat^2) has risk <= C eps_hat^2 for every n "
-          "and both distributions, with (c, C) calibrated once at n=250 uniform (metric: max risk/(C "
-          "eps_hat^2)).", "risk O(eps_n^2) w.h.p., no distributional assumption beyond the sphere (abstract)",
+    Claim("rate_bound", "The network stopped at the paper's T_hat (Eq. 8) has risk <= C eps_hat^2 for every n "
+          "and both distributions, with C calibrated once at n=250 uniform (metric: max risk/(C "
+          "eps_hat^2)).", "risk O(eps_n^2) w.h.p., no distributional assumption beyond the sphere (Thm 5.1)",
           "rate", "rate_ratio_over_C_max", "<=", 1.0, aggregate="every_seed"),
+    # every seed: Thm 5.1 holds for every t in [c_t T_hat, T_hat]; checked at c_t = 1/2 with the same C
+    Claim("rate_bound_half", "The same bound at t = T_hat/2 (Thm 5.1 covers every t in [c_t T_hat, T_hat]; "
+          "c_t = 1/2), with the same C (metric: max risk(T_hat/2)/(C eps_hat^2)).",
+          "risk O(eps_n^2) for every t in [c_t T_hat, T_hat], any c_t in (0, 1] (Thm 5.1)",
+          "rate", "rate_ratio_half_over_C_max", "<=", 1.0, aggregate="every_seed"),
     # tie ±0.05: log-log slope; 0.05 is small next to the rate exponents (-0.6) under test
     Claim("rate_ratio_flat", "risk/eps_hat^2 does not grow with n: its log-log slope in n is <= 0.1 for each "
           "distribution (metric: the larger of the two slopes).",
@@ -358,36 +394,41 @@ CLAIMS = [
           "the same T_hat, for every (n, P).", "same rate as kernel regression trained by GD with early "
           "stopping (abstract)", "rate", "nn_over_kgd_max", "<=", 1.5, resolution=0.05),
     # tie ±0.02: risk ratio; a risk change under 2% from 6x overtraining does not matter
-    Claim("early_stopping_matters", "Training 6x longer than T_hat raises the risk, for every n <= 500 and both "
-          "distributions at sigma=0.5 (metric: min risk(6 T_hat)/risk(T_hat)).",
-          "T_hat = Theta(eps_n^{-2}) with a constant learning rate (early stopping is needed)", "rate",
+    Claim("early_stopping_matters", "(ours, beyond the paper) Training 6x longer than T_hat raises the risk, for "
+          "every n <= 500 and both distributions at sigma=0.5 (metric: min risk(6 T_hat)/risk(T_hat)).",
+          "the paper covers t <= T_hat only: T_hat ~ eps_n^{-2}; risk <~ eps_n^2 for every t in [c_t T_hat, T_hat] "
+          "(Thm 5.1); nothing is claimed beyond T_hat", "rate",
           "overrun_over_stopped_min_small_n", ">=", 1.0, resolution=0.02),
-    # tie ±0.05: log-log slope; 1/3 of the 0.15 margin between the bar and the theory's -0.6
-    Claim("uniform_slope", "Uniform sphere, d=3: oracle early-stopped kernel GD's risk decays in n with "
-          "log-log slope <= -0.45 (theory: -d/(2d-1) = -0.6 worst case over the RKHS ball).",
-          "O(n^{-d/(2d-1)}) under lambda_j ~ j^{-d/(d-1)} (abstract)", "rate", "uniform_kgd_oracle_slope",
-          "<=", -0.45, resolution=0.05),
+    # tie ±0.05: log-log slope; the bar keeps the earlier 0.15 margin above the theory's -d/(2d-1) = -4/7 at d=4
+    Claim("uniform_slope", "Uniform sphere, d=4: oracle early-stopped kernel GD's risk decays in n with "
+          "log-log slope <= -0.42 (theory: -d/(2d-1) = -0.571 worst case over the RKHS ball).",
+          "O(n^{-d/(2d-1)}) = n^{-0.571} at d=4 (Cor. 5.2)", "rate", "uniform_kgd_oracle_slope",
+          "<=", -0.42, resolution=0.05),
+    # tie ±0.05: log-log slope units, as uniform_slope; the bar 0.15 is the same margin
+    Claim("stopping_time_rate", "Uniform sphere, d=4: the paper's T_hat grows in n with a log-log slope within 0.15 "
+          "of d/(2d-1) = 0.571 (metric: |slope - 0.571|).", "T_hat ~ n^{d/(2d-1)} (Cor. 5.2)", "rate",
+          "uniform_T_hat_slope_gap", "<=", 0.15, resolution=0.05),
 ]
 
 API_EXAMPLE = """
 import numpy as np
 from icml25.papers.ntk_early_stopping import (KernelGD, TwoLayerReLUGD, make_rkhs_target, sample_sphere)
 
-f_star = make_rkhs_target(d=3, n_centers=20, rkhs_norm=1.0, rng=0)
-X = sample_sphere(300, 3, "vmf_mixture", rng=1)
+f_star = make_rkhs_target(d=4, n_centers=20, rkhs_norm=1.0, rng=0)
+X = sample_sphere(300, 4, "vmf_mixture", rng=1)
 y = f_star(X) + 0.5 * np.random.default_rng(2).standard_normal(300)
-X_test = sample_sphere(1000, 3, "vmf_mixture", rng=3)
+X_test = sample_sphere(1000, 4, "vmf_mixture", rng=3)
 
-net = TwoLayerReLUGD(width=1024, eta=1.0, stop="theory", sigma=0.5, radius_const=2 * np.e, seed=0)
+net = TwoLayerReLUGD(width=1024, eta=1.0, stop="eq8", sigma=0.5, seed=0)  # the paper's stopping rule
 net.fit(X, y, X_eval=X_test, f_eval=f_star(X_test))
-kgd = KernelGD(eta=1.0, sigma=0.5, radius_const=2 * np.e).fit(X, y)
+kgd = KernelGD(eta=1.0, sigma=0.5).fit(X, y)
 print("eps_hat^2", round(net.epsilon_hat_ ** 2, 4), "T_hat", net.stopping_time_)
 print("network risk   ", np.mean((net.predict(X_test) - f_star(X_test)) ** 2))
 print("kernel GD risk ", kgd.risk_path(X_test, f_star(X_test), [net.stopping_time_])[0])
 """
 
 
-def run_rate_experiment(ns=(125, 250, 500, 1000), d: int = 3, dists=("uniform", "vmf_mixture"),
+def run_rate_experiment(ns=(125, 250, 500, 1000), d: int = 4, dists=("uniform", "vmf_mixture"),
                         widths=(2048,), seeds=(0, 1, 2), **overrides):
     """Run the ``rate`` experiment over widths and seeds; one row per (width, seed, dist, n).
 
