@@ -13,13 +13,18 @@ from scipy import integrate, stats  # noqa: E402
 from scipy.optimize import brentq  # noqa: E402
 
 from icml25.papers.certified_unlearning import (  # noqa: E402
+    DP_SGD_ORDERS,
     TensorBatches,
     clip_grad_global,
+    dp_sgd_noise_multiplier,
     finetune,
     global_norm,
+    group_privacy,
+    group_privacy_per_example_target,
     hockey_stick_gauss,
     mlp,
     model_clip_delta_path,
+    model_clip_radius,
     output_perturbation,
     output_perturbation_sigma,
     pabi_renyi,
@@ -29,6 +34,9 @@ from icml25.papers.certified_unlearning import (  # noqa: E402
     renyi_target,
     renyi_to_dp,
     renyi_to_dp_released_code,
+    rdp_to_dp,
+    subsampled_gaussian_rdp,
+    train_dp_sgd,
     unlearn_gradient_clipping,
     unlearn_model_clipping,
 )
@@ -114,6 +122,118 @@ def test_renyi_conversion_matches_dp_accounting():
         acc.compose(dp_accounting.GaussianDpEvent(noise_multiplier))
         ours = renyi_to_dp(1 / (2 * noise_multiplier**2), 1e-5)
         assert ours == pytest.approx(acc.get_epsilon(1e-5), rel=2e-3)
+
+
+def test_dp_accounting_cross_check_of_the_released_conversion():
+    """The research note's cross-check: a Gaussian mechanism with RDP curve alpha * 1 (noise multiplier 1/sqrt 2)
+    at delta = 1e-5. dp-accounting's RDP accountant gives 7.0773, ours 7.0772, the released conversion 1.0036."""
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    acc = rdp_privacy_accountant.RdpAccountant(list(1.0 + np.logspace(-4, 4, 4001)))
+    acc.compose(dp_accounting.GaussianDpEvent(1 / math.sqrt(2)))
+    reference = acc.get_epsilon(1e-5)
+    assert reference == pytest.approx(7.0773, abs=2e-4)
+    assert renyi_to_dp(1.0, 1e-5) == pytest.approx(reference, abs=5e-4)
+    assert renyi_to_dp_released_code(1.0, 1e-5) == pytest.approx(1.0036, abs=1e-4)
+
+
+@pytest.mark.parametrize("q,noise,steps", [(0.05, 1.1, 600), (0.2, 3.0, 50), (1.0, 2.0, 10), (0.05, 600.0, 600)])
+def test_subsampled_gaussian_rdp_matches_dp_accounting(q, noise, steps):
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    orders = list(range(2, 65)) + [128, 512, 2048, 8192]  # a subset of DP_SGD_ORDERS' range, for speed
+    acc = rdp_privacy_accountant.RdpAccountant(orders)
+    acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(noise)), steps)
+    ours = subsampled_gaussian_rdp(q, noise, steps, orders)
+    np.testing.assert_allclose(ours, acc._rdp, rtol=1e-6, atol=1e-12)
+    for delta in (1e-5, 5e-8):
+        assert rdp_to_dp(orders, ours, delta) == pytest.approx(acc.get_epsilon(delta), rel=1e-6)
+
+
+@pytest.mark.parametrize("alpha", [2, 3, 5])
+def test_subsampled_gaussian_rdp_matches_numerical_integration(alpha):
+    """Independent of any library: D_alpha((1-q) N(0, s^2) + q N(1, s^2) || N(0, s^2)) by quadrature."""
+    q, s = 0.3, 1.5
+    log_p = lambda x: np.logaddexp(math.log1p(-q) + stats.norm.logpdf(x, 0, s),  # noqa: E731
+                                   math.log(q) + stats.norm.logpdf(x, 1, s))
+    val, _ = integrate.quad(lambda x: math.exp(alpha * log_p(x) + (1 - alpha) * stats.norm.logpdf(x, 0, s)),
+                            -25, 25, epsabs=0, epsrel=1e-12, limit=200)
+    assert subsampled_gaussian_rdp(q, s, 1, [alpha])[0] == pytest.approx(math.log(val) / (alpha - 1), rel=1e-8)
+    assert subsampled_gaussian_rdp(1.0, s, 3, [alpha])[0] == pytest.approx(3 * alpha / (2 * s**2), rel=1e-12)
+
+
+def test_rdp_to_dp_generalises_renyi_to_dp():
+    orders = np.arange(2, 400)
+    assert rdp_to_dp(orders, orders * 0.3, 1e-5) == pytest.approx(renyi_to_dp(0.3, 1e-5, orders), rel=1e-12)
+
+
+def test_group_privacy_recursion_and_tight_chain():
+    """delta_k from the chain P_0 <= e^eps P_1 + delta <= ...: the recursion d_{j+1} = e^eps d_j + delta gives the
+    closed form. At eps = 0 the bound k delta is attained by uniform distributions shifted one cell at a time, which
+    the released per-record delta (no sum: group delta = delta) violates."""
+    eps, delta, k = 0.03, 1e-6, 40
+    d = 0.0
+    for _ in range(k):
+        d = math.exp(eps) * d + delta
+    assert group_privacy(eps, delta, k) == pytest.approx((k * eps, d), rel=1e-12)
+    M, k = 1000, 7
+    cells = lambda j: np.isin(np.arange(M + k), np.arange(j, j + M)).astype(float) / M  # noqa: E731
+    tv = lambda a, b: 0.5 * np.abs(a - b).sum()  # noqa: E731 -- hockey-stick divergence at eps = 0
+    assert all(tv(cells(j), cells(j + 1)) == pytest.approx(1 / M) for j in range(k))
+    assert tv(cells(0), cells(k)) == pytest.approx(group_privacy(0.0, 1 / M, k)[1], rel=1e-12)
+    # round trip of the per-record target, and the released formula's shortfall
+    eps1, delta1 = group_privacy_per_example_target(1.0, 1e-5, 126)
+    assert group_privacy(eps1, delta1, 126) == pytest.approx((1.0, 1e-5), rel=1e-12)
+    _, delta1_released = group_privacy_per_example_target(1.0, 1e-5, 126, released_code=True)
+    assert delta1_released == pytest.approx(1e-5 * math.exp(-125 / 126), rel=1e-12)
+    assert group_privacy(eps1, delta1_released, 126)[1] > 50 * 1e-5
+
+
+def test_dp_sgd_noise_multiplier_is_calibrated():
+    eps, delta, q, T = 0.5, 1e-6, 0.05, 200
+    s = dp_sgd_noise_multiplier(eps, delta, q, T)
+    assert rdp_to_dp(DP_SGD_ORDERS, subsampled_gaussian_rdp(q, s, T), delta) <= eps
+    assert rdp_to_dp(DP_SGD_ORDERS, subsampled_gaussian_rdp(q, s * 0.999, T), delta) > eps  # not far above
+
+
+def test_dp_sgd_step_clips_per_example_and_adds_calibrated_noise():
+    """q = 1 (every row in every step), one step: the update is lr (sum_i Pi_C(g_i) + N(0, (s C)^2 I)) / n."""
+    d, n, C = 20000, 4, 0.5
+    x0 = torch.zeros(d, dtype=torch.float64)
+    targets = torch.zeros(n, d, dtype=torch.float64)
+    targets[:, 0] = 100.0  # per-example gradient w - b has norm 100 >> C, along coordinate 0
+    loss = lambda out, y: 0.5 * ((out - targets[y.long()]) ** 2).sum()  # noqa: E731
+    X, y = torch.zeros(n, 1), torch.arange(n)
+    out, cert = train_dp_sgd(Vector(x0), X, y, epochs=1, batch_size=n, clip=C, epsilon=2.0, delta=1e-5,
+                             max_lr=0.25, weight_decay=0.0, loss_fn=loss, gen=torch.Generator().manual_seed(3))
+    lr = 0.25 / 25  # one-cycle start
+    assert cert.steps == 1 and cert.q == 1.0 and cert.satisfied
+    s = cert.sigmas[0]
+    delta_w = (out.w.detach() - x0).numpy()
+    assert delta_w[1:].std() == pytest.approx(lr * s * C / n, rel=0.03)  # noise only
+    # coordinate 0: n clipped gradients of norm C each (minus one noise draw)
+    assert -delta_w[0] == pytest.approx(lr * C, abs=5 * lr * s * C / n)
+    weaker = dataclasses.replace(cert, sigmas=(s / 2,))
+    assert not weaker.satisfied
+
+
+def test_dp_sgd_certificate_groups_the_forget_set(digits_model):
+    _, loader = digits_model
+    X, y = loader.X, loader.y
+    _, cert = train_dp_sgd(mlp(), X, y, epochs=2, batch_size=32, clip=1.0, epsilon=1.0, delta=1e-5, group_size=20)
+    eps, delta = cert.recompute()
+    assert eps <= 1.0 and delta <= 1e-5 and cert.satisfied
+    assert cert.steps == 2 * round(200 / 32) and cert.q == 32 / 200 and cert.group_size == 20
+    eps1, delta1 = group_privacy_per_example_target(1.0, 1e-5, 20)
+    assert cert.sigmas[0] == pytest.approx(dp_sgd_noise_multiplier(eps1, delta1, cert.q, cert.steps), rel=1e-12)
+    single = dp_sgd_noise_multiplier(1.0, 1e-5, cert.q, cert.steps)
+    assert cert.sigmas[0] > 10 * single  # protecting 20 records costs far more noise than one
+    with pytest.raises(ValueError, match="group_size"):
+        train_dp_sgd(mlp(), X, y, epochs=1, batch_size=32, clip=1.0, epsilon=1.0, delta=1e-5, group_size=0)
+    with pytest.raises(ValueError, match="batch_size"):
+        train_dp_sgd(mlp(), X, y, epochs=1, batch_size=10_000, clip=1.0, epsilon=1.0, delta=1e-5)
 
 
 # --------------------------------------------------------------------------- gradient clipping accountant
@@ -260,6 +380,57 @@ def test_model_clipping_step_is_projection_plus_noise():
     assert resid.std() == pytest.approx(sigma, rel=0.03)
 
 
+def test_model_clipping_noise_before_projection_step():
+    """One step, every clip binding, noise re-drawn from the same seed: x_0 = Pi_C0(x_hat), then the variant gives
+    exactly Pi_C2(x_0 - eta Pi_C1(g + lam x_0) + xi) and the default gives Pi_C2(x_0 - eta (g + lam x_0)) + xi."""
+    d, C0, C1, C2, eta, sigma = 1000, 0.1, 0.05, 0.5, 0.1, 0.05
+    x_hat = torch.full((d,), 0.005, dtype=torch.float64)  # norm 0.16 > C0
+    x0 = x_hat * C0 / x_hat.norm()
+    xi = sigma * torch.randn((d,), generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    proj = lambda v, C: v * min(1.0, C / float(v.norm()))  # noqa: E731
+    kwargs = dict(C2=C2, sigma=sigma, eta=eta, lam=0.0, epsilon=400.0, delta=0.9, C0=C0, loss_fn=quadratic(1.0, 0.0))
+    out, cert = unlearn_model_clipping(Vector(x_hat), DUMMY, noise_before_projection=True, C1=C1,
+                                       gen=torch.Generator().manual_seed(4), **kwargs)
+    assert cert.steps == 1 and cert.noise_before_projection  # a huge epsilon: one step suffices
+    expected = proj(x0 - eta * proj(x0, C1) + xi, C2)  # gradient of |w|^2/2 is w (norm C0 = 0.1 > C1)
+    torch.testing.assert_close(out.w.detach(), expected, rtol=1e-12, atol=1e-14)
+    assert global_norm([out.w]) == pytest.approx(C2, rel=1e-12)
+    out, _ = unlearn_model_clipping(Vector(x_hat), DUMMY, gen=torch.Generator().manual_seed(4), **kwargs)
+    torch.testing.assert_close(out.w.detach(), proj(x0 - eta * x0, C2) + xi, rtol=1e-12, atol=1e-14)
+
+
+def test_model_clipping_noise_before_projection_certificate(digits_model):
+    """The tracked delta uses r = 2 (C0 + eta C1)/sigma at the first step (x_0 in the C0 ball) and
+    2 (C2 + eta C1)/sigma afterwards, recomputed by hand with hockey_stick_gauss."""
+    model, loader = digits_model
+    eps, C0, C2, C1, eta, sigma = 1.0, 0.03, 0.05, 1.0, 0.01, 0.06
+    _, cert = unlearn_model_clipping(model, loader, C2=C2, sigma=sigma, eta=eta, lam=0.01, epsilon=eps, delta=1e-5,
+                                     C0=C0, noise_before_projection=True, C1=C1, gen=torch.Generator().manual_seed(0))
+    delta, path = 1.0, []
+    for t in range(cert.steps):
+        r = 2 * ((C0 if t == 0 else C2) + eta * C1) / sigma
+        delta *= hockey_stick_gauss(math.log1p(math.expm1(eps) / delta), r)
+        path.append(delta)
+    assert cert.steps > 1 and path[-1] <= 1e-5 < path[-2]
+    assert cert.recompute()[1] == pytest.approx(path[-1], rel=1e-12) and cert.satisfied
+    # after-projection accounting (2 C2 / sigma) would under-state delta for this variant
+    assert cert.recompute()[1] > dataclasses.replace(cert, noise_before_projection=False).recompute()[1]
+    # an unbounded start (no C0) gives no contraction at the first step
+    assert model_clip_radius(0, C2=C2, eta=eta, C1=C1, noise_before_projection=True) == math.inf
+    assert model_clip_radius(0, C2=C2, eta=eta, C1=C1, C0=C0, sigma0=0.1, noise_before_projection=True) == math.inf
+    assert model_clip_radius(3, C2=C2, eta=eta, C1=C1, noise_before_projection=True) == pytest.approx(C2 + eta * C1)
+    _, free = unlearn_model_clipping(model, loader, C2=C2, sigma=sigma, eta=eta, lam=0.01, epsilon=eps, delta=1e-5,
+                                     noise_before_projection=True, C1=C1, gen=torch.Generator().manual_seed(0))
+    delta, n = 1.0, 1  # step 0 contracts nothing; then the C2 + eta C1 radius
+    while delta > 1e-5:
+        delta *= hockey_stick_gauss(math.log1p(math.expm1(eps) / delta), 2 * (C2 + eta * C1) / sigma)
+        n += 1
+    assert free.steps == n and free.recompute()[1] == pytest.approx(delta, rel=1e-12)
+    with pytest.raises(ValueError, match="C1"):
+        unlearn_model_clipping(model, loader, C2=C2, sigma=sigma, eta=eta, lam=0.0, epsilon=eps, delta=1e-5,
+                               noise_before_projection=True)
+
+
 # --------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("eps,delta,match", [(0.0, 1e-5, "epsilon"), (-1.0, 1e-5, "epsilon"),
                                              (math.inf, 1e-5, "epsilon"), (math.nan, 1e-5, "epsilon"),
@@ -301,6 +472,9 @@ def test_smoke_run():
     assert m["cert_ratio_max"] <= 1.0
     assert m["eps_renyi_gc"] == pytest.approx(renyi_target(1.0, 1e-5), rel=1e-6)
     assert m["noisy_steps_gc"] == 6 and m["noisy_steps_gc0"] == 10
+    assert m["cert_delta_mcb"] <= 1e-5 and m["cert_eps_dpsgd"] <= 1.0 and m["cert_delta_dpsgd"] <= 1e-5
+    assert m["released_code_group_delta_actual"] > 10 * 1e-5  # the released per-record delta misses the target
+    assert m["acc_original_minus_majority"] > 0.3
     assert m["released_code_eps_claimed"] < 1.01 and m["released_code_eps_actual"] > 7.0
     assert m["acc_original"] > 0.5
     assert m["acc_retrain_b5"] > m["acc_retrain_b1"]  # more budget, better retraining

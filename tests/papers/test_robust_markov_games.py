@@ -26,6 +26,7 @@ from icml25.papers.robust_markov_games import (
     tv_robust_expectation_batch,
 )
 from icml25.papers.robust_markov_games.repro import EXPERIMENTS, samples_to_target
+from icml25.papers.robust_markov_games.robust_q_ftrl import _sampled_targets
 
 
 def tv_primal_linprog(p, v, sigma):
@@ -293,15 +294,60 @@ def test_robust_q_ftrl_self_consistency():
     """With large K and N the algorithm's value estimates match the exact robust values of its own output,
     and its output is an approximate robust CCE (much better than uniform play)."""
     game = random_general_sum_game(2, 2, 3, 2, seed=10)
-    policy = robust_q_ftrl(game, 0.3, 400, 100, seed=0)
+    policy = robust_q_ftrl(game, 0.3, 400, 100, seed=0, c_bonus=0.0)  # no optimism: estimates vs exact values
     exact = robust_policy_values(game, policy, 0.3)
     assert np.abs(policy.value_estimates[:, 0] - exact[:, 0]).max() < 0.05
     assert policy.n_samples == 2 * 3 * 400 * 100 * 4
     uniform = CorrelatedPolicy.product([np.full((2, 3, 2), 0.5)] * 2)
     assert robust_cce_gap(game, policy, 0.3) < 0.5 * robust_cce_gap(game, uniform, 0.3)
-    coarse = robust_q_ftrl(game, 0.3, 20, 2, seed=0)
+    coarse = robust_q_ftrl(game, 0.3, 20, 2, seed=0, c_bonus=0.0)
     assert np.abs(coarse.value_estimates - robust_policy_values(game, coarse, 0.3)).max() > \
         np.abs(policy.value_estimates - exact).max()
+    # with the default bonus the estimates are optimistic: above the exact robust values of the output
+    optimistic = robust_q_ftrl(game, 0.3, 400, 100, seed=0)
+    assert np.all(optimistic.value_estimates[:, 0] >= robust_policy_values(game, optimistic, 0.3)[:, 0] - 1e-9)
+
+
+def test_variance_bonus_matches_its_formula():
+    """H = 1, exact targets: q^k_i(a_i) = sum_{a_-i} pi^k_-i(a_-i) R_i(a_i, a_-i) recomputed from the returned
+    per-round policies; V_hat = min{sum_k w_k <pi^k_i, q^k_i>
+    + c sqrt(log K / K (sum_k w_k Var_pi^k_i(q^k_i) + H)), 1}."""
+    M = np.random.default_rng(5).random((2, 3))
+    game = MarkovGame(np.ones((1, 1, 2, 3, 1)), np.stack([M, 1 - M])[:, None, None], 1)
+    K, c = 30, 0.7
+    pol = robust_q_ftrl(game, 0.0, K, None, c_bonus=c)
+    pi1, pi2 = pol.factors[0][0, 0], pol.factors[1][0, 0]  # (K, A_i)
+    w = mixture_weights(ftrl_step_sizes(K))
+    for i, (pi, q) in enumerate([(pi1, pi2 @ M.T), (pi2, pi1 @ (1 - M))]):  # q: (K, A_i)
+        mean = (pi * q).sum(axis=1)
+        var = (pi * (q - mean[:, None]) ** 2).sum(axis=1)
+        expected = min(w @ mean + c * np.sqrt(np.log(K) / K * (w @ var + 1)), 1.0)
+        assert pol.value_estimates[i, 0, 0] == pytest.approx(expected, rel=1e-12)
+    assert robust_q_ftrl(game, 0.0, K, None, c_bonus=0.0).value_estimates[0, 0, 0] == pytest.approx(
+        w @ (pi1 * (pi2 @ M.T)).sum(axis=1), rel=1e-12)
+
+
+def test_sampling_is_per_agent_from_its_fictitious_model():
+    """s' encodes the joint action (s' = 2 a_1 + a_2), so agent i's empirical kernel P_hat_i(s, a_i, .) reveals
+    the sampled a_-i: N draws per (s, a_i) with a_i fixed and a_-i ~ pi_-i(.|s); rewards averaged the same way."""
+    S, N = 4, 20000
+    P = np.zeros((1, S, 2, 2, S))
+    for a1, a2 in itertools.product(range(2), range(2)):
+        P[0, :, a1, a2, 2 * a1 + a2] = 1.0
+    R = np.zeros((2, 1, S, 2, 2))
+    R[0, 0, :, :, 1] = 1.0  # agent 1 is paid when a_2 = 1
+    R[1, 0, :, 1, :] = 1.0  # agent 2 is paid when a_1 = 1
+    game = MarkovGame(P, R, 1)
+    rng = np.random.default_rng(0)
+    pis = [rng.dirichlet(np.ones(2), size=S) for _ in range(2)]  # (S, 2) each
+    v_next = np.zeros((2, S))
+    v_next[0, [1, 3]] = 1.0  # value 1 where a_2 = 1
+    v_next[1, [2, 3]] = 1.0  # value 1 where a_1 = 1
+    q1, q2 = _sampled_targets(game, 0, pis, v_next, np.zeros(2), N, np.random.default_rng(1))
+    tol = 5 * np.sqrt(0.25 / N)
+    # agent 1: reward + next value both equal 1{a_2 = 1}, for either own action
+    np.testing.assert_allclose(q1, 2 * np.repeat(pis[1][:, 1:2], 2, axis=1), atol=2 * tol)
+    np.testing.assert_allclose(q2, 2 * np.repeat(pis[0][:, 1:2], 2, axis=1), atol=2 * tol)
 
 
 # --------------------------------------------------------------------------- reproduction
@@ -333,3 +379,5 @@ def test_smoke_run():
     assert out["rqftrl_samples_ratio_mmax_mmin"] == pytest.approx(
         out[f"rqftrl_samples_to_target_m{hi}"] / out[f"rqftrl_samples_to_target_m{lo}"])
     assert out["gap_loglog_slope"] == pytest.approx(np.mean([out[f"rqftrl_loglog_slope_m{m}"] for m in cfg.agents]))
+    assert out["rqftrl_gap_over_uniform"] == pytest.approx(
+        np.mean([out[f"rqftrl_gap_m{m}"][-1] / out[f"uniform_gap_m{m}"] for m in cfg.agents]))

@@ -6,26 +6,31 @@ become indistinguishable: privacy amplification by iteration (gradient clipping 
 contraction of the hockey-stick divergence (model clipping variant). Afterwards ordinary SGD on the retain
 set is free post-processing that recovers accuracy.
 
-Reading order: parameter-vector primitives, the accountants (Renyi, hockey-stick, the conversion), the
-certificate, the two unlearning algorithms, then the baselines.
+Reading order: parameter-vector primitives, the accountants (Renyi, hockey-stick, the conversion, DP-SGD's
+subsampled-Gaussian RDP and group privacy), the certificate, the two unlearning algorithms (model clipping with
+noise after or before the projection), then the baselines (output perturbation, DP-SGD + group privacy,
+retraining) and noise-free fine-tuning.
 
 Convention (checked by tests): ``pabi_renyi`` returns the *Renyi level* eps_R such that the Renyi
 divergence of every order alpha > 1 is at most ``alpha * eps_R`` (a Gaussian bound). ``renyi_to_dp`` turns
 it into (eps, delta) with eps = min_alpha [alpha eps_R + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)].
 The released JAX code drops the factor alpha (``renyi_to_dp_released_code``); that under-states epsilon
-by a large factor (see the tests and docs/papers/certified_unlearning.md).
+by a large factor. Its DP-SGD baseline also drops the sum of group privacy
+(``group_privacy_per_example_target(..., released_code=True)``); see the tests and
+docs/papers/certified_unlearning.md.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from scipy.special import log_ndtr
+from scipy.special import gammaln, log_ndtr, logsumexp
 from torch import nn
 
 Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -290,6 +295,141 @@ def output_perturbation_sigma(C0: float, epsilon: float, delta: float) -> float:
 
 
 # ----------------------------------------------------------------------------------------------------------
+# DP-SGD accountant and group privacy (the DP-SGD + group-privacy baseline)
+# ----------------------------------------------------------------------------------------------------------
+DP_SGD_ORDERS = np.unique(np.r_[np.arange(2, 65), np.round(np.geomspace(64, 20000, 60))]).astype(int)
+"""Integer Renyi orders of the DP-SGD accountant (dense up to 64, geometric up to 2e4 for tiny epsilons)."""
+
+
+def subsampled_gaussian_rdp(q: float, noise_multiplier: float, steps: int,
+                            orders: Sequence[int] | None = None) -> np.ndarray:
+    """Renyi DP of ``steps`` compositions of the Poisson-subsampled Gaussian mechanism, at integer orders.
+
+    For integer alpha >= 2 (Mironov, Talwar & Zhang 2019, Sec. 3.3), per step
+    RDP(alpha) = log( sum_{k=0}^{alpha} C(alpha, k) (1-q)^(alpha-k) q^k exp((k^2 - k) / (2 s^2)) ) / (alpha - 1),
+    with s the noise multiplier (noise std / clipping norm); q = 1 gives the Gaussian alpha / (2 s^2).
+    Add/remove-one adjacency. Returns shape (len(orders),).
+    """
+    if not (isinstance(q, (int, float)) and 0 < q <= 1):
+        raise ValueError(f"q (sampling rate) must lie in (0, 1], got {q!r}")
+    _check_positive(noise_multiplier=noise_multiplier)
+    _check_steps("steps", steps)
+    orders = DP_SGD_ORDERS if orders is None else np.asarray(orders)
+    if orders.ndim != 1 or orders.size == 0 or np.any(orders < 2) or np.any(orders != np.round(orders)):
+        raise ValueError("orders must be a non-empty 1-D array of integers >= 2")
+    out = np.empty(len(orders))
+    for j, a in enumerate(orders.astype(int)):
+        if q == 1:
+            out[j] = a / (2 * noise_multiplier**2)
+            continue
+        k = np.arange(a + 1)
+        log_terms = (gammaln(a + 1) - gammaln(k + 1) - gammaln(a - k + 1) + (a - k) * math.log1p(-q)
+                     + k * math.log(q) + (k * k - k) / (2 * noise_multiplier**2))
+        out[j] = max(float(logsumexp(log_terms)), 0.0) / (a - 1)
+    return steps * out
+
+
+def rdp_to_dp(orders: Sequence[float], rdp: Sequence[float], delta: float) -> float:
+    """(eps, delta) from a Renyi curve D_alpha <= rdp[alpha] on the given orders (Balle et al. 2020, Thm 21).
+
+    eps = min_alpha [rdp(alpha) + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)]; ``renyi_to_dp`` is
+    the special case rdp(alpha) = alpha eps_R.
+    """
+    a, r = np.asarray(orders, dtype=float), np.asarray(rdp, dtype=float)
+    if a.shape != r.shape or a.ndim != 1 or a.size == 0 or np.any(a <= 1):
+        raise ValueError("orders and rdp must be 1-D arrays of the same positive length, every order > 1")
+    if np.any(np.isnan(r)) or np.any(r < 0):
+        raise ValueError("rdp values must be >= 0 (inf allowed)")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    eps = r + np.log((a - 1) / a) - (math.log(delta) + np.log(a)) / (a - 1)
+    return float(max(np.min(eps), 0.0))
+
+
+def group_privacy(epsilon: float, delta: float, group_size: int) -> tuple[float, float]:
+    """(epsilon, delta)-DP for one record gives (k epsilon, delta sum_{i<k} e^(i epsilon)) for k records.
+
+    The induction P_0(S) <= e^eps P_1(S) + delta <= ... over the k datasets between D and D \\ D_f. The sum
+    equals k delta at epsilon = 0, where it is attained (a chain of shifted uniform distributions; tested).
+    """
+    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon >= 0):
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    if not (isinstance(delta, (int, float)) and 0 <= delta <= 1):
+        raise ValueError(f"delta must lie in [0, 1], got {delta!r}")
+    if isinstance(group_size, bool) or not isinstance(group_size, (int, np.integer)) or group_size < 1:
+        raise ValueError(f"group_size must be a positive integer, got {group_size!r}")
+    k = int(group_size)
+    factor = float(k) if epsilon == 0 else math.expm1(k * epsilon) / math.expm1(epsilon)
+    return k * epsilon, min(delta * factor, 1.0)
+
+
+def group_privacy_per_example_target(epsilon: float, delta: float, group_size: int, *,
+                                     released_code: bool = False) -> tuple[float, float]:
+    """Per-record (epsilon_1, delta_1) whose group privacy over ``group_size`` records is (epsilon, delta).
+
+    epsilon_1 = epsilon / k and delta_1 = delta (e^epsilon_1 - 1) / (e^epsilon - 1), the inverse of
+    ``group_privacy``. ``released_code=True`` returns the official trainer's delta_1 = delta e^(-(k-1) epsilon_1),
+    which drops the sum (it under-states the group delta by about (1 - e^-epsilon)/(1 - e^-epsilon_1)).
+    """
+    _check_eps_delta(epsilon, delta)
+    if isinstance(group_size, bool) or not isinstance(group_size, (int, np.integer)) or group_size < 1:
+        raise ValueError(f"group_size must be a positive integer, got {group_size!r}")
+    k = int(group_size)
+    eps1 = epsilon / k
+    if released_code:
+        return eps1, delta * math.exp(-(k - 1) * eps1)
+    return eps1, delta * math.expm1(eps1) / math.expm1(epsilon)
+
+
+def dp_sgd_noise_multiplier(epsilon: float, delta: float, q: float, steps: int,
+                            orders: Sequence[int] | None = None) -> float:
+    """Smallest noise multiplier (bisection, result on the safe side) with which ``steps`` Poisson-subsampled
+    Gaussian steps at rate ``q`` are (epsilon, delta)-DP under ``subsampled_gaussian_rdp`` + ``rdp_to_dp``."""
+    _check_eps_delta(epsilon, delta)
+    _check_steps("steps", steps)
+    if steps == 0:
+        raise ValueError("steps must be >= 1")
+    orders = DP_SGD_ORDERS if orders is None else np.asarray(orders)
+
+    def eps_of(s: float) -> float:
+        return rdp_to_dp(orders, subsampled_gaussian_rdp(q, s, steps, orders), delta)
+
+    lo, hi = 1e-3, 1.0
+    while eps_of(hi) > epsilon:
+        lo, hi = hi, 2 * hi
+        if hi > 1e9:
+            raise ValueError(f"(epsilon={epsilon}, delta={delta}) is unreachable on this order grid")
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        if eps_of(mid) <= epsilon:
+            hi = mid
+        else:
+            lo = mid
+        if hi / lo < 1 + 1e-6:
+            break
+    return hi
+
+
+def model_clip_radius(step: int, *, C2: float, eta: float, C1: float = math.nan, C0: float = math.nan,
+                      sigma0: float = 0.0, noise_before_projection: bool = False) -> float:
+    """Radius R of the set holding the noise-free point of model-clipping step ``step`` (r = 2R/sigma).
+
+    * noise after projection, x' = Pi_C2(x - eta u) + noise: R = C2 at every step;
+    * noise before projection, x' = Pi_C2(x - eta Pi_C1(u) + noise): R = C2 + eta C1 once x lies in the C2
+      ball (step >= 1). The first step starts from x_0 instead: R = C0 + eta C1 when x_0 = Pi_C0(x_hat) without
+      initial noise, and R = inf (no contraction, theta = 1) when x_0 is unbounded (no C0, or sigma0 > 0).
+      The released trainer uses C2 + eta C1 at the first step too (no released config uses this variant).
+    """
+    if not noise_before_projection:
+        return C2
+    if step >= 1:
+        return C2 + eta * C1
+    if sigma0 > 0 or not math.isfinite(C0):
+        return math.inf
+    return C0 + eta * C1
+
+
+# ----------------------------------------------------------------------------------------------------------
 # certificate
 # ----------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -299,17 +439,21 @@ class Certificate:
     ``recompute()`` derives (epsilon, delta) again from the constants alone (never from the stored answer).
 
     Attributes:
-        method: 'gradient_clipping', 'model_clipping', 'output_perturbation', 'retrain' or 'finetune'.
+        method: 'gradient_clipping', 'model_clipping', 'output_perturbation', 'dp_sgd', 'retrain' or 'finetune'.
         epsilon, delta: the guarantee claimed (inf for plain fine-tuning, 0 for retraining).
         epsilon_target, delta_target: what was asked for.
         steps: number of noisy steps T.
-        sigmas: noise standard deviation of each noisy step (for output perturbation: the one-shot sigma).
+        sigmas: noise standard deviation of each noisy step (output perturbation: the one-shot sigma;
+            DP-SGD: the noise multiplier).
         etas, lams: step size and weight decay of each noisy step.
         C0: initial projection radius (gradient clipping, output perturbation; model clipping when sigma0 > 0).
-        C1: gradient clipping radius (gradient clipping only).
+        C1: gradient clipping radius (gradient clipping; model clipping with noise before projection;
+            DP-SGD: the per-example clipping norm).
         C2: model clipping radius (model clipping only).
         sigma0: initial noise of model clipping (0: none, then delta_0 = 1).
         eps_renyi: Renyi level of gradient clipping (D_alpha <= alpha eps_renyi).
+        noise_before_projection: model clipping variant (clipped update, noise, then projection).
+        q, group_size: DP-SGD's Poisson sampling rate and the number of forgotten records (group privacy).
     """
 
     method: str
@@ -326,6 +470,9 @@ class Certificate:
     C2: float = math.nan
     sigma0: float = 0.0
     eps_renyi: float = math.nan
+    noise_before_projection: bool = False
+    q: float = math.nan
+    group_size: int = 0
     extra: dict = field(default_factory=dict)
 
     def recompute(self) -> tuple[float, float]:
@@ -345,9 +492,16 @@ class Certificate:
             return renyi_to_dp(eps_r, self.delta_target), self.delta_target
         if self.method == "model_clipping":
             delta = hockey_stick_gauss(self.epsilon_target, 2 * self.C0 / self.sigma0) if self.sigma0 > 0 else 1.0
-            for sigma in self.sigmas:
-                delta *= hockey_stick_gauss(math.log1p(math.expm1(self.epsilon_target) / delta), 2 * self.C2 / sigma)
+            for t, (sigma, eta) in enumerate(zip(self.sigmas, self.etas)):
+                R = model_clip_radius(t, C2=self.C2, eta=eta, C1=self.C1, C0=self.C0, sigma0=self.sigma0,
+                                      noise_before_projection=self.noise_before_projection)
+                delta *= hockey_stick_gauss(math.log1p(math.expm1(self.epsilon_target) / delta), 2 * R / sigma)
             return self.epsilon_target, delta
+        if self.method == "dp_sgd":
+            eps1_target, delta1 = group_privacy_per_example_target(self.epsilon_target, self.delta_target,
+                                                                   self.group_size)
+            rdp = subsampled_gaussian_rdp(self.q, self.sigmas[0], self.steps)
+            return group_privacy(rdp_to_dp(DP_SGD_ORDERS, rdp, delta1), delta1, self.group_size)
         raise ValueError(f"unknown method {self.method!r}")
 
     @property
@@ -409,19 +563,36 @@ def unlearn_gradient_clipping(model: nn.Module, retain_loader: Iterable, *, C0: 
 
 def unlearn_model_clipping(model: nn.Module, retain_loader: Iterable, *, C2: float, sigma: float, eta: float,
                            lam: float, epsilon: float, delta: float, C0: float | None = None, sigma0: float = 0.0,
+                           noise_before_projection: bool = False, C1: float | None = None,
                            max_steps: int = 10_000, loss_fn: Loss = nn.functional.cross_entropy,
                            gen: torch.Generator | None = None) -> tuple[nn.Module, Certificate]:
     """Noisy fine-tuning with model clipping ("contractive coefficients"); returns a new model and its certificate.
 
-    Optionally x_0 = Pi_C0(x_hat) + N(0, sigma0^2 I) (then delta_0 = theta_eps(2 C0/sigma0), else delta_0 = 1);
-    then x_{t+1} = Pi_C2(x_t - eta (g_t + lam x_t)) + N(0, sigma^2 I) until the tracked delta
-    (``model_clip_delta_path``) reaches the target.
+    Optionally x_0 = Pi_C0(x_hat) + N(0, sigma0^2 I) (then delta_0 = theta_eps(2 C0/sigma0), else delta_0 = 1;
+    ``C0`` without ``sigma0`` only projects). Then, until the tracked delta reaches the target:
+
+    * default (noise after projection): x_{t+1} = Pi_C2(x_t - eta (g_t + lam x_t)) + N(0, sigma^2 I), and
+      delta_{t+1} = delta_t theta_{eps~}(2 C2 / sigma);
+    * ``noise_before_projection=True`` (needs ``C1``):
+      x_{t+1} = Pi_C2(x_t - eta Pi_C1(g_t + lam x_t) + N(0, sigma^2 I)), and
+      delta_{t+1} = delta_t theta_{eps~}(2 R_t / sigma) with R_t from ``model_clip_radius`` (C2 + eta C1
+      from the second step on; the update g + lam x is clipped as a whole, as in the official trainer).
+
+    eps~ = log(1 + (e^eps - 1)/delta_t) (``model_clip_delta_path``).
     """
     _check_eps_delta(epsilon, delta)
     _check_positive(C2=C2, sigma=sigma, eta=eta)
     _check_steps("max_steps", max_steps)
     if not (math.isfinite(lam) and lam >= 0):
         raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
+    if not (math.isfinite(sigma0) and sigma0 >= 0):
+        raise ValueError(f"sigma0 must be a finite number >= 0, got {sigma0!r}")
+    if C0 is not None:
+        _check_positive(C0=C0)
+    if noise_before_projection:
+        if C1 is None:
+            raise ValueError("noise_before_projection=True needs the update clipping radius C1")
+        _check_positive(C1=C1)
     out = copy.deepcopy(model)
     delta_t = 1.0
     if sigma0 > 0:
@@ -429,7 +600,10 @@ def unlearn_model_clipping(model: nn.Module, retain_loader: Iterable, *, C2: flo
             raise ValueError("sigma0 > 0 needs the initial projection radius C0")
         _assign(out, add_gaussian(project_l2(list(out.parameters()), C0), sigma0, gen))
         delta_t = hockey_stick_gauss(epsilon, 2 * C0 / sigma0)
-    r = 2 * C2 / sigma
+    elif C0 is not None:
+        _assign(out, project_l2(list(out.parameters()), C0))
+    C0_ = math.nan if C0 is None else C0
+    C1_ = math.nan if C1 is None else C1
     batches = _cycle(retain_loader)
     steps = 0
     while delta_t > delta:
@@ -438,13 +612,20 @@ def unlearn_model_clipping(model: nn.Module, retain_loader: Iterable, *, C2: flo
                              "increase sigma or decrease C2")
         params = list(out.parameters())
         grads = _loss_grads(out, next(batches), loss_fn)
-        stepped = project_l2([p.detach() - eta * (g + lam * p.detach()) for p, g in zip(params, grads)], C2)
-        _assign(out, add_gaussian(stepped, sigma, gen))
-        delta_t *= hockey_stick_gauss(math.log1p(math.expm1(epsilon) / delta_t), r)
+        update = [g + lam * p.detach() for p, g in zip(params, grads)]
+        if noise_before_projection:
+            stepped = [p.detach() - eta * u for p, u in zip(params, clip_grad_global(update, C1))]
+            _assign(out, project_l2(add_gaussian(stepped, sigma, gen), C2))
+        else:
+            stepped = project_l2([p.detach() - eta * u for p, u in zip(params, update)], C2)
+            _assign(out, add_gaussian(stepped, sigma, gen))
+        R = model_clip_radius(steps, C2=C2, eta=eta, C1=C1_, C0=C0_, sigma0=sigma0,
+                              noise_before_projection=noise_before_projection)
+        delta_t *= hockey_stick_gauss(math.log1p(math.expm1(epsilon) / delta_t), 2 * R / sigma)
         steps += 1
     cert = Certificate("model_clipping", epsilon, delta_t, epsilon, delta, steps=steps, sigmas=(sigma,) * steps,
-                       etas=(eta,) * steps, lams=(lam,) * steps, C0=math.nan if C0 is None else C0, C2=C2,
-                       sigma0=sigma0)
+                       etas=(eta,) * steps, lams=(lam,) * steps, C0=C0_, C1=C1_, C2=C2, sigma0=sigma0,
+                       noise_before_projection=noise_before_projection)
     return out, cert
 
 
@@ -491,6 +672,77 @@ def finetune(model: nn.Module, retain_loader: Iterable, steps: int, *, max_lr: f
             for p, g in zip(out.parameters(), grads):
                 p.sub_(lr * (g + weight_decay * p))
     return out
+
+
+def per_example_grads(model: nn.Module, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss = nn.functional.cross_entropy
+                      ) -> list[torch.Tensor]:
+    """Gradients of ``loss_fn`` on each row of ``x`` separately: one tensor (n, *p.shape) per parameter."""
+    from torch.func import functional_call, grad, vmap
+
+    names = [n for n, _ in model.named_parameters()]
+    params = {n: p.detach() for n, p in model.named_parameters()}
+
+    def loss_one(prm, xi, yi):
+        return loss_fn(functional_call(model, prm, (xi.unsqueeze(0),)), yi.unsqueeze(0))
+
+    g = vmap(grad(loss_one), in_dims=(None, 0, 0))(params, x, y)
+    return [g[n] for n in names]
+
+
+def train_dp_sgd(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: int, batch_size: int, clip: float,
+                 epsilon: float, delta: float, group_size: int = 1, max_lr: float = 0.06, weight_decay: float = 5e-4,
+                 loss_fn: Loss = nn.functional.cross_entropy, gen: torch.Generator | None = None
+                 ) -> tuple[nn.Module, Certificate]:
+    """DP-SGD (Abadi et al. 2016) trained to be (epsilon, delta)-DP for a *group* of ``group_size`` records.
+
+    The DP-SGD + group-privacy unlearning baseline: a model trained this way is already (epsilon, delta)-
+    unlearned for any forget set of at most ``group_size`` records (no unlearning step; fine-tuning on the
+    retain set afterwards is post-processing). Steps: ``epochs * round(n / batch_size)``; each step draws a
+    Poisson sample (every row with probability q = batch_size / n), clips each per-example gradient to
+    norm ``clip``, sums, adds N(0, (s clip)^2 I) and divides by the expected batch size; then SGD with a
+    one-cycle learning rate and an l2 term (weight decay, post-processing). The noise multiplier s meets the
+    per-record target of ``group_privacy_per_example_target`` under ``subsampled_gaussian_rdp``.
+
+    Returns a new model (``model`` is copied) and a certificate with method 'dp_sgd'.
+    """
+    _check_eps_delta(epsilon, delta)
+    _check_positive(clip=clip, max_lr=max_lr)
+    for name, v in (("epochs", epochs), ("batch_size", batch_size)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if not (math.isfinite(weight_decay) and weight_decay >= 0):
+        raise ValueError(f"weight_decay must be a finite number >= 0, got {weight_decay!r}")
+    if X.shape[0] != y.shape[0] or X.shape[0] == 0:
+        raise ValueError("X and y must be non-empty with the same number of rows")
+    check_finite_batch(X, y)
+    n = X.shape[0]
+    if batch_size > n:
+        raise ValueError(f"batch_size must be <= the number of rows {n}, got {batch_size}")
+    q = batch_size / n
+    steps = epochs * max(round(n / batch_size), 1)
+    eps1, delta1 = group_privacy_per_example_target(epsilon, delta, group_size)
+    noise_multiplier = dp_sgd_noise_multiplier(eps1, delta1, q, steps)
+    gen = torch.Generator().manual_seed(0) if gen is None else gen
+    out = copy.deepcopy(model)
+    for t in range(steps):
+        lr = onecycle_lr(t, steps, max_lr)
+        mask = (torch.rand(n, generator=gen, device=gen.device) < q).to(X.device)
+        params = list(out.parameters())
+        if bool(mask.any()):
+            grads = per_example_grads(out, X[mask], y[mask], loss_fn)
+            norms = torch.sqrt(sum((g.reshape(g.shape[0], -1) ** 2).sum(dim=1) for g in grads))
+            scale = torch.clamp(clip / (norms + 1e-12), max=1.0)
+            summed = [(g * scale.view(-1, *([1] * (g.dim() - 1)))).sum(dim=0) for g in grads]
+        else:
+            summed = [torch.zeros_like(p) for p in params]
+        noisy = add_gaussian(summed, noise_multiplier * clip, gen)
+        with torch.no_grad():
+            for p, g in zip(params, noisy):
+                p.sub_(lr * (g / batch_size + weight_decay * p))
+    cert = Certificate("dp_sgd", epsilon, delta, epsilon, delta, steps=steps, sigmas=(noise_multiplier,), C1=clip,
+                       q=q, group_size=int(group_size))
+    eps, dlt = cert.recompute()
+    return out, dataclasses.replace(cert, epsilon=eps, delta=dlt)
 
 
 def retrain(model_factory: Callable[[], nn.Module], retain_loader: Iterable, steps: int, **finetune_kwargs

@@ -88,11 +88,14 @@ class ScalingConfig(ExperimentConfig):
     """Target robust CCE gap, as a fraction of H."""
     c_alpha: float = 1.0
     """Constant of the rescaled linear learning rate alpha_k = c log K / (k - 1 + c log K)."""
+    c_bonus: float = 1.0
+    """Constant c_b of the variance bonus of the optimistic value estimates (unspecified in the paper; 0: none)."""
 
     def validate(self) -> None:
         super().validate()
         check_fields(self, positive=("agents", "n_states", "horizon", "n_actions", "N", "K_grid", "curve_K",
                                      "joint_n_grid", "joint_planning_K", "target_fraction", "c_alpha"),
+                     nonnegative=("c_bonus",),
                      fraction=("sigma", "target_fraction"), nonempty=("agents", "K_grid", "curve_K", "joint_n_grid"))
         if not set(self.curve_K) <= set(self.K_grid):
             raise ConfigError(f"ScalingConfig.curve_K must be a subset of K_grid = {self.K_grid}, got {self.curve_K}")
@@ -120,7 +123,8 @@ def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progres
 
         gaps, budgets = [], []
         for K in cfg.K_grid:
-            policy = robust_q_ftrl(game, cfg.sigma, K, cfg.N, seed=_seed(seed, m, 1, K), c_alpha=cfg.c_alpha)
+            policy = robust_q_ftrl(game, cfg.sigma, K, cfg.N, seed=_seed(seed, m, 1, K), c_alpha=cfg.c_alpha,
+                                   c_bonus=cfg.c_bonus)
             gaps.append(robust_cce_gap(game, policy, cfg.sigma))
             budgets.append(policy.n_samples)
             done += 1
@@ -139,7 +143,7 @@ def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progres
         gaps, budgets = [], []
         for n in cfg.joint_n_grid:
             policy = joint_model_baseline(game, cfg.sigma, n, cfg.joint_planning_K, seed=_seed(seed, m, 2, n),
-                                          c_alpha=cfg.c_alpha)
+                                          c_alpha=cfg.c_alpha, c_bonus=cfg.c_bonus)
             gaps.append(robust_cce_gap(game, policy, cfg.sigma))
             budgets.append(policy.n_samples)
             done += 1
@@ -152,6 +156,9 @@ def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progres
 
     lo, hi = min(cfg.agents), max(cfg.agents)
     out["gap_loglog_slope"] = float(np.mean(slopes))
+    # it learned: the gap at the largest K against the trivial uniform policy, mean over m
+    out["rqftrl_gap_over_uniform"] = float(np.mean([out[f"rqftrl_gap_m{m}"][-1] / out[f"uniform_gap_m{m}"]
+                                                    for m in cfg.agents]))
     out["rqftrl_samples_ratio_mmax_mmin"] = stt["rqftrl"][hi] / stt["rqftrl"][lo]
     out["joint_samples_ratio_mmax_mmin"] = stt["joint"][hi] / stt["joint"][lo]
     out["joint_minus_rqftrl_samples_ratio"] = out["joint_samples_ratio_mmax_mmin"] - out["rqftrl_samples_ratio_mmax_mmin"]
@@ -223,26 +230,35 @@ EXPERIMENTS = [
     ),
 ]
 
+# The paper is theoretical and reports no experiments: every paper_value below is a theoretical rate or a
+# comparison of upper bounds, never a measured number. Our claims test measurable consequences of those rates.
 CLAIMS = [
     # tie ±0.1: 1/5 of Theorem 2's rate (gap ~ K^-1/2, slope -0.5); |slope| < 0.1 is a <23% change over K 50->400
     Claim("gap_decreases_with_K", "Robust-Q-FTRL converges: the exact robust CCE gap of its output falls with the "
           "number of FTRL rounds K (negative log-log slope over K in {50,...,400}, averaged over m).",
-          "epsilon-robust CCE once K >= C H^3/eps^2 (Theorem 2)", "multiagency", "gap_loglog_slope", "<=", 0.0,
-          aggregate="mean", resolution=0.1),
+          "theoretical rate, not a measurement: epsilon-robust CCE once K >= C H^3/eps^2 (Theorem 2)", "multiagency",
+          "gap_loglog_slope", "<=", 0.0, aggregate="mean", resolution=0.1),
+    # tie ±0.05: a 5% improvement over the trivial policy is the smallest that matters; bar from the claim's meaning
+    Claim("rqftrl_beats_uniform", "(ours, beyond the paper) Robust-Q-FTRL learned: at the largest K its exact robust "
+          "CCE gap is below that of uniform play (mean over m of the ratio <= 1).",
+          "none (a sanity check; the paper has no experiments)", "multiagency", "rqftrl_gap_over_uniform", "<=", 1.0,
+          aggregate="mean", resolution=0.05),
     # tie ±0.2: ratio near 3.5; 1/5 of its distance to the sum_i A_i prediction 2.5 (about 6% of 3.5)
     Claim("rqftrl_linear_in_sum_actions", "Robust-Q-FTRL's samples to reach gap <= 0.1 H grow at most linearly in "
           "sum_i A_i: ratio m=5 to m=2 at most 3.5 (sum_i A_i ratio 2.5).",
-          "O~(S H^6 sum_i A_i / eps^4 min{H, 1/sigma}) samples (Theorem 2)", "multiagency",
-          "rqftrl_samples_ratio_mmax_mmin", "<=", 3.5, aggregate="mean", resolution=0.2),
+          "theoretical rate, not a measurement: O~(S H^6 sum_i A_i / eps^4 min{H, 1/sigma}) samples (Theorem 2)",
+          "multiagency", "rqftrl_samples_ratio_mmax_mmin", "<=", 3.5, aggregate="mean", resolution=0.2),
     # tie ±0.2: same bar 3.5 as above, same 1/5 of its distance to the sum_i A_i ratio 2.5 (about 6% of 3.5)
-    Claim("joint_model_curse", "A joint-model baseline's samples to reach the same gap grow faster than linearly in "
-          "sum_i A_i: ratio m=5 to m=2 at least 3.5 (prod_i A_i ratio 8).",
-          "prior RMG algorithms scale with prod_i A_i (curse of multiagency, Table 1)", "multiagency",
+    Claim("joint_model_curse", "(ours, beyond the paper) A joint-model plug-in baseline's samples to reach the same "
+          "gap grow faster than linearly in sum_i A_i: ratio m=5 to m=2 at least 3.5 (prod_i A_i ratio 8).",
+          "theoretical bounds, not measurements: prior RMG algorithms' sample complexities scale with prod_i A_i "
+          "(Table 1); the paper runs no baseline", "multiagency",
           "joint_samples_ratio_mmax_mmin", ">=", 3.5, aggregate="mean", resolution=0.2),
     # tie ±1.0: about 1/5 of the theory's gap between the prod_i A_i and sum_i A_i ratios, 8 - 2.5 = 5.5
     Claim("rqftrl_scales_better", "Per game draw, the baseline's growth ratio exceeds Robust-Q-FTRL's "
-          "(paired difference >= 0).", "sum_i A_i versus prod_i A_i dependence", "multiagency",
-          "joint_minus_rqftrl_samples_ratio", ">=", 0.0, aggregate="mean", resolution=1.0),
+          "(paired difference >= 0).",
+          "comparison of theoretical upper bounds, not a measurement: sum_i A_i versus prod_i A_i dependence",
+          "multiagency", "joint_minus_rqftrl_samples_ratio", ">=", 0.0, aggregate="mean", resolution=1.0),
 ]
 
 API_EXAMPLE = """

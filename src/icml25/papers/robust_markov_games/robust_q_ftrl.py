@@ -12,8 +12,10 @@ the m agents play K rounds of Follow-the-Regularized-Leader (exponential weights
 3. ``Q^k_i = (1 - alpha_k) Q^{k-1}_i + alpha_k q^k_i`` with the rescaled linear rate
    ``alpha_k = c log K / (k - 1 + c log K)``;
 4. output at (h, s): the correlated mixture ``sum_k alpha^K_k prod_i pi^k_i(.|s)``,
-   ``alpha^K_k = alpha_k prod_{j>k} (1 - alpha_j)``, and the value estimate
-   ``V_hat_{i,h}(s) = min{sum_k alpha^K_k <pi^k_i(s), q^k_i(s, .)> + beta_{i,h}(s), H - h + 1}``.
+   ``alpha^K_k = alpha_k prod_{j>k} (1 - alpha_j)``, and the optimistic value estimate
+   ``V_hat_{i,h}(s) = min{sum_k alpha^K_k <pi^k_i(s), q^k_i(s, .)> + beta_{i,h}(s), H - h + 1}`` with the
+   per-agent variance bonus ``beta_{i,h}(s) = c_b sqrt(log K / K * (sum_k alpha^K_k Var_{pi^k_i(s)}(q^k_i(s, .)) + H))``
+   (Q-FTRL's form with log K in place of its log^3 factor; the paper leaves c_b unspecified, we use 1).
 
 Samples: ``H * S * K * N * sum_i A_i``, linear in sum_i A_i (the curse of multiagency is broken).
 ``N=None`` replaces step 2 by exact expectations under the game's own kernel (a planner, used by the
@@ -135,7 +137,7 @@ def _sampled_targets(game: MarkovGame, h: int, pis: list[np.ndarray], v_next: np
 
 
 def robust_q_ftrl(game: MarkovGame, sigma: Any, K: int, N: int | None, seed: int | None = 0, *,
-                  c_alpha: float = 1.0, c_bonus: float = 0.0) -> CorrelatedPolicy:
+                  c_alpha: float = 1.0, c_bonus: float = 1.0) -> CorrelatedPolicy:
     """Learn an approximate robust CCE with Robust-Q-FTRL.
 
     Args:
@@ -145,8 +147,9 @@ def robust_q_ftrl(game: MarkovGame, sigma: Any, K: int, N: int | None, seed: int
         N: generative-model samples per (h, s, i, a_i) and round (>= 1); ``None`` uses exact expectations.
         seed: seed of the sampler.
         c_alpha: constant of the learning rate alpha_k (Q-FTRL's theory uses a large constant; 1 here).
-        c_bonus: scale of the variance-type optimism bonus
-            ``beta = c_bonus sqrt(log K / K (sum_k alpha^K_k Var_{pi^k_i}(q^k_i) + H))`` (0: no bonus).
+        c_bonus: scale c_b of the per-agent variance-type optimism bonus
+            ``beta_{i,h}(s) = c_b sqrt(log K / K (sum_k alpha^K_k Var_{pi^k_i(s)}(q^k_i(s, .)) + H))`` added to
+            V_hat (then clipped to H - h + 1); 0 gives the plain Q-FTRL average without optimism.
 
     Returns:
         A :class:`CorrelatedPolicy` with ``weights``, ``factors``, ``value_estimates`` (m, H + 1, S) and
@@ -222,10 +225,11 @@ def estimate_joint_model(game: MarkovGame, n_per_entry: int, seed: int | None = 
 
 
 def joint_model_baseline(game: MarkovGame, sigma: Any, n_per_entry: int, K: int, seed: int | None = 0, *,
-                         c_alpha: float = 1.0) -> CorrelatedPolicy:
+                         c_alpha: float = 1.0, c_bonus: float = 1.0) -> CorrelatedPolicy:
     """Model-based baseline: estimate the joint kernel with ``n_per_entry`` samples per (h, s, a), then plan
-    on the estimate with exact-expectation Robust-Q-FTRL (K rounds). ``n_samples`` is set on the result."""
+    on the estimate with exact-expectation Robust-Q-FTRL (K rounds, the same c_alpha and c_bonus).
+    ``n_samples`` is set on the result."""
     model, n_samples = estimate_joint_model(game, n_per_entry, seed)
-    policy = robust_q_ftrl(model, sigma, K, None, c_alpha=c_alpha)
+    policy = robust_q_ftrl(model, sigma, K, None, c_alpha=c_alpha, c_bonus=c_bonus)
     policy.n_samples = n_samples
     return policy
