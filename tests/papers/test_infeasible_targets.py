@@ -1,5 +1,6 @@
-"""infeasible_targets: BFS ground truth, distributional TD (closed form + convergence), relabeling,
-rejection logic, the tabular agent against BFS, bad input, and a smoke run."""
+"""infeasible_targets: BFS ground truth, the official scalar TD target and our distributional one (closed form +
+convergence), the terminal classifier, relabeling (per task), both rejection rules, the task set, the tabular
+agent against BFS, bad input, and a smoke run."""
 
 from __future__ import annotations
 
@@ -16,11 +17,14 @@ from icml25.papers.infeasible_targets import (
     HallucinatingGenerator,
     RejectingPlanner,
     ReplayBuffer,
+    SSMTaskSet,
     SwordShieldMonster,
     TabularHERAgent,
     TargetEvaluator,
     distributional_td_target,
     relabel,
+    scalar_td_target,
+    two_hot,
 )
 from icml25.papers.infeasible_targets.planning import policy_reaches
 from icml25.papers.infeasible_targets.repro import EXPERIMENTS
@@ -82,7 +86,39 @@ def test_td_target_closed_form():
     torch.testing.assert_close(out[2], torch.tensor([0.0, 0.0, 0.0, 1.0]))  # terminated: never
 
 
-def test_td_converges_on_corridor_with_one_way_door():
+def test_scalar_td_target_matches_the_official_rule_by_hand():
+    """Official rule re-derived on fixed inputs: d' = sum_k p_k k on the support 1..K, d' = 1000 when done,
+    0 when reached (reached wins), then the two-hot of clamp(1 + d', 1, K)."""
+    p = torch.tensor([[0.1, 0.2, 0.3, 0.4], [0.5, 0.0, 0.5, 0.0], [0.25, 0.25, 0.25, 0.25], [1.0, 0, 0, 0]])
+    reached = torch.tensor([False, True, False, True])
+    done = torch.tensor([False, False, True, True])
+    out = scalar_td_target(p, reached, done)
+    # row 0: d' = .1 + .4 + .9 + 1.6 = 3.0 -> 1 + d' = 4 -> one-hot on atom 4
+    torch.testing.assert_close(out[0], torch.tensor([0.0, 0.0, 0.0, 1.0]))
+    torch.testing.assert_close(out[1], torch.tensor([1.0, 0.0, 0.0, 0.0]))  # reached: 1 + 0 = distance 1
+    torch.testing.assert_close(out[2], torch.tensor([0.0, 0.0, 0.0, 1.0]))  # done: 1 + 1000, clamped to K
+    torch.testing.assert_close(out[3], torch.tensor([1.0, 0.0, 0.0, 0.0]))  # reached overrides done
+    # a fractional mean: p = (.5, 0, .5, 0) without flags gives d' = 2, 1 + d' = 3; (.5, .5, 0, 0) gives 2.5
+    half = scalar_td_target(torch.tensor([[0.5, 0.5, 0.0, 0.0]]), torch.tensor([False]), torch.tensor([False]))
+    torch.testing.assert_close(half[0], torch.tensor([0.0, 0.5, 0.5, 0.0]))
+    # the two rules differ exactly where the official one collapses a bimodal distribution to its mean
+    bimodal = torch.tensor([[0.0, 0.5, 0.0, 0.5]])  # half at distance 2, half "never"
+    flags = torch.tensor([False])
+    torch.testing.assert_close(distributional_td_target(bimodal, flags, flags)[0], torch.tensor([0.0, 0.0, 0.5, 0.5]))
+    torch.testing.assert_close(scalar_td_target(bimodal, flags, flags)[0], torch.tensor([0.0, 0.0, 0.0, 1.0]))
+
+
+@pytest.mark.parametrize("values", [[1.0, 2.5, 3.75, 7.0], [0.2, 9.0, 4.0, 1.01]])
+def test_two_hot_mean_is_the_clamped_value(values):
+    x = torch.tensor(values)
+    h = two_hot(x, 5)
+    torch.testing.assert_close(h.sum(1), torch.ones(4))
+    torch.testing.assert_close(h @ torch.arange(1.0, 6.0), x.clamp(1, 5))
+    assert ((h > 0).sum(1) <= 2).all()
+
+
+@pytest.mark.parametrize("td_rule", ["scalar", "distributional"])
+def test_td_converges_on_corridor_with_one_way_door(td_rule):
     """Cells 0..4, actions left/right; from cell 2 'left' bumps (one-way door), so 0 and 1 are unreachable
     from 2, 3, 4. The fixed point is a one-hot at the true distance under the optimal policy, p(inf) = 1 when
     the target cannot be reached (the overflow alone carries the mass there: no terminal signals)."""
@@ -111,7 +147,7 @@ def test_td_converges_on_corridor_with_one_way_door():
     opt = torch.optim.Adam(ev.parameters(), lr=1e-2)
     target = copy.deepcopy(ev)
     for step in range(400):
-        loss = ev.td_loss(batch, lambda s, g: policy_table[s, g], target)
+        loss = ev.td_loss(batch, lambda s, g: policy_table[s, g], target, td_rule)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -124,6 +160,41 @@ def test_td_converges_on_corridor_with_one_way_door():
     np.testing.assert_array_equal(probs[finite].argmax(1), true[finite].astype(int) - 1)
     assert probs[finite, (true[finite] - 1).astype(int)].min() > 0.9
     assert probs[~finite, -1].min() > 0.9
+    # the mean the official planner reads is the true distance (finite) or the last atom (unreachable)
+    mean = ev.expected_distance(S, G, A)
+    np.testing.assert_allclose(mean, probs @ np.arange(1, nb + 2), rtol=1e-5)
+    assert np.all(np.abs(mean[finite] - true[finite]) < 0.3) and mean[~finite].min() > nb + 0.5
+
+
+def test_terminal_classifier_learns_terminal_states():
+    torch.manual_seed(0)
+    ev = TargetEvaluator(np.eye(6, dtype=np.float32), n_actions=2, n_bins=3, hidden=32)
+    opt = torch.optim.Adam(ev.parameters(), lr=1e-2)
+    s2 = np.arange(6).repeat(4)
+    batch = {"s": s2, "a": np.zeros_like(s2), "s2": s2, "g": s2, "terminated": np.isin(s2, [2, 5]),
+             "died": s2 == 5}  # 2 ends the episode by success (terminal); 5 by a death that leaves s2 in place
+    for _ in range(150):
+        loss = ev.td_loss(batch, lambda s, g: np.zeros_like(s))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    np.testing.assert_array_equal(ev.is_terminal(np.arange(6)), np.arange(6) == 2)
+    labels = {**batch, "s2_terminal": np.isin(s2, [2, 5])}  # an explicit label overrides the default
+    for _ in range(150):
+        loss = ev.td_loss(labels, lambda s, g: np.zeros_like(s))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    np.testing.assert_array_equal(ev.is_terminal(np.arange(6)), np.isin(np.arange(6), [2, 5]))
+
+
+def test_evaluator_architecture_is_the_official_one():
+    ev = TargetEvaluator(np.eye(4, dtype=np.float32), n_actions=3)
+    linears = [m for m in ev.net if isinstance(m, torch.nn.Linear)]
+    norms = [m for m in ev.net if isinstance(m, torch.nn.LayerNorm)]
+    assert [m.out_features for m in linears] == [256, 256, 3 * 16] and len(norms) == 3  # 16 atoms, 3 layers
+    plain = TargetEvaluator(np.eye(4, dtype=np.float32), layernorm=False)
+    assert not any(isinstance(m, torch.nn.LayerNorm) for m in plain.modules())
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +216,10 @@ def test_relabel_sources(three_episodes):
     assert all(x in h for x, h in zip(g, home))
     g = relabel(idx, "future", replay, rng=rng)
     assert all(x in h and x > s for x, h, s in zip(g, home, replay.s[idx]))
-    g = relabel(idx, "pertask", replay, rng=rng)
+    g = relabel(idx, "pertask", replay, rng=rng)  # official: any episode of the task, the own one included
+    assert set(g) == set(replay.s2)
+    assert any(x in h for x, h in zip(g, home))
+    g = relabel(idx, "pertask", replay, rng=rng, pertask_own_episode=False)
     assert not any(x in h for x, h in zip(g, home))
     assert set(g) == set(replay.s2)  # every other episode's states are drawn
 
@@ -161,14 +235,39 @@ def test_relabel_sources(three_episodes):
     np.testing.assert_array_equal(g[is_gen], replay.s[idx][is_gen] + 1000)
 
 
-class FixedEvaluator:
-    """Stub evaluator: feasibility looked up per target."""
+def test_pertask_stays_within_the_task(three_episodes):
+    replay0, eps = three_episodes
+    replay = ReplayBuffer(replay0.s, replay0.a, replay0.s2, replay0.terminated, replay0.died, replay0.episode,
+                          task=np.where(replay0.episode == 1, 1, 0))  # episodes 0 and 2 are task 0, episode 1 task 1
+    idx = np.repeat(np.arange(len(replay)), 40)
+    task_states = {0: set(eps[0][1:]) | set(eps[2][1:]), 1: set(eps[1][1:])}
+    g = relabel(idx, "pertask", replay, rng=np.random.default_rng(1))
+    assert all(x in task_states[t] for x, t in zip(g, replay.task[idx]))
+    idx0 = idx[replay.task[idx] == 0]
+    g = relabel(idx0, "pertask", replay, rng=np.random.default_rng(1), pertask_own_episode=False)
+    others = [set(eps[2 - k][1:]) for k in replay.episode[idx0]]  # episode 0 <-> episode 2
+    assert all(x in o for x, o in zip(g, others))
+    with pytest.raises(ValueError, match="two episodes of the task"):  # task 1 has a single episode
+        relabel(idx, "pertask", replay, pertask_own_episode=False)
+    with pytest.raises(ValueError, match="constant within each episode"):
+        ReplayBuffer(replay0.s, replay0.a, replay0.s2, replay0.terminated, replay0.died, replay0.episode,
+                     task=np.arange(len(replay0)) % 2)
 
-    def __init__(self, table):
-        self.table = table
+
+class FixedEvaluator:
+    """Stub evaluator: feasibility and mean distance looked up per target, terminal flags per source."""
+
+    def __init__(self, table, distances=None, terminal=()):
+        self.table, self.distances, self.terminal = table, distances, set(terminal)
 
     def feasibility(self, s, g, actions=None):
         return self.table[np.asarray(g)]
+
+    def expected_distance(self, s, g, actions=None):
+        return self.distances[np.asarray(g)]
+
+    def is_terminal(self, s):
+        return np.isin(np.asarray(s), list(self.terminal))
 
 
 class ZeroAgent:
@@ -178,7 +277,7 @@ class ZeroAgent:
 
 def test_rejection_keeps_first_feasible_candidate():
     table = np.array([0.1, 0.6, 0.2, 0.9, 0.5])
-    planner = RejectingPlanner(ZeroAgent(), None, FixedEvaluator(table), threshold=0.5)
+    planner = RejectingPlanner(ZeroAgent(), None, FixedEvaluator(table), threshold=0.5, rule="feasibility")
     rng = np.random.default_rng(0)
     for _ in range(200):
         cand = rng.integers(0, 5, size=4)
@@ -189,6 +288,21 @@ def test_rejection_keeps_first_feasible_candidate():
         else:
             assert chosen == cand[np.argmax(table[cand])]
     assert RejectingPlanner(ZeroAgent(), None, None).choose(0, np.array([0, 3])) == 0  # no evaluator: accept
+
+
+def test_distance_rule_rejects_beyond_cutoff_and_from_terminal_sources():
+    dist = np.array([3.0, 8.0, 8.5, 15.0, 1.0])
+    ev = FixedEvaluator(None, dist, terminal=[7])
+    planner = RejectingPlanner(ZeroAgent(), None, ev)  # the official defaults: rule "distance", cutoff 8
+    assert planner.rule == "distance" and planner.dist_cutoff == 8.0
+    np.testing.assert_array_equal(planner.rejects(np.zeros(5, int), np.arange(5)), dist > 8)
+    assert planner.rejects(np.full(5, 7), np.arange(5)).all()  # nothing is reached from a terminal state
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        cand = rng.integers(0, 5, size=3)
+        ok = dist[cand] <= 8
+        chosen = planner.choose(0, cand)
+        assert chosen == (cand[np.argmax(ok)] if ok.any() else cand[np.argmin(dist[cand])])
 
 
 def test_all_goals_agent_reaches_every_feasible_target():
@@ -209,6 +323,48 @@ def test_all_goals_agent_reaches_every_feasible_target():
     far = np.isfinite(d) & (d >= 1)
     np.testing.assert_allclose(q[far], -(1 - 0.95 ** (d[far] - 1)) / 0.05, atol=1e-4)
     assert (~np.isfinite(d)).any() and q[~np.isfinite(d)].max() < q[far].min()  # unreachable targets look worst
+
+
+def test_task_set_ground_truth_and_sampling():
+    ts = SSMTaskSet(size=5, difficulty=0.4, n_tasks=3, seed=4)
+    assert ts.n_states == 3 * ts.n_local and len({t.lava.tobytes() for t in ts.tasks}) > 1
+    for k, task in enumerate(ts.tasks):  # per-task BFS against the single-task distance matrix
+        np.testing.assert_array_equal(ts.task_distances(k), task.distance_matrix().astype(np.float32))
+    s = ts.to_global(0, ts.tasks[0].start_states()[:4])
+    assert np.isinf(ts.distance(s, ts.to_global(1, ts.tasks[1].start_states()[:4]))).all()  # across tasks
+    np.testing.assert_array_equal(ts.distance(s, s), 0.0)
+    np.testing.assert_array_equal(ts.distance_row(int(s[0]))[:ts.n_local], ts.task_distances(0)[ts.local_of(s[0])])
+    seen = [ts.reset(seed=i)[1]["task"] for i in range(300)]
+    assert set(seen) == {0, 1, 2} and min(np.bincount(seen)) > 70  # one task per episode, uniformly
+    f = ts.state_features()
+    same_local = ts.to_global(np.arange(3), 0)
+    assert f.shape[0] == ts.n_states and len({f[i].tobytes() for i in same_local}) == 3  # the layout is visible
+    state, info = ts.reset(seed=0)
+    s2, _, _, _, info2 = ts.step(1)
+    assert ts.task_of(state) == info["task"] == info2["task"] == ts.task_of(s2)
+
+
+def test_multi_task_agent_reaches_every_feasible_target():
+    ts = SSMTaskSet(size=4, difficulty=0.4, n_tasks=2, seed=1)
+    agent = TabularHERAgent(ts.n_local, lr=1.0, n_tasks=2)
+    live = np.flatnonzero(ts.possible & ~ts.terminal_state)
+    s, a = np.repeat(live, 4), np.tile(np.arange(4), live.size)
+    for _ in range(30):
+        agent.update_all_goals(s, a, ts.next_state[s, a], ts.died[s, a], ts.success[s, a])
+    for k in range(2):
+        S, G = np.nonzero(np.isfinite(ts.task_distances(k)))
+        assert policy_reaches(ts, agent, ts.to_global(k, S), ts.to_global(k, G), horizon=ts.n_local).all()
+
+
+def test_task_set_generator_stays_in_task_and_hallucinates_infeasible():
+    ts = SSMTaskSet(size=5, difficulty=0.4, n_tasks=2, seed=2)
+    gen = HallucinatingGenerator(ts, p_hallucinate=1.0)
+    gen.observe(np.flatnonzero(ts.possible))
+    rng = np.random.default_rng(0)
+    s = rng.choice(np.flatnonzero(ts.possible & ~ts.terminal_state), 400)
+    g = gen.generate(s, rng)
+    np.testing.assert_array_equal(ts.task_of(g), ts.task_of(s))
+    assert not np.isfinite(ts.distance(s, g)).any()
 
 
 def test_generator_hallucinations_are_infeasible():
@@ -254,7 +410,16 @@ def test_bad_input_raises():
     with pytest.raises(ValueError, match="mixture"):
         relabel(np.array([0]), {"episode": -1.0}, replay)
     with pytest.raises(ValueError, match="two episodes"):
-        relabel(np.array([0]), "pertask", replay)
+        relabel(np.array([0]), "pertask", replay, pertask_own_episode=False)
+    with pytest.raises(ValueError, match="td_rule"):
+        ev.td_loss({"s": [0], "a": [0], "s2": [1], "g": [1], "terminated": [False], "died": [False]},
+                   lambda s, g: np.zeros_like(s), td_rule="c51")
+    with pytest.raises(ValueError, match="rule"):
+        RejectingPlanner(None, None, None, rule="budget")
+    with pytest.raises(ValueError, match="dist_cutoff"):
+        RejectingPlanner(None, None, None, dist_cutoff=0.0)
+    with pytest.raises(ValueError, match="n_tasks"):
+        SSMTaskSet(size=4, n_tasks=0)
     with pytest.raises(ValueError, match="non-decreasing"):
         ReplayBuffer(np.arange(3), np.zeros(3, int), np.arange(3), np.zeros(3, bool), np.zeros(3, bool),
                      np.array([1, 0, 0]))
@@ -295,3 +460,5 @@ def test_smoke_run_is_consistent():
     assert 0 < m["agent_reach_rate_feasible"] <= 1
     assert m["delusion_none_minus_EGP"] == pytest.approx(m["delusion_rate_none"] - m["delusion_rate_EGP"])
     assert m["recall_min_class_EGP"] == min(m["reject_nonexistent_EGP"], m["reject_temporary_EGP"])
+    assert m["dist_mae_untrained_minus_EGP"] == pytest.approx(m["dist_mae_untrained"] - m["dist_mae_EGP"])
+    assert 0 <= m["agent_reach_rate_untrained"] <= 1

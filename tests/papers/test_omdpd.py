@@ -1,4 +1,6 @@
-"""OMDPD: the occupancy LP against exact DP and cvxpy, flow constraints, schedules, reductions, bad input, smoke run."""
+"""OMDPD: the Euclidean occupancy projection and one OMDPD step against cvxpy re-derivations, the exponential
+potential and dual update, the occupancy LP against exact DP and cvxpy, flow constraints, schedules (incl. the
+paper's i.i.d. costs and the strong-violation floor they imply), reductions, bad input, smoke runs."""
 
 from __future__ import annotations
 
@@ -8,7 +10,10 @@ import pytest
 from icml25.common.mdp import backward_induction
 from icml25.papers.omdpd import (
     OMDPD,
+    PAPER_COST_VALUES,
     EpisodicCMDP,
+    IIDCostSchedule,
+    KLPolicyOMDPD,
     OptPrimalDualCMDP,
     ReactiveSchedule,
     SwitchingSchedule,
@@ -20,11 +25,14 @@ from icml25.papers.omdpd import (
     mirror_descent_step,
     occupancy_from_policy,
     occupancy_lp,
+    paper_instance,
     policy_from_occupancy,
     policy_value,
+    project_occupancy,
     random_cmdp,
     run_online,
 )
+from icml25.papers.omdpd.cmdp import _flow_equalities
 
 S, A, H = 4, 3, 4
 
@@ -127,12 +135,16 @@ def test_forward_occupancy_matches_monte_carlo_rollouts(cmdp):
 def test_learner_occupancies_satisfy_flow_constraints(cmdp):
     P, r, cost = cmdp
     env = EpisodicCMDP(P, r, H, 0, constraint_schedule=lambda k, hist: cost - 0.5, seed=0)
-    learner = OMDPD(S, A, H, eta=5.0, g_range=(-0.5, 0.5))
-    for _ in range(30):
-        traj, g = env.rollout(learner.policy())
-        learner.update(traj, g)
-        q = occupancy_from_policy(P, learner.policy(), 0)
-        assert q.min() >= 0 and flow_residual(P, q, 0) <= 1e-8
+    for learner in (OMDPD(S, A, H, g_range=(-0.5, 0.5)), KLPolicyOMDPD(S, A, H, eta=5.0, g_range=(-0.5, 0.5))):
+        for _ in range(30):
+            traj, g = env.rollout(learner.policy())
+            learner.update(traj, g)
+            q = occupancy_from_policy(P, learner.policy(), 0)
+            assert q.min() >= 0 and flow_residual(P, q, 0) <= 1e-8
+        if isinstance(learner, OMDPD):  # OMDPD's iterates lie in the occupancy polytope of its own model P_hat
+            P_hat = learner.model.estimate()[0]
+            for q in (learner.q, learner.q_hat):
+                assert q.min() >= 0 and flow_residual(P_hat, q, 0) <= 1e-8
 
 
 def test_policy_evaluation_equals_occupancy_inner_product(cmdp):
@@ -197,7 +209,7 @@ def test_adversarial_instances_admit_a_common_feasible_policy(kind):
 def test_always_satisfied_constraint_reduces_to_unconstrained_learner(cmdp):
     P, r, _ = cmdp
     runs = []
-    for learner in (OMDPD(S, A, H, eta=5.0, eta_dual=1.0), OMDPD(S, A, H, eta=5.0, eta_dual=0.0)):
+    for learner in (KLPolicyOMDPD(S, A, H, eta=5.0, eta_dual=1.0), KLPolicyOMDPD(S, A, H, eta=5.0, eta_dual=0.0)):
         env = EpisodicCMDP(P, r, H, 0, constraint_schedule=lambda k, hist: -np.ones((S, A)), seed=11)
         runs.append(run_online(env, learner, 1200))
         assert learner.lam == 0.0
@@ -207,12 +219,25 @@ def test_always_satisfied_constraint_reduces_to_unconstrained_learner(cmdp):
     assert gap[-300:].mean() < 0.5 * gap[:300].mean()  # sublinear regret: the per-episode gap shrinks
 
 
-def test_known_model_average_policy_converges_to_lp_optimum(cmdp):
+def test_omdpd_with_always_satisfied_costs_has_zero_dual_and_learns(cmdp):
+    P, r, _ = cmdp
+    learner = OMDPD(S, A, H)
+    env = EpisodicCMDP(P, r, H, 0, constraint_schedule=lambda k, hist: -np.ones((S, A)), seed=11)
+    run = run_online(env, learner, 800)
+    assert learner.lam == 0.0 and max(learner.estimated_violations) < 0
+    v_star = backward_induction(P, r, horizon=H)[0][0, 0]
+    gap = v_star - run.reward_values
+    assert gap[-200:].mean() < 0.5 * gap[:200].mean()  # the per-episode gap shrinks
+
+
+@pytest.mark.parametrize("learner_cls", [OMDPD, KLPolicyOMDPD])
+def test_known_model_average_policy_converges_to_lp_optimum(cmdp, learner_cls):
     P, r, cost = cmdp
     greedy = occupancy_lp(P, r, None, 0, H)
     g = cost - 0.8 * float(np.sum(greedy.q * cost)) / H
     opt = occupancy_lp(P, r, g, 0, H)
-    learner = OMDPD(S, A, H, eta=5.0, eta_dual=1.0, model=(P, r), g_range=(g.min(), g.max()))
+    kw = dict(eta=5.0, eta_dual=1.0) if learner_cls is KLPolicyOMDPD else {}
+    learner = learner_cls(S, A, H, model=(P, r), g_range=(g.min(), g.max()), **kw)
     env = EpisodicCMDP(P, r, H, 0, constraint_schedule=lambda k, hist: g, seed=0)
     run = run_online(env, learner, 1500)
     tail = slice(500, None)
@@ -251,6 +276,20 @@ def test_bad_input_raises(cmdp):
         OptPrimalDualCMDP(S, A, 0)
     with pytest.raises(ValueError, match="eta"):
         OMDPD(S, A, H, eta=0.0)
+    with pytest.raises(ValueError, match="alpha"):
+        OMDPD(S, A, H, alpha=-1.0)
+    with pytest.raises(ValueError, match="beta"):
+        OMDPD(S, A, H, beta=np.nan)
+    with pytest.raises(ValueError, match="cost_optimism"):
+        OMDPD(S, A, H, cost_optimism="yes")
+    with pytest.raises(ValueError, match="z must have shape"):
+        project_occupancy(np.zeros((H, S, A + 1)), P)
+    with pytest.raises(ValueError, match="finite"):
+        project_occupancy(np.full((H, S, A), np.nan), P)
+    with pytest.raises(ValueError, match="values"):
+        IIDCostSchedule([], (H, S, A))
+    with pytest.raises(ValueError, match="concentration"):
+        paper_instance(S, A, H, concentration=0.0)
     with pytest.raises(ValueError, match="reward_mean"):
         EpisodicCMDP(P, r + 1.0, H)
     with pytest.raises(ValueError, match="n_episodes"):
@@ -273,7 +312,7 @@ def test_bad_input_raises(cmdp):
 def test_smoke_growth_experiment():
     from icml25.papers.omdpd.repro import EXPERIMENTS, loglog_slope
 
-    exp = EXPERIMENTS[0]
+    exp = next(e for e in EXPERIMENTS if e.name == "growth")
     cfg = exp.make_config("smoke")
     m = exp.run(cfg, seed=0)
     K = np.array(cfg.K_grid)
@@ -288,6 +327,136 @@ def test_smoke_growth_experiment():
         inst = adversarial_instance(kind, cfg.n_states, cfg.n_actions, cfg.horizon,
                                     seed=int(np.random.SeedSequence([0, cfg.schedules.index(kind)]).generate_state(1)[0]))
         assert m[f"{kind}_comparator_value"] <= occupancy_lp(inst.P, inst.reward_mean, None, 0, cfg.horizon).value + 1e-9
-        # OMDPD violates less than the stochastic-constraint baseline on this seed
-        assert m[f"{kind}_omdpd_minus_pd_violation_over_sqrtK"] < 0
+        assert m[f"{kind}_omdpd_minus_pd_violation_over_sqrtK"] == pytest.approx(
+            m[f"{kind}_omdpd_violation_over_sqrtK"] - m[f"{kind}_pd_violation_over_sqrtK"])
     assert m["pd_max_violation_slope"] == max(m["switching_pd_violation_slope"], m["reactive_pd_violation_slope"])
+
+
+# --------------------------------------------------------------------------- the paper's algorithm (OMDPD)
+
+
+def _cvxpy_projection(z, P, mu=0):
+    cp = pytest.importorskip("cvxpy")
+    Pf = np.broadcast_to(P, (z.shape[0], *P.shape[-3:])) if P.ndim == 3 else P
+    M, b = _flow_equalities(np.asarray(Pf, dtype=float), np.eye(z.shape[1])[mu])
+    x = cp.Variable(z.size)
+    cp.Problem(cp.Minimize(cp.sum_squares(x - z.ravel())), [M @ x == b, x >= 0]).solve(
+        solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    return np.maximum(x.value, 0.0).reshape(z.shape)
+
+
+@pytest.mark.parametrize("stage_dependent", [False, True])
+def test_projection_matches_cvxpy(stage_dependent):
+    rng = np.random.default_rng(8)
+    if stage_dependent:
+        P = rng.dirichlet(np.full(S, 0.5), size=(H, A, S))
+    else:
+        P = random_cmdp(S, A, H, seed=9, concentration=0.5)[0]
+    for scale in (0.3, 3.0, 30.0):
+        z = rng.normal(size=(H, S, A)) * scale
+        q = project_occupancy(z, P, 0)
+        np.testing.assert_allclose(q, _cvxpy_projection(z, P), atol=1e-6)
+        assert q.min() >= 0 and flow_residual(P, q, 0) <= 1e-9
+
+
+def test_projection_fixes_occupancy_measures_and_is_nonexpansive(cmdp):
+    P, _, _ = cmdp
+    rng = np.random.default_rng(10)
+    q0 = occupancy_from_policy(P, _random_policy(rng), 0)
+    np.testing.assert_allclose(project_occupancy(q0, P, 0), q0, atol=1e-10)
+    z1, z2 = rng.normal(size=(2, H, S, A))
+    p1, p2 = project_occupancy(z1, P, 0), project_occupancy(z2, P, 0)
+    assert np.linalg.norm(p1 - p2) <= np.linalg.norm(z1 - z2) + 1e-9
+    assert np.sum((z1 - p1) * (q0 - p1)) <= 1e-8  # obtuse-angle (variational) inequality of a projection
+
+
+def test_omdpd_steps_match_a_rederivation_with_cvxpy_projections(cmdp):
+    """Two OMDPD updates on a known model, recomputed from the paper's formulas with cvxpy projections."""
+    P, r, cost = cmdp
+    d = cost - 0.6
+    alpha, beta, eta = 0.3, 0.7, 0.9
+    learner = OMDPD(S, A, H, alpha=alpha, beta=beta, eta=eta, model=(P, r), g_range=(d.min(), d.max()))
+    Pf = np.broadcast_to(P, (H, A, S, S))
+    r_h, d_h = np.broadcast_to(r, (H, S, A)), np.broadcast_to(d, (H, S, A))
+    q = occupancy_from_policy(P, np.full((H, S, A), 1.0 / A), 0)
+    q_hat, lam, G_prev, variation = q.copy(), 0.0, np.zeros((H, S, A)), 0.0
+    traj = Trajectory(np.zeros(H + 1, int), np.zeros(H, int), np.zeros(H))
+    for _ in range(2):
+        v = float(np.sum(d_h * q))
+        weight = beta * np.exp(beta * lam) if v > 0 else 0.0  # Phi'(lambda_k) on the active hinge
+        G = alpha * (-r_h + weight * d_h)
+        variation += float(np.sum((G - G_prev) ** 2))
+        eta_k = eta * np.sqrt(2 * H) / np.sqrt(variation)
+        q_hat = _cvxpy_projection(q_hat - eta_k * G, Pf)
+        q_new = _cvxpy_projection(q_hat - eta_k * G, Pf)
+        lam += alpha * max(v, 0.0)
+        learner.update(traj, d)
+        np.testing.assert_allclose(learner.q_hat, q_hat, atol=1e-6)
+        np.testing.assert_allclose(learner.q, q_new, atol=1e-6)
+        assert learner.lam == pytest.approx(lam, abs=1e-7)
+        q, G_prev = q_new, G
+    assert learner.lam > 0  # the constraint was violated, so the dual moved
+
+
+def test_exponential_potential_and_positive_part_dual():
+    learner = OMDPD(2, 2, 1, alpha=0.5, beta=2.0, model=(np.full((1, 2, 2, 2), 0.5), np.zeros((1, 2, 2))))
+    for x in (0.0, 0.3, 1.7):
+        h = 1e-6  # Phi'(x) is the derivative of Phi(x) = exp(beta x) - 1
+        phi = lambda t: np.exp(2.0 * t) - 1.0  # noqa: E731
+        assert learner.potential_derivative(x) == pytest.approx((phi(x + h) - phi(x - h)) / (2 * h), rel=1e-6)
+    traj = Trajectory(np.zeros(2, int), np.zeros(1, int), np.zeros(1))
+    learner.update(traj, -np.ones((2, 2)))  # satisfied: no increment
+    assert learner.lam == 0.0
+    q = learner.q.copy()
+    learner.update(traj, np.ones((2, 2)))  # violated by d^T q = 1: lambda += alpha * 1
+    assert learner.lam == pytest.approx(0.5 * np.sum(q))
+
+
+def test_iid_cost_schedule_and_paper_instance():
+    sched = IIDCostSchedule(PAPER_COST_VALUES, (H, S, A), seed=3)
+    d0 = sched(0, [])
+    assert set(np.unique(d0)) <= set(PAPER_COST_VALUES) and d0.shape == (H, S, A)
+    np.testing.assert_array_equal(sched(0, [object()]), d0)  # independent of the history
+    assert not np.array_equal(sched(1, []), d0)
+    env = paper_instance(5, 3, 5, seed=0)
+    assert env.P.shape == (5, 3, 5, 5) and env.reward_mean.shape == (5, 5, 3)
+    assert not np.allclose(env.reward_mean[0], env.reward_mean[1])  # stage-dependent rewards
+    assert env.schedule.g_range == (-1.0, 1.0)
+
+
+def test_iid_costs_force_linear_strong_violation_for_every_policy():
+    """With i.i.d. mean-zero costs revealed after the episode, E[(d^T q)_+] >= c > 0 for every occupancy q
+    (Hölder: E|X| >= (E X^2)^{3/2} / (E X^4)^{1/2}), so no learner has sublinear strong violation."""
+    vals = np.array(PAPER_COST_VALUES)
+    s2, m4 = np.mean(vals ** 2), np.mean(vals ** 4)
+    assert abs(vals.mean()) < 1e-12
+
+    def floor(w):
+        a2, a4 = np.sum(w ** 2), np.sum(w ** 4)
+        return 0.5 * (s2 * a2) ** 1.5 / np.sqrt(m4 * a4 + 3 * s2 ** 2 * (a2 ** 2 - a4))
+
+    rng = np.random.default_rng(12)
+    P = rng.dirichlet(np.full(5, 0.5), size=(5, 3, 5))
+    draws = rng.choice(vals, size=(20000, 5, 5, 3))
+    for _ in range(3):
+        q = occupancy_from_policy(P, rng.dirichlet(np.ones(3), size=(5, 5)), 0)
+        mc = np.maximum(np.einsum("nhsa,hsa->n", draws, q), 0).mean()
+        assert mc >= floor(q) - 4 * 1.5 / np.sqrt(20000)  # Monte Carlo agrees with the bound
+        # m4 < 3 s2^2 for this value set, so the bound is >= sqrt(s2 sum q^2 / 12), and sum_{s,a} q_h = 1 gives
+        # sum q^2 >= H / (S A): a policy-independent floor per episode
+        assert floor(q) >= np.sqrt(s2 * np.sum(q ** 2) / 12) - 1e-12 and np.sum(q ** 2) >= 5 / 15 - 1e-12
+    assert m4 < 3 * s2 ** 2 and np.sqrt(s2 * 5 / (12 * 15)) > 0.1
+
+
+def test_smoke_fig2_experiment():
+    from icml25.papers.omdpd.repro import EXPERIMENTS, loglog_slope
+
+    exp = next(e for e in EXPERIMENTS if e.name == "fig2")
+    cfg = exp.make_config("smoke")
+    m = exp.run(cfg, seed=0)
+    K = np.array(cfg.K_grid)
+    v, u = np.array(m["omdpd_violation"]), np.array(m["uniform_violation"])
+    assert np.all(np.diff(v) >= 0) and np.all(np.diff(u) >= 0) and u[0] > 0
+    assert m["omdpd_violation_slope"] == pytest.approx(loglog_slope(K, v, cfg.horizon))
+    assert m["omdpd_minus_uniform_violation_per_episode"] == pytest.approx((v[-1] - u[-1]) / K[-1])
+    assert m["uniform_reward"] <= m["unconstrained_optimum"] + 1e-9

@@ -1,20 +1,25 @@
 """Rejecting Hallucinated State Targets during Planning (Zhao et al., ICML 2025, arXiv 2410.07096).
 
-A target evaluator ``h(s, a, g)`` (distance distribution with an "unreachable" bin, trained by off-policy
-distributional TD with episode / generate / pertask hindsight relabeling) lets a target-directed agent reject
-infeasible targets hallucinated by its generator. Includes the SSM-lite gridworld with BFS ground truth.
+A target evaluator ``h(s, a, g)`` (a histogram over distances trained by off-policy TD, the official scalar rule
+or our distributional one, with episode / generate / pertask hindsight relabeling, plus a terminal-state
+classifier) lets a target-directed agent reject infeasible targets hallucinated by its generator (official rule:
+estimated distance above 8). Includes the SSM-lite gridworld, its multi-task set, and BFS ground truth.
 """
 
-from icml25.papers.infeasible_targets.env import SwordShieldMonster
+from icml25.papers.infeasible_targets.env import SSMTaskSet, SwordShieldMonster
 from icml25.papers.infeasible_targets.evaluator import (
     STRATEGIES,
+    TD_RULES,
     ReplayBuffer,
     TargetEvaluator,
     distributional_td_target,
     relabel,
+    scalar_td_target,
     train_evaluator,
+    two_hot,
 )
 from icml25.papers.infeasible_targets.planning import (
+    REJECTION_RULES,
     HallucinatingGenerator,
     RejectingPlanner,
     TabularHERAgent,
@@ -22,6 +27,7 @@ from icml25.papers.infeasible_targets.planning import (
 )
 
 __all__ = [
-    "STRATEGIES", "HallucinatingGenerator", "RejectingPlanner", "ReplayBuffer", "SwordShieldMonster",
-    "TabularHERAgent", "TargetEvaluator", "distributional_td_target", "relabel", "run_episode", "train_evaluator",
+    "REJECTION_RULES", "STRATEGIES", "TD_RULES", "HallucinatingGenerator", "RejectingPlanner", "ReplayBuffer",
+    "SSMTaskSet", "SwordShieldMonster", "TabularHERAgent", "TargetEvaluator", "distributional_td_target", "relabel",
+    "run_episode", "scalar_td_target", "train_evaluator", "two_hot",
 ]

@@ -254,3 +254,147 @@ class SwordShieldMonster(gym.Env):
         if not died:
             self._state = int(self.next_state[s, a])
         return self._state, float(won), died or won, self._t >= self.max_steps and not (died or won), {"died": died}
+
+
+class SSMTaskSet:
+    """A set of SSM training tasks (layouts) of one size; every episode samples one task uniformly.
+
+    Gymnasium-style (``reset``/``step``, ``observation_space``, ``action_space``) but not registered as a
+    ``gym.Env`` (the registry lives outside this row's files).
+
+    The paper's protocol (official ``--size_world 12 --difficulty 0.4 --num_envs_train 50``): per seed, 50
+    training tasks of size 12x12 with delta = 0.4, kept for the run, one drawn per episode. A global state
+    index is ``task * n_local + local`` with ``local`` the task's own :meth:`SwordShieldMonster.encode` index,
+    so states of different tasks never coincide; targets in another task are unreachable.
+
+    Args:
+        size, difficulty, max_steps: as for :class:`SwordShieldMonster`.
+        n_tasks: number of training tasks (>= 1).
+        seed: seed of the task layouts.
+
+    The transition tables ``next_state``, ``died``, ``success``, ``terminal_state`` and ``possible`` are
+    global (one row per global state), like those of a single :class:`SwordShieldMonster`.
+    """
+
+    def __init__(self, size: int = 12, difficulty: float = 0.4, n_tasks: int = 50, seed: int = 0,
+                 max_steps: int = 100):
+        if isinstance(n_tasks, bool) or int(n_tasks) != n_tasks or n_tasks < 1:
+            raise ValueError(f"n_tasks must be a positive integer, got {n_tasks!r}")
+        task_seeds = np.random.default_rng([seed, 777]).integers(2**31, size=int(n_tasks))
+        self.tasks = [SwordShieldMonster(size, difficulty, seed=int(x), max_steps=max_steps) for x in task_seeds]
+        first = self.tasks[0]
+        self.size, self.difficulty, self.max_steps = first.size, first.difficulty, first.max_steps
+        self.n_tasks, self.n_local = int(n_tasks), first.n_states
+        self.n_states = self.n_tasks * self.n_local
+        self.observation_space = gym.spaces.Discrete(self.n_states)
+        self.action_space = gym.spaces.Discrete(4)
+        offsets = np.arange(self.n_tasks)[:, None] * self.n_local
+        self.next_state = np.concatenate([t.next_state + o for t, o in zip(self.tasks, offsets)])
+        self.died = np.concatenate([t.died for t in self.tasks])
+        self.success = np.concatenate([t.success for t in self.tasks])
+        self.terminal_state = np.concatenate([t.terminal_state for t in self.tasks])
+        self.possible = np.concatenate([t.possible for t in self.tasks])
+        self._dist: dict[int, np.ndarray] = {}
+        self.task, self._state = 0, 0
+        self.np_random = np.random.default_rng([seed, 778])
+
+    # ----------------------------------------------------------------- indices
+    def task_of(self, s) -> np.ndarray:
+        """Task of global state(s) ``s``."""
+        return self._check(s) // self.n_local
+
+    def local_of(self, s) -> np.ndarray:
+        """Index of global state(s) ``s`` within its task."""
+        return self._check(s) % self.n_local
+
+    def to_global(self, task, local) -> np.ndarray:
+        """Global index of ``local`` state(s) of ``task``."""
+        return np.asarray(task) * self.n_local + np.asarray(local)
+
+    def _check(self, s) -> np.ndarray:
+        arr = np.asarray(s)
+        if not np.issubdtype(arr.dtype, np.integer) or np.any(arr < 0) or np.any(arr >= self.n_states):
+            raise ValueError(f"states must be indices in [0, {self.n_states}), got {s!r}")
+        return arr
+
+    # ----------------------------------------------------------------- ground truth
+    def task_distances(self, task: int) -> np.ndarray:
+        """Shortest-path step counts within ``task`` (``(n_local, n_local)``, ``inf`` when unreachable), cached.
+
+        Computed by breadth-first search over the task's live transitions (``scipy.sparse.csgraph``; equal to
+        :meth:`SwordShieldMonster.distance_matrix`).
+        """
+        task = int(task)
+        if task not in self._dist:
+            from scipy.sparse import csr_matrix
+            from scipy.sparse.csgraph import shortest_path
+
+            env, n = self.tasks[task], self.n_local
+            rows, cols = [], []
+            live = ~env.terminal_state
+            for a in range(4):
+                ok = live & ~env.died[:, a] & (env.next_state[:, a] != np.arange(n))
+                rows.append(np.flatnonzero(ok))
+                cols.append(env.next_state[ok, a])
+            r, c = np.concatenate(rows), np.concatenate(cols)
+            graph = csr_matrix((np.ones(r.size), (r, c)), shape=(n, n))
+            d = shortest_path(graph, method="D", directed=True, unweighted=True).astype(np.float32)
+            d[~env.possible] = np.inf
+            np.fill_diagonal(d, np.where(env.possible, 0.0, np.inf))
+            self._dist[task] = d
+        return self._dist[task]
+
+    def distance(self, s, g) -> np.ndarray:
+        """Ground-truth distance from global state(s) ``s`` to ``g`` (``inf`` across tasks or when unreachable)."""
+        s, g = np.broadcast_arrays(self._check(s), self._check(g))
+        out = np.full(s.shape, np.inf)
+        ts, tg = s // self.n_local, g // self.n_local
+        for t in np.unique(ts):
+            m = (ts == t) & (tg == t)
+            if m.any():
+                out[m] = self.task_distances(int(t))[s[m] % self.n_local, g[m] % self.n_local]
+        return out
+
+    def distance_row(self, s: int) -> np.ndarray:
+        """Distances from one global state to every global state."""
+        t, ls = divmod(int(self._check(s)), self.n_local)
+        row = np.full(self.n_states, np.inf)
+        row[t * self.n_local:(t + 1) * self.n_local] = self.task_distances(t)[ls]
+        return row
+
+    def state_features(self, kind: str = "cell") -> np.ndarray:
+        """``(n_states, d)``: the task's own state features (see :meth:`SwordShieldMonster.state_features`)
+        followed by its layout (lava map, sword, shield and monster cells, one ``size x size`` plane each), the
+        fully observable grid the paper's agents see."""
+        out = []
+        for env in self.tasks:
+            planes = np.zeros((4, env.size, env.size), dtype=np.float32)
+            planes[0] = env.lava
+            for k, cell in enumerate((env.sword, env.shield, env.monster), start=1):
+                planes[k][cell] = 1.0
+            layout = np.broadcast_to(planes.reshape(1, -1), (env.n_states, planes.size))
+            out.append(np.concatenate([env.state_features(kind), layout], axis=1))
+        return np.concatenate(out)
+
+    def goal_state(self) -> int:
+        """The current task's target: on the monster with sword and shield (global index)."""
+        return int(self.to_global(self.task, self.tasks[self.task].goal_state()))
+
+    # ----------------------------------------------------------------- gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Draw a task uniformly, then start an episode in it; returns ``(global state, {"task": k})``.
+
+        ``seed`` reseeds the draw (as gymnasium's ``reset(seed=...)``); without it the set's own stream goes on.
+        """
+        if seed is not None:
+            self.np_random = np.random.default_rng(seed)
+        self.task = int(self.np_random.integers(self.n_tasks))
+        local, _ = self.tasks[self.task].reset(seed=int(self.np_random.integers(2**31)))
+        self._state = int(self.to_global(self.task, local))
+        return self._state, {"task": self.task}
+
+    def step(self, action: int):
+        """Step the current task; the state is returned as a global index."""
+        local, reward, term, trunc, info = self.tasks[self.task].step(action)
+        self._state = int(self.to_global(self.task, local))
+        return self._state, reward, term, trunc, {**info, "task": self.task}

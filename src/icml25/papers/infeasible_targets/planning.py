@@ -7,8 +7,10 @@
   sometimes temporarily infeasible already) and, with probability ``p_hallucinate``, hallucinates: half of
   the time a non-existent state, half of the time a visited position with an irreversibly acquired item
   dropped (temporarily infeasible).
-* :class:`RejectingPlanner`: the paper's add-on. It draws candidates from the generator and keeps the first
-  whose evaluator feasibility is at least ``threshold``; without an evaluator it accepts every proposal.
+* :class:`RejectingPlanner`: the paper's add-on. It draws candidates from the generator and keeps the first one
+  the evaluator does not reject. Official rule (``rule="distance"``): reject when the estimated distance exceeds
+  ``dist_cutoff`` (8) or the terminal-state classifier flags the source state; ours (``rule="feasibility"``):
+  reject when ``1 - p(inf)`` is below ``threshold``. Without an evaluator it accepts every proposal.
 * :func:`run_episode`: choose a target, pursue it for up to ``subgoal_steps`` steps or until reached, replan.
 """
 
@@ -22,31 +24,38 @@ import numpy as np
 class TabularHERAgent:
     """Goal-conditioned tabular Q-learning; ``q[s, a, g]`` holds ``Q(s, g, a)``.
 
+    With ``n_tasks > 1`` (an :class:`~icml25.papers.infeasible_targets.env.SSMTaskSet`), states are global
+    indices ``task * n_states + local`` and targets are read within the state's task (``g mod n_states``):
+    one table per task, stacked.
+
     Args:
-        n_states: number of states (targets live in the same space).
+        n_states: number of states of one task (targets live in the same space).
         n_actions: number of actions.
         gamma: discount.
         lr: step size of the tabular update.
         epsilon: exploration rate of :meth:`act`.
         seed: seed of the fixed random tie-breaking between equal Q-values.
+        n_tasks: number of tasks (tables).
     """
 
     def __init__(self, n_states: int, n_actions: int = 4, gamma: float = 0.95, lr: float = 0.5,
-                 epsilon: float = 0.1, seed: int = 0):
+                 epsilon: float = 0.1, seed: int = 0, n_tasks: int = 1):
         if not 0 < gamma < 1 or not 0 < lr <= 1 or not 0 <= epsilon <= 1:
             raise ValueError(f"need 0<gamma<1, 0<lr<=1, 0<=epsilon<=1; got {gamma}, {lr}, {epsilon}")
-        for name, value in (("n_states", n_states), ("n_actions", n_actions)):
+        for name, value in (("n_states", n_states), ("n_actions", n_actions), ("n_tasks", n_tasks)):
             if int(value) != value or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         self.gamma, self.lr, self.epsilon, self.n_actions = gamma, lr, epsilon, n_actions
-        # stored as q[s, a, g] so that the all-goals update touches contiguous rows
-        self.q = np.zeros((n_states, n_actions, n_states), dtype=np.float32)
+        self.n_local, self.n_tasks = int(n_states), int(n_tasks)
+        # stored as q[s, a, g] so that the all-goals update touches contiguous rows; the tie-breaking noise is
+        # shared by the tasks' tables
+        self.q = np.zeros((self.n_tasks * self.n_local, n_actions, self.n_local), dtype=np.float32)
         self._tie = (np.random.default_rng(seed).random((n_states, n_actions, n_states)) * 1e-4).astype(np.float32)
 
     def greedy(self, s, g) -> np.ndarray:
         """Greedy actions ``argmax_a Q(s, g, a)`` (fixed random tie-breaking), elementwise over arrays."""
-        s, g = np.asarray(s), np.asarray(g)
-        return np.argmax(self.q[s, :, g] + self._tie[s, :, g], axis=-1)
+        s, g = np.asarray(s), np.asarray(g) % self.n_local
+        return np.argmax(self.q[s, :, g] + self._tie[s % self.n_local, :, g], axis=-1)
 
     def act(self, s: int, g: int, rng: np.random.Generator, epsilon: float | None = None) -> int:
         """Epsilon-greedy action towards target ``g``."""
@@ -62,6 +71,7 @@ class TabularHERAgent:
         s, a, s2, g, died = (np.asarray(x) for x in (s, a, s2, g, died))
         terminated = died if terminated is None else np.asarray(terminated) | died
         reached = (s2 == g) & ~died
+        g = g % self.n_local
         boot = self.q[s2, :, g].max(axis=-1)
         target = np.where(reached, 0.0, np.where(terminated, -1.0 / (1.0 - self.gamma), -1.0 + self.gamma * boot))
         self.q[s, a, g] += self.lr * (target - self.q[s, a, g])
@@ -77,7 +87,7 @@ class TabularHERAgent:
         target = -1.0 + self.gamma * boot
         target[terminated] = -1.0 / (1.0 - self.gamma)
         ok = ~died
-        target[np.flatnonzero(ok), s2[ok]] = 0.0  # reached
+        target[np.flatnonzero(ok), s2[ok] % self.n_local] = 0.0  # reached
         cur = self.q[s, a]
         self.q[s, a] = cur + self.lr * (target - cur)
 
@@ -96,6 +106,12 @@ class HallucinatingGenerator:
         self.env, self.p_hallucinate = env, float(p_hallucinate)
         self.visited = np.zeros(env.n_states, dtype=bool)
         self.nonexistent = np.flatnonzero(~env.possible)
+        # a task set: one generator per task, sharing slices of the global memory; proposals stay in the task
+        self._per_task = None
+        if hasattr(env, "tasks"):
+            self._per_task = [HallucinatingGenerator(t, p_hallucinate) for t in env.tasks]
+            for k, sub in enumerate(self._per_task):
+                sub.visited = self.visited[k * env.n_local:(k + 1) * env.n_local]
 
     def observe(self, states) -> None:
         """Add visited states to the generator's memory."""
@@ -105,6 +121,13 @@ class HallucinatingGenerator:
         """One proposal per current state in ``s`` (array); returns target indices of the same shape."""
         s = np.asarray(s)
         shape, s = s.shape, s.reshape(-1)
+        if self._per_task is not None:
+            out = np.empty(s.size, dtype=np.int64)
+            task = self.env.task_of(s)
+            for t in np.unique(task):
+                m = task == t
+                out[m] = self._per_task[int(t)].generate(self.env.local_of(s[m]), rng) + int(t) * self.env.n_local
+            return out.reshape(shape)
         memory = np.flatnonzero(self.visited)
         if memory.size == 0:
             memory = np.asarray(self.env.start_states())
@@ -122,32 +145,66 @@ class HallucinatingGenerator:
         return out.reshape(shape)
 
 
+REJECTION_RULES = ("distance", "feasibility")
+"""Rejection rules of :class:`RejectingPlanner`: the official distance cutoff, and our feasibility threshold."""
+
+
 class RejectingPlanner:
     """Filter generator proposals with a target evaluator (the paper's add-on; agent and generator unchanged).
 
     Args:
-        agent: the agent (its greedy policy picks the action under which feasibility is judged).
+        agent: the agent (its greedy policy picks the action under which ``rule="feasibility"`` judges).
         generator: anything with ``generate(states, rng)``.
         evaluator: a :class:`~icml25.papers.infeasible_targets.evaluator.TargetEvaluator`, or None to accept all.
-        threshold: reject a target whose feasibility ``1 - p(inf)`` is below this.
-        n_candidates: proposals drawn per decision; when all are rejected the most feasible one is kept.
+        threshold: ``rule="feasibility"``: reject a target whose feasibility ``1 - p(inf)`` is below this.
+        n_candidates: proposals drawn per decision; when all are rejected the most promising one is kept
+            (smallest estimated distance, or largest feasibility).
+        rule: ``"distance"`` (official, default): reject ``g`` when the estimated distance from ``s`` (mean of
+            the histogram, best first action, as in the official LEAP planner) exceeds ``dist_cutoff``, or when
+            the terminal-state classifier flags ``s`` (nothing is reached from a terminal state);
+            ``"feasibility"`` (ours): reject when ``1 - p(inf) < threshold`` under the agent's greedy action.
+        dist_cutoff: the official cutoff, 8 steps.
     """
 
-    def __init__(self, agent, generator, evaluator=None, threshold: float = 0.5, n_candidates: int = 8):
+    def __init__(self, agent, generator, evaluator=None, threshold: float = 0.5, n_candidates: int = 8,
+                 rule: str = "distance", dist_cutoff: float = 8.0):
         if not 0 <= threshold <= 1 or n_candidates < 1:
             raise ValueError(f"need threshold in [0, 1] and n_candidates >= 1; got {threshold}, {n_candidates}")
+        if rule not in REJECTION_RULES:
+            raise ValueError(f"rule must be one of {REJECTION_RULES}, got {rule!r}")
+        if not (np.isfinite(dist_cutoff) and dist_cutoff > 0):
+            raise ValueError(f"dist_cutoff must be a positive number, got {dist_cutoff!r}")
         self.agent, self.generator, self.evaluator = agent, generator, evaluator
         self.threshold, self.n_candidates = float(threshold), int(n_candidates)
+        self.rule, self.dist_cutoff = rule, float(dist_cutoff)
+
+    def scores(self, s, g) -> np.ndarray:
+        """Per pair: the estimated distance (``rule="distance"``) or the feasibility (``rule="feasibility"``)."""
+        s, g = np.broadcast_arrays(np.asarray(s), np.asarray(g))
+        if self.rule == "distance":
+            return self.evaluator.expected_distance(s, g)
+        return self.evaluator.feasibility(s, g, self.agent.greedy(s, g))
+
+    def rejects(self, s, g) -> np.ndarray:
+        """Bool array: whether each target ``g`` is rejected from state ``s`` (all False without an evaluator)."""
+        s, g = np.broadcast_arrays(np.asarray(s), np.asarray(g))
+        if self.evaluator is None:
+            return np.zeros(s.shape, dtype=bool)
+        if self.rule == "distance":
+            return (self.scores(s, g) > self.dist_cutoff) | self.evaluator.is_terminal(s)
+        return self.scores(s, g) < self.threshold
 
     def choose(self, s: int, candidates: np.ndarray) -> int:
-        """The first candidate whose feasibility is >= threshold (the most feasible one if none is)."""
+        """The first candidate that is not rejected (the most promising one if all are)."""
         candidates = np.asarray(candidates)
         if self.evaluator is None:
             return int(candidates[0])
-        feas = self.evaluator.feasibility(np.full(candidates.shape, s), candidates,
-                                          self.agent.greedy(np.full(candidates.shape, s), candidates))
-        ok = np.flatnonzero(feas >= self.threshold)
-        return int(candidates[ok[0]] if ok.size else candidates[np.argmax(feas)])
+        states = np.full(candidates.shape, s)
+        ok = np.flatnonzero(~self.rejects(states, candidates))
+        if ok.size:
+            return int(candidates[ok[0]])
+        score = self.scores(states, candidates)
+        return int(candidates[np.argmin(score) if self.rule == "distance" else np.argmax(score)])
 
     def propose(self, s: int, rng: np.random.Generator) -> int:
         """A target for state ``s``."""
@@ -166,6 +223,7 @@ class EpisodeLog:
     target: list = field(default_factory=list)
     delusional: list = field(default_factory=list)
     success: bool = False
+    task: int = 0
 
 
 def run_episode(env, agent, planner: RejectingPlanner, rng: np.random.Generator, dist: np.ndarray,
@@ -175,10 +233,11 @@ def run_episode(env, agent, planner: RejectingPlanner, rng: np.random.Generator,
 
     At each decision point the target is the task goal with probability ``p_task``, else the planner's
     proposal. A step is *delusional* when its target is unreachable from the current state (ground truth
-    ``dist[s, g] == inf``).
+    ``dist[s, g] == inf``; ``dist=None`` asks ``env.distance(s, g)``, e.g. of an ``SSMTaskSet``).
     """
     log = EpisodeLog()
-    s, _ = env.reset(seed=seed)
+    s, info = env.reset(seed=seed)
+    log.task = int(info.get("task", 0))
     done, g, left = False, None, 0
     while not done:
         if g is None or left == 0 or s == g:
@@ -187,23 +246,30 @@ def run_episode(env, agent, planner: RejectingPlanner, rng: np.random.Generator,
         a = agent.act(s, g, rng, epsilon)
         s2, reward, term, trunc, info = env.step(a)
         log.s.append(s), log.a.append(a), log.s2.append(s2), log.terminated.append(term)
-        log.died.append(info["died"]), log.target.append(g), log.delusional.append(not np.isfinite(dist[s, g]))
+        log.died.append(info["died"]), log.target.append(g)
+        log.delusional.append(not np.isfinite(dist[s, g] if dist is not None else env.distance(s, g)))
         log.success |= reward > 0
         s, left, done = s2, left - 1, term or trunc
     return log
 
 
-def policy_reaches(env, agent, s, g, horizon: int) -> np.ndarray:
-    """Whether the agent's greedy policy, started in ``s``, reaches ``g`` within ``horizon`` steps (vectorised
-    deterministic rollouts; death or the episode's end stop a rollout)."""
+def policy_distance(env, agent, s, g, horizon: int) -> np.ndarray:
+    """Steps the agent's greedy policy, started in ``s``, needs to reach ``g`` (``inf`` when it does not within
+    ``horizon`` steps; vectorised deterministic rollouts; death or the episode's end stop a rollout)."""
     s, g = np.array(s, dtype=np.int64), np.asarray(g, dtype=np.int64)
-    reached = s == g
-    alive = ~reached & ~env.terminal_state[s]
-    for _ in range(horizon):
+    steps = np.where(s == g, 0.0, np.inf)
+    alive = ~np.isfinite(steps) & ~env.terminal_state[s]
+    for t in range(1, horizon + 1):
         a = agent.greedy(s, g)
         died, s2 = env.died[s, a], env.next_state[s, a]
         hit = alive & ~died & (s2 == g)
-        reached |= hit
+        steps[hit] = t
         alive &= ~died & ~hit & ~env.success[s, a]
         s = np.where(alive, s2, s)
-    return reached
+    return steps
+
+
+def policy_reaches(env, agent, s, g, horizon: int) -> np.ndarray:
+    """Whether the agent's greedy policy, started in ``s``, reaches ``g`` within ``horizon`` steps (see
+    :func:`policy_distance`)."""
+    return np.isfinite(policy_distance(env, agent, s, g, horizon))

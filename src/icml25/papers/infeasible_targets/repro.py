@@ -1,15 +1,18 @@
 """Reproduction on SSM-lite: which relabeling mixtures make the target evaluator non-delusional.
 
-One run (seed = task layout + everything random):
+One run (seed = the training tasks + everything random):
 
-1. A LEAP-like agent (tabular goal-conditioned Q-learning with all-goals hindsight relabeling, targets from a
-   hallucinating generator, no evaluator) collects ``env_steps`` transitions while it learns.
-2. Four evaluators are trained by distributional TD on that replay, for the final agent's greedy policy,
-   with the relabeling mixtures episode, episode+generate, episode+pertask and episode+generate+pertask.
+0. ``n_tasks`` training tasks (layouts) of size ``size`` with delta = ``difficulty`` are drawn and kept for the
+   run; every episode samples one of them (the paper: 50 tasks of 12x12, delta = 0.4).
+1. A LEAP-like agent (tabular goal-conditioned Q-learning with all-goals hindsight relabeling, one table per
+   task, targets from a hallucinating generator, no evaluator) collects ``env_steps`` transitions while it learns.
+2. Four evaluators are trained by TD on that replay (official scalar rule by default), for the final agent's
+   greedy policy, with the relabeling mixtures episode, episode+generate, episode+pertask and
+   episode+generate+pertask.
 3. Held-out test: states from fresh episodes paired with non-existent targets, temporarily infeasible targets
    (exist, but an irreversible pickup makes them unreachable) and feasible targets (BFS ground truth), and
-   with fresh hallucinations of the generator. Recall = fraction of infeasible targets rejected
-   (feasibility < threshold).
+   with fresh hallucinations of the generator. Recall = fraction of infeasible targets the planner's rule
+   rejects (official: estimated distance > 8 or a terminal source).
 4. Delusion rate: the same fresh episodes (same seeds) are played with each evaluator plugged into the
    rejecting planner, and with none; the delusion rate is the fraction of steps whose target is unreachable.
 
@@ -35,12 +38,14 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
-from icml25.papers.infeasible_targets.env import SwordShieldMonster
-from icml25.papers.infeasible_targets.evaluator import ReplayBuffer, TargetEvaluator, train_evaluator
+from icml25.papers.infeasible_targets.env import SSMTaskSet
+from icml25.papers.infeasible_targets.evaluator import TD_RULES, ReplayBuffer, TargetEvaluator, train_evaluator
 from icml25.papers.infeasible_targets.planning import (
+    REJECTION_RULES,
     HallucinatingGenerator,
     RejectingPlanner,
     TabularHERAgent,
+    policy_distance,
     policy_reaches,
     run_episode,
 )
@@ -51,16 +56,19 @@ MIXTURES: dict[str, dict[str, float]] = {
     "EP": {"episode": 0.5, "pertask": 0.5},
     "EGP": {"episode": 0.5, "generate": 0.25, "pertask": 0.25},
 }
-"""Relabeling mixtures compared (ratios INFERRED: half episode, the rest split among the new strategies)."""
+"""Relabeling mixtures compared; the official README's E+P (episode@0.5), E+G (prob_relabel 0.5) and E+P+G
+(episode@0.333 + prob 0.25, i.e. E 0.5 / P 0.25 / G 0.25 overall)."""
 VARIANTS = ("none",) + tuple(MIXTURES)
 
 
 @dataclass
 class SSMConfig(ExperimentConfig):
     size: int = 8
-    """Side of the grid."""
+    """Side of the grid (paper: 12)."""
     difficulty: float = 0.4
     """The paper's delta; lava probability per ordinary cell is delta / 2."""
+    n_tasks: int = 4
+    """Training tasks (layouts) per seed, one sampled per episode (paper: 50; 4 keeps ~5k steps per task)."""
     max_steps: int = 100
     """Episode length before truncation."""
     env_steps: int = 20000
@@ -74,19 +82,27 @@ class SSMConfig(ExperimentConfig):
     her_batch: int = 64
     """Transitions per all-goals tabular Q-learning update (one update per collected step)."""
     evaluator_updates: int = 1200
-    """TD updates of each evaluator."""
+    """TD updates of each evaluator (official runs train for the whole agent run)."""
     evaluator_lr: float = 3e-3
-    """Adam step size of the evaluator."""
+    """Adam step size of the evaluator (official: 2.5e-4, with 500-update target syncs; scaled for 1200 updates)."""
     target_every: int = 10
-    """Evaluator updates between refreshes of its frozen bootstrap copy."""
+    """Evaluator updates between refreshes of its frozen bootstrap copy (official: 500)."""
     batch_size: int = 128
     """Evaluator minibatch size."""
-    n_bins: int = 32
-    """Distance bins B of the evaluator (plus the inf bin)."""
+    n_bins: int = 15
+    """Distance atoms B before the last ("B+1 or more / never") atom (official: 16 atoms, B = 15)."""
     hidden: int = 128
-    """Width of the evaluator's hidden layers."""
+    """Width of the evaluator's hidden layers (official: 256)."""
+    td_rule: str = "scalar"
+    """Evaluator TD target: "scalar" (official two-hot of 1 + E[d']) or "distributional" (ours)."""
+    rejection_rule: str = "distance"
+    """Planner rule: "distance" (official: E[d] > dist_cutoff or terminal source) or "feasibility" (ours)."""
+    dist_cutoff: float = 8.0
+    """Official distance cutoff of the "distance" rule."""
     threshold: float = 0.5
-    """Reject a target when its feasibility 1 - p(inf) is below this."""
+    """"feasibility" rule: reject a target when its feasibility 1 - p(inf) is below this."""
+    pertask_own_episode: bool = True
+    """'pertask' draws from every episode of the task, the own one included (official); False: other episodes only."""
     n_test_states: int = 200
     """Held-out states per target class for the recall test."""
     eval_episodes: int = 40
@@ -95,29 +111,33 @@ class SSMConfig(ExperimentConfig):
     def validate(self) -> None:
         super().validate()
         check_fields(self, positive=("max_steps", "env_steps", "subgoal_steps", "her_batch", "evaluator_lr",
-                                     "target_every", "batch_size", "hidden", "n_test_states", "eval_episodes"),
+                                     "target_every", "batch_size", "hidden", "n_test_states", "eval_episodes",
+                                     "n_tasks", "dist_cutoff"),
                      nonnegative=("evaluator_updates",), fraction=("difficulty", "p_hallucinate", "p_task", "threshold"),
-                     at_least={"size": 4, "n_bins": 2})
+                     at_least={"size": 4, "n_bins": 2},
+                     choices={"td_rule": TD_RULES, "rejection_rule": REJECTION_RULES,
+                              "pertask_own_episode": (True, False)})
         if self.difficulty >= 1:
             raise ConfigError(f"SSMConfig.difficulty must be in [0, 1), got {self.difficulty!r}")
 
 
-def _collect(env: SwordShieldMonster, agent: TabularHERAgent, planner: RejectingPlanner, cfg: SSMConfig,
+def _collect(env: SSMTaskSet, agent: TabularHERAgent, planner: RejectingPlanner, cfg: SSMConfig,
              rng: np.random.Generator, progress: ProgressFn) -> ReplayBuffer:
     """Run the agent without an evaluator; after every episode it makes one all-goals hindsight update per
     collected step, on a minibatch drawn from the whole replay."""
     cap = cfg.env_steps + cfg.max_steps
     buf = {k: np.zeros(cap, dtype=d) for k, d in (("s", np.int64), ("a", np.int64), ("s2", np.int64),
-                                                  ("terminated", bool), ("died", bool), ("episode", np.int64))}
+                                                  ("terminated", bool), ("died", bool), ("episode", np.int64),
+                                                  ("task", np.int64))}
     n, ep = 0, 0
-    dist = np.zeros((env.n_states, env.n_states))  # delusion flags are not needed while collecting
     while n < cfg.env_steps:
-        log = run_episode(env, agent, planner, rng, dist, cfg.subgoal_steps, cfg.p_task,
+        log = run_episode(env, agent, planner, rng, None, cfg.subgoal_steps, cfg.p_task,
                           seed=int(rng.integers(2**31)))
         m = len(log.s)
         for k in ("s", "a", "s2", "terminated", "died"):
             buf[k][n:n + m] = getattr(log, k)
         buf["episode"][n:n + m] = ep
+        buf["task"][n:n + m] = log.task
         n, ep = n + m, ep + 1
         planner.generator.observe(log.s)
         for _ in range(m):  # one replayed minibatch per collected step, relabeled with every target
@@ -125,22 +145,25 @@ def _collect(env: SwordShieldMonster, agent: TabularHERAgent, planner: Rejecting
             agent.update_all_goals(buf["s"][idx], buf["a"][idx], buf["s2"][idx], buf["died"][idx],
                                    buf["terminated"][idx])
         progress(min(n, cfg.env_steps), cfg.env_steps + 1)
-    return ReplayBuffer(*(buf[k][:n] for k in ("s", "a", "s2", "terminated", "died", "episode")))
+    return ReplayBuffer(*(buf[k][:n] for k in ("s", "a", "s2", "terminated", "died", "episode", "task")))
 
 
-def _test_pairs(env: SwordShieldMonster, dist: np.ndarray, states: np.ndarray, n: int,
+def _test_pairs(env: SSMTaskSet, states: np.ndarray, n: int, cutoff: float,
                 rng: np.random.Generator) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Held-out (s, g) pairs of the three ground-truth classes."""
+    """Held-out (s, g) pairs of the ground-truth classes, targets within the state's own task."""
     states = np.unique(states[env.possible[states] & ~env.terminal_state[states]])
-    impossible = np.flatnonzero(~env.possible)
+    rows = {int(s): env.distance_row(int(s)) for s in states}
+    task = np.arange(env.n_states) // env.n_local
     out = {}
-    for name in ("nonexistent", "temporary", "feasible"):
+    for name in ("nonexistent", "temporary", "feasible", "feasible_near"):
         if name == "nonexistent":
-            cand = {s: impossible for s in states}
+            cand = {s: np.flatnonzero(~env.possible & (task == s // env.n_local)) for s in rows}
         elif name == "temporary":
-            cand = {s: np.flatnonzero(env.possible & ~np.isfinite(dist[s])) for s in states}
-        else:
-            cand = {s: np.flatnonzero(np.isfinite(dist[s]) & (np.arange(env.n_states) != s)) for s in states}
+            cand = {s: np.flatnonzero(env.possible & (task == s // env.n_local) & ~np.isfinite(d)) for s, d in rows.items()}
+        elif name == "feasible":
+            cand = {s: np.flatnonzero(np.isfinite(d) & (np.arange(env.n_states) != s)) for s, d in rows.items()}
+        else:  # feasible within the distance cutoff: the official rule should accept these
+            cand = {s: np.flatnonzero((d <= cutoff) & (np.arange(env.n_states) != s)) for s, d in rows.items()}
         usable = [s for s in states if cand[s].size]
         if not usable:
             out[name] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -155,28 +178,34 @@ def run_ssm(cfg: SSMConfig, seed: int, progress: ProgressFn = no_progress) -> Me
     """Train the agent, four evaluators, and measure recall and delusion rates (see module docstring)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng([seed, 2025])
-    env = SwordShieldMonster(cfg.size, cfg.difficulty, seed=seed, max_steps=cfg.max_steps)
-    dist = env.distance_matrix()
-    agent = TabularHERAgent(env.n_states, seed=seed)
+    env = SSMTaskSet(cfg.size, cfg.difficulty, cfg.n_tasks, seed=seed, max_steps=cfg.max_steps)
+    agent = TabularHERAgent(env.n_local, seed=seed, n_tasks=cfg.n_tasks)
     generator = HallucinatingGenerator(env, cfg.p_hallucinate)
     replay = _collect(env, agent, RejectingPlanner(agent, generator), cfg, rng, progress)
 
-    feats = env.state_features()
+    feats = env.state_features()  # cell one-hot + item flags + the task's layout planes
     evaluators = {}
     for name, mixture in MIXTURES.items():
-        ev = TargetEvaluator(feats, n_bins=cfg.n_bins, hidden=cfg.hidden).to(cfg.device)  # cell one-hot + item flags
+        ev = TargetEvaluator(feats, n_bins=cfg.n_bins, hidden=cfg.hidden).to(cfg.device)
         evaluators[name] = train_evaluator(ev, replay, agent.greedy, mixture, generator, cfg.evaluator_updates,
                                            cfg.batch_size, cfg.evaluator_lr, cfg.target_every,
-                                           rng=np.random.default_rng([seed, 7, len(evaluators)]))
+                                           rng=np.random.default_rng([seed, 7, len(evaluators)]),
+                                           td_rule=cfg.td_rule, pertask_own_episode=cfg.pertask_own_episode)
+    torch.manual_seed(seed + 1)
+    untrained = TargetEvaluator(feats, n_bins=cfg.n_bins, hidden=cfg.hidden).to(cfg.device)
+
+    def planner_for(ev):
+        return RejectingPlanner(agent, generator, ev, cfg.threshold, rule=cfg.rejection_rule,
+                                dist_cutoff=cfg.dist_cutoff)
 
     metrics: Metrics = {}
     eval_seeds = np.random.default_rng([seed, 99]).integers(2**31, size=cfg.eval_episodes)
     test_states = []
     for variant in VARIANTS:
-        planner = RejectingPlanner(agent, generator, evaluators.get(variant), cfg.threshold)
+        planner = planner_for(evaluators.get(variant))
         steps = delusional = wins = 0
         for k, es in enumerate(eval_seeds):
-            log = run_episode(env, agent, planner, np.random.default_rng([int(es), 1]), dist, cfg.subgoal_steps,
+            log = run_episode(env, agent, planner, np.random.default_rng([int(es), 1]), None, cfg.subgoal_steps,
                               cfg.p_task, epsilon=0.05, seed=int(es))
             steps, delusional, wins = steps + len(log.s), delusional + sum(log.delusional), wins + log.success
             if variant == "none":
@@ -185,23 +214,36 @@ def run_ssm(cfg: SSMConfig, seed: int, progress: ProgressFn = no_progress) -> Me
         metrics[f"success_rate_{variant}"] = wins / cfg.eval_episodes
 
     test_rng = np.random.default_rng([seed, 5])
-    pairs = _test_pairs(env, dist, np.asarray(test_states), cfg.n_test_states, test_rng)
+    pairs = _test_pairs(env, np.asarray(test_states), cfg.n_test_states, cfg.dist_cutoff, test_rng)
     # the generator's own hallucinations at held-out states (fresh draws; all infeasible by construction)
     hallucinator = HallucinatingGenerator(env, p_hallucinate=1.0)
     hallucinator.visited[:] = generator.visited
     s_h = pairs["feasible"][0]
     g_h = hallucinator.generate(s_h, test_rng)
-    assert not np.isfinite(dist[s_h, g_h]).any()
+    assert not np.isfinite(env.distance(s_h, g_h)).any()
+    # learning checks against trivial baselines: the agent against an untrained (tie-breaking) table, the
+    # evaluators' distances against an untrained network's
+    fresh_agent = TabularHERAgent(env.n_local, seed=seed, n_tasks=cfg.n_tasks)
     metrics["agent_reach_rate_feasible"] = float(policy_reaches(env, agent, *pairs["feasible"], cfg.n_bins).mean())
+    metrics["agent_reach_rate_untrained"] = float(policy_reaches(env, fresh_agent, *pairs["feasible"],
+                                                                 cfg.n_bins).mean())
+    # what the evaluator estimates: the greedy policy's own step count (capped at the last atom, B + 1),
+    # after its first action, on every held-out pair
+    s_all = np.concatenate([pairs[c][0] for c in pairs])
+    g_all = np.concatenate([pairs[c][1] for c in pairs])
+    truth = np.minimum(policy_distance(env, agent, s_all, g_all, cfg.n_bins + 1), cfg.n_bins + 1)
+    for name, ev in (("EGP", evaluators["EGP"]), ("untrained", untrained)):
+        est = ev.expected_distance(s_all, g_all, agent.greedy(s_all, g_all))
+        metrics[f"dist_mae_{name}"] = float(np.mean(np.abs(est - truth)))
+    metrics["dist_mae_untrained_minus_EGP"] = metrics["dist_mae_untrained"] - metrics["dist_mae_EGP"]
     for name, ev in evaluators.items():
-        metrics[f"recall_hallucinated_{name}"] = float(np.mean(ev.feasibility(s_h, g_h, agent.greedy(s_h, g_h))
-                                                               < cfg.threshold))
+        planner = planner_for(ev)
+        metrics[f"recall_hallucinated_{name}"] = float(np.mean(planner.rejects(s_h, g_h)))
         for cls, (s, g) in pairs.items():
             if s.size == 0:
                 metrics[f"reject_{cls}_{name}"] = float("nan")
                 continue
-            rejected = ev.feasibility(s, g, agent.greedy(s, g)) < cfg.threshold
-            metrics[f"reject_{cls}_{name}"] = float(rejected.mean())
+            metrics[f"reject_{cls}_{name}"] = float(planner.rejects(s, g).mean())
     metrics["recall_min_class_EGP"] = min(metrics["reject_nonexistent_EGP"], metrics["reject_temporary_EGP"])
     metrics["delusion_none_minus_EGP"] = metrics["delusion_rate_none"] - metrics["delusion_rate_EGP"]
     metrics["success_EGP_minus_none"] = metrics["success_rate_EGP"] - metrics["success_rate_none"]
@@ -224,7 +266,8 @@ def ssm_figures(per_seed: list[Metrics], cfg: SSMConfig, outdir: Path) -> list[P
         ax.set_title(title)
     seed_bars(axes[3], per_seed, [f"delusion_rate_{v}" for v in VARIANTS], list(VARIANTS), highlight="EGP")
     axes[3].set_title("delusion rate (steps chasing infeasible targets)")
-    fig.suptitle(f"SSM-lite {cfg.size}x{cfg.size}, delta={cfg.difficulty}, {cfg.env_steps} env steps")
+    fig.suptitle(f"SSM-lite {cfg.size}x{cfg.size}, delta={cfg.difficulty}, {cfg.n_tasks} tasks, "
+                 f"{cfg.env_steps} env steps")
     return [save_figure(fig, outdir / "ssm_evaluators.png", dpi=110)]
 
 
@@ -236,11 +279,12 @@ EXPERIMENTS = [
                     "LEAP-like agent with and without rejection.",
         config=SSMConfig,
         run=run_ssm,
-        presets={"smoke": {"size": 6, "env_steps": 2000, "evaluator_updates": 100, "n_test_states": 60,
-                           "eval_episodes": 6, "hidden": 64, "n_bins": 16},
+        presets={"smoke": {"size": 6, "n_tasks": 2, "env_steps": 2000, "evaluator_updates": 100,
+                           "n_test_states": 60, "eval_episodes": 6, "hidden": 64},
                  "quick": {},
-                 "full": {"size": 12, "env_steps": 500000, "evaluator_updates": 50000, "hidden": 256,
-                          "n_bins": 64, "eval_episodes": 200, "max_steps": 300}},
+                 "full": {"size": 12, "n_tasks": 50, "env_steps": 500000, "evaluator_updates": 50000,
+                          "evaluator_lr": 2.5e-4, "target_every": 500, "hidden": 256, "eval_episodes": 200,
+                          "max_steps": 300}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=ssm_figures,
         full_requirements="The full preset scales SSM-lite to 12x12 and 500k steps (CPU, roughly an hour per seed; "
@@ -274,17 +318,24 @@ CLAIMS = [
           "delusion_none_minus_EGP", ">=", 0.0, aggregate="mean", resolution=0.02),
 ]
 
+CLAIMS.append(
+    # tie ±0.5: a difference of mean absolute errors in steps; half a step (half an atom) is the smallest that matters
+    Claim("evaluator_learns_distances", "(ours, beyond the paper) The trained episode+generate+pertask evaluator "
+          "estimates the agent's own step counts to held-out targets better than an untrained network "
+          "(paired difference of mean absolute errors > 0).", "no number (a learning check of the evaluator)", "ssm",
+          "dist_mae_untrained_minus_EGP", ">=", 0.0, aggregate="mean", resolution=0.5))
+
 API_EXAMPLE = """
 import numpy as np
-from icml25.papers.infeasible_targets import SwordShieldMonster, TargetEvaluator, distributional_td_target
+from icml25.papers.infeasible_targets import SwordShieldMonster, TargetEvaluator, scalar_td_target
 import torch
 
 env = SwordShieldMonster(size=6, difficulty=0.4, seed=0)
 s = env.encode(*env.sword, 1, 0)                       # standing on the sword, holding it
 g = env.encode(*env.sword, 0, 0)                       # ... without it: non-existent
 print("possible:", env.is_state_possible(g), " reachable:", env.reachable(int(s), int(env.encode(0, 0, 0, 0))))
-ev = TargetEvaluator(env.state_features(), n_bins=8)
-print("untrained feasibility:", ev.feasibility(np.array([s]), np.array([g])))
-print("TD target when s' is terminal:", distributional_td_target(torch.full((1, 9), 1 / 9),
+ev = TargetEvaluator(env.state_features())            # 16 atoms: distances 1..15 and "16 or more / never"
+print("untrained mean distance:", ev.expected_distance(np.array([s]), np.array([g])))
+print("official TD target when s' is terminal:", scalar_td_target(torch.full((1, 16), 1 / 16),
       torch.tensor([False]), torch.tensor([True])))
 """

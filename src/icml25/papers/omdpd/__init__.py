@@ -3,15 +3,18 @@
 
 Episodic CMDP, unknown transitions and rewards, constraints g_k chosen by an adversary and revealed
 after each episode. Targets: strong regret against the best fixed policy feasible for every g_k, and
-strong violation sum_k [V_{g_k}^{pi_k}]_+, both O~(sqrt K) without Slater's condition. The update rule
-here is inferred (the paper's Algorithm 1 could not be read); see docs/papers/omdpd.md.
+strong violation sum_k [V_{g_k}^{pi_k}]_+, both O~(sqrt K) without Slater's condition. ``OMDPD`` follows the
+paper's algorithm as described by second-hand summaries (Euclidean optimistic OMD on occupancy measures,
+exponential potential); the paper's Algorithm 1 itself could not be read; see docs/papers/omdpd.md.
 """
 
 from icml25.papers.omdpd.cmdp import (
     AdversarialInstance,
     adversarial_instance,
     EpisodicCMDP,
+    IIDCostSchedule,
     OccupancyLPResult,
+    PAPER_COST_VALUES,
     ReactiveSchedule,
     SwitchingSchedule,
     Trajectory,
@@ -19,24 +22,27 @@ from icml25.papers.omdpd.cmdp import (
     min_max_constraint_value,
     occupancy_from_policy,
     occupancy_lp,
+    paper_instance,
     policy_from_occupancy,
     policy_value,
     random_cmdp,
 )
 from icml25.papers.omdpd.omdpd import (
     OMDPD,
+    KLPolicyOMDPD,
     OnlineRun,
     OptimisticModel,
     OptPrimalDualCMDP,
     UnconstrainedUCBVI,
     evaluate_policy,
     mirror_descent_step,
+    project_occupancy,
     run_online,
 )
 
 __all__ = [
-    "AdversarialInstance", "adversarial_instance", "EpisodicCMDP", "OMDPD", "OccupancyLPResult", "OnlineRun", "OptPrimalDualCMDP", "OptimisticModel",
+    "AdversarialInstance", "adversarial_instance", "EpisodicCMDP", "IIDCostSchedule", "KLPolicyOMDPD", "OMDPD", "OccupancyLPResult", "OnlineRun", "PAPER_COST_VALUES", "OptPrimalDualCMDP", "OptimisticModel",
     "ReactiveSchedule", "SwitchingSchedule", "Trajectory", "UnconstrainedUCBVI", "evaluate_policy", "flow_residual",
-    "min_max_constraint_value", "mirror_descent_step", "occupancy_from_policy", "occupancy_lp",
-    "policy_from_occupancy", "policy_value", "random_cmdp", "run_online",
+    "min_max_constraint_value", "mirror_descent_step", "occupancy_from_policy", "occupancy_lp", "paper_instance",
+    "policy_from_occupancy", "policy_value", "project_occupancy", "random_cmdp", "run_online",
 ]

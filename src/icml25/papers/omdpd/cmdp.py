@@ -331,6 +331,30 @@ class ReactiveSchedule:
         return self._variants[1 + int(np.argmax(counts))]
 
 
+class IIDCostSchedule:
+    """Costs drawn independently every episode: each entry of ``d_k`` (H, S, A) is uniform on ``values``.
+
+    The adversarial setting of the paper's experiment (Fig. 2): values {-1, -0.6, -0.2, 0, 0.2, 0.6, 1},
+    threshold 0. ``d_k`` depends only on ``(seed, k)``, not on the history, so runs are reproducible.
+    """
+
+    def __init__(self, values: Any, shape: tuple[int, int, int], seed: int | None = 0):
+        self.values = np.asarray(values, dtype=float)
+        if self.values.ndim != 1 or self.values.size == 0 or not np.all(np.isfinite(self.values)):
+            raise ValueError(f"values must be a non-empty 1-d array of finite numbers, got {values!r}")
+        if len(shape) != 3 or any(int(n) < 1 for n in shape):
+            raise ValueError(f"shape must be (H, S, A) with positive entries, got {shape!r}")
+        self.shape = tuple(int(n) for n in shape)
+        self.seed = 0 if seed is None else int(seed)
+
+    @property
+    def g_range(self) -> tuple[float, float]:
+        return float(self.values.min()), float(self.values.max())
+
+    def __call__(self, k: int, history: list) -> np.ndarray:
+        return np.random.default_rng([self.seed, int(k)]).choice(self.values, size=self.shape)
+
+
 # --------------------------------------------------------------------------- the environment
 
 
@@ -504,3 +528,25 @@ def adversarial_instance(kind: str, n_states: int, n_actions: int, horizon: int,
     variants = [ci - tau / horizon for ci in costs]
     schedule = SwitchingSchedule(*variants) if kind == "switching" else ReactiveSchedule(variants[0], penalty)
     return AdversarialInstance(P, r, horizon, schedule, list(schedule.variants), float(tau))
+
+
+PAPER_COST_VALUES = (-1.0, -0.6, -0.2, 0.0, 0.2, 0.6, 1.0)
+"""Cost values of the adversarial setting of the paper's experiment."""
+
+
+def paper_instance(n_states: int = 5, n_actions: int = 3, horizon: int = 5, seed: int | None = 0,
+                   concentration: float = 0.5, cost_values: Sequence[float] = PAPER_COST_VALUES) -> EpisodicCMDP:
+    """The synthetic CMDP of the paper's experiment (adversarial costs), as an environment.
+
+    Stage-dependent transitions ``P_h(. | s, a) ~ Dirichlet(concentration)`` and mean rewards
+    ``r_h(s, a) ~ U(0, 1)`` (Bernoulli draws), initial state 0, costs from :class:`IIDCostSchedule`,
+    threshold 0. Whether the paper's transitions depend on h is not stated in the sources we read (ours).
+    """
+    S, A, H = check_count("n_states", n_states), check_count("n_actions", n_actions), check_count("horizon", horizon)
+    if not concentration > 0:
+        raise ValueError(f"concentration must be > 0, got {concentration}")
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.full(S, concentration), size=(H, A, S))
+    r = rng.uniform(0.0, 1.0, size=(H, S, A))
+    schedule = IIDCostSchedule(cost_values, (H, S, A), seed=int(rng.integers(2 ** 31)))
+    return EpisodicCMDP(P, r, H, 0, schedule, seed=int(rng.integers(2 ** 31)))

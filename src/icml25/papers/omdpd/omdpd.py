@@ -2,18 +2,22 @@
 
 All learners share one interface: ``policy() -> (H, S, A)`` (the policy of the next episode) and
 ``update(trajectory, g_k)`` (the episode's trajectory, with bandit reward feedback, and the
-constraint g_k revealed after it). They also share the optimistic model (:class:`OptimisticModel`):
-empirical P and r from counts pooled over steps (the environment is stationary), with a bonus
-``b(s, a) = c (sqrt(L / N) + H sqrt(S L / N))``, ``L = log(2 S A H k / delta)``, added to rewards only;
-constraints are evaluated on the plug-in model (see docs/papers/omdpd.md, "Constraint optimism").
+cost/constraint g_k revealed in full after it). They also share the optimistic model (:class:`OptimisticModel`):
+empirical P and r from counts (pooled over steps, or per step with ``stage_dependent=True``), with a bonus
+``b = c (sqrt(L / N) + H sqrt(S L / N))``, ``L = log(2 S A H k / delta)``.
 
-* :class:`OMDPD` (this paper; update rule INFERRED, see docs/papers/omdpd.md): policy mirror descent
-  (KL, one exponential-weights step per (h, s)) on the rectified surrogate
-  ``r_hat - lambda_k 1{V_hat_{g_k} > 0} g_k`` with a queue dual ``lambda_k = eta_dual * Q_k``,
-  ``Q_k = sum_{j <= k} [V_hat_{g_j}^{pi_j}]_+`` (Sinha & Vaze 2024's Lyapunov weight Phi'(Q) for
-  Phi(Q) = eta_dual Q^2 / 2) and an AdaGrad step size. No Slater constant is needed: the dual never
-  relies on a margin, and errors cannot cancel because only the positive part enters Q_k.
-* :class:`OptPrimalDualCMDP` (Efroni, Mannor & Pirotta 2020): the same primal step on the
+* :class:`OMDPD` (the paper's algorithm as described in the sources we could read, see docs/papers/omdpd.md):
+  optimistic online mirror descent with the Euclidean regulariser on occupancy measures (a correction step
+  and a prediction step with the last gradient as hint, each a Euclidean projection onto the occupancy
+  polytope, :func:`project_occupancy`), the surrogate ``alpha(-r_tilde^T q + Phi'(lambda_k) [d_tilde^T q]_+)``
+  with the exponential potential ``Phi(x) = exp(beta x) - 1``, optimistic estimates ``r_tilde = r_hat + b``,
+  ``d_tilde = d_k - b``, a step size adapted to the gradient variation, and the dual
+  ``lambda_{k+1} = lambda_k + alpha [d_k^T q_k]_+``.
+* :class:`KLPolicyOMDPD` (ours, a labelled alternative): KL mirror descent on policies (one
+  exponential-weights step per (h, s)) on the rectified surrogate ``r_hat - lambda_k 1{V_hat_{g_k} > 0} g_k``
+  with a quadratic-potential queue dual ``lambda_k = eta_dual * Q_k`` and an AdaGrad step size; constraints on
+  the plug-in model (no bonus).
+* :class:`OptPrimalDualCMDP` (Efroni, Mannor & Pirotta 2020): the same primal step as KLPolicyOMDPD on the
   Lagrangian with the running mean of the g_j (it models constraints as stochastic) and projected
   dual ascent ``lambda_{k+1} = [lambda_k + eta_dual / sqrt(k) V_hat_{g_bar}^{pi_k}]_+``.
 * :class:`UnconstrainedUCBVI`: greedy on optimistic Q-values, ignores constraints.
@@ -30,12 +34,14 @@ from icml25.common.mdp import check_count
 from icml25.papers.omdpd.cmdp import (
     EpisodicCMDP,
     Trajectory,
+    _flow_equalities,
     check_episodic_transitions,
     check_initial_distribution,
     check_policy,
     check_stage_function,
     check_trajectory,
     forward_occupancy,
+    policy_from_occupancy,
 )
 
 
@@ -116,42 +122,119 @@ def _mirror_descent_step(logits: np.ndarray, Q: np.ndarray, eta: float) -> tuple
     return logits, policy
 
 
+def project_occupancy(z: Any, P: Any, mu: Any = 0, tol: float = 1e-10, max_iter: int = 100) -> np.ndarray:
+    """Euclidean projection ``argmin_{q in Q(P)} ||q - z||^2`` onto the occupancy measures of ``P``.
+
+    ``Q(P) = {q >= 0 : sum_a q_0(s, a) = mu(s), sum_a q_{h+1}(s', a) = sum_{s,a} P_h(s' | s, a) q_h(s, a)}``.
+    Solved through its dual, ``max_y  b^T y - ||[z + M^T y]_+||^2 / 2`` (M q = b the flow equalities), by a
+    semismooth Newton method with an Armijo line search; the primal solution is ``q = [z + M^T y]_+``.
+
+    Args:
+        z: (H, S, A) point to project; P: (H, A, S, S) or (A, S, S) transitions; mu: initial state or distribution.
+        tol: stopping tolerance on the largest flow residual; max_iter: Newton iterations at most.
+
+    Returns:
+        q of shape (H, S, A): non-negative, flow residual <= tol.
+
+    Raises:
+        ValueError: non-finite ``z``, a ``z`` whose shape does not match ``P``, a non-stochastic ``P``,
+            or ``tol`` / ``max_iter`` not positive.
+    """
+    z = np.asarray(z, dtype=float)
+    if z.ndim != 3 or not np.all(np.isfinite(z)):
+        raise ValueError(f"z must be a finite (H, S, A) array, got shape {z.shape}")
+    P = check_episodic_transitions(P, z.shape[0])
+    if z.shape[1:] != (P.shape[2], P.shape[1]):
+        raise ValueError(f"z must have shape (H, S, A) = {(P.shape[0], P.shape[2], P.shape[1])}, got {z.shape}")
+    tol = _check_positive("tol", tol)
+    max_iter = check_count("max_iter", max_iter)
+    M, b = _flow_equalities(P, check_initial_distribution(mu, P.shape[2]))
+    return _project_flow_polytope(z.ravel(), M, b, tol, max_iter)[0].reshape(z.shape)
+
+
+def _project_flow_polytope(z: np.ndarray, M: np.ndarray, b: np.ndarray, tol: float = 1e-10, max_iter: int = 100,
+                           y0: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`project_occupancy` on flattened, checked arguments; returns ``(q, y)`` (y warm-starts the next call)."""
+    y = np.zeros(M.shape[0]) if y0 is None else y0.copy()
+
+    def dual(y: np.ndarray) -> tuple[float, np.ndarray]:
+        w = z + M.T @ y
+        return float(b @ y - 0.5 * np.sum(np.maximum(w, 0.0) ** 2)), w
+
+    theta, w = dual(y)
+    for _ in range(max_iter):
+        q = np.maximum(w, 0.0)
+        grad = b - M @ q                                   # dual gradient = flow residual
+        if np.abs(grad).max() <= tol:
+            break
+        MD = M[:, w > 0]
+        hess = MD @ MD.T + min(1e-3, float(np.abs(grad).max())) * np.eye(M.shape[0])  # regularised M D M^T
+        step = np.linalg.solve(hess, grad)
+        slope, t = float(grad @ step), 1.0
+        while True:                                        # Armijo backtracking on the concave dual
+            theta_new, w_new = dual(y + t * step)
+            if theta_new >= theta + 1e-4 * t * slope or t < 1e-12:
+                break
+            t *= 0.5
+        y, theta, w = y + t * step, theta_new, w_new
+    return np.maximum(w, 0.0), y
+
+
 class OptimisticModel:
-    """Counts-based estimate of a stationary CMDP with UCB-style bonuses.
+    """Counts-based estimate of a CMDP with UCB-style bonuses.
+
+    Args:
+        n_states, n_actions, horizon: S, A, H.
+        delta: confidence level inside the bonuses; bonus_scale: multiplier c of the bonuses.
+        stage_dependent: estimate P_h and r_h separately for every step h (the paper's experiment has
+            stage-dependent rewards); False pools the counts over steps (a stationary CMDP).
 
     Attributes:
-        counts: visits N(s, a); transitions: N(s, a, s2); reward_sums: summed rewards per (s, a).
+        counts: visits N(h, s, a); transitions: N(h, s, a, s2); reward_sums: summed rewards per (h, s, a)
+            (leading axis of length 1 when the counts are pooled over steps).
     """
 
-    def __init__(self, n_states: int, n_actions: int, horizon: int, delta: float = 0.05, bonus_scale: float = 0.1):
+    def __init__(self, n_states: int, n_actions: int, horizon: int, delta: float = 0.05, bonus_scale: float = 0.1,
+                 stage_dependent: bool = False):
         self.S, self.A = check_count("n_states", n_states), check_count("n_actions", n_actions)
         self.H = check_count("horizon", horizon)
         self.delta = _check_positive("delta", delta)
         if self.delta >= 1:
             raise ValueError(f"delta must be in (0, 1), got {delta}")
         self.bonus_scale = _check_positive("bonus_scale", bonus_scale, allow_zero=True)
-        self.counts = np.zeros((self.S, self.A))
-        self.transitions = np.zeros((self.S, self.A, self.S))
-        self.reward_sums = np.zeros((self.S, self.A))
+        if not isinstance(stage_dependent, (bool, np.bool_)):
+            raise ValueError(f"stage_dependent must be a bool, got {stage_dependent!r}")
+        self.stage_dependent = bool(stage_dependent)
+        n_h = self.H if self.stage_dependent else 1
+        self.counts = np.zeros((n_h, self.S, self.A))
+        self.transitions = np.zeros((n_h, self.S, self.A, self.S))
+        self.reward_sums = np.zeros((n_h, self.S, self.A))
         self.episodes = 0
 
     def add(self, traj: Trajectory) -> None:
         """Add one episode's transitions and rewards to the counts."""
         check_trajectory(traj, self.S, self.A, self.H)
         s, a, s2 = traj.states[:-1], traj.actions, traj.states[1:]
-        np.add.at(self.counts, (s, a), 1.0)
-        np.add.at(self.transitions, (s, a, s2), 1.0)
-        np.add.at(self.reward_sums, (s, a), traj.rewards)
+        h = np.arange(self.H) if self.stage_dependent else np.zeros(self.H, dtype=int)
+        np.add.at(self.counts, (h, s, a), 1.0)
+        np.add.at(self.transitions, (h, s, a, s2), 1.0)
+        np.add.at(self.reward_sums, (h, s, a), traj.rewards)
         self.episodes += 1
 
     def estimate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(P_hat (H, A, S, S), r_hat (H, S, A), bonus (S, A))``; unvisited pairs: uniform P, reward 0."""
+        """``(P_hat (H, A, S, S), r_hat (H, S, A), bonus)``; unvisited pairs: uniform P, reward 0.
+
+        ``bonus = c (sqrt(L / N) + H sqrt(S L / N))``, ``L = log(2 S A H k / delta)``, of shape (S, A) when
+        the counts are pooled over steps and (H, S, A) when they are stage-dependent.
+        """
         n = np.maximum(self.counts, 1.0)
         P_hat = np.where(self.counts[..., None] > 0, self.transitions / n[..., None], 1.0 / self.S)
         r_hat = self.reward_sums / n
         L = np.log(2 * self.S * self.A * self.H * max(self.episodes, 1) / self.delta)
         bonus = self.bonus_scale * (np.sqrt(L / n) + self.H * np.sqrt(self.S * L / n))
-        P_hat = np.broadcast_to(P_hat.transpose(1, 0, 2), (self.H, self.A, self.S, self.S))
+        P_hat = np.broadcast_to(P_hat.transpose(0, 2, 1, 3), (self.H, self.A, self.S, self.S))
+        if not self.stage_dependent:
+            bonus = bonus[0]
         return P_hat, np.broadcast_to(r_hat, (self.H, self.S, self.A)), bonus
 
 
@@ -175,12 +258,13 @@ class _PolicyMirrorDescentLearner:
     """Shared state of the policy-mirror-descent learners: model, logits, policy, step counter."""
 
     def __init__(self, n_states: int, n_actions: int, horizon: int, mu: Any = 0, delta: float = 0.05,
-                 bonus_scale: float = 0.1, model: tuple[Any, Any] | None = None, g_range: tuple[float, float] = (-1, 1)):
+                 bonus_scale: float = 0.1, model: tuple[Any, Any] | None = None, g_range: tuple[float, float] = (-1, 1),
+                 stage_dependent: bool = False):
         self.S, self.A = check_count("n_states", n_states), check_count("n_actions", n_actions)
         self.H = check_count("horizon", horizon)
         self.mu = check_initial_distribution(mu, self.S)
         if model is None:
-            self.model: Any = OptimisticModel(self.S, self.A, self.H, delta, bonus_scale)
+            self.model: Any = OptimisticModel(self.S, self.A, self.H, delta, bonus_scale, stage_dependent)
         else:
             P = check_episodic_transitions(model[0], self.H)
             if P.shape[1:] != (self.A, self.S, self.S):
@@ -213,12 +297,102 @@ class _PolicyMirrorDescentLearner:
 
 
 class OMDPD(_PolicyMirrorDescentLearner):
-    """Optimistic Mirror Descent Primal-Dual for CMDPs with anytime adversarial constraints (inferred form).
+    """Optimistic Mirror Descent Primal-Dual (Zhu et al., ICML 2025): Euclidean optimistic OMD on occupancy measures.
+
+    The learner keeps two occupancy measures, the played ``q_k`` and the secondary ``q_hat_k``, and a dual
+    (Lyapunov) state ``lambda_k``. After episode k (trajectory with bandit rewards, cost d_k revealed in full):
+
+    1. update the counts; optimistic estimates ``r_tilde = r_hat + b`` and ``d_tilde = d_k - b``
+       (``cost_optimism=False``: ``d_tilde = d_k``); Q_{k+1} = occupancy measures of the empirical P_hat;
+    2. gradient of the surrogate loss ``alpha (-r_tilde^T q + Phi'(lambda_k) [d_tilde^T q]_+)`` at ``q_k``,
+       ``G_k = alpha (-r_tilde + Phi'(lambda_k) 1{d_tilde^T q_k > 0} d_tilde)``, with the exponential potential
+       ``Phi(x) = exp(beta x) - 1``, ``Phi'(x) = beta exp(beta x)``;
+    3. step size adapted to the gradient variation: ``eta_k = eta sqrt(2 H) / sqrt(sum_{j <= k} ||G_j - G_{j-1}||^2)``
+       (``G_0 = 0``; sqrt(2H) bounds the diameter of the occupancy polytope);
+    4. correction ``q_hat_{k+1} = Proj_{Q_{k+1}}(q_hat_k - eta_k G_k)``, then prediction with the hint
+       ``M_{k+1} = G_k``: ``q_{k+1} = Proj_{Q_{k+1}}(q_hat_{k+1} - eta_k M_{k+1})`` (Euclidean projections,
+       :func:`project_occupancy`);
+    5. dual ``lambda_{k+1} = lambda_k + alpha [d_k^T q_k]_+`` (only positive violations accumulate);
+    6. play ``pi_{k+1}(a | s, h) = q_{k+1, h}(s, a) / sum_a' q_{k+1, h}(s, a')``.
+
+    Steps 2, 4 and 5 follow the paper's description; the constants (alpha, beta, eta), the bonus form and the
+    use of the empirical P_hat for Q_k (rather than a transition confidence polytope) are ours: see
+    docs/papers/omdpd.md, "Sources and verification".
+
+    Args:
+        n_states, n_actions, horizon: S, A, H.
+        alpha: scale of the surrogate and of the dual increments (default 1/sqrt(3000), the paper's K).
+        beta: rate of the exponential potential.
+        eta: multiplier of the adaptive step size.
+        delta: confidence level of the bonuses; bonus_scale: multiplier c of the bonuses.
+        mu: initial state (int) or distribution.
+        model: optional ``(P, r_mean)`` known model (no bonus): the accurate-estimates regime.
+        g_range: per-step range of every revealed cost d_k.
+        stage_dependent: estimate P_h and r_h per step h (see :class:`OptimisticModel`).
+        cost_optimism: subtract the bonus from the revealed cost in the surrogate (the paper's d_tilde).
+
+    Attributes:
+        q, q_hat: current played and secondary occupancy measures (H, S, A); lam: dual state lambda_k;
+        estimated_violations: ``d_k^T q_k`` per episode (the learner's estimate, which drives the dual).
+    """
+
+    def __init__(self, n_states: int, n_actions: int, horizon: int, alpha: float = 3000 ** -0.5, beta: float = 1.0,
+                 eta: float = 1.0, delta: float = 0.05, bonus_scale: float = 0.1, mu: Any = 0,
+                 model: tuple[Any, Any] | None = None, g_range: tuple[float, float] = (-1.0, 1.0),
+                 stage_dependent: bool = False, cost_optimism: bool = True):
+        super().__init__(n_states, n_actions, horizon, mu, delta, bonus_scale, model, g_range, stage_dependent)
+        self.alpha = _check_positive("alpha", alpha)
+        self.beta = _check_positive("beta", beta)
+        self.eta = _check_positive("eta", eta)
+        if not isinstance(cost_optimism, (bool, np.bool_)):
+            raise ValueError(f"cost_optimism must be a bool, got {cost_optimism!r}")
+        self.cost_optimism = bool(cost_optimism)
+        P_hat, _, _ = self.model.estimate()
+        self.q = forward_occupancy(P_hat, self._policy, self.mu)
+        self.q_hat = self.q.copy()
+        self.lam = 0.0
+        self._grad_prev = np.zeros_like(self.q)
+        self._variation = 0.0
+        self._y: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
+        self.estimated_violations: list[float] = []
+
+    def potential_derivative(self, x: float) -> float:
+        """``Phi'(x) = beta exp(beta x)`` of ``Phi(x) = exp(beta x) - 1`` (exponent capped at 700 against overflow)."""
+        return self.beta * float(np.exp(min(self.beta * x, 700.0)))
+
+    def update(self, traj: Trajectory, g: Any) -> "OMDPD":
+        d = self._check_update(traj, g)
+        self.k += 1
+        v = float(np.sum(d * self.q))                      # estimated violation d_k^T q_k
+        self.estimated_violations.append(v)
+        self.model.add(traj)
+        P_hat, r_hat, bonus = self.model.estimate()
+        r_opt = r_hat + bonus                              # optimistic reward r_tilde
+        d_opt = d - bonus if self.cost_optimism else d     # optimistic cost d_tilde
+        active = float(np.sum(d_opt * self.q)) > 0
+        G = self.alpha * (-r_opt + (self.potential_derivative(self.lam) * d_opt if active else 0.0))
+        self._variation += float(np.sum((G - self._grad_prev) ** 2))
+        eta_k = self.eta * np.sqrt(2 * self.H) / max(np.sqrt(self._variation), 1e-300)
+        M, b = _flow_equalities(P_hat, self.mu)
+        q_hat, y_hat = _project_flow_polytope((self.q_hat - eta_k * G).ravel(), M, b, y0=self._y[0])
+        q, y = _project_flow_polytope(q_hat - eta_k * G.ravel(), M, b, y0=self._y[1])  # hint M_{k+1} = G_k
+        self._y = (y_hat, y)
+        self.q_hat, self.q = q_hat.reshape(self.q.shape), q.reshape(self.q.shape)
+        self.lam += self.alpha * max(v, 0.0)               # lambda_{k+1} = lambda_k + alpha [d_k^T q_k]_+
+        self._grad_prev = G
+        self._policy = policy_from_occupancy(self.q)
+        return self
+
+
+class KLPolicyOMDPD(_PolicyMirrorDescentLearner):
+    """Labelled alternative (ours, not the paper's algorithm): KL mirror descent on policies with a quadratic
+    queue potential. It was our inferred form of OMDPD before the paper's structure was known; the paper's
+    algorithm is :class:`OMDPD` (Euclidean steps on occupancy measures, exponential potential).
 
     After episode k (trajectory + revealed g_k):
 
-    1. update the optimistic model; evaluate pi_k optimistically: Q_r (reward + bonus), Q_g (g_k - bonus),
-       and the estimated violation v_k = V_hat_{g_k}^{pi_k}(mu);
+    1. update the optimistic model; evaluate pi_k: Q_r (reward + bonus, optimistic) and Q_g (g_k on the
+       plug-in model, no bonus), and the estimated violation v_k = V_hat_{g_k}^{pi_k}(mu);
     2. queue ``Q_k = Q_{k-1} + [v_k]_+`` and dual weight ``lambda_k = eta_dual Q_k``;
     3. rectified surrogate ``Q_L = Q_r - lambda_k 1{v_k > 0} Q_g``;
     4. AdaGrad step ``eta_k = eta / sqrt(sum_{j <= k} ||Q_L^j||_inf^2)``, and
@@ -244,7 +418,7 @@ class OMDPD(_PolicyMirrorDescentLearner):
         self._grad_sq = 0.0
         self.estimated_violations: list[float] = []
 
-    def update(self, traj: Trajectory, g: Any) -> "OMDPD":
+    def update(self, traj: Trajectory, g: Any) -> "KLPolicyOMDPD":
         g = self._check_update(traj, g)
         self.k += 1
         self.model.add(traj)

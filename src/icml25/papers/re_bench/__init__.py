@@ -30,22 +30,27 @@ from icml25.papers.re_bench.environments import (
     verify_output,
 )
 from icml25.papers.re_bench.scoring import (
+    METR_PUBLISHED_SCORES,
+    OPENWEBTEXT_LOSS_FLOOR,
     AttemptLog,
     ScoreRecord,
+    best_intermediate_score,
     budget_curve,
     expected_max_at_k,
     expected_max_at_k_bruteforce,
+    fix_embedding_score,
     identity_transform,
     log_minus_floor,
     log_transform,
     normalize,
+    published_score_deviation,
     score_at_k,
 )
 
 __all__ = [
-    "HACKS", "Agent", "AttemptLog", "BaseEnvironment", "Environment", "FixTinyEmbedding", "HillClimbAgent",
+    "HACKS", "METR_PUBLISHED_SCORES", "OPENWEBTEXT_LOSS_FLOOR", "Agent", "AttemptLog", "BaseEnvironment", "Environment", "FixTinyEmbedding", "HillClimbAgent",
     "InvalidSubmission", "NullAgent", "PrefixSumSpeedup", "RandomSearchAgent", "ReplayAgent", "RestrictedTinyMLM",
-    "RewardHackAgent", "ScoreRecord", "TinyScalingLaw", "budget_curve", "expected_bigram_loss", "expected_max_at_k",
-    "expected_max_at_k_bruteforce", "identity_transform", "log_minus_floor", "log_transform", "make_environments",
-    "markov_entropy_rate", "normalize", "restricted_ops_used", "run_agent", "score_at_k", "verify_output",
+    "RewardHackAgent", "ScoreRecord", "TinyScalingLaw", "best_intermediate_score", "budget_curve", "expected_bigram_loss", "expected_max_at_k",
+    "expected_max_at_k_bruteforce", "fix_embedding_score", "identity_transform", "log_minus_floor", "log_transform", "make_environments",
+    "markov_entropy_rate", "normalize", "published_score_deviation", "restricted_ops_used", "run_agent", "score_at_k", "verify_output",
 ]

@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from icml25.papers.re_bench.scoring import ScoreRecord, log_minus_floor, log_transform, normalize
+from icml25.papers.re_bench.scoring import OPENWEBTEXT_LOSS_FLOOR, ScoreRecord, log_minus_floor, log_transform, normalize
 
 _PERF = time.perf_counter  # the scorer's own clock, captured before any solution is imported
 _SOLUTION_FILE = "solution.py"
@@ -355,8 +355,16 @@ class FixTinyEmbedding(BaseEnvironment):
     """Repair a tiny bigram LM whose embedding rows were permuted and noised; score ``log(loss - floor)``.
 
     The model is ``q(. | i) = softmax(E_i W + b)``, trained on a corpus from a random Markov
-    chain. The loss is the exact expected cross-entropy under the chain and the floor its
-    entropy rate, so ``loss - floor`` is a KL divergence, positive for any finite-data model.
+    chain; the loss is the exact expected cross-entropy under the chain.
+
+    ``floor`` (default 1.5): RE-Bench's Fix Embedding score is ``log(loss - 1.5)``, 1.5 an
+    estimate below the irreducible OpenWebText loss. With a number, chains whose entropy rate
+    is not above it are redrawn (same seed stream), so ``loss - floor > 0`` for every model, as
+    in the paper. ``floor="entropy_rate"`` (ours) uses the chain's exact entropy rate, so that
+    ``loss - floor`` is the KL divergence from the true chain.
+
+    Raises:
+        ValueError: bad sizes, a non-positive/non-finite numeric floor, or an unknown floor name.
     """
 
     name = "fix_embedding"
@@ -366,18 +374,32 @@ class FixTinyEmbedding(BaseEnvironment):
     reference_knobs = {"steps": 100, "lr": 1.0, "init": "corrupt"}
 
     def __init__(self, seed: int = 0, vocab: int = 12, dim: int = 6, corpus_len: int = 20_000,
-                 train_steps: int = 400) -> None:
+                 train_steps: int = 400, floor: float | str = OPENWEBTEXT_LOSS_FLOOR) -> None:
         if vocab < 2 or dim < 1 or corpus_len < 100:
             raise ValueError(f"need vocab >= 2, dim >= 1, corpus_len >= 100; got {vocab}, {dim}, {corpus_len}")
+        if isinstance(floor, str):
+            if floor != "entropy_rate":
+                raise ValueError(f"floor must be a number or 'entropy_rate', got {floor!r}")
+        elif isinstance(floor, bool) or not isinstance(floor, (int, float)) or not (math.isfinite(floor) and floor > 0):
+            raise ValueError(f"floor must be a positive finite number or 'entropy_rate', got {floor!r}")
+        elif floor >= math.log(vocab):
+            raise ValueError(f"floor {floor!r} is not below log(vocab) = {math.log(vocab):.3f}, the largest entropy rate")
         rng = np.random.default_rng([seed, 202])
         self.P, self.pi = _markov_chain(rng, vocab, 0.3)
+        for _ in range(1000):  # the paper's floor lies below the irreducible loss: redraw chains that break this
+            if floor == "entropy_rate" or markov_entropy_rate(self.P, self.pi) > floor:
+                break
+            self.P, self.pi = _markov_chain(rng, vocab, 0.3)
+        else:
+            raise ValueError(f"no chain with entropy rate above floor {floor!r} in 1000 draws; lower the floor")
         seq = _sample_chain(rng, self.P, self.pi, corpus_len)
         self.counts = np.zeros((vocab, vocab))
         np.add.at(self.counts, (seq[:-1], seq[1:]), 1.0)
         E, self.W, self.b = self._train(rng, vocab, dim, train_steps)
         perm = rng.permutation(vocab)
         self.E_corrupt = E[perm] + rng.normal(0, 0.5 * E.std(), E.shape)
-        self.floor = markov_entropy_rate(self.P, self.pi)
+        self.entropy_rate = markov_entropy_rate(self.P, self.pi)
+        self.floor = self.entropy_rate if floor == "entropy_rate" else float(floor)
         self.transform = log_minus_floor(self.floor)
         super().__init__()
 
@@ -394,7 +416,7 @@ class FixTinyEmbedding(BaseEnvironment):
     def instructions(self) -> str:
         return ("solution.fix_embedding(E_corrupt, W, b, counts) must return a repaired embedding matrix "
                 "of E_corrupt's shape; W and b are frozen, counts[i, j] are bigram counts of the training "
-                "corpus. Score: log(expected next-token loss - entropy rate).")
+                f"corpus. Score: log(expected next-token loss - {self.floor:.4g}).")
 
     def solution_source(self, knobs: dict[str, Any]) -> str:
         self._check_knobs(knobs)
