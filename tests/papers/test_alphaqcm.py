@@ -1,4 +1,6 @@
-"""AlphaQCM: QCM moments, quantile-Huber loss, operators vs pandas, RPN masks (brute force), pool algebra, smoke run."""
+"""AlphaQCM: QCM moments, quantile-Huber loss, operators vs pandas, RPN masks (brute force), pool algebra (normal
+equations, L1 optimum against cvxpy, AlphaGen's eviction), the official encoder re-derived sequence by sequence,
+prioritised replay (sampling law, weights, priorities re-derived by hand), the random warm-up, smoke run."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from icml25.papers.alphaqcm import (
     AlphaQCMAgent,
     AlphaQCMConfig,
     RPNBuilder,
+    TokenLSTMNet,
     TokenSet,
     daily_ic,
     evaluate_rpn,
@@ -34,6 +37,7 @@ from icml25.papers.alphaqcm import (
     rolling_stat,
     synthetic_market,
 )
+from icml25.papers.alphaqcm.agent import sinusoidal_encoding
 from icml25.papers.alphaqcm.repro import EXPERIMENTS
 
 TAUS = quantile_midpoints(200)
@@ -262,7 +266,7 @@ def test_pool_weights_normal_equations_and_eviction():
     rng = np.random.default_rng(4)
     y = rng.normal(size=(80, 40))
     alphas = [0.3 * y + rng.normal(size=y.shape), rng.normal(size=y.shape), -0.2 * y + rng.normal(size=y.shape)]
-    pool = AlphaPool(2, y)
+    pool = AlphaPool(2, y, l1_alpha=0.0, refit_after_eviction=True)
     for i, a in enumerate(alphas):
         pool.try_new_expr(a, f"a{i}")
     assert pool.exprs == ["a0", "a2"]  # pure noise has the smallest |weight| and is evicted
@@ -271,6 +275,48 @@ def test_pool_weights_normal_equations_and_eviction():
     assert pool.evaluate(alphas[::2], y)[0] == pytest.approx(np.nanmean(daily_ic(pool.combination(), y)), abs=1e-10)
     w = lasso_weights(pool.mutual, pool.ics, l1_alpha=10.0)
     np.testing.assert_allclose(w, 0.0)
+
+
+def test_lasso_weights_match_cvxpy_in_alphagen_scale():
+    """min_w w'Mw - 2g'w + l1_alpha |w|_1 (AlphaGen's pool loss), solved independently by cvxpy."""
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(7)
+    A = rng.normal(size=(6, 40))
+    M = np.corrcoef(A)
+    g = rng.uniform(-0.1, 0.1, 6)
+    for alpha in (5e-3, 0.05):
+        w = cp.Variable(6)
+        cp.Problem(cp.Minimize(cp.quad_form(w, cp.psd_wrap(M)) - 2 * g @ w + alpha * cp.norm1(w))).solve()
+        np.testing.assert_allclose(lasso_weights(M, g, alpha, iters=2000), w.value, atol=2e-5)
+    assert np.count_nonzero(lasso_weights(M, g, 0.05, iters=2000)) < 6  # the penalty does zero some weights
+
+
+def test_pool_official_eviction_keeps_weights_without_refit():
+    """AlphaGen: over capacity the weights of the (K+1)-alpha fit are kept for the survivors; if the new alpha is
+    the one evicted, the pool and its weights stay as they were."""
+    rng = np.random.default_rng(4)
+    y = rng.normal(size=(80, 40))
+    alphas = [0.3 * y + rng.normal(size=y.shape), -0.2 * y + rng.normal(size=y.shape), rng.normal(size=y.shape),
+              0.25 * y + rng.normal(size=y.shape)]
+    pool = AlphaPool(2, y)  # defaults: l1_alpha 5e-3, no refit
+    assert pool.l1_alpha == 5e-3 and not pool.refit_after_eviction
+    pool.try_new_expr(alphas[0], "a0")
+    np.testing.assert_allclose(pool.weights, pool.ics)  # a lone alpha gets its IC as weight
+    pool.try_new_expr(alphas[1], "a1")
+    before = (list(pool.exprs), pool.weights.copy(), pool.ic)
+    assert pool.try_new_expr(alphas[2], "noise") == pytest.approx(before[2])  # noise evicted at once
+    assert pool.exprs == before[0] and np.array_equal(pool.weights, before[1])
+    pool.try_new_expr(alphas[3], "a3")
+    z = [normalize_by_day(a) for a in (alphas[0], alphas[1], alphas[3])]
+    days = np.isfinite(y).any(1)
+    corr = lambda u, v: np.nanmean(daily_ic(u[days], v[days]))  # noqa: E731
+    M3 = np.array([[corr(u, v) if i != j else 1.0 for j, v in enumerate(z)] for i, u in enumerate(z)])
+    g3 = np.array([corr(u, y) for u in z])
+    w3 = lasso_weights(M3, g3, 5e-3)
+    drop = int(np.argmin(np.abs(w3)))
+    keep = [i for i in range(3) if i != drop]
+    assert pool.exprs == [["a0", "a1", "a3"][i] for i in keep]
+    np.testing.assert_allclose(pool.weights, w3[keep], atol=1e-8)  # the 3-alpha fit, not refitted
 
 
 def test_pool_rejects_copies_and_constants_with_zero_reward():
@@ -309,9 +355,124 @@ def test_synthetic_market_plants_signals():
         synthetic_market(10, 200, noise=0)
 
 
+def test_positional_encoding_closed_form():
+    pe = sinusoidal_encoding(7, 6).numpy()
+    p, k = 5, 2
+    assert pe[p, 2 * k] == pytest.approx(np.sin(p / 10000 ** (2 * k / 6)), abs=1e-6)
+    assert pe[p, 2 * k + 1] == pytest.approx(np.cos(p / 10000 ** (2 * k / 6)), abs=1e-6)
+    assert sinusoidal_encoding(4, 5).shape == (4, 5)
+
+
+def test_official_encoder_is_the_mean_over_each_sequences_own_steps():
+    """encoder='official': embedding + PE -> 2-layer LSTM -> mean over [start] + the sequence's tokens, re-run here
+    sequence by sequence on its own length (so padding and batch-mates cannot matter)."""
+    torch.manual_seed(0)
+    net = TokenLSTMNet(9, n_out=3, d_model=8, hidden=8).eval()  # eval: dropout off for an exact comparison
+    assert net.lstm.num_layers == 2 and net.lstm.dropout == 0.1 and net.embed.padding_idx == 0
+    obs = torch.tensor([[0, 0, 0, 0, 0], [4, 9, 0, 0, 0], [1, 2, 3, 4, 5]])
+    out = net(obs)
+    pe = sinusoidal_encoding(6, 8)
+    for b in range(3):
+        n = int((obs[b] > 0).sum())
+        seq = torch.cat([torch.tensor([10]), obs[b, :n]])[None]  # start token id = n_tokens + 1
+        h, _ = net.lstm(net.embed(seq) + pe[: n + 1])
+        torch.testing.assert_close(out[b], net.head(h.mean(1))[0].view(9, 3), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(net(obs[1:2]), out[1:2], rtol=1e-5, atol=1e-6)  # batch-independent
+    last = TokenLSTMNet(9, n_out=3, d_model=8, hidden=8, encoder="last_token", lstm_layers=1, dropout=0.0)
+    h, _ = last.lstm(last.embed(torch.tensor([[10, 4, 9]])))
+    torch.testing.assert_close(last(obs[1:2])[0], last.head(h[0, -1]).view(9, 3))
+    with pytest.raises(ValueError, match="encoder"):
+        TokenLSTMNet(9, encoder="gru")
+    with pytest.raises(ValueError, match="dropout"):
+        AlphaQCMConfig(dropout=1.0)
+
+
+def _filled_agent(**kw):
+    T = reduced_token_set()
+    cfg = AlphaQCMConfig(n_quantiles=8, d_model=8, hidden=8, memory_size=64, batch_size=16, dropout=0.0, **kw)
+    ag = AlphaQCMAgent(cfg, len(T), 6, seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        L = int(rng.integers(2, 5))
+        obs = [np.r_[rng.integers(1, len(T) + 1, size=t), np.zeros(6 - t, np.int64)].astype(np.int64)
+               for t in range(L + 1)]
+        masks = [rng.random(len(T)) < 0.5 for _ in range(L + 1)]
+        ag.store_episode(obs, list(rng.integers(0, len(T), size=L)), [0.0] * (L - 1) + [float(rng.normal())], masks)
+    return ag
+
+
+def test_per_sampling_law_and_importance_weights():
+    ag = _filled_agent(per_beta=0.4)
+    n = min(ag.n_stored, ag.cfg.memory_size)
+    ag.buf_prio[:n] = np.linspace(0.1, 1.0, n)
+    p = ag.buf_prio[:n] / ag.buf_prio[:n].sum()
+    counts = np.zeros(n)
+    for _ in range(3000):
+        idx, w = ag.sample_indices()
+        counts += np.bincount(idx, minlength=n)
+    freq = counts / counts.sum()
+    assert np.max(np.abs(freq - p)) < 4 * np.sqrt(p.max() / counts.sum())
+    ag.per_beta, ag.per_beta_step = 0.4, 0.0
+    idx, w = ag.sample_indices()
+    np.testing.assert_allclose(w, (ag.buf_prio[idx] / ag.buf_prio[:n].min()) ** -0.4)
+    uni = _filled_agent(use_per=False)
+    assert uni.sample_indices()[1] is None
+
+
+@pytest.mark.parametrize("mask_target", [True, False])
+def test_learn_targets_weights_and_new_priorities_by_hand(mask_target):
+    """One update re-derived: target quantiles r + g^n theta^-(s', a*) (a* masked or not), the importance-weighted
+    quantile-Huber loss, and the new priorities min(1, (sum_i mean_j |u_ij| + 0.01)^0.5)."""
+    ag = _filled_agent(mask_target=mask_target)
+    ag.qnet_t.load_state_dict({k: v + 0.3 * torch.randn_like(v) for k, v in ag.qnet.state_dict().items()})
+    idx = np.arange(16) % ag.n_stored
+    w = np.linspace(0.5, 1.0, 16)
+    ag.sample_indices = lambda: (idx, w)
+    obs, nxt, a = (torch.as_tensor(x[idx]) for x in (ag.buf_obs, ag.buf_next, ag.buf_a))
+    r, done, nmask = (torch.as_tensor(x[idx]) for x in (ag.buf_r, ag.buf_done, ag.buf_next_mask))
+    with torch.no_grad():
+        pred = ag.qnet(obs)[torch.arange(16), a]
+        tq = ag.qnet_t(nxt)
+        target = torch.empty(16, 8)
+        for b in range(16):
+            means = tq[b].mean(1)
+            if mask_target:
+                means = torch.where(nmask[b], means, torch.tensor(-np.inf))
+            target[b] = r[b] + (1 - done[b]) * ag.cfg.gamma**ag.cfg.multi_step * tq[b, int(means.argmax())]
+        per_b = torch.stack([quantile_huber_loss(pred[b:b + 1], target[b:b + 1], ag.taus) for b in range(16)])
+        expected_loss = float((per_b * torch.as_tensor(w, dtype=per_b.dtype)).mean())
+        err = np.array([float((target[b][None, :] - pred[b][:, None]).abs().sum(0).mean()) for b in range(16)])
+        # u_ij = target_j - pred_i: sum over i, mean over j (the two orders give the same total / N)
+    loss_q, _ = ag.learn()
+    assert loss_q == pytest.approx(expected_loss, rel=1e-5)
+    np.testing.assert_allclose(ag.buf_prio[idx], np.minimum(1.0, (err + 0.01) ** 0.5), rtol=1e-5)
+
+
+def test_weighted_quantile_huber_and_bad_weights():
+    rng = np.random.default_rng(2)
+    pred, target = torch.tensor(rng.normal(size=(3, 4))), torch.tensor(rng.normal(size=(3, 5)))
+    taus, w = torch.tensor(quantile_midpoints(4)), torch.tensor([0.2, 1.0, 3.0], dtype=torch.float64)
+    each = [float(quantile_huber_loss(pred[b:b + 1], target[b:b + 1], taus)) for b in range(3)]
+    weighted = float(quantile_huber_loss(pred, target, taus, weights=w))
+    assert weighted == pytest.approx(np.mean(np.array(each) * w.numpy()))
+    with pytest.raises(ValueError, match="weights"):
+        quantile_huber_loss(pred, target, taus, weights=torch.ones(2))
+
+
+def test_random_actions_until_learning_starts():
+    env = _SMALL_ENV
+    ag = AlphaQCMAgent(AlphaQCMConfig(n_quantiles=4, d_model=4, hidden=4, batch_size=4, memory_size=100,
+                                      learning_starts=20, eps_decay_steps=5), len(env.tokens), env.max_len, seed=0)
+    scored_at = []
+    original = ag.scores
+    ag.scores = lambda o: (scored_at.append(ag.steps), original(o))[1]
+    ag.train(env, 30)
+    assert scored_at and min(scored_at) >= 20  # the network is consulted only from learning_starts on
+
+
 def test_agent_scores_use_std_bonus_and_bad_config():
     T = reduced_token_set()
-    cfg = AlphaQCMConfig(n_quantiles=8, d_model=8, hidden=8, std_lam=2.0, memory_size=100)
+    cfg = AlphaQCMConfig(n_quantiles=8, d_model=8, hidden=8, std_lam=2.0, memory_size=100, dropout=0.0)
     ag = AlphaQCMAgent(cfg, len(T), 6, seed=0)
     obs = np.zeros(6, dtype=np.int64)
     with torch.no_grad():

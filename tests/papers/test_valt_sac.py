@@ -187,6 +187,58 @@ def test_eps_zero_reduces_to_sac(variant):
     assert not torch.allclose(out["valt"], out["sac"])
 
 
+def test_soft_critic_target_adds_alpha_attk_kl():
+    """VALT-SOFT's target is r + gamma (1-d) [min Qbar(s', a') - alpha log pi(a'|s~') + alpha_attk (log nu - log p)],
+    re-derived here by hand on a fixed batch; soft_critic_kl=False drops exactly the last term."""
+    obs, act, rew, nxt, done = _batch(seed=3)
+    losses = {}
+    for flag in (True, False):
+        torch.manual_seed(11)
+        agent = ValtSAC(3, 1, np.array([-2.0]), np.array([2.0]),
+                        ValtSACConfig(variant="soft", eps=0.2, hidden=16, alpha_attk=0.7, soft_critic_kl=flag))
+        torch.manual_seed(1)
+        s_tilde, _ = agent.nu_model.sample(nxt)
+        torch.manual_seed(2)
+        losses[flag] = agent.critic_loss(obs, act, rew, nxt, done, next_obs_tilde=s_tilde.detach())
+        with torch.no_grad():  # the same target, by hand
+            torch.manual_seed(2)
+            a2, logpi = agent.actor.sample(s_tilde)
+            q1, q2 = agent.critic_target(nxt, a2)
+            mean, log_std = agent.nu_model.net(nxt).chunk(2, dim=-1)
+            y_unit = (s_tilde - nxt) / 0.2
+            base = torch.distributions.Normal(mean, log_std.clamp(-5, 2).exp())
+            # density of y = tanh(u) on (-1, 1)^3, then of the uniform prior on the unit ball: 2^-3
+            log_nu = (base.log_prob(torch.atanh(y_unit)) - torch.log(1 - y_unit**2)).sum(-1)
+            kl = log_nu - 3 * np.log(0.5)
+            v = torch.min(q1, q2) - agent.alpha * logpi + (0.7 * kl if flag else 0.0)
+            y = rew + agent.cfg.gamma * (1 - done) * v
+            p1, p2 = agent.critic(obs, act)
+            expected = ((p1 - y) ** 2).mean() + ((p2 - y) ** 2).mean()
+        torch.testing.assert_close(losses[flag], expected, rtol=1e-4, atol=1e-4)
+    assert not torch.allclose(losses[True], losses[False])
+
+
+def test_perturbation_model_density_and_kl_to_prior_by_quadrature():
+    """In 1-D, exp(log_prob) integrates to 1 over the ball and the mean of log_ratio_to_prior over samples
+    is KL(nu || uniform) computed by quadrature."""
+    torch.manual_seed(4)
+    model = PerturbationModel(1, 8, eps=0.3)
+    obs = torch.tensor([[0.7]])
+    grid = torch.linspace(-1 + 1e-5, 1 - 1e-5, 200_001, dtype=torch.float32)[:, None]
+    with torch.no_grad():
+        dens = model.log_prob(obs.expand(len(grid), 1), obs + 0.3 * grid).exp().double()  # density of y = offset/eps
+        dy = float(grid[1, 0] - grid[0, 0])
+        assert float(dens.sum() * dy) == pytest.approx(1.0, abs=2e-3)
+        kl_quad = float((dens * (torch.log(dens) - np.log(0.5))).sum() * dy)
+        st_, logp = model.sample(obs.expand(40_000, 1))
+        inner = ((st_ - obs).abs() < 0.99 * 0.3)[:, 0]  # float32 atanh loses precision at the very edge
+        torch.testing.assert_close(model.log_prob(obs.expand(40_000, 1), st_)[inner], logp[inner], rtol=1e-3, atol=1e-3)
+        kl_mc = float(model.log_ratio_to_prior(logp).mean())
+    assert kl_quad > 0.01 and kl_mc == pytest.approx(kl_quad, abs=0.02)
+    with pytest.raises(ValueError, match="shape"):
+        model.log_prob(obs, torch.zeros(2, 1))
+
+
 def test_pointmass_dynamics_closed_form():
     env = PointMassReach(horizon=3)
     obs, _ = env.reset(seed=0)

@@ -3,6 +3,16 @@
 Action choice (paper, Sec. 3): ``argmax_a Q(s,a) + lambda * std(s,a)`` over valid tokens,
 where ``std`` is the quantiled conditional moment (QCM) scale estimate of the quantile
 network's output, ``epsilon``-greedy. ``std_lam = 0`` is plain (mean-greedy) distributional DQN.
+
+Training loop (:meth:`AlphaQCMAgent.train`, the official ``qrqcm_agent.py`` / ``base_agent.py``
+read for facts at ZhuZhouFan/AlphaQCM@dffc695):
+
+1. act: uniform random valid tokens while ``steps < learning_starts``, then epsilon-greedy on the
+   score (epsilon decays linearly from step 0);
+2. store n-step transitions in a prioritised replay (new ones at priority 1);
+3. every ``update_every`` steps from ``learning_starts``: one quantile-Huber step of the quantile
+   net (importance-weighted), one MSE step of the mean net, new priorities from the quantile TD errors;
+4. every ``target_update`` steps: copy both online nets to their targets.
 """
 
 from __future__ import annotations
@@ -58,14 +68,16 @@ def qcm_moments(quantiles, taus) -> tuple[torch.Tensor, torch.Tensor, torch.Tens
     return b1, 6 * beta[..., 2] / b1, 24 * beta[..., 3] / b1 + 3
 
 
-def quantile_huber_loss(pred: torch.Tensor, target: torch.Tensor, taus: torch.Tensor, kappa: float = 1.0) -> torch.Tensor:
-    """QR-DQN loss ``mean_b sum_i mean_j |tau_i - 1{u_ij < 0}| L_kappa(u_ij) / kappa`` with ``u_ij = target_j - pred_i``.
+def quantile_huber_loss(pred: torch.Tensor, target: torch.Tensor, taus: torch.Tensor, kappa: float = 1.0,
+                        weights: torch.Tensor | None = None) -> torch.Tensor:
+    """QR-DQN loss ``mean_b w_b sum_i mean_j |tau_i - 1{u_ij < 0}| L_kappa(u_ij) / kappa``, ``u_ij = target_j - pred_i``.
 
     Args:
         pred: ``(B, N)`` predicted quantiles at levels ``taus``.
         target: ``(B, N')`` target samples (no gradient).
         taus: ``(N,)`` quantile levels.
         kappa: Huber threshold (> 0).
+        weights: optional ``(B,)`` importance weights ``w_b`` of prioritised replay (``None``: all 1).
     """
     if not kappa > 0:
         raise ValueError(f"kappa must be > 0, got {kappa}")
@@ -74,32 +86,72 @@ def quantile_huber_loss(pred: torch.Tensor, target: torch.Tensor, taus: torch.Te
                          f"and {tuple(target.shape)}")
     if taus.shape != (pred.shape[1],):
         raise ValueError(f"taus must have one level per predicted quantile ({pred.shape[1]}), got {tuple(taus.shape)}")
+    if weights is not None and weights.shape != (pred.shape[0],):
+        raise ValueError(f"weights must have shape ({pred.shape[0]},), got {tuple(weights.shape)}")
     u = target.unsqueeze(1) - pred.unsqueeze(2)  # (B, N, N')
     huber = torch.where(u.abs() <= kappa, 0.5 * u**2, kappa * (u.abs() - 0.5 * kappa))
     w = (taus.view(1, -1, 1) - (u.detach() < 0).to(u.dtype)).abs()
-    return (w * huber / kappa).mean(2).sum(1).mean()
+    per_sample = (w * huber / kappa).mean(2).sum(1)
+    return (per_sample if weights is None else per_sample * weights).mean()
 
 
 # ----------------------------------------------------------------------------- networks
-class TokenLSTMNet(nn.Module):
-    """LSTM encoder over the token prefix (with a start token), then MLP ``d -> 64 -> n_actions * n_out``."""
+ENCODERS = ("official", "last_token")
 
-    def __init__(self, n_tokens: int, n_out: int = 1, d_model: int = 128, hidden: int = 64):
+
+def sinusoidal_encoding(length: int, d_model: int) -> torch.Tensor:
+    """Sinusoidal positional encoding ``PE[p, 2k] = sin(p / 10000^(2k/d))``, ``PE[p, 2k+1] = cos(...)``, ``(L, d)``."""
+    pos = torch.arange(length, dtype=torch.float32)[:, None]
+    freq = torch.exp(-math.log(10000.0) * torch.arange(0, d_model, 2, dtype=torch.float32) / d_model)
+    pe = torch.zeros(length, d_model)
+    pe[:, 0::2] = torch.sin(pos * freq)
+    pe[:, 1::2] = torch.cos(pos * freq)[:, : d_model // 2]
+    return pe
+
+
+class TokenLSTMNet(nn.Module):
+    """LSTM encoder over [start] + token prefix, then MLP ``d -> hidden -> n_actions * n_out``.
+
+    ``encoder="official"`` (the official ``LSTMBase``): token embedding (0 = padding, a zero vector)
+    plus a sinusoidal positional encoding, an ``lstm_layers``-layer LSTM with ``dropout`` between
+    layers, and the output averaged over the start token and the real tokens of each sequence.
+    ``encoder="last_token"``: no positional encoding, the LSTM output at the last real token
+    (with ``lstm_layers=1, dropout=0`` this is the net of earlier versions of this package).
+    """
+
+    def __init__(self, n_tokens: int, n_out: int = 1, d_model: int = 128, hidden: int = 64,
+                 encoder: str = "official", lstm_layers: int = 2, dropout: float = 0.1, max_len: int = 256):
         super().__init__()
-        for name, value in (("n_tokens", n_tokens), ("n_out", n_out), ("d_model", d_model), ("hidden", hidden)):
+        for name, value in (("n_tokens", n_tokens), ("n_out", n_out), ("d_model", d_model), ("hidden", hidden),
+                            ("lstm_layers", lstm_layers), ("max_len", max_len)):
             if int(value) != value or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        self.n_actions, self.n_out = n_tokens, n_out
-        self.embed = nn.Embedding(n_tokens + 2, d_model)  # 0 pad, 1..n tokens, n+1 start
-        self.lstm = nn.LSTM(d_model, d_model, batch_first=True)
+        if encoder not in ENCODERS:
+            raise ValueError(f"encoder must be one of {ENCODERS}, got {encoder!r}")
+        if not 0 <= dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+        self.n_actions, self.n_out, self.encoder = n_tokens, n_out, encoder
+        self.embed = nn.Embedding(n_tokens + 2, d_model, padding_idx=0)  # 0 pad, 1..n tokens, n+1 start
+        self.register_buffer("pos", sinusoidal_encoding(max_len + 1, d_model) if encoder == "official"
+                             else torch.zeros(max_len + 1, d_model), persistent=False)
+        self.lstm = nn.LSTM(d_model, d_model, num_layers=lstm_layers, batch_first=True,
+                            dropout=dropout if lstm_layers > 1 else 0.0)
         self.head = nn.Sequential(nn.Linear(d_model, hidden), nn.ReLU(), nn.Linear(hidden, n_tokens * n_out))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """``obs`` ``(B, L)`` int64 (0 = padding) -> ``(B, n_actions, n_out)``."""
+        if obs.ndim != 2 or obs.shape[1] + 1 > self.pos.shape[0]:
+            raise ValueError(f"obs must be (B, L) with L <= {self.pos.shape[0] - 1}, got {tuple(obs.shape)}")
         start = torch.full((obs.shape[0], 1), self.n_actions + 1, dtype=obs.dtype, device=obs.device)
-        h, _ = self.lstm(self.embed(torch.cat([start, obs], 1)))
-        last = (obs > 0).sum(1)  # index of the last real token (0 = start token)
-        h = h[torch.arange(obs.shape[0], device=obs.device), last]
+        seq = torch.cat([start, obs], 1)
+        x = self.embed(seq) + self.pos[: seq.shape[1]]
+        h, _ = self.lstm(x)
+        n_real = (obs > 0).sum(1)  # real tokens after the start token
+        if self.encoder == "official":  # mean over positions 0..n_real of each sequence
+            keep = (torch.arange(seq.shape[1], device=obs.device)[None] <= n_real[:, None]).to(h.dtype)
+            h = (h * keep[..., None]).sum(1) / keep.sum(1, keepdim=True)
+        else:
+            h = h[torch.arange(obs.shape[0], device=obs.device), n_real]
         return self.head(h).view(-1, self.n_actions, self.n_out)
 
 
@@ -119,6 +171,12 @@ class AlphaQCMConfig:
     """LSTM embedding/hidden width."""
     hidden: int = 64
     """MLP hidden width."""
+    encoder: str = "official"
+    """``official``: positional encoding + mean over time steps; ``last_token``: last-token readout, no encoding."""
+    lstm_layers: int = 2
+    """LSTM layers (official 2)."""
+    dropout: float = 0.1
+    """Dropout between LSTM layers (official 0.1; the nets stay in training mode, as in the official code)."""
     lr: float = 5e-5
     """Adam learning rate."""
     batch_size: int = 128
@@ -128,7 +186,15 @@ class AlphaQCMConfig:
     multi_step: int = 3
     """n of n-step returns."""
     memory_size: int = 100_000
-    """Replay capacity (uniform replay here; the paper uses PER)."""
+    """Replay capacity."""
+    use_per: bool = True
+    """Prioritised replay (official); False: uniform replay."""
+    per_alpha: float = 0.5
+    """PER priority exponent: priority ``min(1, (|TD error| + per_eps)^per_alpha)``."""
+    per_beta: float = 0.4
+    """Initial PER importance exponent, annealed linearly to 1 over the updates of :meth:`AlphaQCMAgent.train`."""
+    per_eps: float = 0.01
+    """PER priority offset."""
     learning_starts: int = 10_000
     """Env steps before the first update."""
     update_every: int = 1
@@ -143,15 +209,23 @@ class AlphaQCMConfig:
     """Env steps of the linear epsilon decay."""
     kappa: float = 1.0
     """Quantile-Huber threshold."""
+    mask_target: bool = True
+    """Restrict the target's argmax/max to valid next tokens (False: the official unmasked target)."""
 
     def __post_init__(self) -> None:
-        for name in ("n_quantiles", "d_model", "hidden", "batch_size", "multi_step", "memory_size", "update_every",
-                     "target_update", "eps_decay_steps"):
+        for name in ("n_quantiles", "d_model", "hidden", "lstm_layers", "batch_size", "multi_step", "memory_size",
+                     "update_every", "target_update", "eps_decay_steps"):
             if int(getattr(self, name)) != getattr(self, name) or getattr(self, name) < 1:
                 raise ValueError(f"AlphaQCMConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
         if self.learning_starts < 0:
             raise ValueError(f"AlphaQCMConfig.learning_starts must be >= 0, got {self.learning_starts!r}")
-        for name in ("lr", "kappa"):
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"AlphaQCMConfig.encoder must be one of {ENCODERS}, got {self.encoder!r}")
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"AlphaQCMConfig.dropout must be in [0, 1), got {self.dropout!r}")
+        if not 0 <= self.per_beta <= 1:
+            raise ValueError(f"AlphaQCMConfig.per_beta must be in [0, 1], got {self.per_beta!r}")
+        for name in ("lr", "kappa", "per_alpha", "per_eps"):
             if not (getattr(self, name) > 0 and math.isfinite(getattr(self, name))):
                 raise ValueError(f"AlphaQCMConfig.{name} must be a finite number > 0, got {getattr(self, name)!r}")
         if not 0 <= self.gamma <= 1:
@@ -185,7 +259,8 @@ class AlphaQCMAgent:
         torch.manual_seed(seed)
         self.cfg, self.n_actions, self.max_len, self.device = cfg, n_actions, max_len, device
         self.rng = np.random.default_rng(seed)
-        mk = lambda n_out: TokenLSTMNet(n_actions, n_out, cfg.d_model, cfg.hidden).to(device)  # noqa: E731
+        mk = lambda n_out: TokenLSTMNet(n_actions, n_out, cfg.d_model, cfg.hidden, cfg.encoder,  # noqa: E731
+                                        cfg.lstm_layers, cfg.dropout, max_len).to(device)
         self.qnet, self.mean_net = mk(cfg.n_quantiles), mk(1)
         self.qnet_t, self.mean_net_t = mk(cfg.n_quantiles), mk(1)
         self.qnet_t.load_state_dict(self.qnet.state_dict())
@@ -201,6 +276,8 @@ class AlphaQCMAgent:
         self.buf_a = np.zeros(M, np.int64)
         self.buf_r = np.zeros(M, np.float32)
         self.buf_done = np.zeros(M, np.float32)
+        self.buf_prio = np.zeros(M, np.float64)  # PER priorities (new transitions: 1, the official maximum)
+        self.per_beta, self.per_beta_step = cfg.per_beta, 0.0  # train() sets the annealing step
         self.n_stored = 0
         self.steps = 0
 
@@ -244,24 +321,53 @@ class AlphaQCMAgent:
             self.buf_r[i] = sum(g**j * rewards[t + j] for j in range(k))
             self.buf_next[i], self.buf_next_mask[i] = obs[t + k], masks[t + k]
             self.buf_done[i] = float(t + k >= T)
+            self.buf_prio[i] = 1.0
             self.n_stored += 1
 
+    def sample_indices(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """A minibatch of replay indices and, with PER, their importance weights ``(p_i / min_k p_k)^-beta``.
+
+        PER draws index ``i`` with probability ``p_i / sum_k p_k`` (with replacement) and then moves
+        ``beta`` one annealing step towards 1; uniform replay draws uniformly and returns no weights.
+        """
+        c, n = self.cfg, min(self.n_stored, self.cfg.memory_size)
+        if not c.use_per:
+            return self.rng.integers(0, n, c.batch_size), None
+        p = self.buf_prio[:n]
+        idx = np.minimum(np.searchsorted(np.cumsum(p), self.rng.random(c.batch_size) * p.sum(), side="right"), n - 1)
+        weights = (p[idx] / p.min()) ** -self.per_beta
+        self.per_beta = min(1.0, self.per_beta + self.per_beta_step)
+        return idx, weights
+
     def learn(self) -> tuple[float, float]:
-        """One minibatch update of both networks; returns (quantile loss, mean-net loss)."""
+        """One minibatch update of both networks; returns (quantile loss, mean-net loss).
+
+        Targets: ``r + gamma^n theta_j^-(s', a*)`` with ``a* = argmax_a mean_j theta_j^-(s', a)`` for the
+        quantile net and ``r + gamma^n max_a Q^-(s', a)`` for the mean net (over valid next tokens when
+        ``mask_target``). With PER the quantile loss is importance-weighted, the mean net's MSE is not
+        (as in the official code), and the new priority of each sampled transition is
+        ``min(1, (sum_i mean_j |u_ij| + per_eps)^per_alpha)``.
+        """
         c = self.cfg
-        idx = self.rng.integers(0, min(self.n_stored, c.memory_size), c.batch_size)
+        idx, is_w = self.sample_indices()
         t = lambda a: torch.as_tensor(a[idx], device=self.device)  # noqa: E731
         obs, nxt, nmask, a, r, done = t(self.buf_obs), t(self.buf_next), t(self.buf_next_mask), t(self.buf_a), t(self.buf_r), t(self.buf_done)
         disc = (1 - done) * c.gamma**c.multi_step
         ar = torch.arange(len(idx), device=self.device)
         with torch.no_grad():
             tq = self.qnet_t(nxt)  # (B, A, N)
-            a_star = tq.mean(2).masked_fill(~nmask, -1e9).argmax(1)
+            tm = self.mean_net_t(nxt)[:, :, 0]  # (B, A)
+            q_next = tq.mean(2)
+            if c.mask_target:
+                q_next, tm = q_next.masked_fill(~nmask, -1e9), tm.masked_fill(~nmask, -1e9)
+            a_star = q_next.argmax(1)
+            tm = tm.max(1).values
             target_q = r[:, None] + disc[:, None] * tq[ar, a_star]
-            tm = self.mean_net_t(nxt)[:, :, 0].masked_fill(~nmask, -1e9).max(1).values
             target_m = r + disc * torch.where(done > 0, torch.zeros_like(tm), tm)
             target_q = torch.where(done[:, None] > 0, r[:, None].expand_as(target_q), target_q)
-        loss_q = quantile_huber_loss(self.qnet(obs)[ar, a], target_q, self.taus, c.kappa)
+        pred_q = self.qnet(obs)[ar, a]
+        weights = None if is_w is None else torch.as_tensor(is_w, dtype=pred_q.dtype, device=self.device)
+        loss_q = quantile_huber_loss(pred_q, target_q, self.taus, c.kappa, weights)
         self.opt_q.zero_grad()
         loss_q.backward()
         self.opt_q.step()
@@ -269,6 +375,9 @@ class AlphaQCMAgent:
         self.opt_m.zero_grad()
         loss_m.backward()
         self.opt_m.step()
+        if c.use_per:
+            err = (target_q.unsqueeze(1) - pred_q.detach().unsqueeze(2)).abs().sum(1).mean(1).cpu().numpy()
+            self.buf_prio[idx] = np.minimum(1.0, (err + c.per_eps) ** c.per_alpha)
         return float(loss_q.detach()), float(loss_m.detach())
 
     def train(self, env, total_steps: int, progress=None) -> dict:
@@ -278,12 +387,14 @@ class AlphaQCMAgent:
         """
         c = self.cfg
         ep_rewards = []
+        n_updates = max(1.0, (total_steps - max(c.learning_starts, self.steps)) / c.update_every)
+        self.per_beta_step = (1.0 - c.per_beta) / n_updates  # official: beta reaches 1 at the last update
         while self.steps < total_steps:
             o, _ = env.reset()
             m = env.action_masks()
             obs, masks, acts, rews, done = [o], [m], [], [], False
             while not done:
-                a = self.act(o, m)
+                a = self.act(o, m, eps=1.0 if self.steps < c.learning_starts else None)  # random warm-up
                 o, r, done, trunc, _ = env.step(a)
                 done = done or trunc
                 m = env.action_masks() if not done else np.zeros(self.n_actions, bool)

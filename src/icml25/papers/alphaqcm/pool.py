@@ -3,8 +3,9 @@ maximise the IC of the combination (AlphaGen's pool, used by AlphaQCM for its re
 
 Every alpha is z-scored across stocks on each day (NaN -> 0). With the mutual-IC matrix
 ``M_ij = mean_t corr_t(a_i, a_j)`` and the single-alpha ICs ``g_i = mean_t corr_t(a_i, y)``,
-the weights solve ``min_w  1/2 w'Mw - g'w + l1_alpha |w|_1`` (for ``l1_alpha = 0``: the
-normal equations ``M w = g``). Over capacity, the alpha with the smallest ``|w|`` is evicted.
+the weights solve AlphaGen's ``min_w  w'Mw - 2 g'w + 1 + l1_alpha |w|_1`` (the squared error of
+the combination against the target; ``l1_alpha = 5e-3`` in AlphaQCM's runs; for ``l1_alpha = 0``
+the normal equations ``M w = g``). Over capacity, the alpha with the smallest ``|w|`` is evicted.
 """
 
 from __future__ import annotations
@@ -76,7 +77,10 @@ def _row_corr(Z: np.ndarray, z: np.ndarray, days: np.ndarray) -> np.ndarray:
 
 
 def lasso_weights(M: np.ndarray, g: np.ndarray, l1_alpha: float = 0.0, iters: int = 200) -> np.ndarray:
-    """Minimise ``1/2 w'Mw - g'w + l1_alpha |w|_1`` (coordinate descent; exact solve when ``l1_alpha = 0``)."""
+    """Minimise ``w'Mw - 2 g'w + l1_alpha |w|_1`` (coordinate descent; exact solve when ``l1_alpha = 0``).
+
+    Coordinate step: ``w_i = soft(g_i - sum_{j != i} M_ij w_j, l1_alpha / 2) / M_ii``.
+    """
     M, g = np.asarray(M, float), np.asarray(g, float)
     if g.ndim != 1 or M.shape != (len(g), len(g)):
         raise ValueError(f"need a square M matching g: M {M.shape}, g {g.shape}")
@@ -88,7 +92,7 @@ def lasso_weights(M: np.ndarray, g: np.ndarray, l1_alpha: float = 0.0, iters: in
     for _ in range(iters):
         for i in range(len(g)):
             r = g[i] - M[i] @ w + M[i, i] * w[i]
-            w[i] = np.sign(r) * max(abs(r) - l1_alpha, 0.0) / max(M[i, i], 1e-12)
+            w[i] = np.sign(r) * max(abs(r) - l1_alpha / 2, 0.0) / max(M[i, i], 1e-12)
     return w
 
 
@@ -98,14 +102,18 @@ class AlphaPool:
     Args:
         capacity: the most alphas kept (the paper uses 10, 20, 50, 100).
         target: ``(days, stocks)`` training-period target (20-day forward return); NaN where unknown.
-        l1_alpha: L1 penalty on the weights (0 gives the plain least-squares weights).
+        l1_alpha: L1 penalty on the weights in AlphaGen's scale (AlphaQCM: 5e-3; 0 gives the plain
+            least-squares weights). A lone alpha gets ``w = g`` (its IC), as in AlphaGen.
         max_mutual_ic: a new alpha whose |mutual IC| with a pool member exceeds this is rejected
-            (it adds nothing) and the reward is 0, as in AlphaGen's pool.
+            (it adds nothing) and the reward is 0, as in AlphaGen's pool (which tests the signed IC).
         tokens: the :class:`TokenSet` the expressions are written in (needed by :meth:`evaluate` on a panel).
+        refit_after_eviction: over capacity, refit the weights of the kept alphas. ``False`` (AlphaGen):
+            keep the weights of the fit that included the evicted alpha, and if the new alpha is the one
+            evicted, keep the previous weights (the pool is then unchanged).
     """
 
-    def __init__(self, capacity: int, target: np.ndarray, l1_alpha: float = 0.0, max_mutual_ic: float = 0.99,
-                 tokens=None):
+    def __init__(self, capacity: int, target: np.ndarray, l1_alpha: float = 5e-3, max_mutual_ic: float = 0.99,
+                 tokens=None, refit_after_eviction: bool = False):
         if int(capacity) != capacity or capacity < 1:
             raise ValueError(f"capacity must be an integer >= 1, got {capacity}")
         if not 0 < max_mutual_ic <= 1:
@@ -116,6 +124,7 @@ class AlphaPool:
         if target.ndim != 2:
             raise ValueError(f"target must be a (days, stocks) array, got shape {target.shape}")
         self.capacity, self.l1_alpha, self.max_mutual_ic = int(capacity), float(l1_alpha), float(max_mutual_ic)
+        self.refit_after_eviction = bool(refit_after_eviction)
         self.target, self.tokens = target, tokens
         self._zt = normalize_by_day(target)  # day-centred target; IC on z-scored rows (missing = day mean)
         self._days = np.isfinite(target).any(1) & np.any(self._zt != 0, 1)
@@ -157,17 +166,21 @@ class AlphaPool:
         n = len(self.alphas)
         M = np.eye(n + 1)
         M[:n, :n], M[n, :n], M[:n, n] = self.mutual, mut, mut
+        old_weights = self.weights
         self.alphas.append(z)
         self.exprs.append(expr)
         self.ics, self.mutual = np.append(self.ics, ic_new), M
-        self.weights = lasso_weights(M, self.ics, self.l1_alpha)
+        self.weights = lasso_weights(M, self.ics, self.l1_alpha) if n else self.ics.copy()
         if n + 1 > self.capacity:
             drop = int(np.argmin(np.abs(self.weights)))
             keep = [i for i in range(n + 1) if i != drop]
             self.alphas = [self.alphas[i] for i in keep]
             self.exprs = [self.exprs[i] for i in keep]
             self.ics, self.mutual = self.ics[keep], self.mutual[np.ix_(keep, keep)]
-            self.weights = lasso_weights(self.mutual, self.ics, self.l1_alpha)
+            if self.refit_after_eviction:
+                self.weights = lasso_weights(self.mutual, self.ics, self.l1_alpha) if n > 1 else self.ics.copy()
+            else:  # AlphaGen: no refit; a new alpha that is evicted at once leaves the old weights
+                self.weights = old_weights if drop == n else self.weights[keep]
         self.ic = float(_row_corr(self.combination()[None], self._zt, self._days)[0])
         return self.ic
 

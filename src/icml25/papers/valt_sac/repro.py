@@ -55,6 +55,8 @@ class RobustnessConfig(ExperimentConfig):
     """PGD steps of the training-time worst-case search."""
     alpha_attk: float = 1.0
     """VALT-SOFT: KL weight of the adversary."""
+    soft_critic_kl: bool = True
+    """VALT-SOFT: the critic target includes alpha_attk * KL(nu || p) (False drops it)."""
     attack_steps: int = 10
     """PGD steps of the evaluation attacks (MAD, PGD-Q)."""
     eval_episodes: int = 10
@@ -79,7 +81,7 @@ def run_robustness(cfg: RobustnessConfig, seed: int, progress: ProgressFn = no_p
         vcfg = ValtSACConfig(variant=method, total_steps=cfg.total_steps, learning_starts=cfg.learning_starts,
                              hidden=cfg.hidden, batch_size=cfg.batch_size, eps=cfg.eps, kappa_worst=cfg.kappa_worst,
                              adv_ratio=cfg.adv_ratio, pgd_steps=cfg.pgd_steps, alpha_attk=cfg.alpha_attk,
-                             device=cfg.device)
+                             soft_critic_kl=cfg.soft_critic_kl, device=cfg.device)
         actor, critic, log = valt_sac_train(cfg.env_id, vcfg, seed)
         metrics[f"{method}_env_steps"] = log.env_steps
         for attack in ATTACKS:

@@ -11,7 +11,10 @@ and no extra environment steps are needed. One SAC loop, one replay buffer of *c
 
 1. act: with probability ``adv_ratio`` the agent sees ``s~ ~ nu(.|s)``, else ``s``; store (s, a, r, s').
 2. critic (soft worst-case Bellman):
-   ``y = r + gamma E_{s~'~nu(.|s')} E_{a'~pi(.|s~')} [min_j Qbar_j(s', a') - alpha log pi(a'|s~')]``.
+   ``y = r + gamma E_{s~'~nu(.|s')} E_{a'~pi(.|s~')} [min_j Qbar_j(s', a') - alpha log pi(a'|s~')]``,
+   plus, for VALT-SOFT, the adversary's KL price ``gamma alpha_attk KL(nu(.|s') || p(.|s'))`` (one-sample
+   estimate ``log nu(s~'|s') - log p(s~'|s')``), so that the target is the soft worst-case value
+   ``min_nu E_nu[G] + alpha_attk KL(nu || p)`` of the soft-constrained objective.
 3. actor (improvement under the fixed adversary):
    ``min E_{s, s~~nu(.|s), a~pi(.|s~)} [alpha log pi(a|s~) - min_j Q_j(s, a)]``.
 4. temperature ``alpha`` auto-tuned as in SAC.
@@ -87,6 +90,8 @@ class ValtSACConfig:
     """PGD step size; ``None`` gives ``2.5 * eps / pgd_steps``."""
     alpha_attk: float = 1.0
     """VALT-SOFT: strength of the KL constraint of nu to the uniform prior."""
+    soft_critic_kl: bool = True
+    """VALT-SOFT: add ``alpha_attk * KL(nu || p)`` to the critic target (False: the adversary's E_nu[G] only)."""
     sa_coef: float = 1.0
     """Robust-SAC (``sa_reg``): weight of the state-adversarial KL regulariser."""
     device: str = "cpu"
@@ -202,14 +207,18 @@ class PerturbationModel(nn.Module):
         _check_dims(obs_dim=obs_dim, hidden=hidden)
         _check_eps(eps)
         self.net = _mlp(obs_dim, 2 * obs_dim, hidden)
-        self.eps = float(eps)
+        self.obs_dim, self.eps = int(obs_dim), float(eps)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """A perturbed observation s~ ~ nu_model(.|s), (B, obs_dim), inside B_eps(s)."""
         return self.sample(obs)[0]
 
     def sample(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Perturbed observation (B, obs_dim) and log nu_model(s~|s) up to the constant -d log eps (B,)."""
+        """Perturbed observation (B, obs_dim) and log nu_model(s~|s) up to the constant -d log eps (B,).
+
+        The log-density is that of the unit-ball offset ``y = (s~ - s) / eps``; ``log nu - log p`` for the
+        uniform prior ``p`` on ``B_eps(s)`` is then ``logp + d log 2`` (:meth:`log_ratio_to_prior`).
+        """
         mean, log_std = self.net(obs).chunk(2, dim=-1)
         log_std = log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
         u = mean + log_std.exp() * torch.randn_like(mean)
@@ -217,6 +226,23 @@ class PerturbationModel(nn.Module):
         logp = (-0.5 * ((u - mean) / log_std.exp()) ** 2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
         logp = logp - torch.log(1 - y.pow(2) + 1e-6).sum(-1)
         return obs + self.eps * y, logp
+
+    def log_prob(self, obs: torch.Tensor, obs_tilde: torch.Tensor) -> torch.Tensor:
+        """log nu_model(s~|s) of given perturbed observations, in the convention of :meth:`sample` (B,)."""
+        if obs_tilde.shape != obs.shape:
+            raise ValueError(f"obs_tilde must have the shape of obs {tuple(obs.shape)}, got {tuple(obs_tilde.shape)}")
+        if self.eps == 0:
+            raise ValueError("log_prob needs eps > 0 (at eps = 0 nu_model is a point mass)")
+        mean, log_std = self.net(obs).chunk(2, dim=-1)
+        log_std = log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
+        y = ((obs_tilde - obs) / self.eps).clamp(-1 + 1e-6, 1 - 1e-6)
+        u = torch.atanh(y)
+        logp = (-0.5 * ((u - mean) / log_std.exp()) ** 2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
+        return logp - torch.log(1 - y.pow(2) + 1e-6).sum(-1)
+
+    def log_ratio_to_prior(self, logp: torch.Tensor) -> torch.Tensor:
+        """``log nu(s~|s) - log p(s~|s)`` for the uniform prior on ``B_eps(s)``, from a :meth:`sample` log-density."""
+        return logp + self.obs_dim * math.log(2.0)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -476,13 +502,25 @@ class ValtSAC:
         return out
 
     def critic_loss(self, obs, act, rew, next_obs, done, next_obs_tilde=None) -> torch.Tensor:
-        """Soft worst-case Bellman loss; the true s' indexes the critic, the policy sees s~' ~ nu(.|s')."""
-        if next_obs_tilde is None:
-            next_obs_tilde = self.perturb(next_obs, self.critic_target)
+        """Soft worst-case Bellman loss; the true s' indexes the critic, the policy sees s~' ~ nu(.|s').
+
+        VALT-SOFT (with ``soft_critic_kl`` and ``eps > 0``) adds ``alpha_attk (log nu(s~'|s') - log p(s~'|s'))``
+        to the next-state value, a one-sample estimate of the adversary's ``alpha_attk KL(nu || p)``.
+        """
+        cfg = self.cfg
+        kl_term = cfg.variant == "soft" and cfg.soft_critic_kl and cfg.eps > 0
+        if next_obs_tilde is None and not kl_term:
+            next_obs_tilde = self.perturb(next_obs, self.critic_target)  # VALT-EPS runs PGD: outside no_grad
         with torch.no_grad():
+            if next_obs_tilde is None:
+                next_obs_tilde, log_nu = self.nu_model.sample(next_obs)
+            elif kl_term:
+                log_nu = self.nu_model.log_prob(next_obs, next_obs_tilde)
             next_act, next_logp = self.actor.sample(next_obs_tilde)
             target_q = self.critic_target.min_q(next_obs, next_act) - self.alpha * next_logp
-            y = rew + self.cfg.gamma * (1 - done) * target_q
+            if kl_term:
+                target_q = target_q + cfg.alpha_attk * self.nu_model.log_ratio_to_prior(log_nu)
+            y = rew + cfg.gamma * (1 - done) * target_q
         q1, q2 = self.critic(obs, act)
         return F.mse_loss(q1, y) + F.mse_loss(q2, y)
 
