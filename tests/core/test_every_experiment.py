@@ -43,9 +43,6 @@ NOT_AT_SMOKE: dict[tuple[str, str], str] = {
     ("primphormer", "acc_vs_full_attention"): "the smoke preset skips the full-attention model",
     ("resgen", "dsm_needs_t_times_d"): "the smoke preset stops at depth 2, the claim compares at depth 4",
     ("resgen", "matches_depth_sequential"): "the smoke preset stops at depth 2, the claim compares at depth 4",
-    ("ucbvi_constants", "rs_ch_refined_below_ch"): "refined constants are not supplied by default (NaN)",
-    ("ucbvi_constants", "rs_bf_refined_below_bf"): "refined constants are not supplied by default (NaN)",
-    ("ucbvi_constants", "rs_bf_refined_below_mvp"): "refined constants are not supplied by default (NaN)",
     ("risingattack", "l2_vs_quadattack"): "NaN when no image is attacked successfully by both methods at smoke size",
 }
 

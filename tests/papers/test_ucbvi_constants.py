@@ -1,4 +1,5 @@
-"""UCBVI constants: closed-form bonuses, exact DP vs mdptoolbox, optimism, regret, bad input, smoke runs."""
+"""UCBVI constants: closed-form bonuses (Azar, refined CH-I/BF-I of the authors' code, MVP), the authors'
+environments, exact DP vs mdptoolbox, optimism, MVP epochs, regret, bad input, smoke runs."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ from icml25.papers.ucbvi_constants import (
     bonus_ch,
     bonus_ch_refined,
     bonus_mvp,
+    greedy_policy,
+    illustrative_mdp,
     log_term,
+    mvp_iota,
     optimistic_backward_induction,
     random_episodic_mdp,
     riverswim,
@@ -36,6 +40,9 @@ def _q_star(env: TabularEpisodicMDP) -> np.ndarray:
 def test_log_term_and_ch_bonus_closed_form():
     L = log_term(S=3, A=2, T=100, delta=0.1)
     assert L == pytest.approx(math.log(30000.0))
+    # the authors' L = ln(5 S A K H) is delta = 1, the default (T = K H = 20 * 5)
+    assert log_term(3, 2, 100) == pytest.approx(math.log(5 * 3 * 2 * 20 * 5))
+    assert UCBVI(3, 2, 5, K=20).L == pytest.approx(math.log(5 * 3 * 2 * 20 * 5))
     np.testing.assert_allclose(bonus_ch([4.0, 16.0], H=10, L=L), [7 * 10 * L / 2, 7 * 10 * L / 4])
 
 
@@ -60,14 +67,62 @@ def test_mvp_bonus_closed_form():
     np.testing.assert_allclose(b_r, 2 * math.sqrt(2) * math.sqrt(0.25 / 4) + 544 / 9 * 2 / 4, rtol=1e-12)
 
 
-def test_refined_functions_reduce_to_azar_with_azar_constants():
-    n = np.array([[3.0, 7.0]])
+def _bf_by_hand(N, p, v, n_next, H, L, S, A, c_var, c_lin, c_corr, c_cap, off):
+    """The BF / BF-I formula for one (s, a), written out with Python floats."""
+    mean = sum(pi * vi for pi, vi in zip(p, v))
+    var = sum(pi * (vi - mean) ** 2 for pi, vi in zip(p, v))
+    corr = sum(pi * min(c_cap * H**3 * S**2 * A * L**2 / max(m, 1.0), H**2) for pi, m in zip(p, n_next))
+    return math.sqrt(c_var * L * var / N) + c_lin * H * L / max(N - off, 1.0) + math.sqrt(c_corr * corr / N)
+
+
+def test_refined_bonuses_closed_form():
+    # CH-I: 2 H L / sqrt(N) (the refined constant; the authors' code runs 2 and 7)
+    np.testing.assert_allclose(bonus_ch_refined([[4.0, 9.0]], H=5, L=2.0), [[2 * 5 * 2 / 2, 2 * 5 * 2 / 3]])
+    # BF-I: 4, 7/3 over max(N - 1, 1), 4, 7056 = 84^2; N = 1 (denominator floored at 1), 2, 7
+    p_hat = np.array([[[0.2, 0.8], [0.5, 0.5]], [[1.0, 0.0], [0.3, 0.7]]])
+    n = np.array([[1.0, 2.0], [7.0, 3.0]])
+    v, n_next, H, L = np.array([1.0, 3.0]), np.array([0.0, 1e9]), 4, 1.5
+    got = bonus_bf_refined(n, p_hat, v, n_next, H, L)
+    for s in range(2):
+        for a in range(2):
+            want = _bf_by_hand(n[s, a], p_hat[s, a], v, n_next, H, L, 2, 2, 4.0, 7 / 3, 4.0, 7056.0, 1.0)
+            assert got[s, a] == pytest.approx(want, rel=1e-12)
+    # Azar's BF on the same input, and the refined functions with Azar's constants give Azar's bonuses
+    azar = bonus_bf(n, p_hat, v, n_next, H, L)
+    want = [[_bf_by_hand(n[s, a], p_hat[s, a], v, n_next, H, L, 2, 2, 8.0, 14 / 3, 8.0, 1e4, 0.0) for a in range(2)]
+            for s in range(2)]
+    np.testing.assert_allclose(azar, want, rtol=1e-12)
+    consts = {"c_var": 8.0, "c_lin": 14 / 3, "c_corr": 8.0, "c_cap": 1e4, "c_log": 5.0, "lin_offset": 0.0}
+    np.testing.assert_allclose(bonus_bf_refined(n, p_hat, v, n_next, H, L, constants=consts), azar)
     np.testing.assert_allclose(bonus_ch_refined(n, 5, 2.0, constants={"c": 7.0, "c_log": 5.0}), bonus_ch(n, 5, 2.0))
-    p_hat = np.array([[[0.2, 0.8]], [[1.0, 0.0]]])
-    kw = dict(n=np.array([[3.0], [9.0]]), p_hat=p_hat, v_next=np.array([1.0, 3.0]), n_next=np.array([2.0, 50.0]),
-              H=4, L=1.5)
-    consts = {"c_var": 8.0, "c_lin": 14 / 3, "c_corr": 8.0, "c_cap": 1e4, "c_log": 5.0}
-    np.testing.assert_allclose(bonus_bf_refined(**kw, constants=consts), bonus_bf(**kw))
+
+
+def test_official_variance_quirk():
+    """variance="official": the spread over next states of P_hat(y) V(y) (np.std(...)**2 in the authors' code)."""
+    p_hat = np.array([[[0.2, 0.3, 0.5]], [[1.0, 0.0, 0.0]], [[0.1, 0.1, 0.8]]])
+    v = np.array([1.0, 4.0, 2.0])
+    n, n_next = np.full((3, 1), 5.0), np.full(3, 1e12)
+    for s in range(3):
+        prod = p_hat[s, 0] * v
+        quirk = sum((x - prod.mean()) ** 2 for x in prod) / 3
+        b = bonus_bf(n, p_hat, v, n_next, 2, 1.0, variance="official")[s, 0]
+        rest = bonus_bf(n, p_hat, np.zeros(3), n_next, 2, 1.0)[s, 0]  # V = 0: no variance term
+        assert b == pytest.approx(math.sqrt(8 * quirk / 5) + rest, rel=1e-12)
+
+
+def test_mvp_iota_authors_log_term():
+    # iota = ln(200 S A H^2 K^2 / delta) with the authors' delta = 1/K
+    assert mvp_iota(3, 2, 5, 100) == pytest.approx(math.log(200 * 3 * 2 * 25 * 100**2 * 100))
+    assert mvp_iota(3, 2, 5, 100, delta=0.5) == pytest.approx(math.log(200 * 3 * 2 * 25 * 100**2 * 2))
+    assert MVP(3, 2, 5, K=100).iota == pytest.approx(mvp_iota(3, 2, 5, 100))
+
+
+def test_first_index_tie_breaking():
+    Q = np.array([[1.0, 1.0, 0.5], [0.0, 2.0, 2.0]])
+    np.testing.assert_array_equal(greedy_policy(Q), [0, 1])
+    assert np.all(UCBVI(3, 2, 4, K=10).policy == 0) and np.all(MVP(3, 2, 4, K=10).policy == 0)
+    picks = {int(greedy_policy(Q, np.random.default_rng(i))[0]) for i in range(30)}
+    assert picks == {0, 1}  # tie_break="random" is still available
 
 
 # --------------------------------------------------------------------------- exact DP
@@ -75,8 +130,37 @@ def test_refined_functions_reduce_to_azar_with_azar_constants():
 def test_riverswim_short_horizon_closed_form():
     # the right end is out of reach in 3 steps from the left end: best is "left" three times
     env = riverswim(6, H=3)
-    assert env.optimal_value == pytest.approx(3 * 0.005)
+    assert env.optimal_value == pytest.approx(3 * 0.005 / 0.3)
     assert np.all(env.pi_star[:, 0] == 0)
+
+
+def test_riverswim_is_the_authors():
+    """Transition table of the authors' RiverSwim, entry by entry (S = 10): 0.3 right / 0.6 stay / 0.1 left."""
+    env = riverswim()
+    assert (env.n_states, env.n_actions, env.H) == (10, 2, 25)
+    P = env.P[0]  # (A, S, S)
+    for s in range(10):
+        assert P[0, s, max(s - 1, 0)] == 1.0
+    assert (P[1, 0, 0], P[1, 0, 1]) == (0.7, 0.3)
+    assert (P[1, 9, 8], P[1, 9, 9]) == (0.7, 0.3)
+    for s in range(1, 9):
+        assert (P[1, s, s - 1], P[1, s, s], P[1, s, s + 1]) == (0.1, 0.6, 0.3)
+    R = env.R[0]
+    assert R[0, 0] == pytest.approx(0.005 / 0.3) and R[9, 1] == 1.0 and np.count_nonzero(R) == 2
+
+
+def test_illustrative_mdp_is_the_authors_draw():
+    """Trial i: np.random.seed(i), then P ~ U(0,1) of shape (S, A, S) normalised row by row, then R ~ U(0,1)."""
+    for seed in (0, 3):
+        np.random.seed(seed)
+        P = np.random.uniform(low=0.0, high=1.0, size=(3, 2, 3))
+        for s in range(3):
+            for a in range(2):
+                P[s, a] = P[s, a] / np.sum(P[s, a])
+        R = np.random.uniform(low=0.0, high=1.0, size=(3, 2))
+        env = illustrative_mdp(3, 2, 4, seed=seed)
+        np.testing.assert_allclose(env.P[0], P.transpose(1, 0, 2), rtol=0, atol=1e-15)
+        np.testing.assert_array_equal(env.R[0], R)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -104,8 +188,12 @@ def test_zero_bonus_true_model_gives_optimal_values_and_zero_regret():
         def update(self, trajectory):
             pass
 
-    regret = run_regret(env, Oracle(), K=50, seed=0)
+    regret = run_regret(env, Oracle(), K=50, seed=0, regret="expected")
     assert np.all(np.abs(regret) <= 1e-10)
+    # realised regret: V* minus the sampled return, zero on average for the optimal policy
+    realised = np.diff(np.concatenate([[0.0], run_regret(env, Oracle(), K=3000, seed=1)]))
+    assert abs(realised.mean()) < 4 * realised.std() / math.sqrt(3000)
+    assert realised.max() <= env.optimal_value + 1e-12 and realised.min() >= env.optimal_value - env.H
 
 
 # --------------------------------------------------------------------------- optimism and planning
@@ -144,8 +232,8 @@ def test_mvp_is_optimistic_and_informative():
     rng = np.random.default_rng(0)
     n = 10**7
     agent.n_hat[:] = n
-    agent.p_hat[:] = np.stack([[[rng.multinomial(n, env.P[0, a, s]) / n for a in range(2)] for s in range(4)]] * 3)
-    agent.r_hat[:] = env.R
+    agent.p_hat[:] = np.array([[rng.multinomial(n, env.P[0, a, s]) / n for a in range(2)] for s in range(4)])
+    agent.r_hat[:] = env.R[0]
     agent.plan()
     assert np.all(agent.Q >= q_star - 1e-12)
     assert agent.Q[0].min() < env.H
@@ -154,8 +242,9 @@ def test_mvp_is_optimistic_and_informative():
 def test_fast_planning_equals_reference_bonus_functions():
     """The vectorised plan() uses exactly the public bonus functions (reference loop below)."""
     env = riverswim(5, H=6)
-    for bonus in ("ch", "bf"):
-        agent = UCBVI(5, 2, 6, K=400, bonus=bonus, bonus_scale=0.02, seed=3)
+    for bonus, variance in (("ch", "weighted"), ("bf", "weighted"), ("bf_refined", "weighted"),
+                            ("bf_refined", "official")):
+        agent = UCBVI(5, 2, 6, K=400, bonus=bonus, bonus_scale=0.02, seed=3, variance=variance)
         run_regret(env, agent, K=60, seed=3)
         q_prev = agent.Q.copy()
         agent.plan()
@@ -170,34 +259,45 @@ def test_fast_planning_equals_reference_bonus_functions():
         np.testing.assert_allclose(agent.Q, Q, rtol=1e-12, atol=1e-12)
 
 
-def test_mvp_refreshes_only_at_powers_of_two():
-    env = riverswim(4, H=3)
-    agent = MVP(4, 2, 3, K=100, seed=0)
-    seen = []
-    for k in range(40):
-        s, h_states, acts, rews = env.s0, [env.s0], [], []
-        env.reset(seed=k)
-        for h in range(3):
-            a = agent.act(h, s)
-            s, r, *_ = env.step(a)
-            acts.append(a), rews.append(r), h_states.append(s)
-        agent.update(Trajectory(np.array(h_states), np.array(acts), np.array(rews)))
-        seen.append((agent.n_total.copy(), agent.n_hat.copy()))
-    n_total, n_hat = seen[-1]
-    # the estimates behind (h, s, a) use the latest doubling epoch: half of the largest power of 2 <= n
-    for h, s, a in zip(*np.nonzero(n_total)):
-        p = 1 << (int(n_total[h, s, a]).bit_length() - 1)
-        assert n_hat[h, s, a] == max(p // 2, 1)
+def test_mvp_pooled_doubling_epochs_brute_force():
+    """MVP (as the authors run it): per (s, a) pooled over steps; at total counts 1, 2, 4, ... N and P_hat become
+    those of the samples since the previous such point. Checked against a replay of all transitions."""
+    env = riverswim(4, H=5)
+    agent = MVP(4, 2, 5, K=100, seed=0)
+    run_regret(env, agent, K=60, seed=2)
+    # replay: run the same episodes again and record every transition in order
+    agent2 = MVP(4, 2, 5, K=100, seed=0)
+    log: dict[tuple[int, int], list[int]] = {}
+    orig_update = agent2.update
+
+    def update(traj):
+        for h in range(5):
+            log.setdefault((int(traj.states[h]), int(traj.actions[h])), []).append(int(traj.states[h + 1]))
+        orig_update(traj)
+
+    agent2.update = update
+    run_regret(env, agent2, K=60, seed=2)
+    np.testing.assert_array_equal(agent2.Q, agent.Q)
+    for (s, a), nexts in log.items():
+        n = len(nexts)
+        assert agent.n_total[s, a] == n
+        p = 1 << (n.bit_length() - 1)  # last trigger: the largest power of two <= n
+        epoch = nexts[p // 2:p] if p > 1 else nexts[:1]
+        assert agent.n_hat[s, a] == len(epoch)
+        np.testing.assert_allclose(agent.p_hat[s, a], np.bincount(epoch, minlength=4) / len(epoch))
 
 
 # --------------------------------------------------------------------------- regret and invariances
 
 def test_regret_monotone_and_bounded():
     env = riverswim(6, H=20)
-    cum = run_regret(env, UCBVI(6, 2, 20, K=150, bonus="bf", seed=1), K=150, seed=1)
+    cum = run_regret(env, UCBVI(6, 2, 20, K=150, bonus="bf", seed=1), K=150, seed=1, regret="expected")
     per = np.diff(np.concatenate([[0.0], cum]))
     assert np.all(per >= -1e-12) and np.all(per <= env.H)
     assert np.all(np.diff(cum) >= -1e-12)
+    # realised regret per episode lies in [V* - H, V*] (rewards in [0, 1])
+    per = np.diff(np.concatenate([[0.0], run_regret(env, UCBVI(6, 2, 20, K=150, bonus="bf_refined"), K=150)]))
+    assert np.all(per <= env.optimal_value + 1e-12) and np.all(per >= env.optimal_value - env.H)
 
 
 def test_bonus_scale_equals_refined_constant():
@@ -239,8 +339,18 @@ def test_bad_input_raises():
         bonus_ch([-1.0, 2.0], H=3, L=1.0)
     with pytest.raises(ValueError, match="non-negative"):
         bonus_bf(np.ones((3, 2)), P.transpose(1, 0, 2), np.zeros(3), np.array([-1.0, 0, 0]), 3, 1.0)
-    with pytest.raises(ValueError, match="2502.17370"):
-        UCBVI(3, 2, 3, K=10, bonus="bf_refined")
+    with pytest.raises(ValueError, match="exactly the keys"):
+        UCBVI(3, 2, 3, K=10, bonus="bf_refined", refined_constants={"c_var": 4.0})
+    with pytest.raises(ValueError, match="tie_break"):
+        UCBVI(3, 2, 3, K=10, tie_break="last")
+    with pytest.raises(ValueError, match="variance"):
+        MVP(3, 2, 3, K=10, variance="std")
+    with pytest.raises(ValueError, match="regret"):
+        run_regret(riverswim(3, 3), UCBVI(3, 2, 3, K=10), 5, regret="pseudo")
+    with pytest.raises(ValueError, match="lin_offset"):
+        bonus_bf(np.ones((3, 2)), P.transpose(1, 0, 2), np.zeros(3), np.ones(3), 3, 1.0, lin_offset=-1.0)
+    with pytest.raises(ValueError, match="seed"):
+        illustrative_mdp(3, 2, 3, seed=-1)
     with pytest.raises(ValueError, match="bonus must be one of"):
         UCBVI(3, 2, 3, K=10, bonus="hoeffding")
     with pytest.raises(ValueError, match="delta"):
@@ -295,23 +405,41 @@ def test_bad_input_update_float_indices(make):
 def test_smoke_riverswim_metrics():
     exp = {e.name: e for e in EXPERIMENTS}["riverswim"]
     m = exp.run(exp.make_config("smoke"), seed=0)
-    assert m["v_star"] == pytest.approx(riverswim(6, 20).optimal_value)
-    for name in ("ch", "bf", "mvp", "ch_x0.1"):
+    v = riverswim().optimal_value
+    assert m["v_star"] == pytest.approx(v)
+    for name in ("bf", "bf_refined", "mvp"):
         curve = np.asarray(m[f"curve_{name}"])
-        assert np.all(np.diff(curve) >= -1e-9) and curve[-1] == pytest.approx(m[f"regret_{name}"])
-        assert 0 <= m[f"regret_{name}"] <= 20 * 200
-    # refined constants not supplied: those claims have no number (a FAIL that says so), not a guess
-    assert math.isnan(m["bf_refined_minus_bf"]) and math.isnan(m["ch_refined_minus_ch"])
-    assert m["ch_x0.1_minus_ch"] == pytest.approx(m["regret_ch_x0.1"] - m["regret_ch"])
+        assert curve[-1] == pytest.approx(m[f"regret_{name}"])
+        assert 200 * (v - 25) <= m[f"regret_{name}"] <= 200 * v
+    assert m["bf_refined_minus_bf"] == pytest.approx((m["regret_bf_refined"] - m["regret_bf"]) / (200 * v))
+    assert math.isnan(m["ch_refined_minus_ch"])  # CH is not run on RiverSwim (as the authors)
+    assert 0 < m["uniform_regret_per_episode"] <= v
+
+
+def test_uniform_policy_regret_brute_force():
+    from itertools import product
+
+    from icml25.papers.ucbvi_constants.envs import policy_value
+    from icml25.papers.ucbvi_constants.repro import uniform_policy_regret
+
+    env = illustrative_mdp(2, 2, 2, seed=5)
+    # the uniform policy's value by enumerating its (independent, uniform) actions at steps 0 and 1
+    P, R = env.P[0], env.R[0]
+    value = 0.0
+    for a0, a1 in product(range(2), repeat=2):
+        value += 0.25 * (R[0, a0] + sum(P[a0, 0, y] * R[y, a1] for y in range(2)))
+    assert uniform_policy_regret(env) == pytest.approx(env.optimal_value - value, rel=1e-12)
+    assert policy_value(env.P, env.R, env.pi_star)[0, 0] == pytest.approx(env.optimal_value)
 
 
 def test_smoke_refined_with_azar_constants_reproduces_original():
     exp = {e.name: e for e in EXPERIMENTS}["random_mdp"]
     cfg = exp.make_config("smoke", {"ch_refined_constants": (7.0, 5.0),
-                                    "bf_refined_constants": (8.0, 14 / 3, 8.0, 1e4, 5.0), "ch_scales": ()})
+                                    "bf_refined_constants": (8.0, 14 / 3, 8.0, 1e4, 5.0, 0.0), "ch_scales": ()})
     m = exp.run(cfg, seed=1)
     assert m["ch_refined_minus_ch"] == 0.0 and m["bf_refined_minus_bf"] == 0.0
     assert m["bf_refined_minus_mvp"] == pytest.approx(m["bf_minus_mvp"])
+    assert m["v_star"] == pytest.approx(illustrative_mdp(3, 3, 5, seed=1).optimal_value)  # instance = trial index
 
 
 # ------------------------------------------------------------------ bad input over the whole index range (hypothesis)

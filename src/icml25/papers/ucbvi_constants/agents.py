@@ -1,27 +1,33 @@
-"""UCBVI (Azar, Osband & Munos 2017) with its bonuses side by side, MVP (Zhang et al. 2024), regret.
+"""UCBVI (Azar, Osband & Munos 2017) with its bonuses side by side, the refined CH-I / BF-I, MVP, regret.
 
-UCBVI, per episode k (Azar et al. 2017, Alg. 1): from all past data build N(s,a), P_hat, r_hat, then
-for h = H-1..0
+UCBVI, per episode k (Azar et al. 2017, Alg. 1): from all past data (pooled over steps) build N(s,a),
+P_hat, r_hat, then for h = H-1..0
 
     Q_h(s,a) = min(Q^{k-1}_h(s,a), H, r_hat(s,a) + P_hat(.|s,a) V_{h+1} + b_h(s,a)),   V_h = max_a Q_h,
 
-with Q_h(s,a) = H for unvisited pairs and V_H = 0, and act greedily (ties broken at random) for
-the whole episode. The bonus b is one of the functions below, with its constants in plain sight:
+with Q_h(s,a) = H for unvisited pairs and V_H = 0, and act greedily for the whole episode (ties go to
+the lowest action index, as in the authors' code; ``tie_break="random"`` is our option). The bonus b
+is one of the functions below, with its constants in plain sight (L = ln(5 S A T / delta); the
+authors' code uses L = ln(5 S A K H), i.e. delta = 1, our default):
 
-* ``bonus_ch``   (UCBVI-CH, Azar et al. Alg. 3):  7 H L / sqrt(N),  L = ln(5 S A T / delta).
+* ``bonus_ch``   (UCBVI-CH, Azar et al. Alg. 3):  7 H L / sqrt(N).
 * ``bonus_bf``   (UCBVI-BF, Azar et al. Alg. 4):  sqrt(8 L Var_P_hat(V_{h+1}) / N) + 14 H L / (3 N)
                  + sqrt(8 sum_y P_hat(y|s,a) min(1e4 H^3 S^2 A L^2 / N'_{h+1}(y), H^2) / N).
-* ``bonus_ch_refined`` / ``bonus_bf_refined`` (CH-I / BF-I, Drago, Mussi & Metelli, arXiv 2502.17370):
-  the same expressions with the paper's smaller constants. Those constants could NOT be
-  retrieved for this implementation, so these functions take them as required arguments and
-  nothing here ships default values for them (see docs/papers/ucbvi_constants.md).
-* ``bonus_mvp``  (MVP, Zhang, Chen, Lee & Du 2024, as recalled):  c1 sqrt(Var_P_hat(V_{h+1}) iota / n)
-                 + c2 sqrt(Var_hat(r) iota / n) + c3 H iota / n,  c1 = 460/9, c2 = 2 sqrt(2), c3 = 544/9,
-                 iota = ln(S A H K / delta).
+* ``bonus_ch_refined`` (CH-I, Drago, Mussi & Metelli):  2 H L / sqrt(N)  (see the doc: the authors'
+  released code attaches 2 to its "CH" run and 7 to its "CHI" run; we take the smaller one as the
+  refined bonus).
+* ``bonus_bf_refined`` (BF-I):  sqrt(4 L Var / N) + (7/3) H L / max(N - 1, 1)
+                 + sqrt(4 sum_y P_hat(y|s,a) min(7056 H^3 S^2 A L^2 / N'_{h+1}(y), H^2) / N).
+* ``bonus_mvp``  (MVP, Zhang, Chen, Lee & Du 2024, constants as in the authors' code):
+                 c1 sqrt(Var_P_hat(V_{h+1}) iota / n) + c2 sqrt(Var_hat(r) iota / n) + c3 H iota / n,
+                 c1 = 460/9, c3 = 544/9, iota = ln(200 S A H^2 K^2 / delta), delta = 1/K by default.
 
-MVP keeps stage-dependent statistics, and refreshes the statistics of (h, s, a) only when its visit count
-reaches a power of two, from the samples of the latest doubling epoch; the policy is recomputed only
-after such a refresh (monotonic value propagation, Q capped at H).
+N'_{h+1}(y) counts the visits of y at step h + 1 at which an action was taken (the final state of an
+episode is not counted), floored at 1, as in the authors' code.
+
+MVP (as run by the authors) pools its statistics over steps; when the total visit count of (s, a)
+reaches 1, 2, 4, 8, ... its N and P_hat are replaced by those of the samples since the previous such
+point, and Q is recomputed from scratch (no min with the old Q), capped at H.
 
 Planning is vectorised over states and actions; the only Python loop is over the H steps.
 """
@@ -38,18 +44,24 @@ from icml25.common.mdp import check_count
 from icml25.papers.ucbvi_constants.envs import TabularEpisodicMDP
 
 BONUSES = ("ch", "bf", "ch_refined", "bf_refined")
+TIE_BREAKS = ("first", "random")
+VARIANCES = ("weighted", "official")
+REGRETS = ("realised", "expected")
 
 AZAR_CH = {"c": 7.0, "c_log": 5.0}
 """UCBVI-CH constants of Azar et al. (2017): b = c H L / sqrt(N), L = ln(c_log S A T / delta)."""
-AZAR_BF = {"c_var": 8.0, "c_lin": 14.0 / 3.0, "c_corr": 8.0, "c_cap": 1e4, "c_log": 5.0}
-"""UCBVI-BF constants of Azar et al. (2017), names as in :func:`bonus_bf`."""
+AZAR_BF = {"c_var": 8.0, "c_lin": 14.0 / 3.0, "c_corr": 8.0, "c_cap": 1e4, "c_log": 5.0, "lin_offset": 0.0}
+"""UCBVI-BF constants of Azar et al. (2017), names as in :func:`bonus_bf` (linear term over max(N - 0, 1))."""
+REFINED_CH = {"c": 2.0, "c_log": 5.0}
+"""CH-I constants (Drago, Mussi & Metelli; authors' code marcomussi/position_constants, see the doc on the
+2-vs-7 labelling in that code)."""
+REFINED_BF = {"c_var": 4.0, "c_lin": 7.0 / 3.0, "c_corr": 4.0, "c_cap": 7056.0, "c_log": 5.0, "lin_offset": 1.0}
+"""BF-I constants (authors' code): 4, 7/3, 4, 84^2, and the linear term over max(N - 1, 1)."""
 MVP_CONSTANTS = {"c1": 460.0 / 9.0, "c2": 2.0 * math.sqrt(2.0), "c3": 544.0 / 9.0}
-"""MVP bonus constants as recalled from Zhang et al. (unverified here; see the doc)."""
-REFINED_NOT_CONFIRMED = (
-    "the refined (CH-I / BF-I) constants of Drago, Mussi & Metelli (arXiv 2502.17370, Secs. 3-4) could not be "
-    "retrieved for this implementation; pass them explicitly as refined_constants=dict(...) after transcribing "
-    "them from the paper (keys: {keys})"
-)
+"""MVP bonus constants (c1, c3 as in the authors' code; c2 multiplies the reward-variance term, which is 0
+for the deterministic rewards used here and absent from the authors' code)."""
+CH_REFINED_KEYS = ("c", "c_log")
+BF_REFINED_KEYS = ("c_var", "c_lin", "c_corr", "c_cap", "c_log", "lin_offset")
 
 
 class Trajectory(NamedTuple):
@@ -60,16 +72,17 @@ class Trajectory(NamedTuple):
     rewards: np.ndarray
 
 
-def log_term(S: int, A: int, T: int, delta: float, c_log: float = 5.0) -> float:
-    """``L = ln(c_log S A T / delta)``; Azar et al. use ``c_log = 5``.
+def log_term(S: int, A: int, T: int, delta: float = 1.0, c_log: float = 5.0) -> float:
+    """``L = ln(c_log S A T / delta)``; Azar et al. use ``c_log = 5``; ``delta = 1`` gives the authors'
+    ``ln(5 S A K H)`` (T = K H).
 
     Raises:
-        ValueError: ``S``, ``A`` or ``T`` not a positive integer, ``delta`` outside (0, 1), or
+        ValueError: ``S``, ``A`` or ``T`` not a positive integer, ``delta`` outside (0, 1], or
             ``c_log`` not a finite positive number.
     """
     S, A, T = (check_count(k, v) for k, v in (("S", S), ("A", A), ("T", T)))
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    if not 0.0 < delta <= 1.0:
+        raise ValueError(f"delta must be in (0, 1], got {delta!r}")
     if not (np.isfinite(c_log) and c_log > 0):
         raise ValueError(f"c_log must be finite and > 0, got {c_log!r}")
     return math.log(c_log * S * A * T / delta)
@@ -96,10 +109,22 @@ def _check_model(n: Any, p_hat: Any, v_next: Any) -> tuple[np.ndarray, np.ndarra
     return n, p_hat, v_next
 
 
-def _variance(p_hat: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``Var_{P_hat(.|s,a)}(v)`` for every (s, a), clipped at 0 against round-off."""
+def _variance(p_hat: np.ndarray, v: np.ndarray, variance: str = "weighted") -> np.ndarray:
+    """``Var_{P_hat(.|s,a)}(v)`` for every (s, a), clipped at 0 against round-off.
+
+    ``variance="official"`` is the authors' code quirk instead: the plain (unweighted) variance over
+    next states y of the products ``P_hat(y|s,a) v(y)``.
+    """
+    if variance == "official":
+        return np.var(p_hat * v, axis=-1)
     mean = p_hat @ v
     return np.maximum(p_hat @ (v * v) - mean * mean, 0.0)
+
+
+def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
 
 
 def bonus_ch(n: Any, H: int, L: float, *, c: float = 7.0) -> np.ndarray:
@@ -113,17 +138,19 @@ def bonus_ch(n: Any, H: int, L: float, *, c: float = 7.0) -> np.ndarray:
 
 
 def bonus_bf(n: Any, p_hat: np.ndarray, v_next: np.ndarray, n_next: Any, H: int, L: float, *,
-             c_var: float = 8.0, c_lin: float = 14.0 / 3.0, c_corr: float = 8.0, c_cap: float = 1e4) -> np.ndarray:
+             c_var: float = 8.0, c_lin: float = 14.0 / 3.0, c_corr: float = 8.0, c_cap: float = 1e4,
+             lin_offset: float = 0.0, variance: str = "weighted") -> np.ndarray:
     """UCBVI-BF bonus of Azar et al. (2017), shape of ``n`` (S, A).
 
-    ``sqrt(c_var L Var_P_hat(V_{h+1}) / N) + c_lin H L / N
-    + sqrt(c_corr sum_y P_hat(y|s,a) min(c_cap H^3 S^2 A L^2 / N'_{h+1}(y), H^2) / N)``
-    with Azar's ``c_var = 8, c_lin = 14/3, c_corr = 8, c_cap = 100^2``.
+    ``sqrt(c_var L Var_P_hat(V_{h+1}) / N) + c_lin H L / max(N - lin_offset, 1)
+    + sqrt(c_corr sum_y P_hat(y|s,a) min(c_cap H^3 S^2 A L^2 / max(N'_{h+1}(y), 1), H^2) / N)``
+    with Azar's ``c_var = 8, c_lin = 14/3, c_corr = 8, c_cap = 100^2, lin_offset = 0``.
 
     Args:
-        n: (S, A) counts N(s, a). p_hat: (S, A, S) empirical transitions. v_next: (S,) V_{h+1}.
-        n_next: (S,) visits N'_{h+1}(y) of each state at step h + 1 (0 gives the cap H^2).
-        H: horizon. L: log term.
+        n: (S, A) counts N(s, a) (0 read as 1). p_hat: (S, A, S) empirical transitions. v_next: (S,) V_{h+1}.
+        n_next: (S,) visits N'_{h+1}(y) of each state at step h + 1 (floored at 1).
+        H: horizon. L: log term. lin_offset: BF-I uses 1 (the ``max(N - 1, 1)`` denominator).
+        variance: ``"weighted"`` (Var_P_hat, the formula) or ``"official"`` (the authors' code quirk).
     """
     n, p_hat, v_next = _check_model(n, p_hat, v_next)
     n_next = np.asarray(n_next, dtype=float)
@@ -131,95 +158,119 @@ def bonus_bf(n: Any, p_hat: np.ndarray, v_next: np.ndarray, n_next: Any, H: int,
         raise ValueError(f"n_next must have shape (S,) = {v_next.shape}, got {n_next.shape}")
     if np.any(n_next < 0) or not np.all(np.isfinite(n_next)):
         raise ValueError("visit counts must be finite and non-negative")
-    var_part = np.sqrt(c_var * L * _variance(p_hat, v_next) / n)
-    return var_part + _bf_static_part(n, p_hat, n_next, H, L, c_lin, c_corr, c_cap)
+    if not (np.isfinite(lin_offset) and lin_offset >= 0):
+        raise ValueError(f"lin_offset must be finite and >= 0, got {lin_offset!r}")
+    _check_choice("variance", variance, VARIANCES)
+    var_part = np.sqrt(c_var * L * _variance(p_hat, v_next, variance) / n)
+    return var_part + _bf_static_part(n, p_hat, n_next, H, L, c_lin, c_corr, c_cap, lin_offset)
 
 
 def _bf_static_part(n: np.ndarray, p_hat: np.ndarray, n_next: np.ndarray, H: int, L: float, c_lin: float,
-                    c_corr: float, c_cap: float) -> np.ndarray:
+                    c_corr: float, c_cap: float, lin_offset: float = 0.0) -> np.ndarray:
     """The V-independent terms of the BF bonus; ``n_next`` is (S,) or (H, S) (then output (S, A, H))."""
     S, A = p_hat.shape[0], p_hat.shape[1]
-    with np.errstate(divide="ignore"):
-        capped = np.minimum(c_cap * H**3 * S**2 * A * L**2 / n_next, float(H) ** 2)
+    capped = np.minimum(c_cap * H**3 * S**2 * A * L**2 / np.maximum(n_next, 1.0), float(H) ** 2)
+    lin = c_lin * H * L / np.maximum(n - lin_offset, 1.0)
     if capped.ndim == 1:
-        return c_lin * H * L / n + np.sqrt(c_corr * (p_hat @ capped) / n)
-    return (c_lin * H * L / n)[..., None] + np.sqrt(c_corr * (p_hat @ capped.T) / n[..., None])
+        return lin + np.sqrt(c_corr * (p_hat @ capped) / n)
+    return lin[..., None] + np.sqrt(c_corr * (p_hat @ capped.T) / n[..., None])
 
 
-def _refined(constants: dict | None, keys: tuple[str, ...]) -> dict:
-    if constants is None or set(constants) != set(keys):
-        raise ValueError(REFINED_NOT_CONFIRMED.format(keys=", ".join(keys)))
+def _refined(constants: dict | None, keys: tuple[str, ...], default: dict) -> dict:
+    """``constants`` (exactly ``keys``) as floats, or the paper's ``default`` when None."""
+    if constants is None:
+        return dict(default)
+    if set(constants) != set(keys):
+        raise ValueError(f"refined constants must have exactly the keys {', '.join(keys)}, got {sorted(constants)}")
     return {k: float(v) for k, v in constants.items()}
 
 
-CH_REFINED_KEYS = ("c", "c_log")
-BF_REFINED_KEYS = ("c_var", "c_lin", "c_corr", "c_cap", "c_log")
-
-
-def bonus_ch_refined(n: Any, H: int, L: float, *, constants: dict | None) -> np.ndarray:
-    """CH-I (arXiv 2502.17370): the CH expression with the paper's constants, which must be given.
+def bonus_ch_refined(n: Any, H: int, L: float, *, constants: dict | None = None) -> np.ndarray:
+    """CH-I: ``c H L / sqrt(N)`` with the refined ``c = 2`` (:data:`REFINED_CH`) unless ``constants`` is given.
 
     Raises:
-        ValueError: when ``constants`` (keys ``c``, ``c_log``) are not supplied.
+        ValueError: ``constants`` without exactly the keys ``c``, ``c_log``.
     """
-    c = _refined(constants, CH_REFINED_KEYS)["c"]
+    c = _refined(constants, CH_REFINED_KEYS, REFINED_CH)["c"]
     return bonus_ch(n, H, L, c=c)
 
 
 def bonus_bf_refined(n: Any, p_hat: np.ndarray, v_next: np.ndarray, n_next: Any, H: int, L: float, *,
-                     constants: dict | None) -> np.ndarray:
-    """BF-I (arXiv 2502.17370): the BF expression with the paper's constants, which must be given.
+                     constants: dict | None = None, variance: str = "weighted") -> np.ndarray:
+    """BF-I: :func:`bonus_bf` with the refined constants (:data:`REFINED_BF`, linear term over max(N - 1, 1)).
 
     Raises:
-        ValueError: when ``constants`` (keys of :data:`BF_REFINED_KEYS`) are not supplied.
+        ValueError: ``constants`` without exactly the keys of :data:`BF_REFINED_KEYS`.
     """
-    c = _refined(constants, BF_REFINED_KEYS)
+    c = _refined(constants, BF_REFINED_KEYS, REFINED_BF)
     return bonus_bf(n, p_hat, v_next, n_next, H, L, c_var=c["c_var"], c_lin=c["c_lin"], c_corr=c["c_corr"],
-                    c_cap=c["c_cap"])
+                    c_cap=c["c_cap"], lin_offset=c["lin_offset"], variance=variance)
+
+
+def mvp_iota(S: int, A: int, H: int, K: int, delta: float | None = None) -> float:
+    """MVP's log term ``iota = ln(200 S A H^2 K^2 / delta)``; ``delta=None`` is the authors' ``1 / K``.
+
+    Raises:
+        ValueError: ``S``, ``A``, ``H``, ``K`` not positive integers or ``delta`` outside (0, 1].
+    """
+    S, A, H, K = (check_count(k, v) for k, v in (("S", S), ("A", A), ("H", H), ("K", K)))
+    delta = 1.0 / K if delta is None else delta
+    if not 0.0 < delta <= 1.0:
+        raise ValueError(f"delta must be in (0, 1], got {delta!r}")
+    return math.log(200.0 * S * A * H**2 * K**2 / delta)
 
 
 def bonus_mvp(n: Any, p_hat: np.ndarray, v_next: np.ndarray, var_r: Any, H: int, iota: float, *,
-              c1: float = 460.0 / 9.0, c2: float = 2.0 * math.sqrt(2.0), c3: float = 544.0 / 9.0) -> np.ndarray:
+              c1: float = 460.0 / 9.0, c2: float = 2.0 * math.sqrt(2.0), c3: float = 544.0 / 9.0,
+              variance: str = "weighted") -> np.ndarray:
     """MVP bonus: ``c1 sqrt(Var_P_hat(V_{h+1}) iota / n) + c2 sqrt(Var_hat(r) iota / n) + c3 H iota / n``.
 
     Args:
         n: (S, A) counts (0 read as 1). p_hat: (S, A, S) empirical transitions. v_next: (S,) V_{h+1}.
-        var_r: (S, A) empirical reward variances (>= 0). H: horizon. iota: ``ln(S A H K / delta)``.
+        var_r: (S, A) empirical reward variances (>= 0). H: horizon. iota: :func:`mvp_iota`.
+        variance: ``"weighted"`` or ``"official"`` (see :func:`bonus_bf`).
     """
     n, p_hat, v_next = _check_model(n, p_hat, v_next)
     var_r = np.asarray(var_r, dtype=float)
     if var_r.shape != n.shape or np.any(var_r < 0) or not np.all(np.isfinite(var_r)):
         raise ValueError(f"var_r must be a finite non-negative array of shape {n.shape}, got shape {var_r.shape}")
-    return (c1 * np.sqrt(_variance(p_hat, v_next) * iota / n) + c2 * np.sqrt(np.asarray(var_r) * iota / n)
+    _check_choice("variance", variance, VARIANCES)
+    return (c1 * np.sqrt(_variance(p_hat, v_next, variance) * iota / n) + c2 * np.sqrt(np.asarray(var_r) * iota / n)
             + c3 * H * iota / n)
 
 
-def greedy_policy(Q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """argmax_a Q[..., a] with ties (within 1e-9) broken uniformly at random."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+def greedy_policy(Q: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+    """argmax_a Q[..., a]: ties go to the lowest action index (``rng=None``, the authors' rule), or are
+    broken uniformly at random (within 1e-9) with the generator ``rng``."""
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be None or a numpy.random.Generator, got {type(rng).__name__}")
     Q = np.asarray(Q, dtype=float)
     if Q.ndim < 1 or Q.shape[-1] < 1 or not np.all(np.isfinite(Q)):
         raise ValueError(f"Q must be a finite array with at least one action on its last axis, got shape {Q.shape}")
+    if rng is None:
+        return np.argmax(Q, axis=-1)
     ties = Q >= Q.max(axis=-1, keepdims=True) - 1e-9
     return np.argmax(np.where(ties, rng.random(Q.shape), -1.0), axis=-1)
 
 
 def optimistic_backward_induction(p_hat: np.ndarray, r_hat: np.ndarray, visited: np.ndarray, H: int,
-                                  bonus_fn, q_prev: np.ndarray | None = None) -> np.ndarray:
+                                  bonus_fn, q_prev: np.ndarray | None = None,
+                                  variance: str = "weighted") -> np.ndarray:
     """Optimistic Q of shape (H, S, A).
 
     ``Q_h = min(q_prev_h, H, r_hat + P_hat V_{h+1} + bonus_fn(h, Var_P_hat(V_{h+1})))`` on visited pairs and
     ``H`` elsewhere; ``V_h = max_a Q_h``, ``V_H = 0``. ``p_hat``/``r_hat``/``visited`` are stationary
     ((S, A, S), (S, A), (S, A)) or stage-dependent (leading H axis). Note the model layout
     ``p_hat[s, a, s2]`` (the toolkit's ``P[a, s, s2]`` transposed by ``P.transpose(1, 0, 2)``), so that
-    ``p_hat @ V`` is (S, A). ``bonus_fn(h, var)`` returns the (S, A) bonus (or a scalar).
+    ``p_hat @ V`` is (S, A). ``bonus_fn(h, var)`` returns the (S, A) bonus (or a scalar); ``var`` is
+    Var_P_hat(V_{h+1}), or the authors' code quirk with ``variance="official"`` (see :func:`bonus_bf`).
 
     Raises:
         ValueError: ``H`` not a positive integer, or shapes of ``p_hat``, ``r_hat``, ``visited``
-            (or ``q_prev``, (H, S, A)) that do not match.
+            (or ``q_prev``, (H, S, A)) that do not match; an unknown ``variance``.
     """
     H = check_count("H", H)
+    _check_choice("variance", variance, VARIANCES)
     p_hat, r_hat, visited = np.asarray(p_hat), np.asarray(r_hat), np.asarray(visited)
     stage = p_hat.ndim == 4
     S = p_hat.shape[-1] if p_hat.ndim else 0
@@ -239,7 +290,7 @@ def optimistic_backward_induction(p_hat: np.ndarray, r_hat: np.ndarray, visited:
         p, r, c = (p_hat[h], r_hat[h], cap[h]) if stage else (p_hat, r_hat, cap)
         moments = p @ np.stack([V, V * V], axis=1)  # (S, A, 2): E[V_{h+1}] and E[V_{h+1}^2]
         pv = moments[..., 0]
-        var = np.maximum(moments[..., 1] - pv * pv, 0.0)
+        var = np.maximum(moments[..., 1] - pv * pv, 0.0) if variance == "weighted" else np.var(p * V, axis=-1)
         q = np.minimum(r + pv + bonus_fn(h, var), c)
         if q_prev is not None:
             np.minimum(q, q_prev[h], out=q)
@@ -248,10 +299,14 @@ def optimistic_backward_induction(p_hat: np.ndarray, r_hat: np.ndarray, visited:
     return Q
 
 
-def _check_agent_args(S: int, A: int, H: int, K: int, delta: float) -> tuple[int, int, int, int, float]:
+def _check_agent_args(S: int, A: int, H: int, K: int, delta: float | None) -> tuple[int, int, int, int, float]:
+    """Sizes as positive ints; ``delta`` in (0, 1], ``None`` read as 1 / K (MVP's default)."""
     S, A, H, K = (check_count(k, v) for k, v in (("S", S), ("A", A), ("H", H), ("K", K)))
-    if not 0.0 < float(delta) < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    delta = 1.0 / K if delta is None else delta
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)):
+        raise ValueError(f"delta must be a number in (0, 1], got {delta!r}")
+    if not 0.0 < float(delta) <= 1.0:
+        raise ValueError(f"delta must be in (0, 1], got {delta!r}")
     return S, A, H, K, float(delta)
 
 
@@ -292,37 +347,44 @@ def _check_trajectory(traj: Trajectory, S: int, A: int, H: int) -> tuple[np.ndar
 
 
 class UCBVI:
-    """UCBVI with a choice of bonus (Azar et al. 2017; refined constants of arXiv 2502.17370).
+    """UCBVI with a choice of bonus (Azar et al. 2017; refined CH-I / BF-I of Drago, Mussi & Metelli).
 
     Args:
         S, A, H, K: states, actions, horizon, number of episodes (T = H K enters the log term).
-        delta: confidence level.
+        delta: confidence level in (0, 1]; the default 1 is the authors' L = ln(5 S A K H).
         bonus: ``"ch"``, ``"bf"``, ``"ch_refined"`` or ``"bf_refined"``.
         bonus_scale: multiplies the bonus (1 = as published); the "constants" knob.
-        refined_constants: the refined variants' constants (required for them, see the module doc).
-        seed: seed of the tie-breaking generator.
+        refined_constants: override of the refined variants' constants (default :data:`REFINED_CH` /
+            :data:`REFINED_BF`).
+        seed: seed of the tie-breaking generator (used with ``tie_break="random"`` only).
+        tie_break: ``"first"`` (lowest action index, the authors' code) or ``"random"``.
+        variance: ``"weighted"`` (Var_P_hat(V), the formula) or ``"official"`` (the authors' code quirk).
 
     Attributes:
         policy: (H, S) greedy actions for the current episode. Q: (H, S, A) optimistic Q.
     """
 
-    def __init__(self, S: int, A: int, H: int, K: int, delta: float = 0.1, bonus: str = "bf",
-                 bonus_scale: float = 1.0, refined_constants: dict | None = None, seed: int | None = None):
+    def __init__(self, S: int, A: int, H: int, K: int, delta: float = 1.0, bonus: str = "bf",
+                 bonus_scale: float = 1.0, refined_constants: dict | None = None, seed: int | None = None,
+                 tie_break: str = "first", variance: str = "weighted"):
         self.S, self.A, self.H, self.K, self.delta = _check_agent_args(S, A, H, K, delta)
         if bonus not in BONUSES:
             raise ValueError(f"bonus must be one of {BONUSES}, got {bonus!r}")
         self.bonus, self.bonus_scale = bonus, _check_bonus_scale(bonus_scale)
+        self.tie_break = _check_choice("tie_break", tie_break, TIE_BREAKS)
+        self.variance = _check_choice("variance", variance, VARIANCES)
         if bonus == "ch_refined":
-            self.constants = _refined(refined_constants, CH_REFINED_KEYS)
+            self.constants = _refined(refined_constants, CH_REFINED_KEYS, REFINED_CH)
         elif bonus == "bf_refined":
-            self.constants = _refined(refined_constants, BF_REFINED_KEYS)
+            self.constants = _refined(refined_constants, BF_REFINED_KEYS, REFINED_BF)
         else:
             self.constants = dict(AZAR_CH if bonus == "ch" else AZAR_BF)
         self.L = log_term(self.S, self.A, self.H * self.K, self.delta, self.constants["c_log"])
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(seed) if tie_break == "random" else None
         self.n_sas = np.zeros((self.S, self.A, self.S))
         self.r_sum = np.zeros((self.S, self.A))
-        self.n_step_state = np.zeros((self.H + 1, self.S))  # N'_h(y): visits of y at step h
+        # N'_h(y): visits of y at step h at which an action was taken (row H, the final state, stays 0)
+        self.n_step_state = np.zeros((self.H + 1, self.S))
         self.Q = np.full((self.H, self.S, self.A), float(self.H))
         self.policy = greedy_policy(self.Q, self.rng)
 
@@ -338,7 +400,7 @@ class UCBVI:
         else:
             p_hat = self.n_sas / np.maximum(n, 1.0)[..., None]
             b = bonus_bf(n, p_hat, v_next, self.n_step_state[h + 1], H, L, c_var=c["c_var"], c_lin=c["c_lin"],
-                         c_corr=c["c_corr"], c_cap=c["c_cap"])
+                         c_corr=c["c_corr"], c_cap=c["c_cap"], lin_offset=c["lin_offset"], variance=self.variance)
         return self.bonus_scale * b
 
     def plan(self) -> None:
@@ -358,12 +420,13 @@ class UCBVI:
                 return b
         else:
             static = scale * _bf_static_part(nn, p_hat, self.n_step_state[1:], H, L, c["c_lin"], c["c_corr"],
-                                             c["c_cap"])
+                                             c["c_cap"], c["lin_offset"])
             coef = scale * math.sqrt(c["c_var"] * L)
 
             def bonus_fn(h: int, var: np.ndarray) -> np.ndarray:
                 return coef * np.sqrt(var / nn) + static[..., h]
-        self.Q = optimistic_backward_induction(p_hat, self.r_sum / nn, n > 0, H, bonus_fn, q_prev=self.Q)
+        self.Q = optimistic_backward_induction(p_hat, self.r_sum / nn, n > 0, H, bonus_fn, q_prev=self.Q,
+                                               variance=self.variance)
         self.policy = greedy_policy(self.Q, self.rng)
 
     def act(self, h: int, s: int) -> int:
@@ -375,24 +438,31 @@ class UCBVI:
         s, a, r = _check_trajectory(trajectory, self.S, self.A, self.H)
         np.add.at(self.n_sas, (s[:-1], a, s[1:]), 1.0)
         np.add.at(self.r_sum, (s[:-1], a), r)
-        self.n_step_state[np.arange(self.H + 1), s] += 1.0
+        self.n_step_state[np.arange(self.H), s[:-1]] += 1.0
         self.plan()
 
 
 class MVP:
-    """Monotonic Value Propagation with the doubling trick (Zhang, Chen, Lee & Du 2024), as recalled.
+    """Monotonic Value Propagation with the doubling trick (Zhang, Chen, Lee & Du 2024), as the authors run it.
 
-    Stage-dependent statistics; those of (h, s, a) are refreshed from the latest epoch's samples when
-    its total count reaches 1, 2, 4, 8, ...; the policy is recomputed only after a refresh.
+    Statistics pooled over steps, per (s, a). When the total visit count of (s, a) reaches 1, 2, 4, 8, ...
+    (checked after every step), its N and P_hat become those of the samples since the previous such
+    point; after an episode with at least one such refresh, Q is recomputed from scratch (capped at H).
+
+    Args:
+        S, A, H, K: sizes. delta: confidence in (0, 1]; ``None`` = the authors' 1 / K.
+        seed, tie_break, variance, bonus_scale: as in :class:`UCBVI`.
     """
 
-    def __init__(self, S: int, A: int, H: int, K: int, delta: float = 0.1, seed: int | None = None,
-                 bonus_scale: float = 1.0):
+    def __init__(self, S: int, A: int, H: int, K: int, delta: float | None = None, seed: int | None = None,
+                 bonus_scale: float = 1.0, tie_break: str = "first", variance: str = "weighted"):
         self.S, self.A, self.H, self.K, self.delta = _check_agent_args(S, A, H, K, delta)
         self.bonus_scale = _check_bonus_scale(bonus_scale)
-        self.iota = math.log(self.S * self.A * self.H * self.K / self.delta)
-        self.rng = np.random.default_rng(seed)
-        shape = (self.H, self.S, self.A)
+        self.tie_break = _check_choice("tie_break", tie_break, TIE_BREAKS)
+        self.variance = _check_choice("variance", variance, VARIANCES)
+        self.iota = mvp_iota(self.S, self.A, self.H, self.K, self.delta)
+        self.rng = np.random.default_rng(seed) if tie_break == "random" else None
+        shape = (self.S, self.A)
         self.n_total = np.zeros(shape, dtype=np.int64)
         self.epoch_sas = np.zeros((*shape, self.S))
         self.epoch_r = np.zeros(shape)
@@ -401,26 +471,27 @@ class MVP:
         self.p_hat = np.zeros((*shape, self.S))
         self.r_hat = np.zeros(shape)
         self.var_r = np.zeros(shape)
-        self.Q = np.full(shape, float(self.H))
+        self.Q = np.full((self.H, *shape), float(self.H))
         self.policy = greedy_policy(self.Q, self.rng)
 
     def bonus_values(self, h: int, v_next: np.ndarray) -> np.ndarray:
-        """The (S, A) MVP bonus at step h given V_{h+1} (public function, for checks)."""
+        """The (S, A) MVP bonus given V_{h+1} (the same at every step h; public function, for checks)."""
         c = MVP_CONSTANTS
-        return self.bonus_scale * bonus_mvp(self.n_hat[h], self.p_hat[h], v_next, self.var_r[h], self.H, self.iota,
-                                            c1=c["c1"], c2=c["c2"], c3=c["c3"])
+        return self.bonus_scale * bonus_mvp(self.n_hat, self.p_hat, v_next, self.var_r, self.H, self.iota,
+                                            c1=c["c1"], c2=c["c2"], c3=c["c3"], variance=self.variance)
 
     def plan(self) -> None:
-        """Recompute Q and the greedy policy; same numbers as :meth:`bonus_values`."""
+        """Recompute Q from scratch and the greedy policy; same numbers as :meth:`bonus_values`."""
         c, scale, iota = MVP_CONSTANTS, self.bonus_scale, self.iota
         nn = np.maximum(self.n_hat, 1.0)
         static = scale * (c["c2"] * np.sqrt(self.var_r * iota / nn) + c["c3"] * self.H * iota / nn)
         coef = scale * c["c1"] * math.sqrt(iota)
 
         def bonus_fn(h: int, var: np.ndarray) -> np.ndarray:
-            return coef * np.sqrt(var / nn[h]) + static[h]
+            return coef * np.sqrt(var / nn) + static
 
-        self.Q = optimistic_backward_induction(self.p_hat, self.r_hat, self.n_hat > 0, self.H, bonus_fn)
+        self.Q = optimistic_backward_induction(self.p_hat, self.r_hat, self.n_hat > 0, self.H, bonus_fn,
+                                               variance=self.variance)
         self.policy = greedy_policy(self.Q, self.rng)
 
     def act(self, h: int, s: int) -> int:
@@ -429,53 +500,60 @@ class MVP:
 
     def update(self, trajectory: Trajectory) -> None:
         s, a, r = _check_trajectory(trajectory, self.S, self.A, self.H)
-        hs = np.arange(self.H)
-        idx = (hs, s[:-1], a)
-        self.n_total[idx] += 1  # each (h, s, a) occurs at most once per episode
-        self.epoch_sas[hs, s[:-1], a, s[1:]] += 1.0
-        self.epoch_r[idx] += r
-        self.epoch_r2[idx] += r * r
-        n = self.n_total[idx]
-        refresh = (n & (n - 1)) == 0  # the count just reached a power of two
-        if not refresh.any():
-            return
-        h, ss, aa = hs[refresh], s[:-1][refresh], a[refresh]
-        m = self.epoch_sas[h, ss, aa].sum(axis=1)
-        self.n_hat[h, ss, aa] = m
-        self.p_hat[h, ss, aa] = self.epoch_sas[h, ss, aa] / m[:, None]
-        mean_r = self.epoch_r[h, ss, aa] / m
-        self.r_hat[h, ss, aa] = mean_r
-        self.var_r[h, ss, aa] = np.maximum(self.epoch_r2[h, ss, aa] / m - mean_r**2, 0.0)
-        self.epoch_sas[h, ss, aa] = 0.0  # a new epoch starts for the refreshed triples
-        self.epoch_r[h, ss, aa] = 0.0
-        self.epoch_r2[h, ss, aa] = 0.0
-        self.plan()
+        refreshed = False
+        for h in range(self.H):  # a pair can recur within an episode: process the steps in order
+            x, y = s[h], a[h]
+            self.epoch_sas[x, y, s[h + 1]] += 1.0
+            self.epoch_r[x, y] += r[h]
+            self.epoch_r2[x, y] += r[h] * r[h]
+            self.n_total[x, y] += 1
+            n = int(self.n_total[x, y])
+            if n & (n - 1) == 0:  # the total count just reached a power of two
+                m = self.epoch_sas[x, y].sum()
+                self.n_hat[x, y] = m
+                self.p_hat[x, y] = self.epoch_sas[x, y] / m
+                mean_r = self.epoch_r[x, y] / m
+                self.r_hat[x, y] = mean_r
+                self.var_r[x, y] = max(self.epoch_r2[x, y] / m - mean_r**2, 0.0)
+                self.epoch_sas[x, y] = 0.0  # a new epoch starts for the refreshed pair
+                self.epoch_r[x, y] = 0.0
+                self.epoch_r2[x, y] = 0.0
+                refreshed = True
+        if refreshed:
+            self.plan()
 
 
-def run_regret(env: TabularEpisodicMDP, agent: Any, K: int, seed: int | None = 0) -> np.ndarray:
+def run_regret(env: TabularEpisodicMDP, agent: Any, K: int, seed: int | None = 0,
+               regret: str = "realised") -> np.ndarray:
     """Cumulative regret after each of ``K`` episodes, shape (K,).
 
-    Episode k's regret is the expected one, ``V*_0(s0) - V^{pi_k}_0(s0)``, computed exactly (V* by
-    backward induction, V^{pi_k} by policy evaluation) for the policy ``agent.policy`` (H, S) the agent
-    plays in that episode; the episode is then sampled from ``env`` and passed to ``agent.update``.
+    ``regret="realised"`` (the authors' metric): episode k contributes ``V*_0(s0)`` minus the rewards
+    collected in the sampled episode. ``regret="expected"``: ``V*_0(s0) - V^{pi_k}_0(s0)`` computed
+    exactly for the policy ``agent.policy`` (H, S) played in that episode. Either way the episode is
+    sampled from ``env`` (inverse-CDF draws from a generator seeded with ``seed``) and passed to
+    ``agent.update``.
     """
     K = check_count("K", K)
+    _check_choice("regret", regret, REGRETS)
     H, S = env.H, env.n_states
     if getattr(agent, "policy", None) is None or np.shape(agent.policy) != (H, S):
         raise ValueError(f"agent must expose its current policy as .policy of shape (H, S) = ({H}, {S})")
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     cdf = np.cumsum(env.P, axis=-1)
+    v_star = env.optimal_value
     per_episode = np.empty(K)
     last_policy, last_regret = None, 0.0
     states = np.empty(H + 1, dtype=np.int64)
     actions = np.empty(H, dtype=np.int64)
     rewards = np.empty(H)
+    expected = regret == "expected"
     for k in range(K):
-        policy = agent.policy
-        if last_policy is None or not np.array_equal(policy, last_policy):
-            last_policy, last_regret = policy.copy(), env.expected_regret(policy)
-        per_episode[k] = last_regret
+        if expected:
+            policy = agent.policy
+            if last_policy is None or not np.array_equal(policy, last_policy):
+                last_policy, last_regret = policy.copy(), env.expected_regret(policy)
+            per_episode[k] = last_regret
         u = rng.random(H)
         s = env.s0
         for h in range(H):
@@ -483,6 +561,8 @@ def run_regret(env: TabularEpisodicMDP, agent: Any, K: int, seed: int | None = 0
             states[h], actions[h], rewards[h] = s, a, env.R[h, s, a]
             s = min(int(np.searchsorted(cdf[h, a, s], u[h], side="right")), S - 1)
         states[H] = s
+        if not expected:
+            per_episode[k] = v_star - rewards.sum()
         agent.update(Trajectory(states.copy(), actions.copy(), rewards.copy()))
     return np.cumsum(per_episode)
 
@@ -496,9 +576,11 @@ class AgentSpec:
     bonus: str = "bf"
     bonus_scale: float = 1.0
 
-    def make(self, S: int, A: int, H: int, K: int, delta: float, seed: int,
-             refined_constants: dict | None = None) -> Any:
+    def make(self, S: int, A: int, H: int, K: int, delta: float | None, seed: int,
+             refined_constants: dict | None = None, mvp_delta: float | None = None,
+             tie_break: str = "first", variance: str = "weighted") -> Any:
         if self.kind == "mvp":
-            return MVP(S, A, H, K, delta, seed=seed, bonus_scale=self.bonus_scale)
-        return UCBVI(S, A, H, K, delta, bonus=self.bonus, bonus_scale=self.bonus_scale,
-                     refined_constants=refined_constants, seed=seed)
+            return MVP(S, A, H, K, mvp_delta, seed=seed, bonus_scale=self.bonus_scale, tie_break=tie_break,
+                       variance=variance)
+        return UCBVI(S, A, H, K, 1.0 if delta is None else delta, bonus=self.bonus, bonus_scale=self.bonus_scale,
+                     refined_constants=refined_constants, seed=seed, tie_break=tie_break, variance=variance)

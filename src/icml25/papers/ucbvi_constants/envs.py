@@ -1,5 +1,7 @@
 """Finite-horizon episodic tabular MDPs: a gymnasium-style environment, RiverSwim, random MDPs.
 
+RiverSwim and the dense-uniform illustrative MDPs follow the authors' code (marcomussi/position_constants).
+
 Conventions (those of :mod:`icml25.common.mdp`): ``P`` of shape ``(A, S, S)`` (stationary) or
 ``(H, A, S, S)`` (stage-dependent), rewards ``R`` of shape ``(S, A)`` or ``(H, S, A)`` in [0, 1];
 steps are numbered ``h = 0, ..., H-1`` and every episode starts in the fixed state ``s0``.
@@ -124,26 +126,45 @@ class TabularEpisodicMDP:
         return self.optimal_value - float(policy_value(self.P, self.R, policy)[0, self.s0])
 
 
-def riverswim(n_states: int = 6, H: int = 20) -> TabularEpisodicMDP:
-    """RiverSwim (Strehl & Littman 2008) as an episodic MDP; action 0 = left, 1 = right.
+def riverswim(n_states: int = 10, H: int = 25) -> TabularEpisodicMDP:
+    """RiverSwim as the authors run it (marcomussi/position_constants); action 0 = left, 1 = right.
 
-    Left moves left deterministically; right succeeds with probability 0.35 (0.4 at the left end),
-    stays with 0.6 and slips left with 0.05. Reward 0.005 for "left" in the leftmost state and 1 for
-    "right" in the rightmost state; the episode starts in the leftmost state.
+    Left moves one state left deterministically (stays in state 0). Right from an interior state: 0.3
+    right, 0.6 stay, 0.1 left; from state 0: 0.3 right, 0.7 stay; from the right end: 0.3 stay, 0.7 left.
+    Expected rewards (deterministic): 0.005 / 0.3 for left in state 0 and 1 for right in the last state
+    (the authors' reward 0.005 on the transition 0 -> 0 and 1 on the transition S-1 -> S-1 under right,
+    averaged over the next state and divided by 0.3). Episodes start in state 0.
     """
     S = check_count("n_states", n_states, minimum=2)
     P = np.zeros((2, S, S))
     for s in range(S):
         P[0, s, max(s - 1, 0)] = 1.0
         if s == 0:
-            P[1, s, 1], P[1, s, 0] = 0.4, 0.6
+            P[1, s, 1], P[1, s, 0] = 0.3, 0.7
         elif s == S - 1:
-            P[1, s, s], P[1, s, s - 1] = 0.6, 0.4
+            P[1, s, s], P[1, s, s - 1] = 0.3, 0.7
         else:
-            P[1, s, s + 1], P[1, s, s], P[1, s, s - 1] = 0.35, 0.6, 0.05
+            P[1, s, s + 1], P[1, s, s], P[1, s, s - 1] = 0.3, 0.6, 0.1
     R = np.zeros((S, 2))
-    R[0, 0], R[S - 1, 1] = 0.005, 1.0
+    R[0, 0] = 0.005 / 0.3
+    R[S - 1, 1] = 1.0
     return TabularEpisodicMDP(P, R, H, s0=0)
+
+
+def illustrative_mdp(S: int = 3, A: int = 3, H: int = 5, seed: int = 0) -> TabularEpisodicMDP:
+    """The authors' illustrative MDP: P(.|s,a) with Uniform(0, 1) entries, normalised; R ~ Uniform(0, 1).
+
+    Drawn with ``numpy.random.RandomState(seed)`` in the authors' order (P as (S, A, S), then R as
+    (S, A)), so ``seed = i`` gives the instance of their trial ``i``. Start state 0, stationary.
+    """
+    S, A = check_count("S", S), check_count("A", A)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    rs = np.random.RandomState(int(seed))
+    P = rs.uniform(low=0.0, high=1.0, size=(S, A, S))
+    P = P / P.sum(axis=-1, keepdims=True)
+    R = rs.uniform(low=0.0, high=1.0, size=(S, A))
+    return TabularEpisodicMDP(P.transpose(1, 0, 2), R, H, s0=0)
 
 
 def random_episodic_mdp(S: int = 10, A: int = 3, H: int = 10, seed: int | None = 0,
