@@ -70,6 +70,7 @@ BAD_INPUTS = [
     ("santa_lam_above_one", lambda: SantaMemory(_bank(), 2, 2, lam=1.5), ValueError),
     ("santa_zero_k", lambda: SantaMemory(_bank(), 2, 0), ValueError),
     ("santa_nan_temperature", lambda: SantaMemory(_bank(), 2, 2, temperature=math.nan), ValueError),
+    ("santa_normalize_query_not_bool", lambda: SantaMemory(_bank(), 2, 2, normalize_query="yes"), ValueError),
     ("santa_wrong_query_width", lambda: SantaMemory(_bank(), 2, 2).fuse(torch.randn(3, 7)), ValueError),
     ("santa_nan_query", lambda: SantaMemory(_bank(), 2, 2).fuse(_nan(torch.randn(3, 8))), ValueError),
     ("mapper_zero_layers", lambda: TransformerMapper(8, 16, n_layers=0), ValueError),

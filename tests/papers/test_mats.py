@@ -38,11 +38,26 @@ def test_noise_injection_variance_matches():
     assert abs(float(cos) - (1 + d * var) ** -0.5) < 0.01
 
 
+def test_noise_injection_normalises_first():
+    # official utils.noise_injection: normalize(normalize(x) + sqrt(var) * N(0, I)); the input's scale is irrelevant
+    x = torch.randn(40, 8) * 7
+    eps = torch.randn(40, 8, generator=torch.Generator().manual_seed(3)) * 0.015 ** 0.5
+    expected = F.normalize(F.normalize(x, dim=-1) + eps, dim=-1)
+    for scale in (1.0, 0.01, 50.0):
+        got = noise_injection(scale * x, 0.015, generator=torch.Generator().manual_seed(3))
+        assert torch.allclose(got, expected, atol=1e-6)
+
+
 def _santa_reference(santa: SantaMemory, v: torch.Tensor) -> torch.Tensor:
-    """Loop-based Santa with zero noise, written independently of the vectorised code."""
+    """Loop-based Santa with zero noise, written independently of the vectorised code.
+
+    The query is used as given (the official encode_audio works on the raw CLAP audio embedding), or as its
+    unit vector when the memory was built with ``normalize_query=True``.
+    """
     out = []
     labels = torch.cdist(santa.bank, santa.centres).argmin(1)
     for q in v:
+        q = q / q.norm() if santa.normalize_query else q
         c = int(((santa.centres - q) ** 2).sum(1).argmin())
         members = torch.nonzero(labels == c).flatten().tolist()
         members += [members[0]] * max(0, santa.k - len(members))  # pad with the cluster's first member
@@ -61,6 +76,33 @@ def test_santa_matches_bruteforce_and_weights_sum_to_one():
     idx = santa.neighbours(v)
     w = santa.weights(v, noise_injection(santa.bank[idx], 0.015, generator=torch.Generator().manual_seed(1)))
     assert idx.shape == (20, 16) and torch.allclose(w.sum(1), torch.ones(20), atol=1e-6) and (w > 0).all()
+
+
+def test_santa_on_the_raw_audio_embedding_and_the_normalised_option():
+    bank, unit = _unit(300, 8, 10), _unit(25, 8, 11)
+    raw = 3.0 * unit  # a LayerNorm output of width 8 has norm about sqrt(8)
+    kw = dict(n_clusters=10, k=16, temperature=10.0, lam=0.3, noise_variance=0.0)
+    santa = SantaMemory(bank, generator=torch.Generator().manual_seed(0), **kw)
+    normed = SantaMemory(bank, generator=torch.Generator().manual_seed(0), normalize_query=True, **kw)
+    assert not santa.normalize_query and normed.normalize_query
+    # default: Santa on the raw query, f = normalize((1 - lam) a + lam sum w m), w = softmax(T <a, m>)
+    assert torch.allclose(santa.fuse(raw), _santa_reference(santa, raw), atol=1e-5)
+    # hand formula for one query, with its neighbours taken from the brute-force order
+    a = raw[0]
+    labels = torch.cdist(santa.bank, santa.centres).argmin(1)
+    c = int(torch.cdist(a[None], santa.centres).argmin())
+    members = sorted(torch.nonzero(labels == c).flatten().tolist(), key=lambda i: float((santa.bank[i] - a).norm()))
+    m = santa.bank[(members + [members[0]] * 16)[:16]]
+    w = torch.exp(10.0 * (m @ a)) / torch.exp(10.0 * (m @ a)).sum()
+    assert torch.allclose(santa.fuse(raw)[0], F.normalize(0.7 * a + 0.3 * (w[:, None] * m).sum(0), dim=0), atol=1e-5)
+    # the normalised option is Santa on a / |a|; the two agree on unit queries and differ on raw ones
+    assert torch.allclose(normed.fuse(raw), santa.fuse(unit), atol=1e-6)
+    assert torch.allclose(normed.fuse(unit), santa.fuse(unit), atol=1e-6)
+    assert (santa.fuse(raw) - normed.fuse(raw)).abs().max() > 1e-2
+    # on a raw query the audio term dominates more: the fused vector stays closer to the audio direction
+    assert (santa.fuse(raw) * unit).sum(1).mean() > (normed.fuse(raw) * unit).sum(1).mean()
+    with pytest.raises(ValueError, match="normalize_query"):
+        SantaMemory(bank, normalize_query="yes", **kw)
 
 
 def test_santa_padding_when_cluster_smaller_than_k():
@@ -115,6 +157,18 @@ def test_text_only_training_never_calls_encode_audio():
     assert clap.word.weight.grad is None  # CLAP stays frozen
 
 
+def test_tiny_clap_returns_raw_layernorm_embeddings_and_cosine_logits():
+    torch.manual_seed(0)
+    clap = TinyCLAP()
+    audio, text = torch.randn(5, 64), torch.from_numpy(make_scenes(4, seed=1).caption)
+    a, t = clap.encode_audio(audio), clap.encode_text(text)
+    # LayerNorm output (unit gain at init): zero mean, norm sqrt(dim) per row, i.e. not unit vectors
+    assert torch.allclose(a.mean(1), torch.zeros(5), atol=1e-5)
+    assert torch.allclose(a.norm(dim=1), torch.full((5,), 32 ** 0.5), rtol=1e-3)
+    cos = F.normalize(a, dim=-1) @ F.normalize(t, dim=-1).T
+    assert torch.allclose(clap(audio, text), clap.log_scale.exp().clamp(max=100) * cos, atol=1e-5)
+
+
 def test_scenes_captions_name_the_concepts_and_f1():
     s = make_scenes(200, seed=3)
     assert np.array_equal(concepts_in(s.caption), s.concepts)
@@ -165,7 +219,7 @@ def test_mats_forward_is_the_teacher_forced_logits_and_holds_santa():
     model = MATS(clap, mapper, lm, use_santa=True, santa=santa).eval()
     audio, tokens = torch.randn(3, 64), torch.full((3, 2), CAPTION_PROMPT)
     logits = model(audio, tokens)
-    emb = santa.fuse(F.normalize(clap.encode_audio(audio), dim=-1))
+    emb = santa.fuse(clap.encode_audio(audio))  # Santa on the raw audio embedding
     assert logits.shape == (3, 1 + 2 + 2, lm.head.out_features)
     assert torch.allclose(logits, model._logits_from_embedding(emb, tokens))
     assert any(k.startswith("santa.") for k in model.state_dict())

@@ -16,6 +16,7 @@ from icml25.papers.single_transformer_lmm import (
     TinyViT,
     attention_mask_from_ids,
     build_attention_mask,
+    current_token_prediction_loss,
     init_post_from_lm,
     make_vqa,
     render_scenes,
@@ -114,11 +115,69 @@ def test_stage1_loss_is_zero_when_pre_decoder_is_the_teacher():
     ids = torch.tensor([[3] + [IMG] * 16 + [5, 6]] * 2)
     pix = torch.rand(2, 3, 32, 32)
     for kind in ("mse", "cosine"):
-        assert float(stage1_loss(m, heads, vit, lm.embed, ids, pix, IMG, loss=kind).detach()) < 1e-6
+        for vkind in ("mse", "cosine"):
+            assert float(stage1_loss(m, heads, vit, lm.embed, ids, pix, IMG, loss=kind, visual_loss=vkind).detach()) \
+                < 1e-6
     # a random pre-decoder is far from the teacher
     assert float(stage1_loss(_model(), DistillHeads(32, 32, 32), vit, lm.embed, ids, pix, IMG).detach()) > 1e-2
     with pytest.raises(ValueError, match="loss"):
         stage1_loss(m, heads, vit, lm.embed, ids, pix, IMG, loss="kl")
+    with pytest.raises(ValueError, match="visual_loss"):
+        stage1_loss(m, heads, vit, lm.embed, ids, pix, IMG, visual_loss="ctp")
+
+
+def test_current_token_prediction_loss_matches_a_brute_force_softmax():
+    # Algorithm 1: logits = logit_scale * hidden @ E^T, cross-entropy against the CURRENT token ids
+    g = torch.Generator().manual_seed(4)
+    hidden, table = torch.randn(7, 6, generator=g), torch.randn(11, 6, generator=g)
+    ids = torch.randint(0, 11, (7,), generator=g)
+    for scale in (1.0, 0.3, 14.0):
+        terms = []
+        for n in range(7):
+            z = [scale * float(hidden[n] @ table[k]) for k in range(11)]
+            zmax = max(z)
+            terms.append(-(z[int(ids[n])] - zmax - np.log(sum(np.exp(v - zmax) for v in z))))
+        got = float(current_token_prediction_loss(hidden, table, ids, scale))
+        assert got == pytest.approx(float(np.mean(terms)), rel=1e-5)
+    # the table is a fixed classifier: no gradient reaches it
+    table.requires_grad_(True)
+    current_token_prediction_loss(hidden.requires_grad_(True), table, ids).backward()
+    assert table.grad is None and hidden.grad is not None
+    for bad in (dict(logit_scale=0.0), dict(logit_scale=float("inf"))):
+        with pytest.raises(ValueError, match="logit_scale"):
+            current_token_prediction_loss(hidden, table, ids, **bad)
+    with pytest.raises(ValueError, match="share C"):
+        current_token_prediction_loss(hidden, table[:, :5], ids)
+    with pytest.raises(ValueError, match="token_ids"):
+        current_token_prediction_loss(hidden, table, ids[:3])
+
+
+def test_stage1_ctp_closed_form_with_an_orthogonal_embedding_table():
+    # E = c I (vocab = width = 32), identity pre-decoder and heads: text logits are s c^2 at the current token and
+    # 0 elsewhere, so L_ctp = log(1 + (K - 1) exp(-s c^2)); the visual side is exact (teacher = patch embedding)
+    torch.manual_seed(5)
+    K, c, s = 32, 1.5, 0.7
+    vit = TinyViT(d=K, n_layers=0, n_heads=2, patch=8, img=32)
+    lm = TinyLM(K, d=K, n_layers=2, n_heads=2)
+    with torch.no_grad():
+        lm.embed.weight.copy_(c * torch.eye(K))
+    m = init_post_from_lm(_model(vocab=K, d_pre=K, d_post=K), lm, identity_pre=True)
+    m.patch_embed.load_state_dict(vit.patch_embed.state_dict())
+    heads = DistillHeads(K, K, K)
+    with torch.no_grad():
+        for h in (heads.visual, heads.text):
+            h.weight.copy_(torch.eye(K))
+            h.bias.zero_()
+    ids = torch.tensor([[3] + [IMG] * 16 + [5, 6, 9]] * 2)
+    pix = torch.rand(2, 3, 32, 32)
+    got = float(stage1_loss(m, heads, vit, lm.embed, ids, pix, IMG, loss="ctp", logit_scale=s).detach())
+    assert got == pytest.approx(float(np.log1p((K - 1) * np.exp(-s * c * c))), rel=1e-5)
+    # negative control: the NEXT token as target would be far costlier (it scores 0, not s c^2)
+    nxt = current_token_prediction_loss(torch.eye(K)[[3, 5, 6]] * c, lm.embed.weight, torch.tensor([5, 6, 9]), s)
+    assert float(nxt) > got + 0.5
+    # the weight multiplies the text side only
+    w = float(stage1_loss(m, heads, vit, lm.embed, ids, pix, IMG, loss="ctp", logit_scale=s, text_weight=2.0).detach())
+    assert w == pytest.approx(2 * got, rel=1e-5)
 
 
 def test_data_answers_follow_scene_attributes():

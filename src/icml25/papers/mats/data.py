@@ -167,38 +167,43 @@ def check_token_ids(tokens: Tensor, vocab: int, name: str = "tokens") -> None:
 class TinyCLAP(nn.Module):
     """Contrastive audio-text pair: MLP on log-mel statistics; mean word embedding + MLP for text.
 
-    ``forward(audio, text)`` gives the InfoNCE logits ``exp(log_scale) <a_i, t_j>`` (B_audio, B_text).
+    Each encoder ends in a LayerNorm, like msclap's projection head (linear, GELU-linear residual,
+    LayerNorm), and ``encode_audio`` / ``encode_text`` return that output *unnormalised* (norm about
+    sqrt(dim)), as msclap's encoders do: this is the raw audio embedding the official Santa works on.
+    ``forward(audio, text)`` gives the InfoNCE logits ``exp(log_scale) <a_i/|a_i|, t_j/|t_j|>`` (B_audio, B_text).
     """
 
     def __init__(self, n_audio_features: int = 64, vocab: int = len(VOCAB), dim: int = 32, hidden: int = 128) -> None:
         super().__init__()
         self.audio_net = nn.Sequential(nn.Linear(n_audio_features, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
-                                       nn.ReLU(), nn.Linear(hidden, dim))
+                                       nn.ReLU(), nn.Linear(hidden, dim), nn.LayerNorm(dim))
         self.word = nn.Embedding(vocab, hidden, padding_idx=0)
-        self.text_net = nn.Sequential(nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, dim))
+        self.text_net = nn.Sequential(nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, dim),
+                                      nn.LayerNorm(dim))
         self.register_buffer("mu", torch.zeros(n_audio_features))
         self.register_buffer("sd", torch.ones(n_audio_features))
         self.log_scale = nn.Parameter(torch.tensor(np.log(1 / 0.07), dtype=torch.float32))
 
     def encode_audio(self, audio: Tensor) -> Tensor:
-        """Normalised audio embeddings (B, dim) from log-mel statistics (B, n_features)."""
+        """Raw (LayerNorm-output, not unit-norm) audio embeddings (B, dim) from log-mel statistics (B, n_features)."""
         if audio.dim() != 2 or audio.shape[1] != self.mu.shape[0]:
             raise ValueError(f"audio must have shape (B, {self.mu.shape[0]}), got {tuple(audio.shape)}")
-        return F.normalize(self.audio_net((audio - self.mu) / self.sd), dim=-1)
+        return self.audio_net((audio - self.mu) / self.sd)
 
     def encode_text(self, text: Tensor) -> Tensor:
-        """Normalised text embeddings (B, dim) from token ids (B, L), 0 = padding; EOS is ignored."""
+        """Raw (LayerNorm-output) text embeddings (B, dim) from token ids (B, L), 0 = padding; EOS is ignored."""
         check_token_ids(text, self.word.num_embeddings, "text")
         if text.dim() != 2:
             raise ValueError(f"text must have shape (B, L), got {tuple(text.shape)}")
         words = self.word(text)
         mask = ((text != 0) & (text != WORD["<eos>"])).to(words.dtype).unsqueeze(-1)
         bag = (words * mask).sum(1) / mask.sum(1).clamp_min(1)
-        return F.normalize(self.text_net(bag), dim=-1)
+        return self.text_net(bag)
 
     def forward(self, audio: Tensor, text: Tensor) -> Tensor:
-        """InfoNCE logits (B_audio, B_text): ``min(exp(log_scale), 100) * <E_A(audio), E_T(text)>``."""
-        return self.log_scale.exp().clamp(max=100) * self.encode_audio(audio) @ self.encode_text(text).T
+        """InfoNCE logits (B_audio, B_text): ``min(exp(log_scale), 100) * cos(E_A(audio), E_T(text))``."""
+        a, t = F.normalize(self.encode_audio(audio), dim=-1), F.normalize(self.encode_text(text), dim=-1)
+        return self.log_scale.exp().clamp(max=100) * a @ t.T
 
 
 def train_clap(scenes: Scenes, steps: int, seed: int, dim: int = 32, batch: int = 128, lr: float = 2e-3,

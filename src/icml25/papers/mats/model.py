@@ -35,13 +35,18 @@ def _check_embeddings(x: Tensor, name: str, dims: int | None = 2, width: int | N
 
 def noise_injection(x: Tensor, variance: float = 0.015, uniform: bool = False,
                     generator: torch.Generator | None = None) -> Tensor:
-    """Add zero-mean noise of per-coordinate ``variance`` to ``x`` and re-normalise each row.
+    """Normalise each row, add zero-mean noise of per-coordinate ``variance``, re-normalise.
 
-    ``t~ = normalize(t + eps)`` with ``eps ~ N(0, variance I)`` (or uniform with the same
-    variance when ``uniform``). With ``variance = 0`` this is ``normalize(x)``.
+    ``t = normalize(x)``, ``t~ = normalize(t + eps)`` with ``eps ~ N(0, variance I)`` (or uniform with
+    the same variance when ``uniform``), as ``noise_injection`` in the official MATS-LLaMA/models/utils.py
+    (which normalises first, so the noise scale is relative to a unit vector whatever the input norm).
+    With ``variance = 0`` this is ``normalize(x)`` (the official code returns ``x`` unchanged; the two agree
+    on the unit-norm inputs it is called with). The official ``uniform_noise`` flag is ignored there (always
+    Gaussian); here ``uniform=True`` really draws ``U(-a, a)`` with ``a^2 / 3 = variance``.
     """
     _check_variance(variance)
     _check_embeddings(x, "x", dims=None)
+    x = F.normalize(x, dim=-1)
     if variance > 0:
         if uniform:  # U(-a, a) has variance a^2 / 3
             a = (3.0 * variance) ** 0.5
@@ -54,7 +59,10 @@ def noise_injection(x: Tensor, variance: float = 0.015, uniform: bool = False,
 
 @runtime_checkable
 class ContrastiveEncoderPair(Protocol):
-    """A CLAP-like model: text and audio encoders into one shared embedding space."""
+    """A CLAP-like model: text and audio encoders into one shared embedding space.
+
+    Both return the encoders' projection outputs as they are (msclap's are LayerNorm outputs, not
+    unit vectors); MATS normalises where the paper's code does (text before noise, audio after Santa)."""
 
     def encode_text(self, text: Tensor) -> Tensor:
         """Embed a batch of tokenised texts, shape (B, dim)."""
@@ -126,11 +134,16 @@ def kmeans(x: Tensor, n_clusters: int, iters: int = 10, generator: torch.Generat
 class SantaMemory(nn.Module):
     """Santa: fuse an audio embedding with noised nearby training-text embeddings.
 
-    The bank (normalised text embeddings) is clustered by k-means. For a query v: nearest centre;
-    inside that cluster the ``k`` nearest items (the cluster is first padded to ``k`` by repeating its first
-    member); noise of ``noise_variance`` is injected into them (m~_j); weights
-    ``w = softmax(temperature * <v, m~_j>)``; ``normalize((1 - lam) v + lam sum_j w_j m~_j)``.
-    This follows ``encode_audio`` in the official MATS-LLaMA/models/mats.py.
+    The bank (normalised text embeddings) is clustered by k-means. For a query a (the CLAP audio
+    embedding as the audio encoder returns it, *not* L2-normalised, as in ``encode_audio`` of the official
+    MATS-LLaMA/models/mats.py): nearest centre by Euclidean distance; inside that cluster the ``k`` nearest
+    items (the cluster is first padded to ``k`` by repeating its first member); noise of ``noise_variance``
+    is injected into them (m~_j); weights ``w = softmax(temperature * <a, m~_j>)``;
+    ``f_Santa(a) = (1 - lam) a + lam sum_j w_j m~_j``, then ``normalize`` (the official connector
+    normalises before the mapper). With ``normalize_query=True`` the query is first replaced by
+    ``normalize(a)`` (the unit-sphere variant; identical to the default for unit-norm queries). On a raw
+    embedding of norm |a| >> 1 (a LayerNorm output of width D has |a| ~ sqrt(D)) the text term is
+    relatively weaker and the softmax sharper than on the unit sphere.
 
     The memory is built once, at construction, and kept in buffers (so it moves with ``.to(device)``, is
     cast by ``.double()`` and travels in the ``state_dict``): ``bank`` (N, dim), ``centres`` (n_clusters, dim)
@@ -142,8 +155,11 @@ class SantaMemory(nn.Module):
 
     def __init__(self, text_embeddings: Tensor, n_clusters: int = 100, k: int = 32, temperature: float = 10.0,
                  lam: float = 0.3, noise_variance: float = 0.015, kmeans_iters: int = 10,
-                 generator: torch.Generator | None = None) -> None:
+                 generator: torch.Generator | None = None, normalize_query: bool = False) -> None:
         super().__init__()
+        if not isinstance(normalize_query, bool):
+            raise ValueError(f"normalize_query must be a bool, got {normalize_query!r}")
+        self.normalize_query = normalize_query
         _check_embeddings(text_embeddings, "text_embeddings")
         if int(k) != k or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
@@ -175,8 +191,10 @@ class SantaMemory(nn.Module):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def _queries(self, audio_emb: Tensor) -> Tensor:
+        """The query Santa works with: the embedding as given, or its unit vector with ``normalize_query``."""
         _check_embeddings(audio_emb, "audio_emb", width=self.bank.shape[1])
-        return audio_emb.to(self.bank.dtype)
+        v = audio_emb.to(self.bank.dtype)
+        return F.normalize(v, dim=-1) if self.normalize_query else v
 
     def neighbours(self, audio_emb: Tensor) -> Tensor:
         """Indices into the bank (B, k) of the items Santa uses for each query.
@@ -203,13 +221,13 @@ class SantaMemory(nn.Module):
         return torch.softmax(self.temperature * torch.einsum("bd,bkd->bk", v, memory.to(v.dtype)), dim=1)
 
     def fuse(self, audio_emb: Tensor, generator: torch.Generator | None = None) -> Tensor:
-        """Santa-fused, normalised embeddings (B, dim) for audio embeddings (B, dim)."""
+        """Santa-fused, normalised embeddings (B, dim) for audio embeddings (B, dim) (raw or unit-norm)."""
         v = self._queries(audio_emb)
         idx = self.neighbours(v)
-        mem = noise_injection(self.bank[idx], self.noise_variance, generator=generator)
-        w = self.weights(v, mem)
-        fused = (1 - self.lam) * v + self.lam * (w.unsqueeze(-1) * mem).sum(1)
-        return F.normalize(fused, dim=-1)
+        mem = noise_injection(self.bank[idx], self.noise_variance, generator=generator)  # m~_j, unit rows
+        w = self.weights(v, mem)  # softmax(T <v, m~_j>)
+        fused = (1 - self.lam) * v + self.lam * (w.unsqueeze(-1) * mem).sum(1)  # f_Santa(v)
+        return F.normalize(fused, dim=-1)  # the connector's normalisation before the mapper
 
     def forward(self, audio_emb: Tensor, generator: torch.Generator | None = None) -> Tensor:
         """Same as :meth:`fuse`: (B, dim) audio embeddings -> (B, dim) Santa-fused embeddings."""
@@ -272,11 +290,14 @@ class MATS(nn.Module):
 
     def audio_embedding(self, audio: Tensor, use_santa: bool | None = None,
                         generator: torch.Generator | None = None) -> Tensor:
-        """``normalize(E_A(audio))``, Santa-fused when enabled."""
+        """The mapper's input for audio: ``normalize(f_Santa(E_A(audio)))`` when Santa is on, else
+        ``normalize(E_A(audio))``. Santa receives the raw encoder output (see :class:`SantaMemory`)."""
         with torch.no_grad():
-            v = F.normalize(self.clap.encode_audio(audio), dim=-1)
+            a = self.clap.encode_audio(audio)
         santa = self.use_santa if use_santa is None else use_santa
-        return self.santa.fuse(v, generator) if santa else v
+        if santa and self.santa is None:
+            raise ValueError("use_santa=True needs a SantaMemory (santa=...)")
+        return self.santa.fuse(a, generator) if santa else F.normalize(a, dim=-1)
 
     @torch.no_grad()
     def generate_from_embedding(self, emb: Tensor, prompt: Tensor, max_new_tokens: int = 8) -> Tensor:

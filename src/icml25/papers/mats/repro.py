@@ -58,6 +58,8 @@ class WorldConfig(ExperimentConfig):
     """Santa softmax temperature T (paper: 10)."""
     lam: float = 0.3
     """Santa mixing weight lambda (paper: 0.3)."""
+    santa_normalize_query: bool = False
+    """Santa on the L2-normalised audio embedding (True) instead of the raw encoder output (False, official code)."""
 
     def validate(self) -> None:
         super().validate()
@@ -65,6 +67,8 @@ class WorldConfig(ExperimentConfig):
                                      "temperature"),
                      nonnegative=("clap_steps", "lm_pretrain_steps", "train_steps", "noise_variance"),
                      fraction=("lam",))
+        if not isinstance(self.santa_normalize_query, bool):
+            raise ConfigError(f"WorldConfig.santa_normalize_query must be a bool, got {self.santa_normalize_query!r}")
         if self.prefix_len > MAX_PREFIX_LEN:
             raise ConfigError(f"WorldConfig.prefix_len must be <= {MAX_PREFIX_LEN} (the tiny LM's 64 positions "
                               f"hold BOS, the prefix, a prompt and 5 answer tokens), got {self.prefix_len}")
@@ -120,14 +124,16 @@ def run_world(cfg: WorldConfig, seed: int, progress: ProgressFn = no_progress) -
     lm0 = pretrain_lm(TinyLM().to(device), train, cfg.lm_pretrain_steps, seed)
     progress(2, 6)
     on_device = lambda x: torch.from_numpy(x).to(device)  # noqa: E731
-    with torch.no_grad():
+    with torch.no_grad():  # raw encoder outputs (LayerNorm, not unit-norm), as msclap's
         bank = clap.encode_text(on_device(train.caption))
-        v = clap.encode_audio(on_device(test.features))
-        t_test = clap.encode_text(on_device(test.caption))
+        a_test = clap.encode_audio(on_device(test.features))
+        t_raw = clap.encode_text(on_device(test.caption))
+    v, t_test = F.normalize(a_test, dim=-1), F.normalize(t_raw, dim=-1)  # what the mapper sees without Santa
     santa = SantaMemory(bank, min(cfg.n_clusters, len(bank)), cfg.k, cfg.temperature, cfg.lam, cfg.noise_variance,
-                        generator=torch.Generator(device=device).manual_seed(seed))
+                        generator=torch.Generator(device=device).manual_seed(seed),
+                        normalize_query=cfg.santa_normalize_query)
     g_eval = torch.Generator(device=device).manual_seed(seed + 99)
-    v_santa = santa.fuse(v, generator=g_eval)
+    v_santa = santa.fuse(a_test, generator=g_eval)  # Santa on the raw audio embedding (official encode_audio)
 
     def new_model(noise: float) -> MATS:
         torch.manual_seed(seed + 7)
@@ -141,11 +147,14 @@ def run_world(cfg: WorldConfig, seed: int, progress: ProgressFn = no_progress) -
         _train(models[name], train, cfg.train_steps, seed, mode)
         progress(3 + j, 6)
     truth = test.concepts
+    # trivial predictor: the most frequent training concept set, answered for every test clip
+    rows, counts = np.unique(train.concepts, axis=0, return_counts=True)
+    majority = np.broadcast_to(rows[counts.argmax()], truth.shape)
     res = {"a": _evaluate(models["a"], v, truth), "b": _evaluate(models["b"], v, truth),
            "c": _evaluate(models["b"], v_santa, truth), "d": _evaluate(models["d"], v, truth)}
     ctrl_raw = _evaluate(models["b"], t_test, truth)[0]
-    ctrl_santa = _evaluate(models["b"], santa.fuse(t_test, generator=g_eval), truth)[0]
-    nearest = lambda x: float((1 - (F.normalize(x, dim=-1) @ bank.T).max(1).values).mean())  # noqa: E731
+    ctrl_santa = _evaluate(models["b"], santa.fuse(t_raw, generator=g_eval), truth)[0]
+    nearest = lambda x: float((1 - (F.normalize(x, dim=-1) @ santa.bank.T).max(1).values).mean())  # noqa: E731
     m: Metrics = {}
     for c, (f1, acc) in res.items():
         m[f"f1_{c}"], m[f"acc_{c}"] = f1, acc
@@ -153,7 +162,11 @@ def run_world(cfg: WorldConfig, seed: int, progress: ProgressFn = no_progress) -
         "f1_noise_minus_plain": res["b"][0] - res["a"][0], "acc_noise_minus_plain": res["b"][1] - res["a"][1],
         "f1_santa_minus_noise": res["c"][0] - res["b"][0], "acc_santa_minus_noise": res["c"][1] - res["b"][1],
         "f1_santa_over_audio": res["c"][0] / max(res["d"][0], 1e-9),
+        "f1_majority": float(set_f1(majority, truth).mean()),
+        "acc_majority": float((majority == truth).all(1).mean()),
+        "f1_santa_minus_majority": res["c"][0] - float(set_f1(majority, truth).mean()),
         "paired_cosine": float((v * t_test).sum(1).mean()),
+        "audio_norm": float(a_test.norm(dim=-1).mean()),
         "text_dist_raw": nearest(v), "text_dist_santa": nearest(v_santa),
         "text_dist_ratio": nearest(v_santa) / max(nearest(v), 1e-9),
         "control_f1_text": ctrl_raw, "control_f1_santa_minus_text": ctrl_santa - ctrl_raw,
@@ -197,6 +210,11 @@ EXPERIMENTS = [
 
 _P = "text-only MATS competitive with audio-supervised LALMs (abstract); exact numbers not retrieved"
 CLAIMS = [
+    # tie ±0.02: F1 in [0, 1]; the trivial predictor answers the most frequent training concept set for every clip,
+    # and 0.1 F1 above it is the least that shows the model reads the audio (fixed before this run)
+    Claim(id="learned", statement="(ours, beyond the paper: a sanity check) MATS's caption concept-F1 on test audio "
+          "beats the trivial most-frequent-set predictor by >= 0.1.", paper_value="no such number in the paper",
+          experiment="world", metric="f1_santa_minus_majority", op=">=", threshold=0.1, resolution=0.02),
     # tie ±0.01: F1 difference in [0,1], no paper number; under 1 point does not matter
     Claim("noise_helps_f1", "Noise injection improves text-only training's caption concept-F1 on audio.",
           "noise injection bridges the modality gap (Sec. 3)", "world", "f1_noise_minus_plain", ">=", 0.0,
@@ -212,7 +230,8 @@ CLAIMS = [
     Claim("santa_helps_acc", "Santa improves close-ended accuracy over noise injection alone.",
           "Santa improves over noise-only (ablation)", "world", "acc_santa_minus_noise", ">=", 0.0, resolution=0.01),
     # tie ±0.02: F1 ratio, 2.5% of the 0.8 bar
-    Claim("near_audio_supervised", "Text-only MATS reaches >= 80% of the audio-supervised mapper's F1.",
+    Claim("near_audio_supervised", "Text-only MATS reaches >= 80% of the audio-supervised mapper's F1 (the 80% "
+          "bar is ours: the paper says 'competitive' without a ratio).",
           _P, "world", "f1_santa_over_audio", ">=", 0.8, resolution=0.02),
     # tie ±0.02: distance ratio; a change under 2% is no move toward the text
     Claim("santa_closer_to_text", "Santa moves audio embeddings toward the training text (nearest-text cosine "

@@ -15,6 +15,7 @@ from icml25.papers.single_transformer_lmm.model import (
     TinyViT,
     attention_mask_from_ids,
     build_attention_mask,
+    current_token_prediction_loss,
     finetune_stage2,
     init_post_from_lm,
     pretrain_stage1,
@@ -23,6 +24,6 @@ from icml25.papers.single_transformer_lmm.model import (
 
 __all__ = [
     "CompositionalLMM", "DistillHeads", "EarlyFusionLMM", "IMAGE_TOKEN_ID", "ScratchSingleTransformer", "TinyLM",
-    "TinyViT", "VOCAB", "attention_mask_from_ids", "build_attention_mask", "finetune_stage2", "init_post_from_lm",
-    "make_vqa", "pretrain_stage1", "render_scenes", "stage1_loss",
+    "TinyViT", "VOCAB", "attention_mask_from_ids", "build_attention_mask", "current_token_prediction_loss",
+    "finetune_stage2", "init_post_from_lm", "make_vqa", "pretrain_stage1", "render_scenes", "stage1_loss",
 ]

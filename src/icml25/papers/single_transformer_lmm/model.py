@@ -326,22 +326,71 @@ def init_post_from_lm(model: EarlyFusionLMM, lm: TinyLM, identity_pre: bool = Fa
     return model
 
 
+def current_token_prediction_loss(hidden: torch.Tensor, embed_table: torch.Tensor, token_ids: torch.Tensor,
+                                  logit_scale: float = 1.0) -> torch.Tensor:
+    """Current-token prediction loss (the paper's Algorithm 1) on text positions.
+
+    ``logits = logit_scale * hidden @ embed_table.T`` scores each text-head output against every row of the
+    frozen LLM's input embedding table, and the cross-entropy is taken against the token *at that position*
+    (not the next one): the pre-decoder must keep each text token identifiable in the LLM's embedding space.
+
+    Args:
+        hidden: (N, C) text-head outputs of the N text tokens.
+        embed_table: (K, C) the LLM's token embedding table (used as a fixed classifier; no gradient).
+        token_ids: (N,) the current token ids, in [0, K).
+        logit_scale: positive multiplier of the dot products (the paper's value is not known; 1.0 here).
+    Returns:
+        scalar mean cross-entropy.
+    """
+    if not (0 < logit_scale < float("inf")):
+        raise ValueError(f"logit_scale must be a finite number > 0, got {logit_scale!r}")
+    if hidden.dim() != 2 or embed_table.dim() != 2 or hidden.shape[1] != embed_table.shape[1]:
+        raise ValueError(f"hidden (N, C) and embed_table (K, C) must share C, got {tuple(hidden.shape)} and "
+                         f"{tuple(embed_table.shape)}")
+    if token_ids.shape != hidden.shape[:1]:
+        raise ValueError(f"token_ids must have shape ({hidden.shape[0]},), got {tuple(token_ids.shape)}")
+    logits = logit_scale * hidden @ embed_table.detach().to(hidden.dtype).T  # (N, K)
+    return F.cross_entropy(logits, token_ids)
+
+
+TEXT_LOSSES = ("ctp", "mse", "cosine")
+"""Stage-1 text-side losses: current-token prediction (Algorithm 1, default), or regression onto the embedding."""
+VISUAL_LOSSES = ("mse", "cosine")
+"""Stage-1 visual-side losses (the paper's choice was not confirmed first-hand)."""
+
+
 def stage1_loss(model: EarlyFusionLMM, heads: DistillHeads, teacher_vision: nn.Module, teacher_lm_embed: nn.Embedding,
                 input_ids: torch.Tensor, pixel_values: torch.Tensor, image_token_id: int,
-                loss: str = "mse", text_weight: float = 1.0) -> torch.Tensor:
-    """Distillation loss: visual outputs -> teacher ViT tokens, text outputs -> frozen LLM text embeddings."""
-    if loss not in ("mse", "cosine"):
-        raise ValueError(f"loss must be 'mse' or 'cosine', got {loss!r}")
+                loss: str = "ctp", text_weight: float = 1.0, visual_loss: str = "mse",
+                logit_scale: float = 1.0) -> torch.Tensor:
+    """Stage-1 distillation loss ``L_v + text_weight * L_t`` on the pre-decoder's outputs.
+
+    Visual tokens: the visual head's outputs against the frozen vision teacher's patch features,
+    ``visual_loss`` = ``"mse"`` (default) or ``"cosine"`` (``1 - cos``). Text tokens: with ``loss="ctp"``
+    (default, Algorithm 1) the current-token prediction cross-entropy of the text head's outputs against the
+    frozen LLM embedding table (:func:`current_token_prediction_loss`); with ``"mse"`` / ``"cosine"`` the text
+    head's outputs are regressed onto the LLM's embeddings of the same tokens.
+    """
+    if loss not in TEXT_LOSSES:
+        raise ValueError(f"loss must be one of {TEXT_LOSSES}, got {loss!r}")
+    if visual_loss not in VISUAL_LOSSES:
+        raise ValueError(f"visual_loss must be one of {VISUAL_LOSSES}, got {visual_loss!r}")
     h, _ = model.forward_pre(input_ids, pixel_values, image_token_id)
     is_img = input_ids == image_token_id
+    txt_ids = input_ids[~is_img]
     with torch.no_grad():
         t_vis = teacher_vision(pixel_values).reshape(-1, heads.visual.out_features)
-        t_txt = teacher_lm_embed(input_ids[~is_img])
+        t_txt = teacher_lm_embed(txt_ids)
     pv, pt = heads.visual(h[is_img]), heads.text(h[~is_img])
-    if loss == "mse":
-        lv, lt = F.mse_loss(pv, t_vis), F.mse_loss(pt, t_txt)
+    if visual_loss == "mse":
+        lv = F.mse_loss(pv, t_vis)
     else:
         lv = (1 - F.cosine_similarity(pv, t_vis, dim=-1)).mean()
+    if loss == "ctp":
+        lt = current_token_prediction_loss(pt, teacher_lm_embed.weight, txt_ids, logit_scale)
+    elif loss == "mse":
+        lt = F.mse_loss(pt, t_txt)
+    else:
         lt = (1 - F.cosine_similarity(pt, t_txt, dim=-1)).mean()
     return lv + text_weight * lt
 
@@ -353,14 +402,19 @@ def _batches(n: int, batch: int, steps: int, gen: torch.Generator):
 
 
 def pretrain_stage1(model: EarlyFusionLMM, teacher_vision: nn.Module, teacher_lm_embed: nn.Embedding, data: dict,
-                    steps: int, image_token_id: int, lr: float = 3e-3, batch: int = 64, loss: str = "mse",
-                    text_weight: float = 1.0, seed: int = 0) -> list[float]:
+                    steps: int, image_token_id: int, lr: float = 3e-3, batch: int = 64, loss: str = "ctp",
+                    text_weight: float = 1.0, seed: int = 0, visual_loss: str = "mse",
+                    logit_scale: float = 1.0) -> list[float]:
     """Stage 1: train embeddings + pre-decoder (+ heads) by distillation; teachers and post-decoder frozen.
 
     ``data`` holds ``input_ids`` (N, L) and ``pixel_values`` (N, 3, S, S). Returns the loss curve.
+    ``loss``, ``visual_loss``, ``text_weight`` and ``logit_scale`` are those of :func:`stage1_loss`.
     The heads are discarded afterwards (only the model is kept).
     """
     check_recipe(steps, batch, lr)
+    if loss not in TEXT_LOSSES or visual_loss not in VISUAL_LOSSES:
+        raise ValueError(f"loss must be one of {TEXT_LOSSES} and visual_loss one of {VISUAL_LOSSES}, "
+                         f"got {loss!r}, {visual_loss!r}")
     heads = DistillHeads(model.d_pre, teacher_vision.d, teacher_lm_embed.embedding_dim).to(model.head.weight.device)
     params = [*model.embed.parameters(), *model.patch_embed.parameters(), *model.pre.parameters(),
               *heads.parameters()]
@@ -368,7 +422,7 @@ def pretrain_stage1(model: EarlyFusionLMM, teacher_vision: nn.Module, teacher_lm
     gen, curve = torch.Generator(device=data["input_ids"].device).manual_seed(seed), []
     for idx in _batches(len(data["input_ids"]), batch, steps, gen):
         l = stage1_loss(model, heads, teacher_vision, teacher_lm_embed, data["input_ids"][idx],
-                        data["pixel_values"][idx], image_token_id, loss, text_weight)
+                        data["pixel_values"][idx], image_token_id, loss, text_weight, visual_loss, logit_scale)
         opt.zero_grad()
         l.backward()
         opt.step()

@@ -24,6 +24,8 @@ from icml25.papers.single_transformer_lmm.data import IMAGE_TOKEN_ID, VOCAB, mak
 from icml25.papers.single_transformer_lmm.model import (
     CompositionalLMM,
     EarlyFusionLMM,
+    TEXT_LOSSES,
+    VISUAL_LOSSES,
     ScratchSingleTransformer,
     TinyLM,
     TinyViT,
@@ -68,17 +70,23 @@ class MiniConfig(ExperimentConfig):
     """Batch size."""
     lr: float = 2e-3
     """AdamW learning rate (all stages)."""
-    distill_loss: str = "mse"
-    """Stage-1 distillation loss: mse or cosine (unconfirmed in the paper; a guess)."""
+    distill_loss: str = "ctp"
+    """Stage-1 text-side loss: ctp (current-token prediction against the LM embedding table, the paper's
+    Algorithm 1), or mse / cosine regression onto the LM embeddings (our earlier guesses)."""
+    visual_distill_loss: str = "mse"
+    """Stage-1 visual-side loss: mse or cosine (not confirmed first-hand; a second-hand summary says cosine)."""
+    ctp_logit_scale: float = 1.0
+    """Logit scale of the current-token prediction loss (the paper's value is not known)."""
 
     def validate(self) -> None:
         super().validate()
         check_fields(self, positive=("n_train", "n_test", "img", "patch", "d", "n_heads", "vit_layers", "lm_layers",
-                                     "batch", "lr"),
+                                     "batch", "lr", "ctp_logit_scale"),
                      nonnegative=("vit_steps", "lm_steps", "n_pre", "s1_steps", "s2_steps"),
-                     choices={"distill_loss": ("mse", "cosine")})
-        if math.isinf(self.lr):
-            raise ConfigError(f"MiniConfig.lr must be finite, got {self.lr!r}")
+                     choices={"distill_loss": TEXT_LOSSES, "visual_distill_loss": VISUAL_LOSSES})
+        for name in ("lr", "ctp_logit_scale"):
+            if math.isinf(getattr(self, name)):
+                raise ConfigError(f"MiniConfig.{name} must be finite, got {getattr(self, name)!r}")
         if self.img % 2 or self.img < 16:
             raise ConfigError(f"MiniConfig.img must be an even number >= 16 (a 2x2 grid of cells), got {self.img}")
         if self.img % self.patch:
@@ -129,6 +137,16 @@ def _accuracy(model: torch.nn.Module, test: dict) -> tuple[float, float]:
     return float(ok.mean()), float(ok[test["qtype"] == 3].mean())
 
 
+def _majority_accuracy(train: dict, test: dict) -> float:
+    """Test accuracy of the trivial predictor that answers each question type's most frequent training answer."""
+    pred = torch.empty_like(test["answers"])
+    for q in range(4):
+        sel = train["qtype"] == q
+        top = torch.mode(train["answers"][sel]).values if bool(sel.any()) else train["answers"].mode().values
+        pred[test["qtype"] == q] = top
+    return float((pred == test["answers"]).float().mean())
+
+
 def run_mini(cfg: MiniConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Teachers, then the four models with equal stage-2 budgets; accuracies and paired differences.
 
@@ -155,7 +173,8 @@ def run_mini(cfg: MiniConfig, seed: int, progress: ProgressFn = no_progress) -> 
     models = {}
     haplo = init_post_from_lm(single(), copy.deepcopy(lm))
     s1 = pretrain_stage1(haplo, vit, lm.embed, train, cfg.s1_steps, IMAGE_TOKEN_ID, cfg.lr, cfg.batch,
-                         cfg.distill_loss, seed=seed)
+                         cfg.distill_loss, seed=seed, visual_loss=cfg.visual_distill_loss,
+                         logit_scale=cfg.ctp_logit_scale)
     out["stage1_loss_first"], out["stage1_loss_last"] = s1[0] if s1 else float("nan"), s1[-1] if s1 else float("nan")
     models["haplo"] = haplo
     models["no_stage1"] = init_post_from_lm(single(), copy.deepcopy(lm))
@@ -168,7 +187,10 @@ def run_mini(cfg: MiniConfig, seed: int, progress: ProgressFn = no_progress) -> 
         out[f"s2_final_loss_{name}"] = float(sum(curve[-20:]) / max(len(curve[-20:]), 1))
         out[f"acc_{name}"], out[f"fine_acc_{name}"] = _accuracy(m, test)
         progress(i + 2, 5)
+    out["acc_majority"] = _majority_accuracy(train, test)
+    out["haplo_minus_majority"] = out["acc_haplo"] - out["acc_majority"]
     out["haplo_minus_scratch"] = out["acc_haplo"] - out["acc_scratch"]
+    out["haplo_minus_compositional_fine"] = out["fine_acc_haplo"] - out["fine_acc_compositional"]
     out["haplo_minus_scratch_fine"] = out["fine_acc_haplo"] - out["fine_acc_scratch"]
     out["stage1_gain"] = out["acc_haplo"] - out["acc_no_stage1"]
     out["gap_to_compositional_haplo"] = out["acc_compositional"] - out["acc_haplo"]
@@ -212,21 +234,41 @@ EXPERIMENTS = [
     ),
 ]
 
-_NOTE = "mini synthetic analogue; the paper's benchmark numbers were not retrieved"
+_NOTE = "mini synthetic analogue; the paper's benchmark numbers were not retrieved first-hand"
 CLAIMS = [
+    # tie ±0.02: accuracy in [0, 1]; the trivial predictor answers each question type's most frequent training
+    # answer, and 5 points above it is the least that shows the recipe read the image (fixed before this run)
+    Claim(id="learned", statement="(ours, beyond the paper: a sanity check) HaploVL-mini's test accuracy beats the "
+          "per-question-type majority answer by >= 5 points.", paper_value="no such number in the paper",
+          experiment="mini", metric="haplo_minus_majority", op=">=", threshold=0.05, resolution=0.02),
+    # tie ±0.01: accuracy in [0, 1]; the paper gives no margin, a gap under 1 point does not matter
+    Claim(id="superior_to_scratch", statement="The recipe (LLM-initialised post-decoder + stage-1 distillation) "
+          "beats the same single transformer trained from scratch at an equal instruction-tuning budget.",
+          paper_value="superior to other single-transformer LMMs, narrowing the gap to compositional ones (abstract; "
+          f"{_NOTE})", experiment="mini", metric="haplo_minus_scratch", op=">=", threshold=0.0, resolution=0.01),
     # tie ±0.02: accuracy in [0, 1]; 1/5 of the claimed 10-point gain (no paper number retrieved)
-    Claim("beats_scratch", "At an equal instruction-tuning budget, the recipe (LM-initialised post-decoder + "
-          "stage-1 distillation) beats the same single transformer trained from scratch by >= 10 accuracy points.",
-          f"HaploVL far more data/compute-efficient than native LMMs trained from scratch ({_NOTE})", "mini",
-          "haplo_minus_scratch", ">=", 0.10, aggregate="mean", resolution=0.02),
-    # tie ±0.01: accuracy in [0, 1], no ablation number; a gain under 1 accuracy point does not matter
-    Claim("stage1_helps", "Stage-1 distillation (vision teacher + LM embeddings) improves accuracy over LM "
-          "initialisation alone.", f"pre-training stage improves results (ablation; {_NOTE})", "mini",
-          "stage1_gain", ">=", 0.0, aggregate="mean", resolution=0.01),
-    # tie ±0.02: accuracy in [0, 1]; 1/5 of the 10-point gain claimed overall (paper: gains largest here)
-    Claim("fine_grained", "The recipe also beats the scratch model on fine-grained questions (size+colour+shape "
-          "existence).", f"gains largest on fine-grained perception ({_NOTE})", "mini",
-          "haplo_minus_scratch_fine", ">=", 0.0, aggregate="mean", resolution=0.02),
+    Claim(id="beats_scratch", statement="(ours, beyond the paper: the 10-point margin is our spec card's) At an "
+          "equal instruction-tuning budget, the recipe beats the scratch single transformer by >= 10 accuracy points.",
+          paper_value=f"HaploVL far more data/compute-efficient than native LMMs trained from scratch ({_NOTE})",
+          experiment="mini", metric="haplo_minus_scratch", op=">=", threshold=0.10, resolution=0.02),
+    # tie ±0.01: accuracy in [0, 1], no first-hand ablation number; a gain under 1 accuracy point does not matter
+    Claim(id="stage1_helps", statement="Stage-1 distillation (vision teacher + current-token prediction against the "
+          "LM embeddings) improves accuracy over LM initialisation alone.",
+          paper_value="the pre-training stage helps (ablation; a second-hand summary reports -4.3 points without it, "
+          "Table 5, not confirmed first-hand)", experiment="mini", metric="stage1_gain", op=">=", threshold=0.0,
+          resolution=0.01),
+    # tie ±0.02: accuracy in [0, 1]; 1/5 of the 10-point gain claimed overall
+    Claim(id="fine_grained", statement="(ours, beyond the paper: the paper compares fine-grained perception with "
+          "compositional models, see fine_grained_vs_compositional) The recipe also beats the scratch model on "
+          "fine-grained questions (size+colour+shape existence).",
+          paper_value=f"gains largest on fine-grained perception ({_NOTE})", experiment="mini",
+          metric="haplo_minus_scratch_fine", op=">=", threshold=0.0, resolution=0.02),
+    # tie ±0.02: accuracy in [0, 1]; a fine-grained difference under 2 points does not matter
+    Claim(id="fine_grained_vs_compositional", statement="On fine-grained questions the early-fusion recipe is at "
+          "least as accurate as the compositional (frozen ViT + projector + LM) model.",
+          paper_value="early fusion helps fine-grained perception; a second-hand summary reports MMVP +5.4 points over "
+          "LLaVA-1.5-7B (not confirmed first-hand)", experiment="mini", metric="haplo_minus_compositional_fine",
+          op=">=", threshold=0.0, resolution=0.02),
 ]
 
 API_EXAMPLE = """
