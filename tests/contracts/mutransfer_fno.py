@@ -16,6 +16,7 @@ from icml25.papers.mutransfer_fno import (
     lr_sweep,
     mup_param_groups,
     mup_scale,
+    neuralop_n_modes,
     optimum_index,
     relative_l2,
     train_fno,
@@ -74,4 +75,9 @@ BAD_INPUTS = [
                                                         settings=_SETTINGS, seed=0), ValueError),
     ("lr_sweep_empty_ks", lambda: lr_sweep((_A, _A, _A, _A), ("sp",), (), (1e-3,), (0,), _SETTINGS), ValueError),
     ("settings_zero_epochs", lambda: TrainSettings(epochs=0), ValueError),
+    ("spectral_unknown_complex_init", lambda: SpectralConvNd(2, 2, (4,), complex_init="uniform"), ValueError),
+    ("fno_unknown_complex_init", lambda: FNO(1, 1, 1, width=4, modes=4, complex_init="real"), ValueError),
+    ("settings_unknown_complex_init", lambda: TrainSettings(complex_init="kaiming"), ValueError),
+    ("neuralop_n_modes_zero", lambda: neuralop_n_modes(0, 2), ValueError),
+    ("neuralop_n_modes_d4", lambda: neuralop_n_modes(4, 4), ValueError),
 ]

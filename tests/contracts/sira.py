@@ -21,8 +21,10 @@ from icml25.papers.sira import (
     blank_template,
     build_lexicon,
     green_list_matrix,
+    load_prompts,
     reference_paraphrase,
     sample_corpus,
+    sample_prompts,
     self_information,
 )
 
@@ -94,4 +96,9 @@ BAD_INPUTS = [
     ("green_list.zero_vocab", lambda: green_list_matrix(0, 0.25, 0), ValueError),
     ("corpus.zero_sentences", lambda: sample_corpus(LEX, 0, seed=0), ValueError),
     ("lexicon.unknown_word", lambda: LEX.encode("the unicorn"), ValueError),
+    # prompts
+    ("prompts.unknown_style", lambda: sample_prompts(LEX, 3, 10, "wikitext"), ValueError),
+    ("prompts.zero_length", lambda: sample_prompts(LEX, 3, 0), ValueError),
+    ("prompts.float_count", lambda: sample_prompts(LEX, 2.5, 10), ValueError),
+    ("prompts.missing_file", lambda: load_prompts("/nonexistent/prompts.jsonl", LEX, 1, 4), FileNotFoundError),
 ]

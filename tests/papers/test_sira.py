@@ -26,7 +26,9 @@ from icml25.papers.sira import (
     sample_corpus,
     self_information,
 )
-from icml25.papers.sira.repro import EXPERIMENTS
+from icml25.core.experiment import ConfigError
+from icml25.papers.sira.data import load_prompts, sample_prompts
+from icml25.papers.sira.repro import EXPERIMENTS, SyntheticConfig, make_prompts
 
 
 @pytest.fixture(scope="module")
@@ -185,14 +187,17 @@ def test_bad_input_raises(call, match):
         call()
 
 
-def test_smoke_run_values():
-    exp = EXPERIMENTS[0]
+@pytest.mark.parametrize("exp", EXPERIMENTS, ids=lambda e: e.name)
+def test_smoke_run_values(exp):
     m = exp.run(exp.make_config("smoke"), seed=0)
     assert m["max_fpr"] <= 0.05
+    assert m["uniform_nll"] == pytest.approx(math.log(149))
+    assert m["target_lm_nll"] < m["uniform_nll"] - 2 and m["surrogate_lm_nll"] < m["uniform_nll"] - 2  # they learned
     for s in ("kgw", "unigram", "gated"):
         assert m[f"{s}_none_edit"] == 0 and m[f"{s}_none_concept_acc"] == 1
         assert m[f"{s}_sira_concept_acc"] == 1.0
-        assert m[f"{s}_sira_z"] < m[f"{s}_none_z"] - 3
+        # Unigram's strength in a 149-word language depends on which function words its one list holds
+        assert m[f"{s}_sira_z"] < m[f"{s}_none_z"] - (1 if s == "unigram" else 3)
         assert 0.6 < m[f"{s}_sira_blank_rate"] < 0.75
         assert m[f"{s}_entropy_blanked"] > m[f"{s}_entropy_kept"]
         assert m[f"{s}_green_excess_share_blanked"] > 0.7
@@ -296,3 +301,104 @@ def test_self_information_accepts_exactly_ids_in_the_vocabulary(bad, pos):
     else:
         with pytest.raises(ValueError, match="token ids"):
             self_information(lm, ids)
+
+
+# ------------------------------------------------------------------ official settings (issue 13)
+def test_defaults_are_the_official_markllm_configs():
+    # config/KGW.json, Unigram.json, SWEET.json of Allencheng97/Self-information-Rewrite-Attack @ a077e74:
+    # gamma 0.5, delta 2.0, prefix_length 1, z_threshold 4.0, SWEET entropy_threshold 0.9;
+    # scripts/generate_watermark.py: max_new_tokens 200, min_length 230; attack threshold (percentile) 30
+    for wm in (KGW(), Unigram(), EntropyGatedKGW()):
+        assert (wm.gamma, wm.delta, wm.context) == (0.5, 2.0, 1)
+    assert EntropyGatedKGW().threshold == 0.9
+    cfg = SyntheticConfig()
+    assert (cfg.gamma, cfg.delta, cfg.entropy_threshold, cfg.z_threshold, cfg.percentile) == (0.5, 2.0, 0.9, 4.0, 30.0)
+    assert cfg.text_len == 200 and cfg.prompt_len + cfg.text_len == 230 and cfg.include_prompt
+    assert {e.make_config("quick").prompt_style for e in EXPERIMENTS} == {"opengen", "c4"}
+
+
+def test_green_list_size_is_floor_gamma_v_as_markllm():
+    # MarkLLM: greenlist_size = int(vocab_size * gamma); round() would give 38 here
+    assert (green_list_matrix(150, 0.25, key=1).sum(axis=1) == 37).all()
+    assert (green_list_matrix(149, 0.5, key=1).sum(axis=1) == 74).all()
+
+
+class _FixedLM:
+    """Every position's next-token distribution is uniform over the first ``k[i]`` tokens."""
+
+    def __init__(self, V, ks):
+        self.vocab_size, self.ks = V, ks
+
+    def sequence_probs(self, x):
+        p = np.zeros((x.shape[0], x.shape[1] - 1, self.vocab_size))
+        for i, k in enumerate(self.ks):
+            p[:, i, :k] = 1.0 / k
+        return p
+
+
+def test_sweet_gate_is_shannon_entropy_in_nats_at_0_9():
+    # uniform over k tokens has entropy ln k: ln 2 = 0.693 <= 0.9 < ln 3 = 1.099, so k = 2 is not scored
+    ks = [1, 2, 3, 5, 2]
+    lm = _FixedLM(8, ks)
+    mask = EntropyGatedKGW().scored_mask(np.zeros((1, 6), dtype=np.int64), lm=lm)
+    np.testing.assert_array_equal(mask[0], [math.log(k) > 0.9 for k in ks])
+    np.testing.assert_array_equal(mask[0], [False, False, True, True, False])
+
+
+def test_prompt_styles(world):
+    lex = world[0]
+    op = sample_prompts(lex, 200, 30, "opengen", seed=3)
+    c4 = sample_prompts(lex, 200, 30, "c4", seed=3)
+    assert op.shape == c4.shape == (200, 30)
+    assert (op[:, -1] == lex.end_id).all()  # OpenGen prefixes end with a complete sentence
+    assert (c4[:, -1] == lex.end_id).mean() < 0.3  # C4 prompts are cut anywhere (mostly mid-sentence)
+    # every prompt is a window of grammar text: the word after "." starts a sentence (DET, TIME or ADJ-less DET)
+    starts = {lex.concept_category[lex.concept_of[t]] for p in (op, c4) for a, t in zip(p[:, :-1].ravel(),
+              p[:, 1:].ravel()) if a == lex.end_id}
+    assert starts <= {"DET", "TIME"}
+    np.testing.assert_array_equal(sample_prompts(lex, 5, 12, "c4", seed=1), sample_prompts(lex, 5, 12, "c4", seed=1))
+    with pytest.raises(ValueError, match="style"):
+        sample_prompts(lex, 5, 12, "wiki")
+    with pytest.raises(ValueError, match="length"):
+        sample_prompts(lex, 5, 0)
+
+
+def test_load_prompts_reads_opengen_and_c4_jsonl(world, tmp_path):
+    import json
+
+    lex = world[0]
+    p = tmp_path / "prompts.jsonl"
+    lines = [{"prefix": "the dog saw a cat ."}, {"prompt": "yesterday , the big man found"}, {"prefix": "a b"}]
+    p.write_text("\n".join(json.dumps(d) for d in lines[:2]) + "\n")
+    got = load_prompts(p, lex, 2, 4)
+    np.testing.assert_array_equal(got, [lex.encode("saw a cat ."), lex.encode("the big man found")])
+    cfg = SyntheticConfig(n_texts=2, prompt_len=4, prompts_path=str(p))
+    np.testing.assert_array_equal(make_prompts(cfg, lex, seed=0), got)
+    for text, n, match in ((lines[:2], 3, "fewer than the 3"), (lines[:2], 2, None),
+                           ([{"prefix": "the zebra ran ."}], 1, "zebra"), ([{"text": "the dog"}], 1, "prefix"),
+                           ([{"prefix": "the dog"}], 1, "fewer than length")):
+        p.write_text("\n".join(json.dumps(d) for d in text))
+        if match is None:
+            assert load_prompts(p, lex, n, 4).shape == (2, 4)
+            continue
+        with pytest.raises(ValueError, match=match):
+            load_prompts(p, lex, n, 4)
+    with pytest.raises(ConfigError, match="prompts_path"):
+        SyntheticConfig(prompts_path=str(tmp_path / "missing.jsonl"))
+    with pytest.raises(ConfigError, match="prompt_style"):
+        SyntheticConfig(prompt_style="wiki")
+
+
+def test_prompt_is_part_of_the_detected_text(world):
+    # include_prompt=True (official): z counts the unwatermarked prompt tokens, so it equals the closed form
+    # over prompt + continuation; with include_prompt=False only the continuation is scored
+    lex, target, _ = world
+    wm = KGW(key=5)
+    prompt = sample_prompts(lex, 50, 20, "opengen", seed=0)
+    y = wm.generate(target, prompt, 60, seed=1)
+    full = np.concatenate([prompt, y], axis=1)
+    g = wm.green_flags(full, lex.vocab_size)
+    T = full.shape[1] - 1
+    np.testing.assert_allclose(wm.detect(full, lm=target), (g.sum(axis=1) - 0.5 * T) / math.sqrt(T * 0.25))
+    # the first continuation token is green w.r.t. the prompt's last token far more often than gamma
+    assert g[:, prompt.shape[1] - 1].mean() > 0.6

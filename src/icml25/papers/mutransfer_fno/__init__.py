@@ -15,6 +15,7 @@ from icml25.papers.mutransfer_fno.fno import (
     lr_multiplier,
     mup_param_groups,
     mup_scale,
+    neuralop_n_modes,
     relative_l2,
     transfer_hyperparameters,
 )
@@ -29,6 +30,6 @@ from icml25.papers.mutransfer_fno.transfer import (
 
 __all__ = [
     "FNO", "SpectralConvNd", "TrainSettings", "burgers_dataset", "burgers_solve", "clip_grad_elementwise_",
-    "grf_1d", "init_std", "lr_multiplier", "lr_sweep", "mup_param_groups", "mup_scale", "optimum_index",
-    "relative_l2", "train_fno", "train_fno_lr_grid", "transfer_hyperparameters", "transfer_regret",
+    "grf_1d", "init_std", "lr_multiplier", "lr_sweep", "mup_param_groups", "mup_scale", "neuralop_n_modes",
+    "optimum_index", "relative_l2", "train_fno", "train_fno_lr_grid", "transfer_hyperparameters", "transfer_regret",
 ]

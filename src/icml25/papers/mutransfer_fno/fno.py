@@ -11,6 +11,22 @@ Anchored at a base mode count k_base (where muP and the standard parametrization
     lr_multiplier(K) = sqrt(log k_base / log K)
 
 The dimension d cancels in these ratios because k_base and K count modes per dimension.
+
+Conventions, checked against neuraloperator 2.0.0 (``neuralop.layers.spectral_convolution``), the
+library FNO work usually builds on (the official muTransfer-FNO code could not be read):
+
+* Mode count. K is the number of modes per *corner*, as in the original FNO code (Li et al.
+  2021, ``modes1``...): frequencies 0..K-1 and -K..-1 in every non-last dimension, 0..K-1 in the
+  last (rfft) dimension, i.e. 2^(d-1) K^d kept modes. neuraloperator's ``n_modes`` counts the
+  total per dimension instead (n//2 negative and n//2 + n%2 non-negative frequencies after an
+  fftshift; n//2 + 1 in the last dimension); ``neuralop_n_modes(K, d)`` gives the ``n_modes``
+  that keeps exactly our modes. The two agree only through that translation, e.g. neuraloperator
+  ``n_modes=K`` keeps about 2^(1-d) times fewer modes than our K (d = 3: 4x fewer).
+* Complex init. ``complex_init="per_part"`` (default) draws the real and the imaginary part of
+  each entry of R with std b(K) (E|R_ij|^2 = 2 b^2); ``"complex_normal"`` draws R_ij ~ CN(0, b^2)
+  (E|R_ij|^2 = b^2, each part b / sqrt 2), which is what neuraloperator's
+  ``weight.normal_(0, init_std)`` on a complex tensor does. The constant factor does not change the
+  muP ratio; neuraloperator's ``init_std="auto"`` is sqrt(2 / (in + out)), our default base too.
 """
 
 from __future__ import annotations
@@ -22,12 +38,19 @@ import torch
 from torch import nn
 
 PARAMETRIZATIONS = ("sp", "mup")
+COMPLEX_INITS = ("per_part", "complex_normal")
 
 
 def _check_param(param: str) -> str:
     if param not in PARAMETRIZATIONS:
         raise ValueError(f"param must be 'sp' or 'mup', got {param!r}")
     return param
+
+
+def _check_complex_init(complex_init: str) -> str:
+    if complex_init not in COMPLEX_INITS:
+        raise ValueError(f"complex_init must be one of {COMPLEX_INITS}, got {complex_init!r}")
+    return complex_init
 
 
 def _check_modes(k: int, name: str) -> int:
@@ -49,7 +72,8 @@ def mup_scale(k: int, k_base: int) -> float:
 
 
 def init_std(k: int, param: str, k_base: int, init_std_base: float) -> float:
-    """Std b(K) of the real and of the imaginary part of each entry of R."""
+    """Init std b(K) of R (per part under ``complex_init="per_part"``, of the complex entry under
+    ``"complex_normal"``)."""
     if _check_param(param) == "sp":
         return float(init_std_base)
     return float(init_std_base) * mup_scale(k, k_base)
@@ -72,6 +96,19 @@ def transfer_hyperparameters(lr_proxy: float, init_var_proxy: float, k_proxy: in
         raise ValueError(f"lr_proxy and init_var_proxy must be positive, got {lr_proxy!r}, {init_var_proxy!r}")
     s = mup_scale(k_target, k_proxy)
     return {"lr": lr_proxy * s, "init_var": init_var_proxy * s * s}
+
+
+def neuralop_n_modes(k: int, d: int) -> tuple[int, ...]:
+    """neuraloperator's ``n_modes`` that keeps exactly the modes of our K in d dimensions.
+
+    ``(2K, ..., 2K, 2K - 1)``: 2K total modes (frequencies -K..K-1) in each non-last dimension and
+    ``(2K - 1) // 2 + 1 = K`` modes (0..K-1) in the last, rfft dimension. Checked side by side with
+    neuraloperator 2.0.0's ``SpectralConv`` (same weights, d = 1, 2, 3: outputs agree to float32 precision).
+    """
+    k = _check_modes(k, "K")
+    if d not in (1, 2, 3):
+        raise ValueError(f"d must be 1, 2 or 3, got {d!r}")
+    return (2 * k,) * (d - 1) + (2 * k - 1,)
 
 
 def _truncate(x_ft: torch.Tensor, k: int, d: int) -> torch.Tensor:
@@ -104,15 +141,18 @@ class SpectralConvNd(nn.Module):
         param: ``"sp"`` (init std fixed at ``init_std_base``) or ``"mup"`` (std and LR scaled by
             sqrt(log k_base / log K)).
         k_base: the mode count where muP and SP coincide (the proxy model's K).
-        init_std_base: std of the real and imaginary parts at ``k_base``; ``None`` gives
-            sqrt(2 / (in_ch + out_ch)).
+        init_std_base: the init std b at ``k_base``; ``None`` gives sqrt(2 / (in_ch + out_ch)) (as
+            neuraloperator's ``init_std="auto"``).
+        complex_init: ``"per_part"`` (real and imaginary parts each N(0, b(K)^2)) or
+            ``"complex_normal"`` (R_ij ~ CN(0, b(K)^2), each part b(K) / sqrt 2, as neuraloperator).
 
-    ``weight`` has shape (in_ch, out_ch, 2K, ..., 2K, K, 2) (real/imag last): 2^{d-1} K^d matrices.
+    ``weight`` has shape (in_ch, out_ch, 2K, ..., 2K, K, 2) (real/imag last): 2^{d-1} K^d matrices
+    (K modes per corner, the original FNO's count; neuraloperator's equivalent: ``neuralop_n_modes``).
     Inputs are (batch, in_ch, n_1, ..., n_d) with 2K <= n_i (non-last dims), K <= n_d // 2 + 1.
     """
 
     def __init__(self, in_ch: int, out_ch: int, modes: tuple[int, ...], param: str = "sp", k_base: int = 4,
-                 init_std_base: float | None = None):
+                 init_std_base: float | None = None, complex_init: str = "per_part"):
         super().__init__()
         modes = tuple(modes) if isinstance(modes, Iterable) else (modes,)
         if not modes or len(set(modes)) != 1:
@@ -127,8 +167,10 @@ class SpectralConvNd(nn.Module):
             raise ValueError(f"init_std_base must be positive, got {init_std_base!r}")
         self.init_std = init_std(self.k, param, self.k_base, self.init_std_base)
         self.lr_multiplier = lr_multiplier(self.k, param, self.k_base)
+        self.complex_init = _check_complex_init(complex_init)
         shape = (in_ch, out_ch) + (2 * self.k,) * (self.d - 1) + (self.k, 2)
-        self.weight = nn.Parameter(torch.randn(shape) * self.init_std)
+        part_std = self.init_std / math.sqrt(2.0) if complex_init == "complex_normal" else self.init_std
+        self.weight = nn.Parameter(torch.randn(shape) * part_std)
 
     @property
     def complex_weight(self) -> torch.Tensor:
@@ -179,11 +221,13 @@ class FNO(nn.Module):
         modes: K per dimension (an int or a d-tuple).
         param: ``"sp"`` or ``"mup"``; only the spectral weights R depend on it.
         k_base: mode count where SP and muP coincide.
-        init_std_base: std of R's real and imaginary parts at ``k_base`` (``None``: sqrt(1/width)).
+        init_std_base: init std b of R at ``k_base`` (``None``: sqrt(1/width)).
+        complex_init: ``"per_part"`` or ``"complex_normal"`` (see :class:`SpectralConvNd`).
     """
 
     def __init__(self, d: int, in_ch: int, out_ch: int, width: int = 32, n_layers: int = 4, modes: int | tuple = 16,
-                 param: str = "sp", k_base: int = 4, init_std_base: float | None = None):
+                 param: str = "sp", k_base: int = 4, init_std_base: float | None = None,
+                 complex_init: str = "per_part"):
         super().__init__()
         if d not in (1, 2, 3):
             raise ValueError(f"d must be 1, 2 or 3, got {d!r}")
@@ -195,7 +239,7 @@ class FNO(nn.Module):
             _check_modes(value, name)
         self.d, self.in_ch = d, in_ch
         self.lift = nn.Linear(in_ch + d, width)
-        self.spectral = nn.ModuleList(SpectralConvNd(width, width, modes, param, k_base, init_std_base)
+        self.spectral = nn.ModuleList(SpectralConvNd(width, width, modes, param, k_base, init_std_base, complex_init)
                                       for _ in range(n_layers))
         conv = (nn.Conv1d, nn.Conv2d, nn.Conv3d)[d - 1]
         self.pointwise = nn.ModuleList(conv(width, width, 1) for _ in range(n_layers))

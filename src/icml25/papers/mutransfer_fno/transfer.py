@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from icml25.papers.mutransfer_fno.fno import FNO, clip_grad_elementwise_, mup_param_groups, relative_l2
+from icml25.papers.mutransfer_fno.fno import COMPLEX_INITS, FNO, clip_grad_elementwise_, mup_param_groups, relative_l2
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,12 +40,16 @@ class TrainSettings:
     """Element-wise gradient clip value (``None``: no clipping)."""
     cosine: bool = True
     """Cosine-anneal the LR to 0 over training (else constant)."""
+    complex_init: str = "per_part"
+    """Init of R: ``"per_part"`` (each part std b) or ``"complex_normal"`` (neuraloperator, E|R|^2 = b^2)."""
 
     def __post_init__(self) -> None:
         for name in ("width", "n_layers", "epochs", "batch_size", "k_base"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"TrainSettings.{name} must be a positive integer, got {value!r}")
+        if self.complex_init not in COMPLEX_INITS:
+            raise ValueError(f"TrainSettings.complex_init must be one of {COMPLEX_INITS}, got {self.complex_init!r}")
         if self.clip is not None and not self.clip > 0:
             raise ValueError(f"TrainSettings.clip must be positive or None, got {self.clip!r}")
 
@@ -78,7 +82,7 @@ def train_fno(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torch.Tensor
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     model = FNO(1, 1, 1, width=settings.width, n_layers=settings.n_layers, modes=modes, param=param,
-                k_base=settings.k_base).to(device)
+                k_base=settings.k_base, complex_init=settings.complex_init).to(device)
     opt = torch.optim.Adam(mup_param_groups(model, lr))
     n = a_train.shape[0]
     steps_per_epoch = math.ceil(n / settings.batch_size)
@@ -133,7 +137,7 @@ def train_fno_lr_grid(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torc
         for lr in lrs:
             torch.manual_seed(seed)
             model = FNO(1, 1, 1, width=settings.width, n_layers=settings.n_layers, modes=modes, param=param,
-                        k_base=settings.k_base).to(device)
+                        k_base=settings.k_base, complex_init=settings.complex_init).to(device)
             members.append(model)
             lr_maps.append(_member_lrs(model, lr))
     weights, buffers = stack_module_state(members)

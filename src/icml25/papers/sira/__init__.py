@@ -19,13 +19,13 @@ from icml25.papers.sira.attack import (
     reference_paraphrase,
     self_information,
 )
-from icml25.papers.sira.data import Lexicon, build_lexicon, sample_corpus
+from icml25.papers.sira.data import Lexicon, build_lexicon, load_prompts, sample_corpus, sample_prompts
 from icml25.papers.sira.lm import KneserNeyLM
 from icml25.papers.sira.watermarks import KGW, EntropyGatedKGW, Unigram, green_list_matrix
 
 __all__ = [
     "KGW", "ConceptRewriter", "EntropyGatedKGW", "FullParaphrase", "HighSIMaskRewrite", "KneserNeyLM", "Lexicon",
     "LowSIMaskRewrite", "RandomMaskRewrite", "SIRAAttack", "Unigram", "WordSubstitution", "blank_mask",
-    "blank_template", "build_lexicon", "green_list_matrix", "reference_paraphrase", "sample_corpus",
-    "self_information",
+    "blank_template", "build_lexicon", "green_list_matrix", "load_prompts", "reference_paraphrase",
+    "sample_corpus", "sample_prompts", "self_information",
 ]

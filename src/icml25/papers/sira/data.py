@@ -162,3 +162,75 @@ def sample_corpus(lex: Lexicon, n_sentences: int, seed: int) -> np.ndarray:
             u = rng.random(idx.size)[:, None] * cdf[:, -1:]
             out[starts[idx] + j] = np.minimum((cdf < u).sum(axis=1), lex.vocab_size - 1)
     return out
+
+
+PROMPT_STYLES = ("opengen", "c4")
+
+
+def sample_prompts(lex: Lexicon, n: int, length: int, style: str = "opengen", seed: int = 0) -> np.ndarray:
+    """``(n, length)`` prompts cut from held-out grammar text, in the two styles of the official pipeline.
+
+    * ``"opengen"``: like the OpenGen prefixes the official ``generate_watermark.py`` reads
+      (``trimmed_opengen_500.jsonl``, field ``prefix``): the prompt ends at a sentence end, so the
+      continuation starts a new sentence.
+    * ``"c4"``: like MarkLLM's ``processed_c4.json`` (field ``prompt``, a document cut before its
+      ``natural_text``): the prompt ends anywhere, usually mid-sentence.
+
+    Each prompt is the last ``length`` tokens before its cut point in its own document (a fresh
+    grammar sample of ``length // 7 + 3`` sentences, so it also starts mid-sentence in general).
+    """
+    if style not in PROMPT_STYLES:
+        raise ValueError(f"style must be one of {PROMPT_STYLES}, got {style!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
+        raise ValueError(f"length must be a positive integer, got {length!r}")
+    rng = np.random.default_rng([int(seed), 7])
+    n_sent = length // 7 + 3  # sentences have 7-11 tokens: each document outgrows the prompt
+    stream = sample_corpus(lex, n * n_sent, seed=int(rng.integers(2**62)))
+    bounds = np.concatenate([[0], np.flatnonzero(stream == lex.end_id)[n_sent - 1::n_sent] + 1])
+    out = np.empty((n, length), dtype=np.int64)
+    for i in range(n):
+        doc = stream[bounds[i]:bounds[i + 1]]
+        if style == "opengen":
+            cuts = np.flatnonzero(doc == lex.end_id) + 1  # cut right after a sentence end
+            cuts = cuts[cuts >= length]
+        else:
+            cuts = np.arange(length, doc.size)  # any cut, usually mid-sentence
+        cut = int(cuts[rng.integers(cuts.size)])
+        out[i] = doc[cut - length:cut]
+    return out
+
+
+def load_prompts(path, lex: Lexicon, n: int, length: int) -> np.ndarray:
+    """``(n, length)`` prompts from a JSONL file in OpenGen (``prefix``) or C4 (``prompt``) format.
+
+    Each line is a JSON object with a ``"prefix"`` or ``"prompt"`` string of whitespace-separated
+    words of ``lex`` (a real-text file needs a real LM and tokenizer: the full setting, not
+    implemented here); the first ``n`` lines are used, each cut to its last ``length`` tokens.
+
+    Raises:
+        ValueError: the file has fewer than ``n`` prompts, a line lacks both fields, a prompt is
+            shorter than ``length`` tokens or has a word outside the lexicon.
+    """
+    import json
+    from pathlib import Path
+
+    rows = []
+    for ln, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        text = item.get("prefix", item.get("prompt")) if isinstance(item, dict) else None
+        if not isinstance(text, str):
+            raise ValueError(f"{path}:{ln}: expected a JSON object with a 'prefix' or 'prompt' string")
+        try:
+            ids = lex.encode(text)
+        except ValueError as exc:
+            raise ValueError(f"{path}:{ln}: {exc}") from None
+        if ids.size < length:
+            raise ValueError(f"{path}:{ln}: prompt has {ids.size} tokens, fewer than length={length}")
+        rows.append(ids[-length:])
+        if len(rows) == n:
+            return np.stack(rows)
+    raise ValueError(f"{path} holds {len(rows)} prompts, fewer than the {n} needed")

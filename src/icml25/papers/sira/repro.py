@@ -4,7 +4,9 @@ Target LM (Kneser-Ney trigram) generates watermarked texts under KGW, Unigram an
 entropy-gated KGW (SWEET-like); the attacker owns a different LM (Kneser-Ney bigram
 trained on a disjoint corpus sample) and a concept-constrained rewriter standing in
 for the attack LLM. All attacks share the rewriter and the texts of a seed. Settings and
-claim thresholds were fixed before the first quick run.
+claim thresholds were fixed before the first quick run; the official settings (gamma 0.5,
+SWEET gate 0.9 nat, 200 new tokens after OpenGen- or C4-style prompts) and the resolutions
+scaled to the new text length (issue 13) were fixed before the run that followed them.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from icml25.papers.sira.attack import (
     WordSubstitution,
     reference_paraphrase,
 )
-from icml25.papers.sira.data import build_lexicon, sample_corpus
+from icml25.papers.sira.data import PROMPT_STYLES, build_lexicon, load_prompts, sample_corpus, sample_prompts
 from icml25.papers.sira.lm import KneserNeyLM
 from icml25.papers.sira.watermarks import KGW, EntropyGatedKGW, Unigram, entropy
 
@@ -49,18 +51,29 @@ class SyntheticConfig(ExperimentConfig):
     """Grammar sentences for each LM (target and surrogate use disjoint samples)."""
     n_texts: int = 300
     """Watermarked (and unwatermarked) texts per scheme."""
-    text_len: int = 120
-    """Tokens per generated text."""
-    gamma: float = 0.25
-    """Green-list fraction of every scheme."""
+    text_len: int = 200
+    """New tokens per generated text (official ``max_new_tokens=200``)."""
+    prompt_style: str = "opengen"
+    """Prompts: ``"opengen"`` (end at a sentence end, as the OpenGen prefixes the official
+    generation script reads) or ``"c4"`` (cut anywhere, as MarkLLM's C4 prompts)."""
+    prompt_len: int = 30
+    """Tokens per prompt (official ``min_length=230`` with 200 new tokens leaves about 30)."""
+    prompts_path: str = ""
+    """Optional JSONL of prompts (``prefix`` or ``prompt`` field, words of the lexicon) replacing
+    the generated ones; empty = generate them from held-out grammar text."""
+    include_prompt: bool = True
+    """Detect and attack prompt + continuation, as MarkLLM's ``generate_watermarked_text`` returns
+    it in the official pipeline; False = the continuation only."""
+    gamma: float = 0.5
+    """Green-list fraction of every scheme (MarkLLM configs of the official code: 0.5)."""
     delta: float = 2.0
-    """Green logit bias of every scheme."""
-    entropy_threshold: float = 1.0
-    """Entropy gate (nats) of the SWEET-like scheme."""
+    """Green logit bias of every scheme (MarkLLM configs: 2.0)."""
+    entropy_threshold: float = 0.9
+    """Entropy gate (nats) of the SWEET-like scheme (MarkLLM ``SWEET.json``: 0.9)."""
     z_threshold: float = 4.0
-    """Detection threshold on the z-score; an attack succeeds when z < this."""
+    """Detection threshold on the z-score; an attack succeeds when z < this (MarkLLM: 4.0)."""
     percentile: float = 30.0
-    """SIRA percentile: tokens with SI at or below it are kept (paper default 30)."""
+    """SIRA percentile: tokens with SI at or below it are kept (official default 30)."""
     substitution_rate: float = 0.7
     """Share of words the word-substitution baseline replaces."""
     matched_rates: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -71,11 +84,23 @@ class SyntheticConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n_sentences", "n_texts"), nonnegative=("delta", "entropy_threshold"),
+        check_fields(self, positive=("n_sentences", "n_texts", "prompt_len"),
+                     nonnegative=("delta", "entropy_threshold"),
                      open_fraction=("gamma",), fraction=("substitution_rate", "matched_rates"),
-                     nonempty=("matched_rates",), at_least={"text_len": 2})
+                     nonempty=("matched_rates",), at_least={"text_len": 2},
+                     choices={"prompt_style": PROMPT_STYLES})
         if not 0.0 <= self.percentile <= 100.0:
             raise ConfigError(f"SyntheticConfig.percentile must be in [0, 100], got {self.percentile!r}")
+        if self.prompts_path and not Path(self.prompts_path).is_file():
+            raise ConfigError(f"SyntheticConfig.prompts_path must be an existing JSONL file, "
+                              f"got {self.prompts_path!r}")
+
+
+def make_prompts(cfg: SyntheticConfig, lex, seed: int) -> np.ndarray:
+    """``(n_texts, prompt_len)`` prompts: from ``cfg.prompts_path`` if set, else generated in ``cfg.prompt_style``."""
+    if cfg.prompts_path:
+        return load_prompts(cfg.prompts_path, lex, cfg.n_texts, cfg.prompt_len)
+    return sample_prompts(lex, cfg.n_texts, cfg.prompt_len, cfg.prompt_style, seed=seed)
 
 
 def _matched_z(edits: list[float], zs: list[float], target: float) -> float:
@@ -93,14 +118,24 @@ def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_pro
     key = 1_000_003 * (seed + 1)
     schemes = {"kgw": KGW(cfg.gamma, cfg.delta, key), "unigram": Unigram(cfg.gamma, cfg.delta, key),
                "gated": EntropyGatedKGW(cfg.entropy_threshold, cfg.gamma, cfg.delta, key)}
-    prompt = np.full((cfg.n_texts, 1), end)
-    plain = KGW(cfg.gamma, 0.0, key).generate(target, prompt, cfg.text_len, seed=10_000 + seed)
+    prompt = make_prompts(cfg, lex, seed)
+
+    def generate(scheme, gen_seed: int) -> np.ndarray:  # the text handed to detector and attacker
+        y = scheme.generate(target, prompt, cfg.text_len, seed=gen_seed)
+        return np.concatenate([prompt, y], axis=1) if cfg.include_prompt else y
+
+    plain = generate(KGW(cfg.gamma, 0.0, key), 10_000 + seed)
     m: Metrics = {}
+    # the LMs learned: per-token NLL of held-out grammar text against the uniform (chance) predictor
+    held_out = sample_corpus(lex, 2000, seed=10_000_019 + seed)[None, :]
+    m["target_lm_nll"] = float(-target.token_logprobs(held_out).mean())
+    m["surrogate_lm_nll"] = float(-surrogate.token_logprobs(held_out).mean())
+    m["uniform_nll"] = float(np.log(V))
     total = len(SCHEMES) * (6 + 2 * len(cfg.matched_rates))
     done = 0
     for s_i, name in enumerate(SCHEMES):
         wm = schemes[name]
-        x = wm.generate(target, prompt, cfg.text_len, seed=100 * seed + s_i)
+        x = generate(wm, 100 * seed + s_i)
         ref = reference_paraphrase(lex, x)
         rw = ConceptRewriter(lex, surrogate, seed=1000 * seed + s_i)
         sira = SIRAAttack(surrogate, rw, cfg.percentile)
@@ -173,63 +208,91 @@ def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticConfig, outdir: Pat
     return paths
 
 
+_DESCRIPTION = ("Synthetic concept grammar; KN-trigram target LM watermarked with KGW, Unigram and an "
+                "entropy-gated KGW (gamma 0.5, delta 2, gate 0.9 nat), 30-token prompts in the {style} style + "
+                "200 new tokens; attacker = KN-bigram surrogate on disjoint data + concept-constrained rewriter "
+                "(stand-in for the attack LLM); SIRA (p=30) vs random-mask, low-SI-mask, word substitution and "
+                "full-paraphrase rewrites on the same texts.")
+_FULL = ("The paper's setting (OPT-1.3B/2.7B watermarked generation on OpenGen and C4 prompts via MarkLLM, "
+         "Llama-3-8B-Instruct as paraphraser/scorer/attacker, S-BERT quality) needs model weights, the prompt "
+         "files and a GPU; it is not implemented here. 'full' only scales the synthetic study (prompts_path takes "
+         "a JSONL of prompts in the lexicon's words).")
+_SMOKE = {"n_sentences": 5000, "n_texts": 40, "text_len": 80, "prompt_len": 10, "matched_rates": (0.6, 0.9)}
+
 EXPERIMENTS = [
     Experiment(
         name="synthetic",
-        description="Synthetic concept grammar; KN-trigram target LM watermarked with KGW, Unigram and an "
-                    "entropy-gated KGW; attacker = KN-bigram surrogate on disjoint data + concept-constrained "
-                    "rewriter (stand-in for the attack LLM); SIRA (p=30) vs random-mask, low-SI-mask, word "
-                    "substitution and full-paraphrase rewrites on the same texts.",
+        description=_DESCRIPTION.format(style="OpenGen (ends at a sentence end)"),
         config=SyntheticConfig,
         run=run_synthetic,
-        presets={"smoke": {"n_sentences": 5000, "n_texts": 40, "text_len": 80, "matched_rates": (0.6, 0.9)},
-                 "quick": {}, "full": {"n_texts": 1000, "text_len": 200}},
+        presets={"smoke": dict(_SMOKE), "quick": {}, "full": {"n_texts": 1000}},
         seeds={"smoke": 2, "quick": 3, "full": 10},
         figures=synthetic_figures,
-        full_requirements="The paper's setting (OPT-1.3B/2.7B watermarked generation on C4 via MarkLLM, "
-                          "Llama-3-8B-Instruct as paraphraser/scorer/attacker, S-BERT quality) needs model "
-                          "weights, C4 and a GPU; it is not implemented here. 'full' only scales the synthetic study.",
+        full_requirements=_FULL,
+    ),
+    Experiment(
+        name="synthetic_c4",
+        description=_DESCRIPTION.format(style="C4 (cut mid-sentence)"),
+        config=SyntheticConfig,
+        run=run_synthetic,
+        presets={"smoke": {**_SMOKE, "prompt_style": "c4"}, "quick": {"prompt_style": "c4"},
+                 "full": {"n_texts": 1000, "prompt_style": "c4"}},
+        seeds={"smoke": 2, "quick": 3, "full": 10},
+        figures=synthetic_figures,
+        full_requirements=_FULL,
     ),
 ]
 
+_ASR_PAPER = "nearly 100% ASR on seven schemes (abstract)"
+
 CLAIMS = [
     # every seed: a setup precondition (detection works on clean watermarked text) that must hold in every run
-    Claim("detectable", "Before attack, every scheme detects its watermarked texts (TPR >= 0.99 at z >= 4).",
-          "watermarks detect clean text (setup)", "synthetic", "min_tpr", ">=", 0.99, aggregate="every_seed"),
+    Claim("detectable", "Before attack, every scheme detects its watermarked texts (TPR >= 0.99 at z >= 4) "
+          "(setup check, ours beyond the paper).", "z threshold 4 (MarkLLM configs)", "synthetic", "min_tpr",
+          ">=", 0.99, aggregate="every_seed"),
     # every seed: a setup precondition (the z >= 4 detector rarely flags plain text) that must hold in every run
-    Claim("low_fpr", "Unwatermarked texts are rarely flagged (FPR <= 0.01 at z >= 4, every scheme).",
-          "detector threshold (setup)", "synthetic", "max_fpr", "<=", 0.01, aggregate="every_seed"),
+    Claim("low_fpr", "Unwatermarked texts are rarely flagged (FPR <= 0.01 at z >= 4, every scheme) "
+          "(setup check, ours beyond the paper).", "z threshold 4 (MarkLLM configs)", "synthetic", "max_fpr",
+          "<=", 0.01, aggregate="every_seed"),
     # every seed: the paper reports ~100% ASR per evaluation run; ">= 90% on every scheme" is a per-run claim
-    Claim("sira_asr", "SIRA (p=30) removes the watermark: attack success >= 0.9 on every scheme "
-          "(the paper reports ~100% on seven schemes).", "~100% ASR (abstract)", "synthetic",
-          "min_sira_asr", ">=", 0.9, aggregate="every_seed"),
+    Claim("sira_asr", "SIRA (p=30) removes the watermark: attack success >= 0.9 on every scheme, OpenGen-style "
+          "prompts.", _ASR_PAPER, "synthetic", "min_sira_asr", ">=", 0.9, aggregate="every_seed"),
     # every seed: meaning preservation holds by construction of the rewriter, so it must hold in every run
     Claim("sira_meaning", "SIRA keeps the meaning: concept-sequence accuracy >= 0.95 on every scheme "
-          "(true by construction of the concept-constrained rewriter).", "semantics preserved (Sec. 5)",
+          "(true by construction of the concept-constrained rewriter).", "semantics preserved (abstract)",
           "synthetic", "min_sira_concept_acc", ">=", 0.95, aggregate="every_seed"),
-    # tie ±0.2 z: no paper number; one green token in a 120-token text moves z by 1/sqrt(T g (1-g)) = 0.21
+    # tie ±0.13 z: no paper number; one green token in a 230-token text moves z by 1/sqrt(T g (1-g)) = 0.13
     Claim("high_si_beats_random", "At SIRA's edit rate, masking high-SI tokens leaves a lower mean z than "
-          "random masking, for every scheme (max over schemes of the gap <= 0).",
-          "high-SI tokens carry the watermark (Sec. 3-4)", "synthetic", "max_sira_minus_random_z_matched_edit",
-          "<=", 0.0, aggregate="mean", resolution=0.2),
-    # tie ±0.2 z: as high_si_beats_random (about one green token per text)
+          "random masking, for every scheme (max over schemes of the gap <= 0) (ours, beyond the paper).",
+          "watermarks sit on high-entropy tokens (abstract)", "synthetic", "max_sira_minus_random_z_matched_edit",
+          "<=", 0.0, aggregate="mean", resolution=0.13),
+    # tie ±0.13 z: as high_si_beats_random (about one green token per text)
     Claim("high_si_beats_low_si", "At SIRA's edit rate, masking high-SI tokens leaves a lower mean z than "
-          "masking low-SI tokens, for every scheme.", "high-SI tokens carry the watermark (Sec. 3-4)",
-          "synthetic", "max_sira_minus_lowsi_z_matched_edit", "<=", 0.0, aggregate="mean", resolution=0.2),
+          "masking low-SI tokens, for every scheme (ours, beyond the paper).",
+          "watermarks sit on high-entropy tokens (abstract)", "synthetic", "max_sira_minus_lowsi_z_matched_edit",
+          "<=", 0.0, aggregate="mean", resolution=0.13),
+    # every seed: the C4-prompt pipeline (README) repeats the setup and the ASR claim
+    Claim("detectable_c4", "As detectable, C4-style prompts (setup check, ours beyond the paper).",
+          "z threshold 4 (MarkLLM configs)", "synthetic_c4", "min_tpr", ">=", 0.99, aggregate="every_seed"),
+    Claim("low_fpr_c4", "As low_fpr, C4-style prompts (setup check, ours beyond the paper).",
+          "z threshold 4 (MarkLLM configs)", "synthetic_c4", "max_fpr", "<=", 0.01, aggregate="every_seed"),
+    Claim("sira_asr_c4", "SIRA (p=30) attack success >= 0.9 on every scheme, C4-style prompts.", _ASR_PAPER,
+          "synthetic_c4", "min_sira_asr", ">=", 0.9, aggregate="every_seed"),
 ]
 
 API_EXAMPLE = """
 import numpy as np
 from icml25.papers.sira import (KGW, ConceptRewriter, KneserNeyLM, SIRAAttack, build_lexicon,
-                                reference_paraphrase, sample_corpus)
+                                reference_paraphrase, sample_corpus, sample_prompts)
 
 lex = build_lexicon()
 target = KneserNeyLM(lex.vocab_size, order=3, pad_id=lex.end_id).fit(sample_corpus(lex, 5000, seed=0))
 surrogate = KneserNeyLM(lex.vocab_size, order=2, pad_id=lex.end_id).fit(sample_corpus(lex, 5000, seed=1))
-wm = KGW(gamma=0.25, delta=2.0, key=42)
-x = wm.generate(target, np.full((20, 1), lex.end_id), 120, seed=0)
+wm = KGW(gamma=0.5, delta=2.0, key=42)
+prompt = sample_prompts(lex, 20, 30, "opengen", seed=0)
+x = np.concatenate([prompt, wm.generate(target, prompt, 200, seed=0)], axis=1)  # prompt + continuation
 sira = SIRAAttack(surrogate, ConceptRewriter(lex, surrogate, seed=0), percentile=30)
 y = sira.attack(x, reference_paraphrase(lex, x))
 print("z before:", wm.detect(x, lm=target).mean().round(2), " z after:", wm.detect(y, lm=target).mean().round(2))
-print(lex.decode(y[0][:20]))
+print(lex.decode(y[0][:40]))
 """

@@ -8,6 +8,11 @@
 
 Detection: ``z = (|green| - gamma T) / sqrt(T gamma (1-gamma))`` over the T scored tokens
 (tokens ``1..n-1`` of the text; token 0 has no in-text predecessor).
+
+Defaults are the MarkLLM configs the official SIRA code ships (``config/KGW.json``,
+``Unigram.json``, ``SWEET.json``): ``gamma = 0.5``, ``delta = 2.0``, one-token context,
+SWEET entropy threshold ``0.9`` nats (MarkLLM's SWEET computes the entropy with the natural
+log), detection threshold ``z = 4``.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ def _check_common(gamma: float, delta: float) -> None:
 
 
 def green_list_matrix(vocab_size: int, gamma: float, key: int) -> np.ndarray:
-    """``(V, V)`` boolean: row ``prev`` is the green list after token ``prev``; exactly ``round(gamma V)`` per row.
+    """``(V, V)`` boolean: row ``prev`` is the green list after token ``prev``; exactly ``int(gamma V)`` per row.
+
+    The list size is ``floor(gamma V)``, as MarkLLM's ``get_greenlist_ids`` takes it.
 
     Raises:
         ValueError: ``vocab_size`` not a positive integer or ``gamma`` outside [0, 1].
@@ -35,7 +42,7 @@ def green_list_matrix(vocab_size: int, gamma: float, key: int) -> np.ndarray:
     if not 0.0 <= gamma <= 1.0:
         raise ValueError(f"gamma must be in [0, 1], got {gamma}")
     rng = np.random.default_rng([int(key), int(vocab_size), 1])
-    k = int(round(gamma * vocab_size))
+    k = int(gamma * vocab_size)
     ranks = np.argsort(np.argsort(rng.random((vocab_size, vocab_size)), axis=1), axis=1)
     return ranks < k
 
@@ -62,7 +69,7 @@ class KGW:
         context: number of previous tokens hashed into the seed (only 1 is supported).
     """
 
-    def __init__(self, gamma: float = 0.25, delta: float = 2.0, key: int = 15485863, context: int = 1):
+    def __init__(self, gamma: float = 0.5, delta: float = 2.0, key: int = 15485863, context: int = 1):
         _check_common(gamma, delta)
         if context != 1:
             raise ValueError(f"only context=1 is supported, got {context}")
@@ -133,7 +140,7 @@ class KGW:
 class Unigram(KGW):
     """Unigram watermark: one fixed green list of ``gamma*V`` tokens, independent of context."""
 
-    def __init__(self, gamma: float = 0.25, delta: float = 2.0, key: int = 15485863):
+    def __init__(self, gamma: float = 0.5, delta: float = 2.0, key: int = 15485863):
         super().__init__(gamma, delta, key, context=1)
 
     def green_matrix(self, vocab_size: int) -> np.ndarray:
@@ -150,7 +157,7 @@ class EntropyGatedKGW(KGW):
     ``detect`` needs it.
     """
 
-    def __init__(self, threshold: float = 1.0, gamma: float = 0.25, delta: float = 2.0, key: int = 15485863):
+    def __init__(self, threshold: float = 0.9, gamma: float = 0.5, delta: float = 2.0, key: int = 15485863):
         if not np.isfinite(threshold) or threshold < 0:
             raise ValueError(f"threshold must be finite and >= 0, got {threshold}")
         super().__init__(gamma, delta, key, context=1)
