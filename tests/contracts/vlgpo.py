@@ -6,15 +6,21 @@ import numpy as np
 import torch
 
 from icml25.papers.vlgpo import (
+    ConvSeqVAE,
     FitnessCNN,
     LatentFlowPrior,
     PottsOracle,
     SeqVAE,
     adalead_sample,
     encode_sequences,
+    diversity,
     latent_ascent_sample,
     levenshtein_matrix,
+    load_ggs_cnn,
+    load_ggs_split,
+    load_official_vae,
     make_landscape_task,
+    official_step_settings,
     select_top_k,
     vlgpo_sample,
 )
@@ -30,6 +36,7 @@ MODULES = {
     "FitnessCNN": lambda: (FitnessCNN(8, width=4, kernel_size=3), (torch.randint(0, 20, (3, 8)),)),
     "SeqVAE": lambda: (SeqVAE(6, latent_dim=3, hidden=8), (torch.randint(0, 20, (4, 6)),)),
     "LatentFlowPrior": lambda: (LatentFlowPrior(3, hidden=8, n_freq=2), (torch.randn(4, 3), torch.rand(4))),
+    "ConvSeqVAE": lambda: (ConvSeqVAE(8, latent_dim=3, n_pad=1), (torch.randint(0, 20, (4, 8)),)),
 }
 
 _TOK = np.random.default_rng(0).integers(0, 20, (6, 8))
@@ -72,4 +79,11 @@ BAD_INPUTS = [
     ("oracle_wrong_length",
      lambda: PottsOracle(np.zeros((8, 20)), np.zeros((0, 2), int), np.zeros((0, 20, 20)))(_TOK[:, :5]), ValueError),
     ("levenshtein_unequal_lengths", lambda: levenshtein_matrix(["AC"], ["ACD", "ACDE"]), ValueError),
+    ("diversity_unknown_statistic", lambda: diversity(_TOK, "max"), ValueError),
+    ("official_settings_unknown_protein", lambda: official_step_settings("gb1", "hard"), ValueError),
+    ("load_split_missing_file", lambda: load_ggs_split("/nonexistent/aav_medium.csv"), ValueError),
+    ("load_cnn_missing_file", lambda: load_ggs_cnn("/nonexistent/predictor.ckpt"), ValueError),
+    ("load_vae_missing_file", lambda: load_official_vae("/nonexistent/vae.pt"), ValueError),
+    ("conv_vae_length_not_multiple_of_4", lambda: ConvSeqVAE(30), ValueError),
+    ("conv_vae_pad_too_long", lambda: ConvSeqVAE(8, n_pad=8), ValueError),
 ]

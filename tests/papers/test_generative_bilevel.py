@@ -231,3 +231,88 @@ def test_schedule_forward_is_betas_and_follows_dtype():
     assert sched().dtype == torch.float64 and sched.float()().dtype == torch.float32
     net = EpsMLP(2, hidden=8, T=20, n_freq=3).double()
     assert net(torch.randn(5, 2, dtype=torch.float64), torch.arange(5)).dtype == torch.float64
+
+
+def test_two_point_zo_is_exact_per_direction_on_a_quadratic():
+    # central difference of a quadratic: (f(th + mu u) - f(th - mu u)) / (2 mu) = u . grad f exactly, for any mu
+    A = torch.tensor([[3.0, 1.0], [1.0, 2.0]], dtype=torch.float64)
+    b = torch.tensor([0.5, -1.0], dtype=torch.float64)
+    fn = lambda th: 0.5 * th @ A @ th + b @ th  # noqa: E731
+    th = torch.tensor([0.7, -0.2], dtype=torch.float64)
+    grad = A @ th + b
+    u = torch.randn((3, 2), generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    for mu in (1e-3, 0.5, 4.0):
+        est = zo_gradient(fn, th, mu=mu, n_dirs=3, gen=torch.Generator().manual_seed(5))
+        torch.testing.assert_close(est, ((u @ grad)[:, None] * u).mean(0), rtol=1e-9, atol=1e-12)
+        # one-sided: u . grad + mu/2 u^T A u (a bias term that the central difference cancels)
+        est1 = zo_gradient(fn, th, mu=mu, n_dirs=3, gen=torch.Generator().manual_seed(5), kind="one_sided")
+        coef = u @ grad + mu / 2 * torch.einsum("ki,ij,kj->k", u, A, u)
+        torch.testing.assert_close(est1, (coef[:, None] * u).mean(0), rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="kind"):
+        zo_gradient(fn, th, kind="three_point")
+
+
+def _tiny_zo_run(gamma):
+    from icml25.papers.generative_bilevel import EpsMLP, bilevel_schedule_train
+
+    data = torch.randn(64, 2, generator=torch.Generator().manual_seed(0))
+    ref = torch.randn(64, 2, generator=torch.Generator().manual_seed(1)) + 1.0
+    return bilevel_schedule_train(data, lambda: EpsMLP(2, 16, 20), lambda s: rbf_mmd2(s, ref), zo=True,
+                                  schedule=LearnableNoiseSchedule("cosine", 20), iters=3, batch_size=16,
+                                  n_samples=16, ddim_steps=3, clip_x0=3.0, gamma=gamma, lr=1e-2, lr_beta=1e-12,
+                                  seed=0)  # the schedule (hence theta_y) stays put
+
+
+def test_zo_upper_term_reaches_theta_z_only():
+    # zo=True: theta_z steps on ZO(f)/gamma + grad g; theta_y never sees f. With the same seed, a tiny and a huge
+    # gamma give the same theta_y but different theta_z (the official ZO script's theta_z never moves: bug c2)
+    small, large = _tiny_zo_run(1e-4), _tiny_zo_run(1e8)
+    for p, q in zip(small.model_lower.parameters(), large.model_lower.parameters()):
+        torch.testing.assert_close(p, q, rtol=0, atol=1e-7)
+    diff = max((p - q).abs().max().item() for p, q in zip(small.model.parameters(), large.model.parameters()))
+    assert diff > 1e-4
+
+
+def test_near_noiseless_schedule_has_finite_gradients():
+    # quick seeds 3-4 drove end -> start + 1e-6 (abar_t ~ 1 - 3e-9); the float32 cast made 1 - abar = 0 and
+    # d sqrt(u)/du infinite. The square roots are now taken in float64: every gradient stays finite.
+    from icml25.papers.generative_bilevel import EpsMLP, ddim_sample, dsm_loss
+
+    sched = LearnableNoiseSchedule("cosine", 50, (0.4987, 0.4987 + 1e-6, 0.73, 0.22))
+    assert float(sched.alpha_bar[-1].detach()) > 1 - 1e-6
+    net = EpsMLP(2, 8, 50)
+    x0 = torch.randn(32, 2, generator=torch.Generator().manual_seed(0))
+    g = torch.autograd.grad(dsm_loss(net, sched, x0, torch.Generator().manual_seed(1)), list(sched.parameters()))
+    assert all(torch.isfinite(v).all() for v in g)
+    s = ddim_sample(net, sched, 16, 5, gen=torch.Generator().manual_seed(2), truncation=1, clip_x0=3.0)
+    g = torch.autograd.grad(rbf_mmd2(s, x0), list(sched.parameters()), allow_unused=True)
+    assert all(v is None or torch.isfinite(v).all() for v in g)
+
+
+def test_clamp_keeps_a_noisy_schedule_when_start_reaches_one():
+    # quick schedule_zo seed 0 pushed start up to end = 1: with the official box, start = end = 1 and every beta is 0
+    sched = LearnableNoiseSchedule("cosine", 50, (1.3, 1.0, 1.0, 0.5))
+    sched.clamp_()
+    assert float(sched.end.detach()) - float(sched.start.detach()) >= 1e-6 - 1e-12
+    assert float(sched.alpha_bar[-1].detach()) < 1.0
+
+
+def test_ddim_visits_the_official_integer_timesteps():
+    # model_bilevel.py: torch.linspace(0, T - 1, steps) cast to integers (truncation), visited from the last
+    from torch import nn
+
+    class Recorder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.seen, self.w = [], nn.Parameter(torch.zeros(()))
+
+        def forward(self, x, t):
+            self.seen.append(int(t[0]))
+            return x * self.w
+
+    for T, steps in ((200, 10), (1000, 7), (20, 3)):
+        rec = Recorder()
+        from icml25.papers.generative_bilevel import ddim_sample
+
+        ddim_sample(rec, LearnableNoiseSchedule("cosine", T), 4, steps, gen=torch.Generator().manual_seed(0))
+        assert rec.seen == [int(v) for v in np.floor(np.linspace(0, T - 1, steps))][::-1]

@@ -28,6 +28,14 @@ from icml25.papers.vlgpo import (
     select_top_k,
     vlgpo_sample,
 )
+from icml25.papers.vlgpo.official import (
+    OFFICIAL_ALPHABET,
+    ConvSeqVAE,
+    load_ggs_cnn,
+    load_ggs_split,
+    load_official_vae,
+    official_step_settings,
+)
 from icml25.papers.vlgpo.repro import CLAIMS, EXPERIMENTS, METHODS, _train, propose
 from icml25.papers.vlgpo.sampling import _likelihood_loss
 
@@ -138,10 +146,18 @@ def test_diversity_and_novelty_match_brute_force():
     rng = np.random.default_rng(1)
     x, t = rng.integers(0, 3, (9, 8)), rng.integers(0, 3, (7, 8))
     pairs = [_brute_lev(list(x[i]), list(x[j])) for i, j in itertools.combinations(range(9), 2)]
-    assert diversity(x) == np.median(pairs)
+    assert diversity(x, "median") == np.median(pairs)
+    # the official metric (ggs_predictor.py): ordered pairs i != j, equal strings skipped, divided by n (n - 1)
+    strings = decode_tokens(x)
+    total = sum(_brute_lev(a, b) for a in strings for b in strings if a != b)
+    assert diversity(x) == pytest.approx(total / (9 * 8), rel=1e-12)
     nov = [min(_brute_lev(list(r), list(s)) for s in t) for r in x]
     assert novelty(x, t) == np.median(nov)
     assert diversity(x[:1]) == 0.0
+    m = evaluate(x, lambda a: np.zeros(len(a)), t)
+    assert m["diversity"] == diversity(x) and m["diversity_median"] == np.median(pairs)
+    with pytest.raises(ValueError, match="statistic"):
+        diversity(x, "max")
 
 
 # -------------------------------------------------------------------------------------------- landscape
@@ -278,3 +294,90 @@ def test_encode_decode_round_trip(seqs):
     assert decode_tokens(encode_sequences(seqs)) == seqs
     tokens = encode_sequences(seqs)
     np.testing.assert_array_equal(encode_sequences(tokens.astype(float)), tokens)  # integral floats are ids
+
+
+# ------------------------------------------------------------------ official files (small generated stand-ins)
+def test_official_step_settings_are_the_released_configs():
+    # configs/{aav,gfp}_{medium,hard}.yaml at uzh-dqbm-cmi/VLGPO 9909084 (alpha = "alpha * ode_steps")
+    released = {("aav", "medium"): ((39, 34.0), (20, 10.0)), ("aav", "hard"): ((19, 38.0), (20, 10.0)),
+                ("gfp", "medium"): ((37, 18.0), (5, 0.5)), ("gfp", "hard"): ((5, 0.5), (5, 0.5))}
+    for (protein, diff), (unsmoothed, smoothed) in released.items():
+        assert official_step_settings(protein, diff) == unsmoothed
+        assert official_step_settings(protein, diff, "smoothed") == smoothed
+    with pytest.raises(ValueError, match="no official setting"):
+        official_step_settings("gb1", "medium")
+
+
+def test_load_ggs_split_reads_csv_and_rejects_bad_files(tmp_path):
+    good = tmp_path / "aav_medium.csv"
+    good.write_text("sequence,score\nACDEF,1.5\nWYVAC,-0.25\n")
+    seqs, scores = load_ggs_split(good)
+    assert seqs == ["ACDEF", "WYVAC"]
+    np.testing.assert_array_equal(scores, [1.5, -0.25])
+    for name, text, match in [("cols.csv", "seq,fitness\nACD,1\n", "columns"), ("empty.csv", "sequence,score\n",
+                              "no sequences"), ("letter.csv", "sequence,score\nACB,1\n", "unknown amino-acid"),
+                              ("ragged.csv", "sequence,score\nAC,1\nACD,2\n", "same length"),
+                              ("nan.csv", "sequence,score\nAC,nan\n", "finite")]:
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ValueError, match=match):
+            load_ggs_split(tmp_path / name)
+    with pytest.raises(ValueError, match="no split file"):
+        load_ggs_split(tmp_path / "missing.csv")
+
+
+def _official_order(seqs):
+    return torch.tensor([[OFFICIAL_ALPHABET.index(c) for c in s] for s in seqs])
+
+
+def test_load_ggs_cnn_reproduces_the_basecnn_formula(tmp_path):
+    g = torch.Generator().manual_seed(0)
+    w, k = 6, 5
+    shapes = {"encoder.weight": (w, 20, k), "encoder.bias": (w,), "embedding.layer.weight": (2 * w, w),
+              "embedding.layer.bias": (2 * w,), "decoder.weight": (1, 2 * w), "decoder.bias": (1,)}
+    state = {f"predictor.{name}": torch.randn(shape, generator=g) for name, shape in shapes.items()}
+    path = tmp_path / "predictor.ckpt"
+    torch.save({"state_dict": state, "epoch": 3}, path)
+    model = load_ggs_cnn(path, seq_len=9)
+    seqs = decode_tokens(np.random.default_rng(0).integers(0, 20, (7, 9)))
+    # GGS BaseCNN re-derived on one-hot input in the official token order
+    onehot = torch.nn.functional.one_hot(_official_order(seqs), 20).double().transpose(1, 2)
+    h = torch.nn.functional.conv1d(onehot, state["predictor.encoder.weight"].double(),
+                                   state["predictor.encoder.bias"].double()).transpose(1, 2)
+    p = {name: state[f"predictor.{name}"].double() for name in shapes}
+    h = torch.relu(h @ p["embedding.layer.weight"].T + p["embedding.layer.bias"])
+    ref = h.max(1).values @ p["decoder.weight"][0] + p["decoder.bias"]
+    np.testing.assert_allclose(model.predict(seqs), ref.numpy(), rtol=1e-5, atol=1e-5)
+    torch.save({"state_dict": {k: v for k, v in state.items() if "decoder" not in k}}, tmp_path / "bad.ckpt")
+    with pytest.raises(ValueError, match="missing key"):
+        load_ggs_cnn(tmp_path / "bad.ckpt")
+    with pytest.raises(ValueError, match="expecting 9 features"):
+        model.predict([seqs[0][:8]])
+
+
+def test_load_official_vae_permutes_the_alphabet_and_drops_padding(tmp_path):
+    torch.manual_seed(0)
+    raw = ConvSeqVAE(16, latent_dim=3).eval()            # weights read as the official token order
+    path = tmp_path / "vae.pt"
+    torch.save({"state_dict": raw.state_dict(), "epoch": 1}, path)
+    ours = load_official_vae(path, seq_len=16, latent_dim=3)
+    z = torch.randn(20, 3, generator=torch.Generator().manual_seed(1))
+    official_letters = ["".join(OFFICIAL_ALPHABET[i] for i in row) for row in raw.decode_tokens(z)]
+    assert decode_tokens(ours.decode_tokens(z)) == official_letters
+    seqs = decode_tokens(np.random.default_rng(2).integers(0, 20, (5, 16)))
+    torch.testing.assert_close(ours.embed(seqs), raw.embed(_official_order(seqs)))
+    padded = load_official_vae(path, seq_len=16, latent_dim=3, n_pad=3)   # GFP: 240 -> 237
+    assert padded.decode(z).shape == (20, 13, 20)
+    torch.testing.assert_close(padded.decode(z), ours.decode(z)[:, :13])
+    with pytest.raises(ValueError, match="shape"):
+        load_official_vae(path, seq_len=16, latent_dim=4)
+    with pytest.raises(ValueError, match="multiple of 4"):
+        ConvSeqVAE(30)
+
+
+def test_vlgpo_sample_drives_the_official_layouts(tmp_path):
+    torch.manual_seed(0)
+    vae = ConvSeqVAE(12, latent_dim=4, n_pad=2).eval()
+    cnn = FitnessCNN(10, width=8).eval()
+    flow = LatentFlowPrior(4, hidden=16)
+    seqs = vlgpo_sample(flow, vae, cnn, n_samples=6, ode_steps=3, J=2, alpha=34.0, f_min=0.0, f_max=19.5365)
+    assert len(seqs) == 6 and all(len(s) == 10 for s in seqs)

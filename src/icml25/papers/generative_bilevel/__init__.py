@@ -18,6 +18,7 @@ from icml25.papers.generative_bilevel.entropy_tuning import (
 from icml25.papers.generative_bilevel.noise_schedule import (
     EpsMLP,
     LearnableNoiseSchedule,
+    ZO_KINDS,
     ScheduleTrainResult,
     bilevel_schedule_train,
     ddim_sample,
@@ -31,8 +32,8 @@ from icml25.papers.generative_bilevel.toy import GaussianMixture, ring_mixture, 
 
 __all__ = [
     "BilevelEntropyTuner", "EpsMLP", "GaussianMixture", "LearnableNoiseSchedule", "ScheduleTrainResult",
-    "VPSchedule", "bayes_opt_search", "bilevel_schedule_train", "ddim_sample", "dsm_loss", "expected_improvement",
-    "grid_search", "lambda_grad_est1", "lambda_grad_est2", "penalty_hypergrad", "penalty_objective",
-    "random_search", "rbf_mmd2", "ring_mixture", "tilted_guided_sampler", "tilted_upper_value",
+    "VPSchedule", "ZO_KINDS", "bayes_opt_search", "bilevel_schedule_train", "ddim_sample", "dsm_loss",
+    "expected_improvement", "grid_search", "lambda_grad_est1", "lambda_grad_est2", "penalty_hypergrad",
+    "penalty_objective", "random_search", "rbf_mmd2", "ring_mixture", "tilted_guided_sampler", "tilted_upper_value",
     "train_with_schedule", "zo_gradient",
 ]

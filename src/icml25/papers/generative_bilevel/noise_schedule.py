@@ -5,10 +5,18 @@ Upper variable: a few schedule parameters beta(phi). Lower level: the denoising 
 Upper level: a sample-quality metric f (FID in the paper; here any differentiable metric of DDIM samples) with
 truncated back-propagation through the last sampling step(s), or a zeroth-order estimate of its gradient.
 
-Per minibatch (official ``train_mnist_bilevel_cmg_01_04_cleaned_v2.py``), ``inner_loop`` times:
+Per minibatch, ``inner_loop`` times:
   (i) one step of theta_y on g; (ii) sample with theta_z and evaluate f; (iii) one step of theta_z on f/gamma + g;
 then the schedule gets the first-order penalty hyper-gradient  grad_phi f/gamma + grad_phi g(theta_z) -
 grad_phi g(theta_y)  (:func:`penalty_hypergrad`), an AdamW step, and the parameters are clamped.
+
+Script versions (afmsaif/bilevel_diffusion): the back-propagation path (``zo=False``) follows
+``MNISTDiffusion-main/train_mnist_bilevel.py`` at commit 9637eb5 (first uploaded as
+``train_mnist_bilevel_cmg_01_04_cleaned_v2.py``, later deleted); ``zo=True`` follows
+``noise_schedule/train_mnist_bilevel_ZO.py`` at 88deb4e: two-point ZO estimates of grad f, one Gaussian direction
+(delta 0.01), for the schedule *and* for theta_z's upper term. That script has a bug we do not reproduce: it
+replaces theta_z by a deep copy of theta_y every minibatch while theta_z's optimiser still holds the first
+network's tensors, so its theta_z step updates orphaned weights and theta_z = theta_y throughout.
 """
 
 from __future__ import annotations
@@ -90,7 +98,9 @@ class LearnableNoiseSchedule(nn.Module):
     def clamp_(self) -> None:
         """Project the parameters onto their valid box (as the official code does after each step)."""
         if self.kind == "cosine":
-            self.start.clamp_(0.0, 1.0)
+            # start <= 1 - 1e-6 keeps end > start: the official clamps (start in [0, 1], end >= start + 1e-10,
+            # end <= 1) let start = end = 1, a constant f_t, all-zero betas and alpha_bar = 1 exactly
+            self.start.clamp_(0.0, 1.0 - 1e-6)
             self.end.clamp_(float(self.start) + 1e-6, 1.0)
             self.tau.clamp_(1e-3, 1e6)
             self.eps.clamp_(1e-4, 1.0)
@@ -137,8 +147,10 @@ def dsm_loss(model: nn.Module, schedule: LearnableNoiseSchedule, x0: torch.Tenso
     n = x0.shape[0]
     t = torch.randint(0, schedule.T, (n,), generator=gen).to(x0.device)
     eps = torch.randn(x0.shape, generator=gen).to(x0.device)
-    abar = schedule.alpha_bar[t].to(x0.dtype)[:, None]
-    xt = torch.sqrt(abar) * x0 + torch.sqrt(1 - abar) * eps
+    abar = schedule.alpha_bar[t][:, None]
+    # the square roots in the schedule's precision (float64): in float32, 1 - abar rounds to 0 once abar_t is
+    # within ~6e-8 of 1 (a nearly noiseless schedule), and d sqrt(u)/du at u = 0 is infinite
+    xt = torch.sqrt(abar).to(x0.dtype) * x0 + torch.sqrt(1 - abar).to(x0.dtype) * eps
     return ((model(xt, t) - eps) ** 2).sum(1).mean()
 
 
@@ -155,23 +167,26 @@ def ddim_sample(model: nn.Module, schedule: LearnableNoiseSchedule, n: int, step
     """
     if int(steps) < 1 or int(steps) > schedule.T or int(n) < 1:
         raise ValueError(f"need 1 <= steps <= T={schedule.T} and n >= 1, got steps={steps}, n={n}")
-    ts = torch.linspace(schedule.T - 1, 0, int(steps)).round().long().tolist()
-    abar = schedule.alpha_bar.float()
+    # official model_bilevel.py: torch.linspace(0, T - 1, steps) cast to integers (truncation), visited backwards
+    ts = torch.linspace(0, schedule.T - 1, int(steps), dtype=torch.float64).long().flip(0).tolist()
+    abar = schedule.alpha_bar  # square roots in the schedule's precision (see dsm_loss), then float32
     device = abar.device
+    root_a, root_1ma = torch.sqrt(abar).float(), torch.sqrt(1 - abar).float()
+    one, zero = torch.ones((), device=device), torch.zeros((), device=device)
     x = torch.randn(n, dim, generator=gen).to(device)
     for i, t in enumerate(ts):
         track = truncation is None or i >= len(ts) - int(truncation)
         with torch.set_grad_enabled(track and torch.is_grad_enabled()):
             if not track:
                 x = x.detach()
-            a = abar[t]
-            a_prev = abar[ts[i + 1]] if i + 1 < len(ts) else torch.ones((), dtype=a.dtype, device=device)
+            ra, r1a = root_a[t], root_1ma[t]
+            ra_prev, r1a_prev = (root_a[ts[i + 1]], root_1ma[ts[i + 1]]) if i + 1 < len(ts) else (one, zero)
             eps = model(x, torch.full((n,), t, device=device))
-            x0 = (x - torch.sqrt(1 - a) * eps) / torch.sqrt(a)
+            x0 = (x - r1a * eps) / ra
             if clip_x0 is not None:
                 x0 = torch.clamp(x0, -clip_x0, clip_x0)
-                eps = (x - torch.sqrt(a) * x0) / torch.sqrt(1 - a).clamp_min(1e-12)
-            x = torch.sqrt(a_prev) * x0 + torch.sqrt(1 - a_prev) * eps
+                eps = (x - ra * x0) / r1a.clamp_min(1e-12)
+            x = ra_prev * x0 + r1a_prev * eps
     return x
 
 
@@ -190,18 +205,32 @@ def rbf_mmd2(x: torch.Tensor, y: torch.Tensor, bandwidths: tuple[float, ...] = (
     return k[:n, :n].mean() + k[n:, n:].mean() - 2 * k[:n, n:].mean()
 
 
-def zo_gradient(fn: Callable[[torch.Tensor], torch.Tensor], theta: torch.Tensor, mu: float = 1e-2,
-                n_dirs: int = 8, gen: torch.Generator | None = None) -> torch.Tensor:
-    """Zeroth-order (Gaussian-smoothing) gradient: mean_k (fn(theta + mu u_k) - fn(theta)) / mu * u_k, u_k ~ N(0, I).
+ZO_KINDS = ("two_point", "one_sided")
+"""Zeroth-order estimators of :func:`zo_gradient`; ``two_point`` is the official one (``ZO_type='two'``)."""
 
-    Unbiased for the gradient of the smoothed function E fn(theta + mu u); exactly unbiased for quadratics.
+
+def zo_gradient(fn: Callable[[torch.Tensor], torch.Tensor], theta: torch.Tensor, mu: float = 1e-2,
+                n_dirs: int = 1, gen: torch.Generator | None = None, kind: str = "two_point") -> torch.Tensor:
+    """Zeroth-order (Gaussian-smoothing) gradient estimate of ``fn`` at ``theta``, directions u_k ~ N(0, I).
+
+    ``kind="two_point"`` (official ``zeroth_order_gradient`` with ``ZO_type='two'``: one direction, delta = mu):
+        mean_k (fn(theta + mu u_k) - fn(theta - mu u_k)) / (2 mu) * u_k;
+    ``kind="one_sided"``: mean_k (fn(theta + mu u_k) - fn(theta)) / mu * u_k.
+    Both are unbiased for the gradient of the smoothed function E fn(theta + mu u), hence for the gradient itself
+    when ``fn`` is quadratic; for a quadratic the central difference is moreover exact per direction,
+    (fn(theta + mu u) - fn(theta - mu u)) / (2 mu) = u . grad fn(theta), so each term is (u u^T) grad fn(theta).
     """
     if not mu > 0 or int(n_dirs) < 1:
         raise ValueError(f"need mu > 0 and n_dirs >= 1, got {mu}, {n_dirs}")
+    if kind not in ZO_KINDS:
+        raise ValueError(f"kind must be one of {ZO_KINDS}, got {kind!r}")
     theta = theta.detach()
-    f0 = fn(theta)
     u = torch.randn((int(n_dirs),) + tuple(theta.shape), generator=gen, dtype=theta.dtype).to(theta.device)
-    diffs = torch.stack([(fn(theta + mu * uk) - f0) / mu for uk in u])
+    if kind == "two_point":
+        diffs = torch.stack([(fn(theta + mu * uk) - fn(theta - mu * uk)) / (2 * mu) for uk in u])
+    else:
+        f0 = fn(theta)
+        diffs = torch.stack([(fn(theta + mu * uk) - f0) / mu for uk in u])
     return (diffs.reshape(-1, *([1] * theta.ndim)) * u).mean(0)
 
 
@@ -227,14 +256,11 @@ def _check_data(data) -> torch.Tensor:
     return data
 
 
-def _flat_params(schedule: LearnableNoiseSchedule) -> torch.Tensor:
-    return torch.stack([p.detach() for p in schedule.parameters()])
-
-
-def _set_params(schedule: LearnableNoiseSchedule, values: torch.Tensor) -> None:
+def _set_flat(group: list[torch.Tensor], flat: torch.Tensor) -> None:
+    """Write a flat vector into the tensors of ``group`` (in order)."""
     with torch.no_grad():
-        for p, v in zip(schedule.parameters(), values):
-            p.copy_(v)
+        for p, v in zip(group, torch.split(flat, [p.numel() for p in group])):
+            p.copy_(v.reshape(p.shape))
 
 
 def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module],
@@ -242,15 +268,19 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
                            schedule: LearnableNoiseSchedule | None = None, iters: int = 1000, batch_size: int = 128,
                            inner_loop: int = 1, gamma: float = 1.0, lr: float = 1e-3, lr_beta: float = 0.05,
                            n_samples: int = 128, ddim_steps: int = 20, truncation: int = 1, zo_mu: float = 1e-2,
-                           zo_dirs: int = 4, clip_x0: float | None = None, seed: int = 0) -> ScheduleTrainResult:
+                           zo_dirs: int = 1, zo_kind: str = "two_point", clip_x0: float | None = None,
+                           seed: int = 0) -> ScheduleTrainResult:
     """Train a diffusion model and its noise schedule jointly by the first-order penalty method.
 
     Args:
         data: (N, d) training data.
         model_fn: builds a fresh epsilon network ``net(x_t, t)``; theta_y and theta_z start from the same weights.
         upper_metric: ``f(samples) -> scalar`` to minimise (differentiable unless ``zo``), e.g. MMD to held-out data.
-        zo: estimate grad_phi f by :func:`zo_gradient` on the schedule parameters (official ``*_ZO.py``) instead of
-            truncated back-propagation.
+        zo: zeroth-order upper gradients (official ``train_mnist_bilevel_ZO.py``): grad_phi f for the schedule and
+            grad_theta f for theta_z's f/gamma + g step are both :func:`zo_gradient` estimates (``zo_kind``,
+            ``zo_dirs`` directions, smoothing ``zo_mu``; official: two-point, 1 direction, delta 0.01), on DDIM
+            samples without a graph. ``zo=False``: truncated back-propagation through the last ``truncation``
+            DDIM steps (the older official script, commit 9637eb5).
         schedule: the learnable schedule (default: cosine with T = 200).
         iters: outer iterations (minibatches); inner_loop: lower steps per minibatch.
         gamma: penalty constant; lr: AdamW rate of theta_y and theta_z; lr_beta: AdamW rate of the schedule
@@ -267,6 +297,8 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
         the schedule parameters, f and g per iteration.
     """
     data = _check_data(data)
+    if zo_kind not in ZO_KINDS:
+        raise ValueError(f"zo_kind must be one of {ZO_KINDS}, got {zo_kind!r}")
     if gamma <= 0 or iters < 1 or inner_loop < 1 or batch_size < 1:
         raise ValueError(f"need gamma > 0 and iters, inner_loop, batch_size >= 1; got {gamma}, {iters}, "
                          f"{inner_loop}, {batch_size}")
@@ -293,6 +325,25 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
         with torch.set_grad_enabled(grad):
             return upper_metric(ddim_sample(model, schedule, n_samples, ddim_steps, dim, gen, truncation, clip_x0))
 
+    def _zo_upper_grad(f_of_samples: Callable[[], torch.Tensor], group: list[torch.Tensor],
+                       gen: torch.Generator) -> list[torch.Tensor]:
+        """zo_gradient of f over the tensors ``group`` (flattened into one vector, perturbed in place and
+        restored); the DDIM noise is the same at every perturbation (common random numbers)."""
+        flat0 = torch.cat([p.detach().reshape(-1) for p in group])
+        state = gen.get_state()
+
+        def f_at(flat: torch.Tensor) -> torch.Tensor:
+            _set_flat(group, flat)
+            gen.set_state(state)
+            with torch.no_grad():
+                return f_of_samples()
+
+        dirs = torch.Generator().manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+        g = zo_gradient(f_at, flat0, zo_mu, zo_dirs, dirs, zo_kind)
+        _set_flat(group, flat0)
+        sizes = [p.numel() for p in group]
+        return [gi.reshape(p.shape).to(p.dtype) for gi, p in zip(torch.split(g, sizes), group)]
+
     params = list(schedule.parameters())
     for _ in range(int(iters)):
         x0 = batch()
@@ -307,13 +358,19 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
             sch_y.step()
             # (ii)-(iii) theta_z <- theta_z - lr grad_theta [f/gamma + g](phi, theta_z)
             opt_z.zero_grad()
-            upper = sample_upper(theta_z, grad=not zo)
-            combined = dsm_loss(theta_z, schedule, x0, gen) + (upper / gamma if not zo else 0.0)
-            if not zo:  # grad_phi f from the same samples (the official code re-samples; this saves one run)
+            z_params = list(theta_z.parameters())
+            if zo:  # grad_theta f by a ZO estimate over all of theta_z's weights (official: on its EMA copy)
+                g_upper_z = _zo_upper_grad(lambda: upper_metric(ddim_sample(
+                    theta_z, schedule, n_samples, ddim_steps, dim, gen, None, clip_x0)), z_params, gen)
+                z_grads = torch.autograd.grad(dsm_loss(theta_z, schedule, x0, gen), z_params)
+                z_grads = [gl + gu / gamma for gl, gu in zip(z_grads, g_upper_z)]
+            else:
+                upper = sample_upper(theta_z)
+                # grad_phi f from the same samples (the official code re-samples; this saves one run)
                 g_f = torch.autograd.grad(upper, params, retain_graph=True, allow_unused=True)
                 g_f = [torch.zeros_like(p) if g is None else g for p, g in zip(params, g_f)]
-            z_grads = torch.autograd.grad(combined, list(theta_z.parameters()))
-            for p, g in zip(theta_z.parameters(), z_grads):
+                z_grads = torch.autograd.grad(dsm_loss(theta_z, schedule, x0, gen) + upper / gamma, z_params)
+            for p, g in zip(z_params, z_grads):
                 p.grad = g
             opt_z.step()
             sch_z.step()
@@ -321,21 +378,11 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
         g_y = torch.autograd.grad(dsm_loss(theta_y, schedule, x0, gen), params)
         g_z = torch.autograd.grad(dsm_loss(theta_z, schedule, x0, gen), params)
         if zo:
-            phi0 = _flat_params(schedule)
-            state = gen.get_state()
-
-            def f_at(phi: torch.Tensor) -> torch.Tensor:
-                _set_params(schedule, phi)
-                gen.set_state(state)  # common random numbers across the perturbations
-                with torch.no_grad():
-                    return upper_metric(ddim_sample(theta_z, schedule, n_samples, ddim_steps, dim, gen, None, clip_x0))
-
-            g_f_flat = zo_gradient(f_at, phi0, zo_mu, zo_dirs, torch.Generator().manual_seed(int(
-                torch.randint(0, 2**31 - 1, (1,), generator=gen))))
-            _set_params(schedule, phi0)
-            g_f = list(g_f_flat)
-            f_val = float(f_at(phi0))
-            _set_params(schedule, phi0)
+            g_f = _zo_upper_grad(lambda: upper_metric(ddim_sample(
+                theta_z, schedule, n_samples, ddim_steps, dim, gen, None, clip_x0)), params, gen)
+            with torch.no_grad():
+                f_val = float(upper_metric(ddim_sample(theta_z, schedule, n_samples, ddim_steps, dim, gen, None,
+                                                       clip_x0)))
         else:
             f_val = float(upper.detach())
         if not all(torch.isfinite(g).all() for g in (*g_f, *g_z, *g_y)):

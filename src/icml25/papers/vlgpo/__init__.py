@@ -18,10 +18,25 @@ from icml25.papers.vlgpo.landscape import (
     novelty,
 )
 from icml25.papers.vlgpo.models import FitnessCNN, LatentFlowPrior, SeqVAE
+from icml25.papers.vlgpo.official import (
+    GGS_SPLITS,
+    OFFICIAL_ALPHABET,
+    OFFICIAL_FITNESS_RANGE,
+    OFFICIAL_LATENT_DIM,
+    OFFICIAL_STEP_SETTINGS,
+    OFFICIAL_VAE_LENGTH,
+    ConvSeqVAE,
+    load_ggs_cnn,
+    load_ggs_split,
+    load_official_vae,
+    official_step_settings,
+)
 from icml25.papers.vlgpo.sampling import adalead_sample, latent_ascent_sample, select_top_k, vlgpo_sample
 
 __all__ = [
-    "AMINO_ACIDS", "FitnessCNN", "LandscapeTask", "LatentFlowPrior", "PottsOracle", "SeqVAE", "adalead_sample",
-    "decode_tokens", "diversity", "encode_sequences", "evaluate", "latent_ascent_sample", "levenshtein_matrix",
-    "make_landscape_task", "novelty", "select_top_k", "vlgpo_sample",
+    "AMINO_ACIDS", "ConvSeqVAE", "FitnessCNN", "GGS_SPLITS", "LandscapeTask", "LatentFlowPrior", "OFFICIAL_ALPHABET",
+    "OFFICIAL_FITNESS_RANGE", "OFFICIAL_LATENT_DIM", "OFFICIAL_STEP_SETTINGS", "OFFICIAL_VAE_LENGTH", "PottsOracle",
+    "SeqVAE", "adalead_sample", "decode_tokens", "diversity", "encode_sequences", "evaluate", "latent_ascent_sample",
+    "levenshtein_matrix", "load_ggs_cnn", "load_ggs_split", "load_official_vae", "make_landscape_task", "novelty",
+    "official_step_settings", "select_top_k", "vlgpo_sample",
 ]

@@ -5,8 +5,9 @@ several mutations away from the best ones; an oracle trained on all data scores 
 landscape is an explicit Potts model, so the oracle is the exact fitness (min-max normalised over the
 library), and the same filters carve the training set out of a library of random point mutants.
 
-Metrics (GGS / VLGPO): median oracle fitness, diversity = median pairwise Levenshtein distance among the
-designs, novelty = median over designs of the Levenshtein distance to the nearest training sequence.
+Metrics (GGS / VLGPO, official ``utils/ggs_predictor.py``): median oracle fitness, diversity = *mean* pairwise
+Levenshtein distance among the designs (the median is reported beside it), novelty = median over designs of the
+Levenshtein distance to the nearest training sequence.
 """
 
 from __future__ import annotations
@@ -113,13 +114,20 @@ def levenshtein_matrix(a: Sequence[str] | np.ndarray, b: Sequence[str] | np.ndar
     return _levenshtein_dp(a, b)
 
 
-def diversity(seqs: Sequence[str] | np.ndarray) -> float:
-    """Median pairwise Levenshtein distance over distinct pairs (0.0 for fewer than two sequences)."""
+def diversity(seqs: Sequence[str] | np.ndarray, statistic: str = "mean") -> float:
+    """Pairwise Levenshtein diversity of a set of designs (0.0 for fewer than two sequences).
+
+    ``statistic="mean"`` (default, the official VLGPO/GGS metric): the sum of the distances over ordered pairs
+    ``i != j`` divided by ``n (n - 1)``, i.e. the mean over distinct pairs. ``statistic="median"``: the median
+    over distinct pairs (a collapse-robust variant used by our no-collapse check).
+    """
+    if statistic not in ("mean", "median"):
+        raise ValueError(f"statistic must be 'mean' or 'median', got {statistic!r}")
     x = encode_sequences(seqs)
     if x.shape[0] < 2:
         return 0.0
-    d = levenshtein_matrix(x, x)
-    return float(np.median(d[np.triu_indices(x.shape[0], k=1)]))
+    d = levenshtein_matrix(x, x)[np.triu_indices(x.shape[0], k=1)]
+    return float(np.mean(d) if statistic == "mean" else np.median(d))
 
 
 def novelty(seqs: Sequence[str] | np.ndarray, train_seqs: Sequence[str] | np.ndarray) -> float:
@@ -140,10 +148,12 @@ def evaluate(seqs: Sequence[str] | np.ndarray, oracle, train_seqs: Sequence[str]
         train_seqs: the optimiser's training sequences.
 
     Returns:
-        ``{"fitness": ..., "diversity": ..., "novelty": ...}``.
+        ``{"fitness": median oracle fitness, "diversity": mean pairwise distance (official),
+        "diversity_median": median pairwise distance, "novelty": median distance to the training set}``.
     """
     x = encode_sequences(seqs)
-    return {"fitness": float(np.median(oracle(x))), "diversity": diversity(x), "novelty": novelty(x, train_seqs)}
+    return {"fitness": float(np.median(oracle(x))), "diversity": diversity(x, "mean"),
+            "diversity_median": diversity(x, "median"), "novelty": novelty(x, train_seqs)}
 
 
 # ------------------------------------------------------------------------------------------------ landscape

@@ -51,13 +51,15 @@ def vlgpo_sample(flow: LatentFlowPrior, vae: SeqVAE, predictor: FitnessCNN, n_sa
     """VLGPO: Euler steps of the flow prior interleaved with J manifold-constrained likelihood steps.
 
     Args:
-        flow: trained :class:`LatentFlowPrior` (noise at t = 0, data at t = 1).
-        vae: trained :class:`SeqVAE`; its decoder maps latents to logits.
+        flow: trained :class:`LatentFlowPrior` (noise at t = 0, data at t = 1), or any velocity module
+            ``v(z, t)`` on ``(n, latent_dim)`` latents with a ``latent_dim`` attribute.
+        vae: trained :class:`SeqVAE` or :class:`ConvSeqVAE`; its decoder maps latents to logits.
         predictor: trained :class:`FitnessCNN` g_phi (guidance only).
         n_samples: number of latent chains.
         ode_steps: K, Euler steps; h = 1 / K.
         J: likelihood gradient steps after each prior step (``J = 0``: plain prior sampling).
-        alpha: likelihood step size, in units of the ODE step (the official config's "alpha * ode_steps").
+        alpha: likelihood step size, in units of the ODE step (the official config's "alpha * ode_steps";
+            :func:`official_step_settings` gives the released (J, alpha) per split).
         target: conditioning fitness y on the normalised scale.
         seed: seeds z_0 ~ N(0, I).
         f_min, f_max: the predictor's output is normalised as (g - f_min) / (f_max - f_min).
@@ -69,7 +71,8 @@ def vlgpo_sample(flow: LatentFlowPrior, vae: SeqVAE, predictor: FitnessCNN, n_sa
     _check_common(n_samples, J, alpha, f_min, f_max)
     if ode_steps < 1:
         raise ValueError(f"ode_steps must be >= 1, got {ode_steps}")
-    z = torch.randn(n_samples, flow.latent_dim, generator=torch.Generator().manual_seed(seed)).to(flow.freqs.device)
+    device = next(iter(flow.parameters()), torch.empty(0)).device
+    z = torch.randn(n_samples, flow.latent_dim, generator=torch.Generator().manual_seed(seed)).to(device)
     h = 1.0 / ode_steps
     for k in range(ode_steps):
         t = k * h
