@@ -1,9 +1,10 @@
 """RisingAttacK: ordered top-K adversarial attacks from the right singular vectors of the adversarial
 Jacobian (Paniagua, Savadikar & Wu, ICML 2025).
 
-Sequential QP in image space: each step linearises the ordering constraints D z(x) >= m, takes the
-thin SVD of the adversarial Jacobian A = D dz/dx, and moves along the minimum-norm combination
-V_r alpha of its right singular vectors. Baselines: QuadAttacK (feature-space QP), C&W top-K, top-K PGD.
+Sequential QP in image space: each step linearises the condensed ordering constraints (K + M rows:
+target chain, M top competitors, one aggregate), takes the thin SVD of the adversarial Jacobian
+A = D dz/dx, and moves along the minimum-norm combination V_r alpha of its right singular vectors.
+Baselines: QuadAttacK (feature-space QP, released settings), C&W top-K, top-K PGD.
 """
 
 from icml25.papers.risingattack.attacks import (
@@ -12,6 +13,7 @@ from icml25.papers.risingattack.attacks import (
     RisingAttack,
     TopKPGD,
     adversarial_jacobian,
+    condensed_constraints,
     figure_of_merit,
     min_norm_qp,
     ordered_topk_success,
@@ -31,6 +33,6 @@ from icml25.papers.risingattack.data import (
 )
 
 __all__ = ["CWTopK", "MLP", "QuadAttack", "RisingAttack", "SmallCNN", "TopKPGD", "adversarial_jacobian",
-           "attack_set", "digits_dataset", "figure_of_merit", "min_norm_qp", "ordered_topk_success",
-           "ordering_margins", "ordering_matrices", "ordering_matrix", "perturbation_norms", "template_dataset",
-           "topk_hinge_loss", "train_classifier"]
+           "attack_set", "condensed_constraints", "digits_dataset", "figure_of_merit", "min_norm_qp",
+           "ordered_topk_success", "ordering_margins", "ordering_matrices", "ordering_matrix", "perturbation_norms",
+           "template_dataset", "topk_hinge_loss", "train_classifier"]

@@ -5,15 +5,17 @@ z(x) in R^C and an ordered target list T = (t_1, ..., t_K), find a small delta s
 the top-K predictions of x + delta are exactly t_1 > t_2 > ... > t_K.
 
 The K - 1 + C - K ordering constraints are linear in the logits, g(x) = D z(x) >= m, with a
-fixed 0/+1/-1 matrix D (:func:`ordering_matrix`). Their Jacobian A = D dz/dx (M x n, M << n)
-is the *adversarial Jacobian*. RisingAttacK is a sequential QP: at each step it linearises
-the constraints, and the minimum-l2 step lies in the row space of A, i.e. it is a linear
-combination V_r alpha of A's right singular vectors, with alpha from a QP with r <= M
-variables. The attack is the sum of these steps.
+fixed 0/+1/-1 matrix D (:func:`ordering_matrix`); RisingAttacK condenses them to K + M rows
+(:func:`condensed_constraints`: the target chain, M top competitors and one aggregate row).
+Their Jacobian A = D dz/dx (rows x n, rows << n) is the *adversarial Jacobian*. RisingAttacK
+is a sequential QP: at each step it linearises the constraints, and the minimum-l2 step lies
+in the row space of A, i.e. it is a linear combination V_r alpha of A's right singular
+vectors, with alpha from a QP with r <= rows variables. The attack is the sum of these steps.
 
-Baselines: :class:`QuadAttack` (QP in the penultimate feature space, then gradient steps
-to reach the QP's features), :class:`CWTopK` (C&W-style ordered hinge + l2 penalty, Adam)
-and :class:`TopKPGD` (l2-ball PGD on the same hinge).
+Baselines: :class:`QuadAttack` (QP in the penultimate feature space, then AdamW steps
+to reach the QP's features; the released settings of thomaspaniagua/quadattack),
+:class:`CWTopK` (C&W-style ordered hinge + l2 penalty, Adam) and :class:`TopKPGD`
+(l2-ball PGD on the same hinge).
 """
 
 from __future__ import annotations
@@ -111,6 +113,71 @@ def ordering_matrix(targets: Sequence[int] | Tensor, n_classes: int, reduced: in
     """
     lg = None if logits is None else torch.as_tensor(logits).reshape(1, -1)
     return ordering_matrices(torch.as_tensor(targets).reshape(1, -1), n_classes, reduced, lg)[0]
+
+
+CONSTRAINT_SETS = ("condensed", "all")
+AGGREGATES = ("max", "logsumexp")
+
+
+def condensed_constraints(targets: Tensor, logits: Tensor, n_competitors: int | None = None,
+                          aggregate: str = "max") -> tuple[Tensor, Tensor]:
+    """The condensed constraint set: d - 1 = K + M rows instead of C - 1 (RisingAttacK's d = K + M + 1).
+
+    The C logits are mapped to d = K + M + 1 values l = (z_{t_1}, ..., z_{t_K}, z_{j_1}, ..., z_{j_M}, a):
+    the K targets, the M non-target classes with the largest logits at the anchor (the competitors) and
+    one aggregate a of the remaining C - K - M non-targets. The rows are the K - 1 target-chain
+    constraints l_i - l_{i+1} >= m, the M constraints z_{t_K} - z_{j} >= m and one z_{t_K} - a >= m.
+    With ``aggregate="max"`` (a = max over the rest) the condensed set holds exactly when all C - 1
+    constraints hold; ``"logsumexp"`` (a smooth upper bound of the max) is sufficient, not necessary.
+
+    Args:
+        targets: (B, K) ordered targets.
+        logits: (B, C) logits at the anchor (they pick the competitors and linearise the aggregate).
+        n_competitors: M; ``None`` uses M = K. Capped at C - K - 1 so one class stays in the aggregate
+            (then the set equals the full one).
+        aggregate: ``"max"`` or ``"logsumexp"``.
+
+    Returns:
+        D (B, K + M, C), the rows whose contraction with dz/dx is the constraints' Jacobian (for the
+        ``logsumexp`` row the softmax weights of the rest), and g (B, K + M), the constraint values.
+    """
+    if logits.dim() != 2:
+        raise ValueError(f"logits must have shape (B, C), got {tuple(logits.shape)}")
+    C = logits.shape[1]
+    t = _check_targets(targets, C)
+    if t.shape[0] != logits.shape[0]:
+        raise ValueError(f"targets have {t.shape[0]} rows but logits have {logits.shape[0]}")
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+    B, K = t.shape
+    if n_competitors is None:
+        n_competitors = K
+    if isinstance(n_competitors, bool) or not isinstance(n_competitors, (int, np.integer)) or n_competitors < 0:
+        raise ValueError(f"n_competitors must be None or an integer >= 0, got {n_competitors!r}")
+    M = min(int(n_competitors), C - K - 1)
+    z = logits.detach().cpu().double()
+    nontarget = torch.ones(B, C, dtype=torch.bool).scatter_(1, t, False)
+    order = z.masked_fill(~nontarget, -math.inf).argsort(dim=1, descending=True)
+    comp, rest = order[:, :M], order[:, M:C - K]           # competitors; the rest of the non-targets
+    rows_b = torch.arange(B)[:, None]
+    D = torch.zeros(B, K + M, C, dtype=torch.float64)
+    chain = torch.arange(K - 1)[None, :]
+    D[rows_b, chain, t[:, :-1]] = 1.0
+    D[rows_b, chain, t[:, 1:]] = -1.0
+    crow = K - 1 + torch.arange(M)[None, :]
+    D[rows_b, crow, t[:, -1:].expand(B, M)] = 1.0
+    D[rows_b, crow, comp] = -1.0
+    D[:, K + M - 1, :].scatter_(1, t[:, -1:], 1.0)
+    zr = z.gather(1, rest)
+    if aggregate == "max":
+        w = torch.zeros_like(zr).scatter_(1, zr.argmax(1, keepdim=True), 1.0)
+    else:
+        w = torch.softmax(zr, dim=1)                       # d logsumexp / dz_rest
+    D[:, K + M - 1, :].scatter_add_(1, rest, -w)
+    g = torch.einsum("bmc,bc->bm", D, z)
+    if aggregate == "logsumexp":
+        g[:, -1] = z.gather(1, t[:, -1:]).squeeze(1) - torch.logsumexp(zr, dim=1)
+    return D.to(logits.dtype), g.to(logits.dtype)
 
 
 def ordered_topk_success(logits: Tensor, targets: Tensor) -> Tensor:
@@ -304,32 +371,42 @@ class RisingAttack:
 
     Step s (for every image not yet attacked successfully):
 
-    1. g_s = D z(x_s) and A_s = D J(x_s)  (:func:`adversarial_jacobian`);
-    2. thin SVD A_s = U S V^T, keep the r singular values > ``rank_tol`` * S_max;
+    1. constraints at the anchor x_s: by default the condensed set of d - 1 = K + M rows
+       (:func:`condensed_constraints`: target chain, M top competitors, one aggregate of the rest);
+       ``constraints="all"`` uses all C - 1 rows of :func:`ordering_matrix`. g_s are their values and
+       A_s = D J(x_s) their Jacobian (:func:`adversarial_jacobian`);
+    2. thin SVD A_s = U S V^T, keep the r singular values > ``rank_tol`` * S_max (r = d - 1 when A_s
+       has full row rank);
     3. alpha_s = argmin ||alpha||^2  s.t.  g_s + U_r S_r alpha >= m    (:func:`min_norm_qp`);
        since V_r has orthonormal columns, V_r alpha_s is the minimum-l2 solution of the
-       linearised constraints A_s delta >= m - g_s;
+       linearised constraints A_s delta >= m - g_s (the null-space part of delta is zero);
     4. x_{s+1} = clip(x_s + step * V_r alpha_s).
 
     It stops for an image once its ordered top-K holds, or after ``max_iter`` steps. With a
-    linear model and ``step=1`` (no clipping) one step is the exact minimum-l2 attack.
+    linear model, ``constraints="all"`` and ``step=1`` (no clipping) one step is the exact
+    minimum-l2 attack.
 
     Args:
         model: maps (B, *shape) to logits (B, C); put it in eval mode first.
         K: number of ordered targets.
-        margin: m, in logits.
+        margin: m, in logits (0.2, QuadAttacK's released value; RisingAttacK's own is not known).
         max_iter: maximum SQP steps S.
         step: step length along the QP solution (1 = full Newton-like step).
         rank_tol: relative threshold on singular values.
         qp_solver: ``nnls`` (exact active-set on the dual; default) or ``osqp``.
-        reduced: keep only this many most competitive non-target rows per step (``None``: all C - K).
+        reduced: with ``constraints="all"``, keep only this many most competitive non-target rows per
+            step (``None``: all C - K).
         clip: valid pixel range, or ``None`` for no clipping.
         chunk_size: images per ``vmap`` Jacobian call.
+        constraints: ``"condensed"`` (K + M rows, default) or ``"all"`` (C - 1 rows).
+        n_competitors: M of the condensed set; ``None`` uses M = K.
+        aggregate: the condensed set's last row, ``"max"`` or ``"logsumexp"`` of the remaining logits.
     """
 
-    def __init__(self, model: Callable[[Tensor], Tensor], K: int, margin: float = 0.05, max_iter: int = 50,
+    def __init__(self, model: Callable[[Tensor], Tensor], K: int, margin: float = 0.2, max_iter: int = 50,
                  step: float = 1.0, rank_tol: float = 1e-6, qp_solver: str = "nnls", reduced: int | None = None,
-                 clip: tuple[float, float] | None = (0.0, 1.0), chunk_size: int = 32) -> None:
+                 clip: tuple[float, float] | None = (0.0, 1.0), chunk_size: int = 32,
+                 constraints: str = "condensed", n_competitors: int | None = None, aggregate: str = "max") -> None:
         _check_attack_args(K, margin, max_iter)
         if not (isinstance(step, (int, float)) and 0 < step and math.isfinite(step)):
             raise ValueError(f"step must be a positive number, got {step!r}")
@@ -344,9 +421,19 @@ class RisingAttack:
         if reduced is not None and (isinstance(reduced, bool) or not isinstance(reduced, (int, np.integer))
                                     or reduced < 1):
             raise ValueError(f"reduced must be None or an integer >= 1, got {reduced!r}")
+        if constraints not in CONSTRAINT_SETS:
+            raise ValueError(f"constraints must be one of {CONSTRAINT_SETS}, got {constraints!r}")
+        if reduced is not None and constraints != "all":
+            raise ValueError("reduced applies to constraints='all'; the condensed set takes n_competitors")
+        if n_competitors is not None and (isinstance(n_competitors, bool) or not isinstance(
+                n_competitors, (int, np.integer)) or n_competitors < 0):
+            raise ValueError(f"n_competitors must be None or an integer >= 0, got {n_competitors!r}")
+        if aggregate not in AGGREGATES:
+            raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
         self.model, self.K, self.margin, self.max_iter, self.step = model, int(K), float(margin), int(max_iter), step
         self.rank_tol, self.qp_solver, self.reduced, self.clip, self.chunk_size = (
             rank_tol, qp_solver, reduced, clip, chunk_size)
+        self.constraints, self.n_competitors, self.aggregate = constraints, n_competitors, aggregate
 
     def step_direction(self, x: Tensor, targets: Tensor) -> tuple[Tensor, Tensor]:
         """One SQP direction V_r alpha for each image (no step length, no clipping).
@@ -356,8 +443,12 @@ class RisingAttack:
         """
         with torch.no_grad():
             z = self.model(x)
-        D = ordering_matrices(targets.cpu(), z.shape[1], self.reduced, z if self.reduced else None).to(x)
-        g = torch.einsum("bmc,bc->bm", D, z)
+        if self.constraints == "condensed":
+            D, g = condensed_constraints(targets.cpu(), z.cpu(), self.n_competitors, self.aggregate)
+            D, g = D.to(x), g.to(x)
+        else:
+            D = ordering_matrices(targets.cpu(), z.shape[1], self.reduced, z if self.reduced else None).to(x)
+            g = torch.einsum("bmc,bc->bm", D, z)
         A = adversarial_jacobian(self.model, x, D, self.chunk_size)
         U, S, Vh = torch.linalg.svd(A.double(), full_matrices=False)
         keep = S > self.rank_tol * S[:, :1]                        # numerical rank r per image
@@ -412,15 +503,16 @@ class _BestTracker:
     def __init__(self, x: Tensor) -> None:
         self.x = x
         self.best = x.clone()
-        self.best_l2 = torch.full((x.shape[0],), math.inf, device=x.device)
+        self.best_l2 = torch.full((x.shape[0],), math.inf, dtype=x.dtype, device=x.device)
         self.success = torch.zeros(x.shape[0], dtype=torch.bool, device=x.device)
 
-    def update(self, x_adv: Tensor, succ: Tensor) -> None:
+    def update(self, x_adv: Tensor, succ: Tensor) -> Tensor:
         l2 = (x_adv - self.x).reshape(x_adv.shape[0], -1).norm(dim=1)
         better = succ & (l2 < self.best_l2)
         self.best[better] = x_adv[better].detach()
         self.best_l2[better] = l2[better]
         self.success |= succ
+        return better
 
     def result(self, x_last: Tensor) -> Tensor:
         out = x_last.detach().clone()
@@ -452,23 +544,40 @@ class _GradientAttack:
 
 
 class QuadAttack(_GradientAttack):
-    """QuadAttacK baseline (Paniagua, Grainger & Wu, NeurIPS 2023), as reconstructed here.
+    """QuadAttacK baseline (Paniagua, Grainger & Wu, NeurIPS 2023) at its released settings.
 
-    Needs a model z = W phi(x) + b with a linear head. Each iteration: solve the QP in feature
-    space  f* = phi + argmin ||df||^2  s.t.  D (W (phi + df) + b) >= m  (:func:`min_norm_qp`), then one
-    Adam step on delta for  ||phi(x + delta) - f*||^2 + norm_weight ||delta||^2. The smallest
-    successful perturbation seen is returned.
+    Needs a model z = W phi(x) + b with a linear head. delta starts at N(0, ``init_std``^2). Each
+    iteration, at the current iterate x + delta:
+
+    1. record success (ordered top-K) and keep the smallest-l2 successful perturbation;
+    2. solve the QP in feature space, anchored at the current features f = phi(x + delta):
+       f* = f + argmin ||df||^2  s.t.  D (W (f + df) + b) >= m   (all C - 1 rows; :func:`min_norm_qp`);
+    3. one AdamW step on  sum_b coef_b ||phi(x_b + delta_b) - f*_b||^2 + ``norm_weight`` ||delta||_2^2;
+    4. coef_b *= ``coef_decay`` for images whose attack improved in step 1; clamp x + delta to ``clip``.
+
+    The optimiser is re-created (its moments reset) after ``warmup_iters`` iterations. The gradient
+    treats f* as a constant: by Danskin's theorem it equals the gradient through the QP's solution
+    (the released code differentiates through qpth), since ||f - f*(f)||^2 is the squared distance
+    of f to a convex set.
 
     Args:
         model: the classifier; ``feature_fn`` and ``head`` default to ``model.features`` and ``model.head``.
-        K, margin, max_iter, clip: as in :class:`RisingAttack`.
-        lr: Adam learning rate on delta.
-        norm_weight: weight of ||delta||_2^2.
+        K, margin, max_iter, clip: as in :class:`RisingAttack` (released: margin 0.2, 30 iterations).
+        lr: AdamW learning rate on delta (released: 0.0022).
+        norm_weight: weight of ||delta||_2^2 (released: 1).
+        coef: initial weight of the feature loss (released: 10, the midpoint of one binary-search step
+            over [0, 20]).
+        coef_decay: factor on coef after each improving success (released: 0.75).
+        warmup_iters: iteration at which the optimiser is reset (released: 5; 0 never resets).
+        init_std: std of the random initial delta (released: 2e-3).
+        weight_decay: AdamW's decoupled weight decay on delta (PyTorch's default 0.01, as released).
     """
 
-    def __init__(self, model: nn.Module, K: int, margin: float = 0.05, max_iter: int = 50, lr: float = 0.01,
-                 norm_weight: float = 0.05, feature_fn: Callable[[Tensor], Tensor] | None = None,
-                 head: nn.Linear | None = None, clip: tuple[float, float] | None = (0.0, 1.0)) -> None:
+    def __init__(self, model: nn.Module, K: int, margin: float = 0.2, max_iter: int = 30, lr: float = 0.0022,
+                 norm_weight: float = 1.0, feature_fn: Callable[[Tensor], Tensor] | None = None,
+                 head: nn.Linear | None = None, clip: tuple[float, float] | None = (0.0, 1.0), coef: float = 10.0,
+                 coef_decay: float = 0.75, warmup_iters: int = 5, init_std: float = 2e-3,
+                 weight_decay: float = 0.01) -> None:
         super().__init__(model, K, margin, max_iter, clip)
         self.feature_fn = feature_fn if feature_fn is not None else getattr(model, "features", None)
         self.head = head if head is not None else getattr(model, "head", None)
@@ -477,7 +586,14 @@ class QuadAttack(_GradientAttack):
                              "attributes .features and .head")
         if not (lr > 0 and norm_weight >= 0):
             raise ValueError(f"lr must be > 0 and norm_weight >= 0, got {lr!r}, {norm_weight!r}")
-        self.lr, self.norm_weight = lr, norm_weight
+        if not (coef > 0 and 0 < coef_decay <= 1):
+            raise ValueError(f"coef must be > 0 and coef_decay in (0, 1], got {coef!r}, {coef_decay!r}")
+        if isinstance(warmup_iters, bool) or not isinstance(warmup_iters, (int, np.integer)) or warmup_iters < 0:
+            raise ValueError(f"warmup_iters must be an integer >= 0, got {warmup_iters!r}")
+        if not (init_std >= 0 and weight_decay >= 0):
+            raise ValueError(f"init_std and weight_decay must be >= 0, got {init_std!r}, {weight_decay!r}")
+        self.lr, self.norm_weight, self.coef, self.coef_decay = lr, norm_weight, float(coef), float(coef_decay)
+        self.warmup_iters, self.init_std, self.weight_decay = int(warmup_iters), float(init_std), float(weight_decay)
 
     def feature_targets(self, feats: Tensor, targets: Tensor) -> Tensor:
         """The QP step in feature space: f* = f + argmin ||df||^2 s.t. D(W(f + df) + b) >= m, per row."""
@@ -489,23 +605,33 @@ class QuadAttack(_GradientAttack):
         df = np.stack([min_norm_qp(A[b], c[b]) for b in range(A.shape[0])])
         return feats.detach() + torch.from_numpy(df).to(feats)
 
+    def _optimizer(self, delta: Tensor) -> torch.optim.Optimizer:
+        return torch.optim.AdamW([delta], lr=self.lr, weight_decay=self.weight_decay)
+
     def __call__(self, x: Tensor, targets: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
         """Attack a batch; returns x_adv and info (``success``, ``iterations``, ``margins``)."""
         x = x.detach()
         t = _check_call(x, targets, self.K, self._n_classes(x))
-        delta = torch.zeros_like(x, requires_grad=True)
-        opt = torch.optim.Adam([delta], lr=self.lr)
+        noise = torch.randn(x.shape, dtype=x.dtype).to(x.device) * self.init_std     # global RNG, as released
+        delta = (_clip(x + noise, self.clip) - x).requires_grad_(True)
+        coef = torch.full((x.shape[0],), self.coef, dtype=x.dtype, device=x.device)
+        opt = self._optimizer(delta)
         tracker = _BestTracker(x)
-        for _ in range(self.max_iter):
-            x_adv = _clip(x + delta, self.clip)
+        for i in range(self.max_iter):
+            if i == self.warmup_iters and i > 0:
+                opt = self._optimizer(delta)                 # reset the moments after the warm-up
+            x_adv = x + delta
             f = self.feature_fn(x_adv)
-            tracker.update(x_adv.detach(), ordered_topk_success(self.head(f).detach(), t))
+            improved = tracker.update(x_adv.detach(), ordered_topk_success(self.head(f).detach(), t))
             f_star = self.feature_targets(f, t)
-            loss = ((f - f_star) ** 2).sum() + self.norm_weight * (delta ** 2).sum()
+            loss = (coef * ((f - f_star) ** 2).flatten(1).sum(1)).sum() + self.norm_weight * (delta ** 2).sum()
             opt.zero_grad()
             loss.backward()
             opt.step()
-        x_last = _clip(x + delta.detach(), self.clip)
+            coef[improved] *= self.coef_decay
+            with torch.no_grad():
+                delta.copy_(_clip(x + delta, self.clip) - x)
+        x_last = x + delta.detach()
         with torch.no_grad():
             tracker.update(x_last, ordered_topk_success(self.model(x_last), t))
         return self._finish(tracker, x_last, t, self.max_iter)
