@@ -21,6 +21,10 @@ from icml25.papers.ibfs import (
     glyph_few_shot,
     grad_norm_score,
     ib_expressivity,
+    jacobian_entropy_score,
+    rfs_evaluate,
+    rfs_train,
+    spectral_entropy,
     synflow_score,
 )
 
@@ -85,4 +89,14 @@ BAD_INPUTS = [
     ("few_shot_zero_test_classes", lambda: glyph_few_shot(n_test_classes=0), ValueError),
     ("fomaml_negative_iters", lambda: fomaml_train(_net(), _TRAIN, iters=-1), ValueError),
     ("fomaml_zero_episodes", lambda: fomaml_evaluate(_net(), _TEST, episodes=0), ValueError),
+    ("je_nan_inputs", lambda: jacobian_entropy_score(_net(), _with_nan(_support()[0])), ValueError),
+    ("je_not_a_batch", lambda: jacobian_entropy_score(nn.Linear(3, 1), torch.randn(3)), ValueError),
+    ("je_no_parameters", lambda: jacobian_entropy_score(nn.Flatten(), torch.randn(3, 2)), ValueError),
+    ("spectral_entropy_not_square", lambda: spectral_entropy(torch.ones(2, 3)), ValueError),
+    ("search_unknown_score", lambda: IBFSSearch(SearchSpace(), score="ntk"), ValueError),
+    ("search_je_with_adapt", lambda: IBFSSearch(SearchSpace(), adapt_steps=1), ValueError),
+    ("rfs_negative_steps", lambda: rfs_train(_net(), _TRAIN, steps=-1), ValueError),
+    ("rfs_zero_batch", lambda: rfs_train(_net(), _TRAIN, steps=1, batch_size=0), ValueError),
+    ("rfs_not_episode_sampler", lambda: rfs_train(_net(), object(), steps=1), ValueError),
+    ("rfs_zero_episodes", lambda: rfs_evaluate(_net(), _TEST, episodes=0), ValueError),
 ]

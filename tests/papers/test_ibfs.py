@@ -24,9 +24,14 @@ from icml25.papers.ibfs import (
     glyph_few_shot,
     grad_norm_score,
     ib_expressivity,
+    jacobian_entropy_score,
     linear_kernel,
     naswot_score,
     param_count,
+    rfs_evaluate,
+    rfs_train,
+    sample_output_jacobian,
+    spectral_entropy,
     synflow_score,
 )
 from icml25.papers.ibfs.data import GlyphClasses
@@ -159,8 +164,10 @@ def test_rank_does_not_train_candidates(samplers):
 
     space.build = recording_build
     archs = space.sample(3, np.random.default_rng(0))
-    ranking = IBFSSearch(space, n_episodes=2, adapt_steps=1, inner_lr=0.5).rank(samplers[1], archs)
-    assert len(built) == 3 and sorted(a for a, _ in ranking) == sorted(archs)
+    ranking = IBFSSearch(space, n_episodes=2, adapt_steps=1, inner_lr=0.5, score="kernel_ib").rank(samplers[1], archs)
+    ranking_je = IBFSSearch(space, n_episodes=2).rank(samplers[1], archs)  # default: the paper's score
+    assert len(built) == 6 and sorted(a for a, _ in ranking) == sorted(archs) == sorted(a for a, _ in ranking_je)
+    assert [s for _, s in ranking_je] == sorted((s for _, s in ranking_je), reverse=True)
     assert [s for _, s in ranking] == sorted((s for _, s in ranking), reverse=True)
     for m, before in built:
         for k, v in m.state_dict().items():
@@ -177,6 +184,64 @@ def test_score_bad_input(support):
         ib_expressivity(_model(), xs, ys, layers=["nope"])
     with pytest.raises(ValueError, match="no layers"):
         ib_expressivity(nn.Sequential(nn.Flatten(), nn.Linear(256, 5)), xs, ys)
+
+
+# ----------------------------------------------------------------------------- the paper's score (Eqs. 9-10)
+def _entropy_of_spectrum(G: np.ndarray) -> float:
+    """Independent NumPy reference: eigenvalues of G, numerical zeros dropped, normalised, -sum p ln p."""
+    lam = np.linalg.eigvalsh(G)
+    lam = lam[lam > 1e-9 * lam.max()]
+    p = lam / lam.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+def test_jacobian_matches_jacrev_and_entropy_matches_numpy(support):
+    """J built by torch.func.jacrev of the per-sample output sums (whole-batch BN) equals ours; score = its entropy."""
+    xs, _ = support
+    xs, model = xs.double(), _model().double()  # float64 so that the two routes agree to rounding
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    jac = torch.func.jacrev(lambda p: torch.func.functional_call(model, p, (xs,)).sum(1))(params)
+    J_ref = torch.cat([jac[k].reshape(xs.shape[0], -1) for k in params], 1)
+    J = sample_output_jacobian(model, xs)
+    torch.testing.assert_close(J, J_ref, rtol=1e-9, atol=1e-11)
+    Jn = J_ref.double().numpy()
+    assert jacobian_entropy_score(model, xs) == pytest.approx(_entropy_of_spectrum(Jn @ Jn.T), abs=1e-9)
+    assert all(p.grad is None for p in model.parameters())  # no gradient left behind
+
+
+def test_jacobian_entropy_closed_form_linear_model():
+    """f(x) = W x + b with C outputs: s_i = 1^T W x_i + 1^T b, so J J^T = C (X X^T + 1 1^T) exactly."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(7, 5))
+    net = nn.Linear(5, 3).double()
+    G = 3 * (X @ X.T + np.ones((7, 7)))
+    assert jacobian_entropy_score(net, torch.tensor(X)) == pytest.approx(_entropy_of_spectrum(G), abs=1e-10)
+    # bias-free with orthonormal inputs: J J^T = C I_B -> uniform spectrum, entropy ln B
+    Q = np.linalg.qr(rng.normal(size=(6, 4)))[0].T  # 4 orthonormal rows in R^6
+    lin = nn.Linear(6, 2, bias=False).double()
+    assert jacobian_entropy_score(lin, torch.tensor(Q)) == pytest.approx(np.log(4), abs=1e-10)
+    # rank-1 Jacobian (identical samples, bias-free) -> one eigenvalue -> entropy 0
+    assert jacobian_entropy_score(lin, torch.tensor(np.repeat(Q[:1], 4, 0))) == pytest.approx(0.0, abs=1e-10)
+    # a global scale of J (inputs x 3) scales every eigenvalue by 9: the normalised spectrum is unchanged
+    Z = X @ rng.normal(size=(5, 6))
+    assert jacobian_entropy_score(lin, torch.tensor(3.0 * Z)) == pytest.approx(
+        jacobian_entropy_score(lin, torch.tensor(Z)), abs=1e-10)
+    assert jacobian_entropy_score(lin, torch.tensor(Z)) == pytest.approx(_entropy_of_spectrum(2 * Z @ Z.T), abs=1e-10)
+
+
+def test_spectral_entropy_and_score_bad_input():
+    assert spectral_entropy(torch.diag(torch.tensor([1.0, 1.0, 0.0]))) == pytest.approx(np.log(2))
+    assert spectral_entropy(torch.zeros(3, 3)) == 0.0
+    with pytest.raises(ValueError, match="square"):
+        spectral_entropy(torch.ones(2, 3))
+    with pytest.raises(ValueError, match="finite"):
+        jacobian_entropy_score(nn.Linear(2, 1), torch.tensor([[0.0, float("nan")]]))
+    with pytest.raises(ValueError, match="trainable"):
+        jacobian_entropy_score(nn.Flatten(), torch.randn(3, 2))
+    with pytest.raises(ValueError, match="score must be one of"):
+        IBFSSearch(SearchSpace(), score="entropy")
+    with pytest.raises(ValueError, match="kernel_ib"):
+        IBFSSearch(SearchSpace(), adapt_steps=1)
 
 
 # ----------------------------------------------------------------------------- baselines
@@ -244,6 +309,28 @@ def test_fomaml_zero_iters_is_evaluation_and_model_untouched(samplers):
     assert any(not torch.equal(v, before[k]) for k, v in model.state_dict().items())
     with pytest.raises(ValueError, match="meta_batch"):
         fomaml_train(model, train, 1, meta_batch=0)
+
+
+def test_rfs_evaluate_is_logistic_regression_on_normalised_features_and_train_updates(samplers):
+    """rfs_evaluate = sklearn logistic regression on L2-normalised frozen features (re-derived here)."""
+    from sklearn.linear_model import LogisticRegression
+
+    train, test = samplers
+    torch.manual_seed(0)
+    model = SearchSpace().build((("conv3x3", 8), ("conv3x3", 8), ("conv3x3", 8), ("conv3x3", 8)), 20)
+    xs, ys, xq, yq = test.sample(np.random.default_rng([3, 19]))
+    with torch.no_grad():
+        fs, fq = (F.normalize(model.stages(x).mean(dim=(2, 3)), dim=1).double().numpy() for x in (xs, xq))
+    ref = (LogisticRegression(max_iter=1000).fit(fs, ys.numpy()).predict(fq) == yq.numpy()).mean()
+    assert rfs_evaluate(model, test, episodes=1, seed=3) == pytest.approx(ref)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    assert rfs_train(model, train, 0, test_sampler=test, test_episodes=1, seed=3) == pytest.approx(ref)
+    rfs_train(model, train, 2, batch_size=8, test_sampler=test, test_episodes=1)
+    assert any(not torch.equal(v, before[k]) for k, v in model.state_dict().items())
+    with pytest.raises(ValueError, match="EpisodeSampler"):
+        rfs_train(model, object(), 1)
+    with pytest.raises(ValueError, match="lr"):
+        rfs_train(model, train, 1, lr=-1.0)
 
 
 # ----------------------------------------------------------------------------- smoke run

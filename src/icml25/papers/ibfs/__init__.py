@@ -1,14 +1,17 @@
-"""IBFS: information-bottleneck-driven few-shot neural architecture search (ICML 2025, OpenReview fNixzmprun).
+"""IBFS (Kang, ICML 2025, "Revisiting Neural Networks for Few-Shot Learning: A Zero-Cost NAS Perspective").
 
-A training-free score for choosing a network for a new few-shot task: the
-expressivity of the network at initialisation measured by kernel (HSIC/CKA)
-information-bottleneck terms on the new task's support set. The exact score is a
-reconstruction from the abstract (the paper text was not retrievable).
+A training-free score for choosing a network for a new few-shot task: the Shannon
+entropy of the normalised eigenvalues of J J^T, J the per-sample output-sum Jacobian
+w.r.t. the parameters at initialisation on an unlabelled batch
+(:func:`jacobian_entropy_score`, read from second-hand notes of Eqs. 9-10). Our earlier
+kernel (HSIC/CKA) information-bottleneck reconstruction stays as the baseline
+``score="kernel_ib"`` (:func:`ib_expressivity`).
 """
 
 from icml25.papers.ibfs.data import EpisodeSampler, GlyphClasses, glyph_few_shot
 from icml25.papers.ibfs.search import (
     OPS,
+    SCORES,
     WIDTHS,
     IBFSSearch,
     SearchSpace,
@@ -20,14 +23,20 @@ from icml25.papers.ibfs.search import (
     gaussian_kernel,
     grad_norm_score,
     ib_expressivity,
+    jacobian_entropy_score,
     linear_kernel,
     naswot_score,
     param_count,
+    rfs_evaluate,
+    rfs_train,
+    sample_output_jacobian,
+    spectral_entropy,
     synflow_score,
 )
 
 __all__ = [
-    "OPS", "WIDTHS", "EpisodeSampler", "GlyphClasses", "IBFSSearch", "SearchSpace", "StageNet", "cka",
+    "OPS", "SCORES", "WIDTHS", "EpisodeSampler", "GlyphClasses", "IBFSSearch", "SearchSpace", "StageNet", "cka",
     "first_order_step", "fomaml_evaluate", "fomaml_train", "gaussian_kernel", "glyph_few_shot", "grad_norm_score",
-    "ib_expressivity", "linear_kernel", "naswot_score", "param_count", "synflow_score",
+    "ib_expressivity", "jacobian_entropy_score", "linear_kernel", "naswot_score", "param_count", "rfs_evaluate",
+    "rfs_train", "sample_output_jacobian", "spectral_entropy", "synflow_score",
 ]
