@@ -343,3 +343,6 @@ def test_smoke_run():
         for method in ("none", "eps"):
             assert -50 * 2 * np.sqrt(2) <= m[f"{method}_{attack}"] < 0
     assert m["eps_clean_rel_drop"] == pytest.approx((m["none_none"] - m["eps_none"]) / abs(m["none_none"]))
+    assert m["sac_minus_untrained_clean"] == pytest.approx(m["none_none"] - m["untrained_none"])
+    assert -50 * 2 * np.sqrt(2) <= m["untrained_none"] < 0
+    assert exp.run(exp.make_config("smoke"), seed=0) == m  # deterministic, the untrained baseline included

@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
@@ -26,7 +28,14 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
-from icml25.papers.valt_sac.valt_sac import ATTACKS, VARIANTS, ValtSACConfig, evaluate_under_attack, valt_sac_train
+from icml25.papers.valt_sac.valt_sac import (
+    ATTACKS,
+    VARIANTS,
+    Actor,
+    ValtSACConfig,
+    evaluate_under_attack,
+    valt_sac_train,
+)
 
 METHOD_LABELS = {"none": "SAC", "eps": "VALT-EPS-SAC", "soft": "VALT-SOFT-SAC", "sa_reg": "Robust-SAC (SA-reg)"}
 
@@ -89,6 +98,17 @@ def run_robustness(cfg: RobustnessConfig, seed: int, progress: ProgressFn = no_p
                                         attack_steps=cfg.attack_steps, seed=10_000 + 100 * seed)
             metrics[f"{method}_{attack}"] = float(ret.mean())
         progress(k + 1, len(cfg.methods))
+        if method == "none":
+            sac_actor = actor
+    # did SAC learn? the same architecture untrained, clean, on the same evaluation episodes
+    with torch.random.fork_rng():  # leaves the global torch RNG as it was
+        torch.manual_seed(seed)
+        low = (sac_actor.bias - sac_actor.scale).cpu().numpy()
+        high = (sac_actor.bias + sac_actor.scale).cpu().numpy()
+        untrained = Actor(sac_actor.obs_dim, low.size, cfg.hidden, low, high).to(next(sac_actor.parameters()).device)
+    metrics["untrained_none"] = float(evaluate_under_attack(untrained, cfg.env_id, "none", cfg.eps, cfg.eval_episodes,
+                                                            seed=10_000 + 100 * seed).mean())
+    metrics["sac_minus_untrained_clean"] = metrics["none_none"] - metrics["untrained_none"]
     sac_clean = metrics["none_none"]
     for method in cfg.methods:
         if method == "none":
@@ -151,6 +171,10 @@ CLAIMS = [
     Claim("no_extra_env_steps", "VALT-EPS-SAC uses exactly as many environment steps as SAC (virtual adversary).",
           "no additional environment interactions (abstract)", "robustness", "eps_env_step_difference", "<=", 0.0,
           aggregate="every_seed"),
+    # every seed: a sanity check of each run (ours); 0 = any gain over the untrained policy, fixed from its meaning
+    Claim("sac_learned", "(ours, beyond the paper) SAC's clean return exceeds the same architecture untrained, on the "
+          "same evaluation episodes, in every seed.", "not a paper claim (a check that the baseline learned)",
+          "robustness", "sac_minus_untrained_clean", ">=", 0.0, aggregate="every_seed"),
 ]
 
 API_EXAMPLE = """
