@@ -262,6 +262,10 @@ def test_rate_smoke_metrics_are_consistent(stop_rule):
             halves.append(m[p + "nn_risk_half"] / m[p + "eps2"])
     assert m["rate_ratio_over_C_max"] == pytest.approx(max(ratios) / m["bound_C"])
     assert m["rate_ratio_half_over_C_max"] == pytest.approx(max(halves) / m["bound_C"])
+    f_star = make_rkhs_target(cfg.d, cfg.n_centers, cfg.rkhs_norm, repro._seed(0, 0))  # the run's own draws
+    ratios = [m[f"{d}_n{n}_nn_risk"] / np.mean(f_star(sample_sphere(cfg.n_test, cfg.d, d, repro._seed(0, 3, k))) ** 2)
+              for k, d in enumerate(cfg.dists) for n in cfg.ns]
+    assert m["nn_risk_over_untrained_max"] == pytest.approx(max(ratios))
     slope = np.polyfit(np.log(cfg.ns), np.log([m[f"uniform_n{n}_T_hat"] for n in cfg.ns]), 1)[0]
     assert m["uniform_T_hat_slope_gap"] == pytest.approx(abs(slope - cfg.d / (2 * cfg.d - 1)))
     assert exp.run(cfg, seed=0) == m                                 # deterministic per seed
