@@ -178,7 +178,7 @@ def test_condensed_step_on_linear_model_is_min_norm_for_condensed_rows():
     att = RisingAttack(lin, K=K, margin=m, max_iter=1, clip=None, n_competitors=2)
     delta, rank = att.step_direction(x, targets)
     assert (rank == K + 2).all()                            # d - 1 = K + M right singular vectors
-    W, bias = lin.weight.detach().numpy(), lin.bias.detach().numpy()
+    W = lin.weight.detach().numpy()
     with torch.no_grad():
         D, gv = condensed_constraints(targets, lin(x), n_competitors=2)
     for i in range(3):

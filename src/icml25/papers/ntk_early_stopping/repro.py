@@ -47,9 +47,6 @@ from icml25.papers.ntk_early_stopping.kernels import (
 )
 from icml25.papers.ntk_early_stopping.network import network_predictions_at
 
-RWY_CONST = 2 * math.e
-"""Raskutti-Wainwright-Yu's constant in R_K(eps) <= eps^2 / (2 e sigma); the paper's is 1."""
-
 STOP_RULES = ("eq8", "calibrated")
 """``eq8``: the paper's data-dependent T_hat; ``calibrated``: c / (eta eps_hat^2), c from a grid (ours)."""
 
