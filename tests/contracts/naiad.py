@@ -10,7 +10,7 @@ from sklearn.exceptions import NotFittedError
 
 from icml25.papers.naiad import (
     ActiveLearner, NAIADNet, NAIADRegressor, SingleEffectLinearRegressor, acquisition_scores, adaptive_embed_dim,
-    make_synthetic_screen, screen_from_arrays, top_n_recall, warmup_linear_lr_factor,
+    make_synthetic_screen, screen_from_arrays, top_n_recall, top_n_tpr, warmup_linear_lr_factor,
 )
 
 _S = make_synthetic_screen(n_genes=8, seed=0)
@@ -38,7 +38,7 @@ _NEGATIVE_IDS = ("passes negative values in every column; the two gene-id column
                  "(the single-effect columns may be negative, so the positive_only tag would be wrong)")
 
 ESTIMATORS = [NAIADRegressor(n_epoch=2, d_pheno_hid=4), SingleEffectLinearRegressor(),
-              SingleEffectLinearRegressor(product_term=True)]
+              SingleEffectLinearRegressor(product_term=True), SingleEffectLinearRegressor(tied=True)]
 EXPECTED_FAILED = {
     "NAIADRegressor": {"check_positive_only_tag_during_fit": _NEGATIVE_IDS},
     "SingleEffectLinearRegressor": {"check_positive_only_tag_during_fit": _NEGATIVE_IDS},
@@ -77,6 +77,9 @@ BAD_INPUTS = [
     ("linear_unfitted_predict", lambda: SingleEffectLinearRegressor().predict(_X), NotFittedError),
     ("linear_y_nan", lambda: SingleEffectLinearRegressor().fit(_P, _SI, np.full(_Y.size, np.nan)), ValueError),
     ("recall_n_zero", lambda: top_n_recall(_Y, _Y, 0), ValueError),
+    ("tpr_no_n_values", lambda: top_n_tpr(_Y, _Y, []), ValueError),
+    ("tpr_n_above_size", lambda: top_n_tpr(_Y, _Y, [_Y.size + 1]), ValueError),
+    ("tpr_lengths_differ", lambda: top_n_tpr(_Y, _Y[:-1], [1]), ValueError),
     ("scores_random", lambda: acquisition_scores(np.zeros((2, 3)), "random"), ValueError),
     ("learner_no_models", lambda: ActiveLearner(lambda s: None, n_ensemble=0), ValueError),
     ("learner_decreasing_schedule", lambda: ActiveLearner(lambda s: None, method="random").run(_S, [10, 5]),

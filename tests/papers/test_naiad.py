@@ -19,6 +19,8 @@ from icml25.papers.naiad import (
     make_synthetic_screen,
     screen_from_arrays,
     top_n_recall,
+    top_n_tpr,
+    TPR_N_VALUES,
     warmup_linear_lr_factor,
 )
 from icml25.papers.naiad import repro
@@ -113,11 +115,20 @@ def test_best_validation_epoch_is_restored_and_fit_is_deterministic(screen):
 def test_linear_baselines_match_sklearn(screen):
     pairs, single, y = screen.pairs, screen.single.astype(float), screen.y.astype(float)
     for product in (False, True):
-        feats = [single.sum(1)] + ([single[:, 0] * single[:, 1]] if product else [])
-        x = np.stack(feats, axis=1)
-        ref = LinearRegression().fit(x, y).predict(x)
-        ours = SingleEffectLinearRegressor(product_term=product).fit(pairs, single, y).predict(pairs, single)
-        np.testing.assert_allclose(ours, ref, atol=1e-6)
+        extra = [single[:, 0] * single[:, 1]] if product else []
+        # default: the official baseline, LinearRegression on the two columns (id1_score, id2_score)
+        x = np.stack([single[:, 0], single[:, 1]] + extra, axis=1)
+        ref = LinearRegression().fit(x, y)
+        model = SingleEffectLinearRegressor(product_term=product).fit(pairs, single, y)
+        np.testing.assert_allclose(model.predict(pairs, single), ref.predict(x), atol=1e-6)
+        np.testing.assert_allclose(model.coef_, np.r_[ref.intercept_, ref.coef_], atol=1e-6)
+        # tied: one coefficient on s_a + s_b
+        xt = np.stack([single.sum(1)] + extra, axis=1)
+        tied = SingleEffectLinearRegressor(product_term=product, tied=True).fit(pairs, single, y)
+        np.testing.assert_allclose(tied.predict(pairs, single), LinearRegression().fit(xt, y).predict(xt), atol=1e-6)
+    # the two free coefficients differ on finite data (they agree only in expectation)
+    free = SingleEffectLinearRegressor().fit(pairs, single, y).coef_
+    assert free.shape == (3,) and abs(free[1] - free[2]) > 1e-6
 
 
 def test_synthetic_interaction_scale_and_additive_special_case():
@@ -157,6 +168,28 @@ def test_top_n_recall():
     assert top_n_recall(y, pred, 20) == 0.5
     with pytest.raises(ValueError, match="n must be"):
         top_n_recall(y, y, 0)
+
+
+def _official_tpr(y_true, y_pred, n):
+    """The official find_top_n_perturbations at one N, re-derived: label the N strongest measured rows,
+    sort by the prediction, count the labels among the first N."""
+    labels = set(sorted(range(len(y_true)), key=lambda i: y_true[i])[:n])
+    return sum(i in labels for i in sorted(range(len(y_pred)), key=lambda i: y_pred[i])[:n]) / n
+
+
+def test_top_n_tpr_matches_the_official_count():
+    rng = np.random.default_rng(4)
+    y = rng.standard_normal(400)
+    pred = y + 0.7 * rng.standard_normal(400)
+    ns = [10, 15, 50, 195]
+    np.testing.assert_allclose(top_n_tpr(y, pred, ns), [_official_tpr(y, pred, n) for n in ns])
+    np.testing.assert_allclose(top_n_tpr(y, pred, ns), [top_n_recall(y, pred, n) for n in ns])
+    np.testing.assert_allclose(top_n_tpr(y, pred, ns, minimize=False), [_official_tpr(-y, -pred, n) for n in ns])
+    assert TPR_N_VALUES[0] == 10 and TPR_N_VALUES[-1] == 195 and len(TPR_N_VALUES) == 38  # range(10, 200, 5)
+    np.testing.assert_array_equal(top_n_tpr(y, y), np.ones(38))
+    for bad in ([], [0], [401], [2.5]):
+        with pytest.raises(ValueError, match="n_values"):
+            top_n_tpr(y, pred, bad)
 
 
 def test_acquisition_scores_closed_form():
@@ -213,6 +246,41 @@ def test_active_learning_bookkeeping_and_mpe_with_an_oracle(screen):
         ActiveLearner(lambda s: _Oracle(screen), method="ucb")
 
 
+class _Zero:
+    """A "model" that predicts 0 everywhere: measured + predicted is then y on measured rows, 0 elsewhere."""
+
+    def fit(self, pairs, single, y):
+        return self
+
+    def predict(self, pairs, single):
+        return np.zeros(len(pairs))
+
+
+def test_active_learning_official_tpr_of_measured_plus_predicted(screen):
+    test_idx = np.arange(0, len(screen), 5)
+    schedule, ns = [40, 70, 100], [10, 20, 35]
+    oracle = ActiveLearner(lambda s: _Oracle(screen), n_ensemble=2, method="mean").run(
+        screen, schedule, seed=1, test_idx=test_idx, tpr_n=ns)
+    assert len(oracle.tpr) == len(schedule) == len(oracle.test_rmse) and oracle.tpr_n == tuple(ns)
+    for t in oracle.tpr:  # an exact model: measured + predicted is the truth
+        np.testing.assert_array_equal(t, np.ones(len(ns)))
+    plain = ActiveLearner(lambda s: _Oracle(screen), n_ensemble=2, method="mean").run(
+        screen, schedule, seed=1, test_idx=test_idx)
+    assert plain.tpr == [] and len(plain.test_rmse) == len(schedule) - 1
+    for a, b in zip(plain.labelled, oracle.labelled):  # tracking the metric does not change the selections
+        np.testing.assert_array_equal(a, b)
+    for method in ("random", "std"):
+        hist = ActiveLearner(lambda s: _Zero(), n_ensemble=2, method=method).run(
+            screen, schedule, seed=1, test_idx=test_idx, tpr_n=ns)
+        for lab, t in zip(hist.labelled, hist.tpr):
+            mixed = np.zeros(len(screen))
+            mixed[lab] = screen.y[lab]
+            np.testing.assert_allclose(t, [_official_tpr(screen.y, mixed, n) for n in ns])
+        assert np.isfinite(hist.test_rmse).all() and len(hist.test_rmse) == len(schedule)
+    with pytest.raises(ValueError, match="n_values"):
+        ActiveLearner(lambda s: _Zero()).run(screen, schedule, tpr_n=[len(screen) + 1])
+
+
 def test_bad_input_raises(screen):
     p, s, y = screen.pairs[:20], screen.single[:20], screen.y[:20]
     with pytest.raises(ValueError, match="shape"):
@@ -264,13 +332,19 @@ def test_smoke_active_learning_values():
         assert len(found) == len(cfg.schedule) and np.all(np.diff(found) >= 0) and found[-1] <= cfg.top_n
     assert m["found_mean"][0] == m["found_random"][0] == m["found_std"][0]  # shared random start
     assert m["mean_minus_random_final"] == m["found_final_mean"] - m["found_final_random"]
-    assert "test_rmse_random" not in m and len(m["test_rmse_mean"]) == len(cfg.schedule) - 1
+    assert len(m["test_rmse_random"]) == len(m["test_rmse_mean"]) == len(cfg.schedule)
+    for method in cfg.methods:
+        assert len(m[f"tpr_{method}"]) == len(cfg.schedule) and len(m[f"tpr_curve_final_{method}"]) == len(cfg.tpr_n)
+        assert 0.0 <= m[f"tpr_final_{method}"] <= 1.0
+    assert m["mean_minus_random_tpr_final"] == pytest.approx(m["tpr_final_mean"] - m["tpr_final_random"])
 
 
 def test_claims_name_existing_metrics():
     names = {e.name for e in repro.EXPERIMENTS}
     keys = {"small_sample": "naiad_over_best_worst_n naiad_minus_d128_smallest_n naiad_minus_additive_largest_n",
-            "active_learning": "mean_minus_random_final mean_minus_std_final mean_minus_mean+std_final"}
+            "active_learning": "mean_minus_random_final mean_minus_std_final mean_minus_mean+std_final "
+                               "mean_minus_random_tpr_final mean_minus_std_tpr_final mean_minus_residual+std_tpr_final "
+                               "mean_minus_mean+std_tpr_final"}
     for c in repro.CLAIMS:
         assert c.experiment in names and c.metric in keys[c.experiment].split()
 

@@ -8,10 +8,12 @@ the pairs with the maximum predicted effect (MPE) next.
 
 from icml25.papers.naiad.active_learning import (
     ACQUISITIONS,
+    TPR_N_VALUES,
     ActiveLearner,
     ActiveLearningHistory,
     acquisition_scores,
     top_n_recall,
+    top_n_tpr,
 )
 from icml25.papers.naiad.data import CombinatorialScreen, load_screen_csv, make_synthetic_screen, screen_from_arrays
 from icml25.papers.naiad.model import (
@@ -27,5 +29,6 @@ __all__ = [
     "ACQUISITIONS", "ActiveLearner", "ActiveLearningHistory", "CombinatorialScreen", "EMBED_DIM_TABLE",
     "NAIADNet", "NAIADRegressor", "SingleEffectLinearRegressor", "acquisition_scores", "adaptive_embed_dim",
     "load_screen_csv",
-    "make_synthetic_screen", "screen_from_arrays", "top_n_recall", "warmup_linear_lr_factor",
+    "make_synthetic_screen", "screen_from_arrays", "top_n_recall", "top_n_tpr", "TPR_N_VALUES",
+    "warmup_linear_lr_factor",
 ]

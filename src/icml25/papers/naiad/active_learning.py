@@ -14,6 +14,13 @@ with mu and sigma the ensemble mean and standard deviation of the predictions an
 * ``'random'``: a uniformly random batch (no model is trained)
 
 The candidates with the highest score are measured next.
+
+Two discovery metrics: :meth:`ActiveLearningHistory.found` counts the true top pairs measured
+so far (ours); the official metric (``calculate_aggregate_metrics``) is the top-N true positive
+rate of "measured + predicted" over the whole screen: measured pairs keep their measured value,
+the others get the ensemble mean, and for each N of the grid ``10, 15, ..., 195`` the share of
+the N most extreme true phenotypes among the N most extreme of those values is reported
+(:func:`top_n_tpr`; :meth:`ActiveLearner.run` with ``tpr_n``).
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ from icml25.papers.naiad.data import CombinatorialScreen
 from icml25.papers.naiad.model import SingleEffectLinearRegressor
 
 ACQUISITIONS = ("mean", "std", "mean+std", "residual", "residual+std", "random")
+
+TPR_N_VALUES: tuple[int, ...] = tuple(range(10, 200, 5))
+"""The official grid of N for the top-N TPR: ``find_top_n_perturbations(min=10, max=200, by=5)``, 10 .. 195."""
 
 
 def top_n_recall(y_true, y_pred, n: int, minimize: bool = True) -> float:
@@ -46,6 +56,33 @@ def top_n_recall(y_true, y_pred, n: int, minimize: bool = True) -> float:
     top_true = np.argsort(sign * y_true, kind="stable")[:n]
     top_pred = np.argsort(sign * y_pred, kind="stable")[:n]
     return float(np.intersect1d(top_true, top_pred).size / n)
+
+
+def top_n_tpr(y_true, y_pred, n_values=TPR_N_VALUES, minimize: bool = True) -> np.ndarray:
+    """Top-N true positive rate for every N of ``n_values`` (official ``find_top_n_perturbations``).
+
+    Entry k is :func:`top_n_recall` at ``N = n_values[k]``: the share of the N most extreme
+    measured phenotypes among the N most extreme predictions. Returns a float array of
+    ``len(n_values)``; ties are broken by position.
+    """
+    y_true, y_pred = np.asarray(y_true, dtype=float), np.asarray(y_pred, dtype=float)
+    if y_true.ndim != 1 or y_true.shape != y_pred.shape:
+        raise ValueError(f"y_true and y_pred must be 1-D of equal length, got {y_true.shape} and {y_pred.shape}")
+    if not (np.all(np.isfinite(y_true)) and np.all(np.isfinite(y_pred))):
+        raise ValueError("y_true and y_pred must be finite")
+    ns = _check_n_values(n_values, y_true.size)
+    sign = 1.0 if minimize else -1.0
+    rank_true = np.empty(y_true.size, dtype=np.int64)
+    rank_true[np.argsort(sign * y_true, kind="stable")] = np.arange(y_true.size)
+    by_pred = rank_true[np.argsort(sign * y_pred, kind="stable")]  # true rank of the k-th strongest prediction
+    return np.array([np.count_nonzero(by_pred[:n] < n) / n for n in ns])
+
+
+def _check_n_values(n_values, size: int) -> list[int]:
+    ns = [int(n) for n in n_values]
+    if not ns or any(n != v for n, v in zip(ns, n_values)) or min(ns) < 1 or max(ns) > size:
+        raise ValueError(f"n_values must be a non-empty list of ints in [1, {size}], got {n_values!r}")
+    return ns
 
 
 def acquisition_scores(preds: np.ndarray, method: str, beta: float = 1.0, minimize: bool = True,
@@ -82,14 +119,21 @@ class ActiveLearningHistory:
         labelled: one array of pool row indices per round: everything measured after that round
             (``labelled[0]`` is the random start; ``labelled[r]`` has ``schedule[r]`` rows).
         selected: rows chosen in round r >= 1 (``selected[0]`` is the random start).
-        test_rmse: RMSE on the test rows of the ensemble mean trained at round r (NaN for
-            ``'random'`` or when no test rows were given); rounds 0 .. R-2, the last round's
-            data are not trained on.
+        test_rmse: RMSE on the test rows of the ensemble mean trained on ``labelled[r]`` (NaN
+            when no test rows were given). Without ``tpr_n``: rounds 0 .. R-2 (the last round's
+            data are not trained on; NaN for ``'random'``, which trains no model). With ``tpr_n``:
+            every round 0 .. R-1, for every method.
+        tpr: with ``tpr_n``, one array per round 0 .. R-1: :func:`top_n_tpr` over the whole pool
+            of "measured + predicted" (measured rows keep ``pool.y``, the others get the mean
+            of the ensemble trained on ``labelled[r]``), the official metric; else empty.
+        tpr_n: the N of each ``tpr`` entry.
     """
 
     labelled: list[np.ndarray] = field(default_factory=list)
     selected: list[np.ndarray] = field(default_factory=list)
     test_rmse: list[float] = field(default_factory=list)
+    tpr: list[np.ndarray] = field(default_factory=list)
+    tpr_n: tuple[int, ...] = ()
 
     def found(self, targets: np.ndarray) -> list[int]:
         """Number of the ``targets`` rows that were measured by the end of each round."""
@@ -102,7 +146,8 @@ class ActiveLearner:
     Args:
         model_factory: ``model_factory(seed) -> estimator`` with ``fit(pairs, single, y)`` and
             ``predict(pairs, single)``, e.g. ``lambda s: NAIADRegressor(seed=s, n_genes=G)``.
-        n_ensemble: models per round (M), trained with seeds ``seed*1000 + 100*round + i``.
+        n_ensemble: models per round (M); the ensemble trained on ``labelled[r]`` uses seeds
+            ``seed*1000 + 100*(r+1) + i``, the same for every method (a paired comparison).
         method: acquisition, one of ``'mean'`` (MPE), ``'std'``, ``'mean+std'``, ``'residual'``,
             ``'residual+std'``, ``'random'``.
         beta: weight of sigma in ``'mean+std'`` and ``'residual+std'`` (1.0 as in the official code).
@@ -121,7 +166,7 @@ class ActiveLearner:
         self.beta, self.minimize = beta, minimize
 
     def run(self, pool: CombinatorialScreen, schedule: Sequence[int], seed: int = 0,
-            test_idx: np.ndarray | None = None) -> ActiveLearningHistory:
+            test_idx: np.ndarray | None = None, tpr_n: Sequence[int] | None = None) -> ActiveLearningHistory:
         """Simulate the loop on a fully measured screen.
 
         Args:
@@ -130,6 +175,10 @@ class ActiveLearner:
                 (official ``n_sample``), e.g. ``[300, 600, 900, 1200, 1500]``.
             seed: seed of the random start and of the ensemble members.
             test_idx: rows held out from selection (never measured) to report test RMSE.
+            tpr_n: N values of the official top-N TPR (e.g. :data:`TPR_N_VALUES`), each in
+                ``[1, len(pool)]``. When given, an ensemble is trained on every round's data,
+                the last round's and the ``'random'`` arm's included (as the official loop
+                does), and ``history.tpr`` is filled; the selections do not change.
 
         Returns:
             :class:`ActiveLearningHistory`.
@@ -143,26 +192,39 @@ class ActiveLearner:
             raise ValueError(f"schedule ends at {sched[-1]} but only {n_avail} candidate pairs are available")
         if test_idx.size and (test_idx.min() < 0 or test_idx.max() >= len(pool)):
             raise ValueError("test_idx holds out-of-range row indices")
+        track = tpr_n is not None
+        ns = tuple(_check_n_values(tpr_n, len(pool))) if track else ()
         rng = np.random.default_rng([seed, 17])
         candidates = np.setdiff1d(np.arange(len(pool)), test_idx)
         start = rng.choice(candidates, size=sched[0], replace=False)
-        hist = ActiveLearningHistory(labelled=[np.sort(start)], selected=[start])
-        for r in range(1, len(sched)):
+        hist = ActiveLearningHistory(labelled=[np.sort(start)], selected=[start], tpr_n=ns)
+        for r in range(len(sched)):
             labelled = hist.labelled[-1]
             unlabelled = np.setdiff1d(candidates, labelled)
-            n_select = sched[r] - sched[r - 1]
+            last = r == len(sched) - 1
+            preds = None
+            if track or (self.method != "random" and not last):
+                preds, rmse = self._ensemble(pool, labelled, unlabelled, test_idx, seed * 1000 + 100 * (r + 1))
+                hist.test_rmse.append(rmse)
+                if track:
+                    mixed = pool.y.astype(float)  # measured + predicted over the whole screen
+                    mixed[np.concatenate([unlabelled, test_idx])] = preds.mean(axis=0)
+                    hist.tpr.append(top_n_tpr(pool.y, mixed, ns, self.minimize))
+            elif not last:
+                hist.test_rmse.append(float("nan"))
+            if last:
+                break
+            n_select = sched[r + 1] - sched[r]
             if self.method == "random":
                 chosen = rng.choice(unlabelled, size=n_select, replace=False)
-                hist.test_rmse.append(float("nan"))
             else:
-                chosen, rmse = self._select(pool, labelled, unlabelled, test_idx, n_select, seed * 1000 + 100 * r)
-                hist.test_rmse.append(rmse)
+                chosen = self._choose(pool, labelled, unlabelled, preds, n_select)
             hist.selected.append(chosen)
             hist.labelled.append(np.sort(np.concatenate([labelled, chosen])))
         return hist
 
-    def _select(self, pool, labelled, unlabelled, test_idx, n_select, seed0):
-        """Train the ensemble on ``labelled`` and return the top-``n_select`` unlabelled rows."""
+    def _ensemble(self, pool, labelled, unlabelled, test_idx, seed0):
+        """Train M models on ``labelled``; predictions (M, |unlabelled| + |test|) and the test RMSE."""
         pairs, single, y = pool.subset(labelled)
         eval_idx = np.concatenate([unlabelled, test_idx])
         ep, es = pool.pairs[eval_idx], pool.single[eval_idx]
@@ -171,13 +233,16 @@ class ActiveLearner:
             model = self.model_factory(seed0 + i)
             model.fit(pairs, single, y)
             preds[i] = model.predict(ep, es)
-        linear = None
-        if self.method.startswith("residual"):
-            linear = SingleEffectLinearRegressor().fit(pairs, single, y).predict(ep, es)
-        scores = acquisition_scores(preds[:, : unlabelled.size], self.method, self.beta, self.minimize,
-                                    None if linear is None else linear[: unlabelled.size])
-        order = np.argsort(-scores, kind="stable")[:n_select]
         rmse = float("nan")
         if test_idx.size:
             rmse = float(np.sqrt(np.mean((preds[:, unlabelled.size:].mean(axis=0) - pool.y[test_idx]) ** 2)))
-        return unlabelled[order], rmse
+        return preds, rmse
+
+    def _choose(self, pool, labelled, unlabelled, preds, n_select):
+        """The ``n_select`` unlabelled rows with the highest acquisition score."""
+        linear = None
+        if self.method.startswith("residual"):  # the official linear baseline, fitted on the measured pairs
+            linear = SingleEffectLinearRegressor().fit(*pool.subset(labelled)).predict(
+                pool.pairs[unlabelled], pool.single[unlabelled])
+        scores = acquisition_scores(preds[:, : unlabelled.size], self.method, self.beta, self.minimize, linear)
+        return unlabelled[np.argsort(-scores, kind="stable")[:n_select]]

@@ -368,22 +368,33 @@ class NAIADRegressor(_PairTags, RegressorMixin, BaseEstimator):
 
 
 class SingleEffectLinearRegressor(_PairTags, RegressorMixin, BaseEstimator):
-    """Least-squares baseline on the single effects: y ~ b0 + b1 (s_a + s_b) [+ b2 s_a s_b].
+    """Least-squares baseline on the single effects: y ~ b0 + b1 s_a + b2 s_b [+ b3 s_a s_b].
 
-    ``product_term=False`` is the additive model (the official ``linear`` column fits the two
-    single-effect columns; with randomised column order this is the same model);
-    ``product_term=True`` adds the multiplicative (epistasis) term.
+    The default is the official ``linear`` baseline (scikit-learn ``LinearRegression`` on the two
+    single-effect columns ``id1_score, id2_score``): one free coefficient per column. With the
+    columns in a random order per row (the official loader's ``shuffle_ids``, and our
+    :func:`make_synthetic_screen`) the two coefficients agree only in expectation.
+
+    Args:
+        product_term: add the multiplicative (epistasis) term ``prod_k s_k`` (ours, beyond the
+            official baseline).
+        tied: one shared coefficient on ``s_a + s_b`` instead of one per column (the model of
+            earlier versions of this package; exchangeable in the two genes by construction).
 
     Input: ``X`` in the layout of :class:`NAIADRegressor` (two gene-id columns, then the k
-    single effects; the sum and the product run over all k, and the ids are checked but not
-    used), or the three-array form ``fit(pairs, single, y)`` / ``predict(pairs, single)``.
+    single effects; the ids are checked but not used), or the three-array form
+    ``fit(pairs, single, y)`` / ``predict(pairs, single)``. Attribute ``coef_``: the
+    least-squares coefficients, intercept first (then the k columns, or their sum when
+    ``tied``, then the product).
     """
 
-    def __init__(self, product_term: bool = False) -> None:
+    def __init__(self, product_term: bool = False, tied: bool = False) -> None:
         self.product_term = product_term
+        self.tied = tied
 
     def _features(self, single: np.ndarray) -> np.ndarray:
-        cols = [np.ones(single.shape[0]), single.sum(axis=1)]
+        cols = [np.ones(single.shape[0])]
+        cols += [single.sum(axis=1)] if self.tied else list(single.T)
         if self.product_term:
             cols.append(np.prod(single, axis=1))
         return np.stack(cols, axis=1).astype(np.float64)
