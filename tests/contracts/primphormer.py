@@ -42,6 +42,8 @@ BAD_INPUTS = [
     ("attention_dim_not_divisible", lambda: PrimalGraphAttention(10, heads=4), ValueError),
     ("attention_nonpositive_rank", lambda: PrimalGraphAttention(8, heads=2, rank=0), ValueError),
     ("attention_unknown_feature_map", lambda: PrimalGraphAttention(8, 2, 2, feature_map="relu"), ValueError),
+    ("attention_zero_sampled_nodes", lambda: PrimalGraphAttention(8, 2, 2, sampled_nodes=0), ValueError),
+    ("attention_fractional_sampled_nodes", lambda: PrimalGraphAttention(8, 2, 2, sampled_nodes=2.5), ValueError),
     ("attention_empty_graph", lambda: PrimalGraphAttention(8, 2, 2)(torch.randn(0, 8)), ValueError),
     ("attention_wrong_width", lambda: PrimalGraphAttention(8, 2, 2)(torch.randn(5, 6)), ValueError),
     ("attention_nan_features", lambda: PrimalGraphAttention(8, 2, 2)(torch.full((5, 8), float("nan"))), ValueError),

@@ -244,6 +244,44 @@ def test_bad_input_non_tensor_raises_type_error():
     assert out.shape == (3, 8) and aux["W_e"].shape[0] == 2
 
 
+def test_sampled_nodes_pool_a_random_subset_in_training_and_all_nodes_in_eval():
+    """Option N_s: in training W_e, W_r are means over N_s random nodes of each graph (recomputed densely
+    here from the reported subset); eval() and N_s >= N_g give the all-node projections."""
+    torch.manual_seed(3)
+    H, s = 2, 3
+    full = PrimalGraphAttention(8, heads=H, rank=s).double()
+    sub = PrimalGraphAttention(8, heads=H, rank=s, sampled_nodes=3).double()
+    sub.load_state_dict(full.state_dict())
+    batch = Batch.from_data_list(_graphs([7, 11, 2], dim=8))
+    x = batch.x.double()
+    _, aux = sub.train()(x, batch.batch)
+    for g in range(3):
+        idx = (batch.batch == g).nonzero().squeeze(1)
+        sel = idx[aux["pooled"][idx]]
+        assert sel.numel() == min(3, idx.numel())
+        phi_q, phi_k = _dense_phi(sub, x[sel])
+        g_e, g_r = sub.g_e(x[sel]).view(-1, H, s), sub.g_r(x[sel]).view(-1, H, s)
+        phi_q_all, _ = _dense_phi(sub, x[idx])
+        for h in range(H):
+            W_e = phi_k[:, h].T @ g_e[:, h] / sel.numel()
+            torch.testing.assert_close(aux["W_e"][g, h], W_e)
+            torch.testing.assert_close(aux["W_r"][g, h], phi_q[:, h].T @ g_r[:, h] / sel.numel())
+            torch.testing.assert_close(aux["e"][idx, h], phi_q_all[:, h] @ W_e)  # every node is scored
+    _, aux2 = sub(x, batch.batch)
+    assert not torch.equal(aux["pooled"], aux2["pooled"])  # a new draw per forward pass
+    out_full, aux_full = full.eval()(x, batch.batch)
+    out_eval, aux_eval = sub.eval()(x, batch.batch)
+    assert torch.equal(out_eval, out_full) and bool(aux_eval["pooled"].all())
+    big = PrimalGraphAttention(8, heads=H, rank=s, sampled_nodes=11).double().train()
+    big.load_state_dict(full.state_dict())
+    torch.testing.assert_close(big(x, batch.batch)[0], full.train()(x, batch.batch)[0])
+    torch.manual_seed(0)
+    one = PrimalGraphAttention(8, heads=H, rank=s, sampled_nodes=4).double().train()
+    assert int(one(x[:9])[1]["pooled"].sum()) == 4  # one graph without a batch vector
+    with pytest.raises(ValueError, match="sampled_nodes"):
+        PrimalGraphAttention(8, heads=H, rank=s, sampled_nodes=0)
+
+
 def test_weighted_accuracy_is_mean_class_recall():
     y = torch.tensor([0, 0, 0, 1])
     assert weighted_accuracy(torch.tensor([0, 0, 0, 0]), y) == pytest.approx(50.0)
@@ -256,6 +294,7 @@ def test_smoke_pattern():
     assert 0 <= m["acc_primphormer"] <= 100 and 0 <= m["acc_mpnn"] <= 100
     assert m["primphormer_minus_mpnn"] == pytest.approx(m["acc_primphormer"] - m["acc_mpnn"])
     assert m["ksvd_loss_final"] >= 0  # determinism: tests/core/test_every_experiment.py
+    assert m["primphormer_minus_chance"] == pytest.approx(m["acc_primphormer"] - 50.0)
 
 
 def test_smoke_scaling():

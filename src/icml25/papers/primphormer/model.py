@@ -22,6 +22,12 @@ Training adds ``eta * mean_layers(J^2)`` with the KSVD objective (PrimalAttentio
     J = mean_i ||Lambda e_i||^2 / 2 + mean_j ||Lambda r_j||^2 / 2 - mean_{g,h} Tr(W_e^T W_r),
 
 which is zero at a KKT point of the KSVD problem (Lambda = diag of learnable singular values).
+
+Option ``sampled_nodes = N_s`` (ours, from an unconfirmed hint: the ICLR reviews say the paper's
+complexity analysis uses an undefined N_s, which may be a sampled node subset, as the sequence
+code samples tokens): during training the two means run over N_s nodes drawn uniformly without
+replacement per graph and forward pass (an unbiased estimate of the all-node projections); in
+``eval()`` mode all nodes are used.
 """
 
 from __future__ import annotations
@@ -95,23 +101,32 @@ class PrimalGraphAttention(nn.Module):
         rank: s, number of primal features (virtual nodes) per head for e and for r.
         feature_map: ``"cos"`` (L2-normalised q and k, PrimalAttention's cos variant) or
             ``"identity"`` (raw q, k; used by tests of the kernel identity).
+        sampled_nodes: ``None`` (default: W_e, W_r pool every node of the graph) or N_s >= 1: in
+            training mode pool a uniform random subset of min(N_s, N_g) nodes per graph (a new
+            draw at every forward pass, from torch's global RNG); ``eval()`` pools all nodes.
 
     ``forward(x, batch) -> (out, aux)`` with ``x: (N, d)``, ``batch: (N,)`` PyG graph ids (or None
     for one graph); ``out: (N, d)``; ``aux`` holds ``e, r: (N, H, s)``, ``W_e, W_r: (B, H, p, s)``
-    and ``Lambda: (H, s)`` for :func:`ksvd_objective`. ``x`` may also be a PyG ``Data`` / ``Batch``
-    (its ``x`` and ``batch`` are used).
+    and ``Lambda: (H, s)`` for :func:`ksvd_objective`, and ``pooled: (N,)`` (bool, the nodes the
+    projections were built from). ``x`` may also be a PyG ``Data`` / ``Batch`` (its ``x`` and
+    ``batch`` are used).
     """
 
-    def __init__(self, dim: int, heads: int = 4, rank: int = 16, feature_map: Literal["cos", "identity"] = "cos"):
+    def __init__(self, dim: int, heads: int = 4, rank: int = 16, feature_map: Literal["cos", "identity"] = "cos",
+                 sampled_nodes: int | None = None):
         super().__init__()
         if dim < 1 or heads < 1 or rank < 1:
             raise ValueError(f"dim, heads and rank must be >= 1, got {dim}, {heads}, {rank}")
+        if sampled_nodes is not None and (isinstance(sampled_nodes, bool) or int(sampled_nodes) != sampled_nodes
+                                          or sampled_nodes < 1):
+            raise ValueError(f"sampled_nodes must be None or an int >= 1, got {sampled_nodes!r}")
         if dim % heads:
             raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
         if feature_map not in ("cos", "identity"):
             raise ValueError(f"feature_map must be 'cos' or 'identity', got {feature_map!r}")
         self.dim, self.heads, self.rank, self.head_dim = dim, heads, rank, dim // heads
         self.feature_map = feature_map
+        self.sampled_nodes = None if sampled_nodes is None else int(sampled_nodes)
         self.W_q = nn.Linear(dim, dim)
         self.W_k = nn.Linear(dim, dim)
         self.g_e = nn.Linear(dim, heads * rank)  # virtual-node weights of W_e (INFERRED)
@@ -144,15 +159,33 @@ class PrimalGraphAttention(nn.Module):
             dq, dk = dq.view(B, m, H, p), dk.view(B, m, H, p)
             dge, dgr = dge.view(B, m, H, s), dgr.view(B, m, H, s)
             count = mask.sum(1).clamp(min=1).to(x.dtype).view(B, 1, 1, 1)
+        pool_q, pool_k = dq, dk
+        pooled = torch.ones(n, dtype=torch.bool, device=x.device)
+        if self.sampled_nodes is not None and self.training:
+            sel = self._sample(mask, dq.shape[:2], x.device)  # (B, m) bool: the N_s pooled nodes of each graph
+            w = sel.to(x.dtype).view(*sel.shape, 1, 1)
+            pool_q, pool_k = dq * w, dk * w
+            count = sel.sum(1).clamp(min=1).to(x.dtype).view(-1, 1, 1, 1)
+            pooled = sel[0] if mask is None else sel[mask]
         # Virtual nodes: W_e = mean_j phi_k(k_j) g_e(x_j)^T, W_r = mean_i phi_q(q_i) g_r(x_i)^T   (B, H, p, s)
-        W_e = torch.einsum("bmhp,bmhs->bhps", dk, dge) / count
-        W_r = torch.einsum("bmhp,bmhs->bhps", dq, dgr) / count
+        W_e = torch.einsum("bmhp,bmhs->bhps", pool_k, dge) / count
+        W_r = torch.einsum("bmhp,bmhs->bhps", pool_q, dgr) / count
         # Primal scores e_i = W_e^T phi_q(q_i), r_i = W_r^T phi_k(k_i)   (N, H, s)
         e = torch.einsum("bmhp,bhps->bmhs", dq, W_e)
         r = torch.einsum("bmhp,bhps->bmhs", dk, W_r)
         e, r = (e[0], r[0]) if mask is None else (e[mask], r[mask])
         o = self.W_c(torch.cat([e, r], dim=-1))  # (N, H, p)
-        return self.out(o.reshape(n, self.dim)), {"e": e, "r": r, "W_e": W_e, "W_r": W_r, "Lambda": self.Lambda}
+        aux = {"e": e, "r": r, "W_e": W_e, "W_r": W_r, "Lambda": self.Lambda, "pooled": pooled}
+        return self.out(o.reshape(n, self.dim)), aux
+
+    def _sample(self, mask: Tensor | None, shape, device) -> Tensor:
+        """Bool (B, m): min(N_s, N_g) nodes of each graph, uniformly without replacement."""
+        u = torch.rand(shape, device=device)
+        if mask is not None:
+            u = u.masked_fill(~mask, 2.0)  # padding sorts last
+        rank = u.argsort(dim=1).argsort(dim=1)  # position of each node in its graph's random order
+        sel = rank < self.sampled_nodes
+        return sel if mask is None else sel & mask
 
 
 def ksvd_objective(aux: dict[str, Tensor]) -> Tensor:
@@ -194,11 +227,12 @@ class PrimphormerLayer(nn.Module):
     ``x`` may also be a PyG ``Data`` / ``Batch`` (its ``x``, ``edge_index``, ``batch``, ``edge_attr``).
     """
 
-    def __init__(self, dim: int, mpnn: str = "gine", heads: int = 4, rank: int = 16, dropout: float = 0.0):
+    def __init__(self, dim: int, mpnn: str = "gine", heads: int = 4, rank: int = 16, dropout: float = 0.0,
+                 sampled_nodes: int | None = None):
         super().__init__()
         self.mpnn_kind = mpnn
         self.conv = _mpnn(mpnn, dim)
-        self.attn = PrimalGraphAttention(dim, heads, rank)
+        self.attn = PrimalGraphAttention(dim, heads, rank, sampled_nodes=sampled_nodes)
         self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(2 * dim, dim))
         self.norm1, self.norm2, self.norm3 = nn.BatchNorm1d(dim), nn.BatchNorm1d(dim), nn.BatchNorm1d(dim)
         self.dropout = dropout
@@ -284,9 +318,11 @@ class Primphormer(_GraphNet):
     """
 
     def __init__(self, in_dim: int, hidden: int, n_layers: int, out_dim: int, task: str = "node", pe_dim: int = 0,
-                 edge_dim: int = 0, mpnn: str = "gine", heads: int = 4, rank: int = 16, dropout: float = 0.0):
+                 edge_dim: int = 0, mpnn: str = "gine", heads: int = 4, rank: int = 16, dropout: float = 0.0,
+                 sampled_nodes: int | None = None):
         super().__init__(in_dim, hidden, n_layers, out_dim, task, pe_dim, edge_dim)
-        self.layers = nn.ModuleList(PrimphormerLayer(hidden, mpnn, heads, rank, dropout) for _ in range(n_layers))
+        self.layers = nn.ModuleList(PrimphormerLayer(hidden, mpnn, heads, rank, dropout, sampled_nodes)
+                                    for _ in range(n_layers))
 
     def forward(self, x, edge_index=None, batch=None, edge_attr=None, pe=None):
         x, edge_index, batch, edge_attr, pe = _unpack(x, edge_index, batch, edge_attr, pe)
