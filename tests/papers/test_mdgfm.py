@@ -21,7 +21,8 @@ from icml25.papers.mdgfm import (
     normalized_adjacency,
     unify_features,
 )
-from icml25.papers.mdgfm.data import DomainSpec
+from icml25.papers.mdgfm import repro
+from icml25.papers.mdgfm.data import OFFICIAL_TARGET_SETTINGS, DomainSpec, target_settings
 from icml25.papers.mdgfm.model import _cosine_to_prototypes
 
 torch.set_num_threads(1)
@@ -207,8 +208,17 @@ def test_target_never_reaches_pretraining(monkeypatch):
 
         def wrapped(self, sources, *a, **kw):
             seen.append([id(x) for x, _ in sources] + [id(ei) for _, ei in sources])
+            settings.append((kw["lr"], kw["epochs"]))
             return real(self, sources, *a, **kw)
         monkeypatch.setattr(cls, "pretrain", wrapped)
+
+    settings, tuned = [], []
+    real_tune = MDGFM.prompt_tune
+
+    def tune(self, X, A, support_idx, support_y, *a, **kw):
+        tuned.append((torch.bincount(torch.as_tensor(support_y)).tolist(), kw["lr"], kw["k_down"]))
+        return real_tune(self, X, A, support_idx, support_y, *a, **kw)
+    monkeypatch.setattr(MDGFM, "prompt_tune", tune)
 
     monkeypatch.setattr(repro, "make_domains", capture_make)
     spy(MDGFM)
@@ -230,6 +240,44 @@ def test_target_never_reaches_pretraining(monkeypatch):
     assert metrics["hetero_drop_mdgfm_minus_gcnproto"] == pytest.approx(
         metrics["drop_mdgfm_hetero"] - metrics["drop_gcnproto_hetero"])
     assert metrics["hetero_target_edge_homophily"] < 0.3
+    # the smoke target hetero10 stands in for Cornell: the README's 3-shot, lr 2e-2 / 3e-4 (epochs set by smoke)
+    assert cfg.targets == ("hetero10",) and repro.SIX_DOMAINS[5].analogue == "Cornell"
+    assert settings == [(2e-2, 2), (2e-2, 2)]
+    assert tuned and all(counts == [3, 3, 3] and lr == 3e-4 and k == cfg.k_heterophilic for counts, lr, k in tuned)
+    assert metrics["hetero_shots"] == 3.0
+    # the constant predictor: majority class share among the non-support nodes, recomputed
+    support = few_shot_tasks(target.y, 3, 1, seed=2)[0]
+    rest = np.setdiff1d(np.arange(target.y.numel()), support.numpy())
+    majority = np.bincount(target.y.numpy()[rest]).max() / rest.size
+    assert metrics["acc_constant_hetero"] == pytest.approx(100 * majority)
+    assert metrics["hetero_mdgfm_minus_constant"] == pytest.approx(
+        metrics["acc_mdgfm_hetero_clean"] - metrics["acc_constant_hetero"])
+
+
+def test_official_per_target_settings_and_overrides():
+    """The README's few-shot commands: 5-shot except 3-shot on Cornell and Squirrel; per-target learning rates
+    and epochs; downk 30 homophilic / 15 heterophilic. Config fields left None take them, set fields win."""
+    readme = {  # dataset: (shots, pre-training lr, downstream lr, epochs), as in the README's few-shot lines
+        "Cora": (5, 0.0075, 0.001, 60), "Citeseer": (5, 0.001, 0.001, 60), "Pubmed": (5, 0.0001, 0.0014, 60),
+        "Cornell": (3, 0.02, 0.0003, 100), "Chameleon": (5, 0.02, 0.02, 100), "Squirrel": (3, 0.01, 0.0003, 100)}
+    assert set(OFFICIAL_TARGET_SETTINGS) == set(readme)
+    for name, (shots, pre, down, epochs) in readme.items():
+        s = OFFICIAL_TARGET_SETTINGS[name]
+        assert (s.shots, s.pretrain_lr, s.prompt_lr, s.pretrain_epochs) == (shots, pre, down, epochs)
+        assert s.k_down == (30 if name in ("Cora", "Citeseer", "Pubmed") else 15)
+    assert sorted(d.analogue for d in repro.SIX_DOMAINS) == sorted(readme)
+    for d in repro.SIX_DOMAINS:  # homophilic stand-ins for homophilic data sets
+        assert d.homophilic == (d.analogue in ("Cora", "Citeseer", "Pubmed"))
+    squirrel = next(d for d in repro.SIX_DOMAINS if d.analogue == "Squirrel")
+    cfg = repro.TransferConfig()
+    assert cfg.target_protocol(squirrel) == target_settings(squirrel)
+    one_shot = repro.TransferConfig(shots=1, prompt_lr=1e-2).target_protocol(squirrel)
+    assert (one_shot.shots, one_shot.prompt_lr, one_shot.pretrain_lr, one_shot.pretrain_epochs) == (1, 1e-2, 1e-2, 100)
+    with pytest.raises(ValueError, match="analogue"):
+        target_settings(DomainSpec("x", 60, 3, 0.5, 30))
+    for bad in ({"shots": 0}, {"pretrain_lr": -1.0}, {"prompt_lr": 0.0}, {"pretrain_epochs": 0}):
+        with pytest.raises(ValueError):
+            repro.TransferConfig(**bad)
 
 
 # ---------------------------------------------------------------- data

@@ -7,12 +7,15 @@ with a cosine-prototype classifier. Layers take PyG ``x, edge_index(, edge_weigh
 
 from icml25.papers.mdgfm.baselines import GCNProto, MLPProto, PretrainNoRefine
 from icml25.papers.mdgfm.data import (
+    OFFICIAL_TARGET_SETTINGS,
     SIX_DOMAINS,
     DomainSpec,
+    TargetSettings,
     bag_of_words_domain,
     few_shot_tasks,
     inject_random_edges,
     make_domains,
+    target_settings,
 )
 from icml25.papers.mdgfm.model import (
     MDGFM,
@@ -26,6 +29,7 @@ from icml25.papers.mdgfm.model import (
     unify_features,
 )
 
-__all__ = ["MDGFM", "SIX_DOMAINS", "Attentive", "DomainSpec", "GCNEncoder", "GCNProto", "GraphLearner", "MLPProto",
-           "PretrainNoRefine", "TargetPrompt", "bag_of_words_domain", "check_graph", "few_shot_tasks",
-           "info_nce_bound", "inject_random_edges", "make_domains", "normalized_adjacency", "unify_features"]
+__all__ = ["MDGFM", "OFFICIAL_TARGET_SETTINGS", "SIX_DOMAINS", "Attentive", "DomainSpec", "GCNEncoder", "GCNProto",
+           "GraphLearner", "MLPProto", "PretrainNoRefine", "TargetPrompt", "TargetSettings", "bag_of_words_domain",
+           "check_graph", "few_shot_tasks", "info_nce_bound", "inject_random_edges", "make_domains",
+           "normalized_adjacency", "target_settings", "unify_features"]
