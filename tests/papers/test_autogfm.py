@@ -16,12 +16,14 @@ from icml25.papers.autogfm import (
     ArchitecturePredictor,
     AutoGFM,
     DisentangledEncoder,
+    GNNEncoder,
     MixedOpLayer,
     SharedDARTS,
     TaskSpec,
     coefficient_of_variation,
     curriculum_loss,
     curriculum_weight,
+    dataset_partners,
     disentangled_contrastive_loss,
     invariance_loss,
     make_op,
@@ -208,27 +210,129 @@ def test_invariance_loss_zero_when_env_predictor_ignores_variant():
     assert float(invariance_loss(a_i, model.psi_env(z_i, z_v, model.psi_inv))) > 1e-3
 
 
-def test_disentangled_loss_matches_loop_implementation():
-    torch.manual_seed(0)
-    z_i, z_v, protos = torch.randn(6, 4), torch.randn(6, 4), torch.randn(2, 4)
-    domain = torch.tensor([0, 0, 1, 1, 1, 2])
-    tau = 0.7
+def _loop_dis_loss(z_i, z_v, protos, domain, tau, negatives):
+    """Eqs. 8-10 written out per anchor; ``negatives(i, same)`` lists the anchor's negative candidates."""
     cos = torch.nn.functional.cosine_similarity
-    total = 0.0
-    for i in range(6):
-        same = [j for j in range(6) if domain[j] == domain[i]]
+    per_anchor = []
+    for i in range(domain.numel()):
+        same = [j for j in range(domain.numel()) if domain[j] == domain[i]]
         pos = same[(same.index(i) + 1) % len(same)]
-        neg = [j for j in range(6) if domain[j] != domain[i]]
-        mix = 0.0
         zs = (z_i, z_v)
         ch = torch.softmax(torch.stack([cos(zs[k][i], protos[k], dim=0) for k in range(2)]) / tau, 0)
+        mix = 0.0
         for k in range(2):
             num = math.exp(float(cos(zs[k][i], zs[k][pos], dim=0)) / tau)
-            den = num + sum(math.exp(float(cos(zs[k][i], zs[k][j], dim=0)) / tau) for j in neg)
+            den = num + sum(math.exp(float(cos(zs[k][i], zs[k][j], dim=0)) / tau) for j in negatives(i, same))
             mix += float(ch[k]) * num / den
-        total += -math.log(mix)
-    got = disentangled_contrastive_loss(z_i, z_v, protos, domain, tau)
-    assert float(got) == pytest.approx(total / 6, rel=1e-5)
+        per_anchor.append(-math.log(mix))
+    return per_anchor
+
+
+def test_disentangled_loss_matches_loop_implementation():
+    torch.manual_seed(0)
+    z_i, z_v, protos = torch.randn(7, 4), torch.randn(7, 4), torch.randn(2, 4)
+    domain = torch.tensor([0, 0, 1, 1, 1, 2, 2])
+    tau = 0.7
+    groups = [[j for j in range(7) if domain[j] == d] for d in range(3)]
+    # our earlier form: every graph of the other data sets is a negative, averaged over anchors
+    every = _loop_dis_loss(z_i, z_v, protos, domain, tau, lambda i, same: [j for j in range(7) if j not in same])
+    got = disentangled_contrastive_loss(z_i, z_v, protos, domain, tau, negatives="all", reduction="mean")
+    assert float(got) == pytest.approx(np.mean(every), rel=1e-5)
+
+    # Eq. 9: one candidate per other data set, the graph in the anchor's slot (cyclic); Eq. 10 sums
+    def slot_partners(i, same):
+        slot = same.index(i)
+        return [g[slot % len(g)] for g in groups if g is not groups[int(domain[i])]]
+
+    eq9 = _loop_dis_loss(z_i, z_v, protos, domain, tau, slot_partners)
+    got = disentangled_contrastive_loss(z_i, z_v, protos, domain, tau)  # defaults: per_dataset, sum
+    assert float(got) == pytest.approx(sum(eq9), rel=1e-5)
+    # with one graph per data set both forms coincide (up to sum vs mean): Eq. 9's N-term denominator
+    one = torch.tensor([0, 1, 2])
+    a = disentangled_contrastive_loss(z_i[:3], z_v[:3], protos, one, tau, negatives="all", reduction="sum")
+    b = disentangled_contrastive_loss(z_i[:3], z_v[:3], protos, one, tau)
+    torch.testing.assert_close(a, b)
+
+
+def test_dataset_partners_brute_force():
+    domain = torch.tensor([2, 0, 0, 1, 2, 0, 1, 2, 2])
+    got = dataset_partners(domain).tolist()
+    groups = {d: [j for j in range(9) if domain[j] == d] for d in (0, 1, 2)}
+    for i in range(9):
+        slot = groups[int(domain[i])].index(i)
+        assert got[i] == [groups[d][slot % len(groups[d])] for d in (0, 1, 2)]
+        assert got[i][int(domain[i])] == i
+
+
+def test_paper_loss_form_sums_over_data_sets():
+    """AutoGFM.loss (paper form) re-derived: Eq. 14 over each graph's one partner per data set, divided by the
+    number of draws per data set; Eq. 10 likewise; the earlier batch-mean form differs."""
+    torch.manual_seed(3)
+    tasks = [TaskSpec("n", "node", 3), TaskSpec("g", "graph", 2)]
+    model = AutoGFM(6, 8, tasks, lam=0.1, beta=0.01, t_e=0.0)
+    graphs = {}
+    for t, spec in enumerate(tasks):
+        data = []
+        for s in range(3):
+            g = _graph(7, 12, 6, 10 * t + s)
+            g.y = torch.tensor([s % spec.n_classes])
+            if spec.level == "node":
+                g.center_index = torch.tensor([s])
+            data.append(g)
+        graphs[spec.name] = Batch.from_data_list(data)
+    total, parts = model.loss(graphs)
+    z = [model.encode(graphs[t.name]) for t in tasks]
+    z_i, z_v = torch.cat([a for a, _ in z]), torch.cat([b for _, b in z])
+    domain = torch.tensor([0, 0, 0, 1, 1, 1])
+    a_i = model.psi_inv(z_i)
+    inv = 0.0
+    for i in range(6):
+        for j in (i % 3, 3 + i % 3):  # the graph in slot i % 3 of each data set
+            a_e = model.psi_inv(model.psi_env.mlp(torch.cat([z_i[i], z_v[j]]).unsqueeze(0)))[0]
+            inv += float((a_i[i] - a_e).norm())
+    assert parts["inv"] == pytest.approx(inv / 3, rel=1e-5)
+    dis = disentangled_contrastive_loss(z_i, z_v, model.encoder.prototypes, domain, model.tau)
+    assert parts["dis"] == pytest.approx(float(dis) / 3, rel=1e-5)
+    assert float(total) == pytest.approx(parts["task"] + 0.1 * parts["dis"] + 0.01 * parts["inv"], rel=1e-5)
+    model.loss_form = "batch_mean"  # the earlier form: means over all anchors and all pairs of the batch
+    _, old = model.loss(graphs)
+    all_pairs = invariance_loss(a_i, model.psi_env(z_i, z_v, model.psi_inv), reduction="mean")
+    assert old["inv"] == pytest.approx(float(all_pairs), rel=1e-5)
+    assert old["inv"] != pytest.approx(parts["inv"], rel=0.1)
+    every = disentangled_contrastive_loss(z_i, z_v, model.encoder.prototypes, domain, model.tau, negatives="all",
+                                          reduction="mean")
+    assert old["dis"] == pytest.approx(float(every), rel=1e-5)
+
+
+def test_without_d_uses_a_standard_gnn_encoder():
+    tasks = [TaskSpec("g", "graph", 2)]
+    torch.manual_seed(0)
+    model = AutoGFM(6, 8, tasks, lam=0.5, disentangled=False)
+    assert isinstance(model.encoder, GNNEncoder) and not hasattr(model.encoder, "prototypes")
+    data = []
+    for s in range(4):
+        g = _graph(7, 12, 6, s)
+        g.y = torch.tensor([s % 2])
+        data.append(g)
+    batch = Batch.from_data_list(data)
+    z_i, z_v = model.encode(batch)
+    assert z_i is z_v  # one representation serves as z_I and z_V
+    _, parts = model.loss({"g": batch})
+    assert "dis" not in parts and "inv" in parts  # lam is moot without the disentangled encoder
+    # the encoder is the plain stack: GIN layers, mean readout, MLP
+    h = batch.x
+    for conv in model.encoder.convs:
+        h = torch.relu(conv(h, batch.edge_index))
+    pooled = torch.stack([h[batch.batch == k].mean(0) for k in range(4)])
+    torch.testing.assert_close(z_i, model.encoder.mlp(pooled))
+
+
+def test_default_architecture_softmax_has_no_temperature():
+    model = _model()
+    z = torch.randn(3, 8)
+    p = model.psi_inv.prototypes.detach()
+    expected = torch.softmax(torch.einsum("bd,lod->blo", z, p / p.norm(dim=-1, keepdim=True)), dim=-1)  # Eq. 12
+    torch.testing.assert_close(model.psi_inv(z), expected)
 
 
 def test_task_loss_uses_the_invariant_architecture():
@@ -300,6 +404,8 @@ def test_smoke_run_values():
         assert m[f"score_fixed_{OPS[winner]}_{d}"] == max(m[f"score_fixed_{op}_{d}"] for op in OPS)
     assert 1 <= m["n_distinct_best_fixed_ops"] <= 4
     assert 1 <= m["autogfm_mean_rank"] <= len(repro.METHODS)
+    assert m["score_constant_links"] == 0.5 and 0.25 <= m["score_constant_homophilous"] <= 1.0
+    assert m["autogfm_minus_constant"] == pytest.approx(m["mean_autogfm"] - m["mean_constant"])
 
 
 def test_modules_accept_pyg_data_and_batch():

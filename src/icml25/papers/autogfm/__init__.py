@@ -12,6 +12,7 @@ from icml25.papers.autogfm.model import (
     DisentangledEncoder,
     EnvironmentPredictor,
     FixedOpGNN,
+    GNNEncoder,
     MixedOpLayer,
     MultiTaskGFM,
     SharedDARTS,
@@ -21,6 +22,7 @@ from icml25.papers.autogfm.model import (
     coefficient_of_variation,
     curriculum_loss,
     curriculum_weight,
+    dataset_partners,
     disentangled_contrastive_loss,
     invariance_loss,
     make_op,
@@ -31,8 +33,9 @@ from icml25.papers.autogfm.train import evaluate, fit_autogfm, fit_gfm, mean_arc
 
 __all__ = [
     "OPS", "ArchitecturePredictor", "AutoGFM", "DisentangledEncoder", "EnvironmentPredictor", "FixedOpGNN",
-    "MixedOpLayer", "MultiTaskGFM", "NOIDataset", "SharedDARTS", "SuperNet", "TaskSpec", "check_graph_input",
-    "coefficient_of_variation", "curriculum_loss", "curriculum_weight", "disentangled_contrastive_loss",
+    "GNNEncoder", "MixedOpLayer", "MultiTaskGFM", "NOIDataset", "SharedDARTS", "SuperNet", "TaskSpec",
+    "check_graph_input", "coefficient_of_variation", "curriculum_loss", "curriculum_weight", "dataset_partners",
+    "disentangled_contrastive_loss",
     "evaluate", "fit_autogfm", "fit_gfm", "invariance_loss", "make_op", "make_suite", "mean_architecture",
     "noi_subgraph", "roc_auc", "tree_cycle_graphs", "unify_features",
 ]

@@ -6,17 +6,18 @@ node, the union of two ego graphs for a link, the whole graph for a graph task).
 1. Super-network, L layers, each a mixture over the op set O = {GCN, GAT, GIN, SAGE, GraphConv}:
        H^l = sum_i alpha_{l,i} GNN_i(H^{l-1}, A)                                  (MixedOpLayer)
 2. Disentangled contrastive encoder: two channels k in {I (invariant), V (variant)}, each a GNN,
-   a mean readout and an MLP; trained with
-       L_dis = sum_i -log sum_k p(k | G_i) p(s | G_i, z_{i,k}),
-       p(k | G_i) = softmax_k cos(z_{i,k}, p_k) / tau,
-       p(s | G_i, z_{i,k}) = exp cos(z_{i,k}, z'_{i,k}) / tau / sum_j exp cos(z_{i,k}, z'_{j,k}) / tau,
-   z' = another NOI graph of the same dataset (positive) or of other datasets (negatives).
-3. Invariant architecture predictor psi_I: alpha_{l,i} = softmax_i(z_I . p_{l,i} / ||p_{l,i}||);
+   a mean readout and an MLP (Eqs. 5-7); trained with
+       L_dis = sum_i -log sum_k p(k | G_i) p(s | G_i, z_{i,k}),                               (Eq. 10)
+       p(k | G_i) = softmax_k cos(z_{i,k}, p_k) / tau,                                        (Eq. 8)
+       p(s | G_i, z_{i,k}) = exp cos(z_{i,k}, z'_{i,k}) / tau / sum_{j=1..N} exp cos(z_{i,k}, z'_{j,k}) / tau,
+   z'_i = another NOI graph of the same data set (positive), z'_j one NOI graph of data set j (Eq. 9).
+3. Invariant architecture predictor psi_I: alpha_{l,i} = softmax_i(z_I . p_{l,i} / ||p_{l,i}||) (Eq. 12);
    auxiliary psi_E(z_I,i, z_V,j) = psi_I-prototype softmax of MLP([z_I,i ; z_V,j]);
-       L_inv = mean_{i,j} || A_I,i - A_E,(i,j) ||.
+       L_inv = sum_{i,j} || A_I,i - A_E,(i,j) ||, j over the data sets (Eqs. 13-15).
 4. Curriculum: abar_l = mean over datasets of the mean alpha_l; L_cur = gamma(t) sum_l CV(abar_l),
    gamma(t) = max(0, 1 - t / t_e), CV = std / mean over ops.
-5. Objective L_task + lam L_dis + beta L_inv + L_cur; the task loss uses the psi_I architecture.
+5. Objective L_task + lam L_dis + beta L_inv + L_cur (Eq. 19); the task loss uses the psi_I architecture.
+   Ablation "w/o D": a standard GNN encoder (:class:`GNNEncoder`) instead of the disentangled one.
 
 Baselines with the same super-network and heads: :class:`FixedOpGNN` (one op) and
 :class:`SharedDARTS` (one learnable alpha shared by all data). The base GFM is a simplified
@@ -41,7 +42,8 @@ from icml25.common.graphs import check_graph_input
 
 __all__ = [
     "OPS", "TaskSpec", "check_graph_input", "make_op", "noi_subgraph", "MixedOpLayer", "SuperNet",
-    "DisentangledEncoder", "ArchitecturePredictor", "EnvironmentPredictor", "disentangled_contrastive_loss",
+    "DisentangledEncoder", "GNNEncoder", "ArchitecturePredictor", "EnvironmentPredictor", "dataset_partners",
+    "disentangled_contrastive_loss",
     "invariance_loss", "curriculum_weight", "coefficient_of_variation", "curriculum_loss", "MultiTaskGFM",
     "FixedOpGNN", "SharedDARTS", "AutoGFM",
 ]
@@ -246,8 +248,43 @@ class DisentangledEncoder(nn.Module):
                 self.channel(1, x, edge_index, batch, num_graphs))
 
 
+class GNNEncoder(nn.Module):
+    """A standard (single-channel) graph encoder: 2-layer GIN, mean readout, MLP -> ``(n_graphs, hid)``.
+
+    The "w/o D" ablation replaces the disentangled encoder by it; its one representation then serves as both
+    z_I and z_V.
+    """
+
+    def __init__(self, in_dim: int, hid: int, n_layers: int = 2) -> None:
+        super().__init__()
+        if in_dim < 1 or hid < 1 or n_layers < 1:
+            raise ValueError(f"in_dim, hid and n_layers must be >= 1, got {in_dim}, {hid}, {n_layers}")
+        self.in_dim = in_dim
+        self.convs = nn.ModuleList(GINConv(nn.Sequential(nn.Linear(in_dim if i == 0 else hid, hid), nn.ReLU(),
+                                                         nn.Linear(hid, hid))) for i in range(n_layers))
+        self.mlp = nn.Sequential(nn.Linear(hid, hid), nn.ReLU(), nn.Linear(hid, hid))
+
+    def forward(self, x: Tensor | Data, edge_index: Tensor | None = None, batch: Tensor | None = None,
+                num_graphs: int | None = None) -> Tensor:
+        if isinstance(x, Data):
+            num_graphs = x.num_graphs if isinstance(x, Batch) else 1
+            x, edge_index, batch = x.x, x.edge_index, getattr(x, "batch", None)
+        if edge_index is None:
+            raise ValueError("edge_index is required (or pass a torch_geometric Data / Batch)")
+        if batch is None and num_graphs is None:
+            num_graphs = 1
+        batch = _graph_input(x, edge_index, batch, self.in_dim)
+        h = x
+        for conv in self.convs:
+            h = F.relu(conv(h, edge_index))
+        return self.mlp(global_mean_pool(h, batch, size=num_graphs))
+
+
 class ArchitecturePredictor(nn.Module):
-    """psi_I: alpha_{l,i} = softmax_i(z . p_{l,i} / ||p_{l,i}|| / temperature); output ``(B, L, O)``."""
+    """psi_I (Eq. 12): alpha_{l,i} = softmax_i(z . p_{l,i} / ||p_{l,i}|| / temperature); output ``(B, L, O)``.
+
+    The paper has no temperature: ``temperature=1`` (the default) is Eq. 12.
+    """
 
     def __init__(self, z_dim: int, n_layers: int, n_ops: int, temperature: float = 1.0) -> None:
         super().__init__()
@@ -295,13 +332,52 @@ class EnvironmentPredictor(nn.Module):
         out = psi_inv(emb)
         return out.reshape(b, b2, *out.shape[1:])
 
+    def paired(self, z_inv: Tensor, z_var: Tensor, psi_inv: ArchitecturePredictor) -> Tensor:
+        """Given partners only: ``z_inv (B, d)``, ``z_var (B, P, d)`` (row i = the partners of graph i) ->
+        ``(B, P, L, O)`` architectures ``psi_E(z_I,i, z_V,j)``."""
+        if not isinstance(z_inv, Tensor) or z_inv.dim() != 2 or z_inv.size(1) != self.z_dim:
+            raise ValueError(f"z_inv must have shape (B, {self.z_dim}), got {tuple(getattr(z_inv, 'shape', ()))}")
+        if not isinstance(z_var, Tensor) or z_var.dim() != 3 or z_var.shape[0] != z_inv.size(0) \
+                or z_var.size(2) != self.z_dim:
+            raise ValueError(f"z_var must have shape ({z_inv.size(0)}, P, {self.z_dim}), got "
+                             f"{tuple(getattr(z_var, 'shape', ()))}")
+        b, p = z_var.shape[:2]
+        pairs = torch.cat([z_inv.unsqueeze(1).expand(b, p, -1), z_var], dim=-1)
+        out = psi_inv(self.mlp(pairs.reshape(b * p, -1)))
+        return out.reshape(b, p, *out.shape[1:])
+
+
+def dataset_partners(domain: Tensor) -> Tensor:
+    """For every NOI graph, one partner per data set: ``(B, D)`` indices into the batch.
+
+    A batch holds several independent draws ("slots") of NOI graphs per data set; the graph in slot ``s`` of
+    data set ``i`` is paired, for each data set ``j``, with the graph in slot ``s`` of ``j`` (cyclically when
+    ``j`` has fewer graphs). Column ``j`` of a graph's own data set holds the graph itself. Data sets are
+    numbered in the order of ``torch.unique(domain)``.
+    """
+    if not isinstance(domain, Tensor) or domain.dim() != 1 or domain.numel() == 0:
+        raise ValueError("domain must be a non-empty 1-D tensor of data-set ids")
+    idx = torch.arange(domain.numel(), device=domain.device)
+    members = [idx[domain == d] for d in torch.unique(domain)]
+    slot = torch.empty_like(idx)
+    for m in members:
+        slot[m] = torch.arange(m.numel(), device=domain.device)
+    return torch.stack([m[slot % m.numel()] for m in members], dim=1)
+
 
 def disentangled_contrastive_loss(z_inv: Tensor, z_var: Tensor, prototypes: Tensor, domain: Tensor,
-                                  tau: float = 0.5) -> Tensor:
-    """L_dis = mean_i -log sum_k p(k | G_i) p(s | G_i, z_{i,k}) (cosine similarities / tau).
+                                  tau: float = 0.5, negatives: Literal["per_dataset", "all"] = "per_dataset",
+                                  reduction: Literal["sum", "mean"] = "sum") -> Tensor:
+    """L_dis (Eq. 10) = sum_i -log sum_k p(k | G_i) p(s | G_i, z_{i,k}), similarities ``cos / tau``.
 
-    The positive of graph i is the next graph of the same domain in the batch (cyclically); the
-    negatives are all graphs of the other domains.
+    ``p(k | G_i)`` is the softmax over the two channel prototypes (Eq. 8). ``p(s | G_i, z_{i,k})`` (Eq. 9) has
+    the positive ``z'`` = the next NOI graph of the same data set in the batch (cyclically) and
+
+    * ``negatives="per_dataset"`` (Eq. 9): a denominator of one term per data set, the positive for the anchor's
+      own and, for every other data set, the graph in the anchor's slot (see :func:`dataset_partners`);
+    * ``negatives="all"``: the positive plus every NOI graph of the other data sets.
+
+    ``reduction="sum"`` sums over the anchors (Eq. 10), ``"mean"`` averages them.
     """
     if z_inv.dim() != 2 or z_inv.shape != z_var.shape or z_inv.size(0) != domain.numel():
         raise ValueError("z_inv, z_var must have the same shape (B, d) and domain B entries")
@@ -309,6 +385,9 @@ def disentangled_contrastive_loss(z_inv: Tensor, z_var: Tensor, prototypes: Tens
         raise ValueError(f"prototypes must have shape (2, {z_inv.size(1)}), got {tuple(prototypes.shape)}")
     if not tau > 0:
         raise ValueError(f"tau must be > 0, got {tau}")
+    if negatives not in ("per_dataset", "all") or reduction not in ("sum", "mean"):
+        raise ValueError(f"negatives must be 'per_dataset' or 'all' and reduction 'sum' or 'mean', got "
+                         f"{negatives!r}, {reduction!r}")
     b = z_inv.size(0)
     idx = torch.arange(b, device=z_inv.device)
     pos = idx.clone()
@@ -317,25 +396,38 @@ def disentangled_contrastive_loss(z_inv: Tensor, z_var: Tensor, prototypes: Tens
         pos[members] = members.roll(-1)
     z = F.normalize(torch.stack([z_inv, z_var], dim=1), dim=-1)  # (B, 2, d)
     protos = F.normalize(prototypes, dim=-1)
-    log_p_channel = torch.log_softmax((z * protos.unsqueeze(0)).sum(-1) / tau, dim=1)  # (B, 2): cos(z_ik, p_k)
-    valid = domain.unsqueeze(0) != domain.unsqueeze(1)
+    log_p_channel = torch.log_softmax((z * protos.unsqueeze(0)).sum(-1) / tau, dim=1)  # (B, 2), Eq. 8
+    if negatives == "all":
+        valid = domain.unsqueeze(0) != domain.unsqueeze(1)
+    else:  # one candidate per data set: the anchor's slot partners, its own data set's column replaced below
+        valid = torch.zeros(b, b, dtype=torch.bool, device=z_inv.device)
+        valid[idx.unsqueeze(1), dataset_partners(domain)] = True
+        valid[idx, idx] = False  # the own-data-set partner is the anchor itself: its candidate is the positive
     valid[idx, pos] = True
     log_p_inst = []
     for k in range(2):
         sim = z[:, k] @ z[:, k].T / tau
         sim = sim.masked_fill(~valid, float("-inf"))
-        log_p_inst.append(sim[idx, pos] - torch.logsumexp(sim, dim=1))
-    return -torch.logsumexp(log_p_channel + torch.stack(log_p_inst, dim=1), dim=1).mean()
+        log_p_inst.append(sim[idx, pos] - torch.logsumexp(sim, dim=1))  # Eq. 9
+    per_anchor = -torch.logsumexp(log_p_channel + torch.stack(log_p_inst, dim=1), dim=1)
+    return per_anchor.sum() if reduction == "sum" else per_anchor.mean()
 
 
-def invariance_loss(alpha_inv: Tensor, alpha_env: Tensor) -> Tensor:
-    """L_inv = mean_{i,j} ||A_I,i - A_E,(i,j)||_F; ``alpha_inv (B, L, O)``, ``alpha_env (B, B', L, O)``."""
+def invariance_loss(alpha_inv: Tensor, alpha_env: Tensor, reduction: Literal["sum", "mean"] = "sum") -> Tensor:
+    """L_inv (Eq. 14) = sum_{i,j} ||A_I,i - A_E,(i,j)||_F; ``alpha_inv (B, L, O)``, ``alpha_env (B, P, L, O)``.
+
+    Row ``i`` of ``alpha_env`` holds the architectures psi_E predicts from ``z_I,i`` fused with the ``P`` partners'
+    ``z_V,j``. ``reduction="sum"`` (Eq. 14) sums over all ``(i, j)``, ``"mean"`` averages them.
+    """
     if alpha_inv.dim() != 3 or alpha_env.dim() != 4:
-        raise ValueError(f"alpha_inv must be (B, L, O) and alpha_env (B, B', L, O), got "
+        raise ValueError(f"alpha_inv must be (B, L, O) and alpha_env (B, P, L, O), got "
                          f"{tuple(alpha_inv.shape)} and {tuple(alpha_env.shape)}")
     if alpha_env.shape[0] != alpha_inv.shape[0] or alpha_env.shape[2:] != alpha_inv.shape[1:]:
         raise ValueError(f"shapes do not match: {tuple(alpha_inv.shape)} vs {tuple(alpha_env.shape)}")
-    return (alpha_inv.unsqueeze(1) - alpha_env).flatten(2).norm(dim=-1).mean()
+    if reduction not in ("sum", "mean"):
+        raise ValueError(f"reduction must be 'sum' or 'mean', got {reduction!r}")
+    dist = (alpha_inv.unsqueeze(1) - alpha_env).flatten(2).norm(dim=-1)
+    return dist.sum() if reduction == "sum" else dist.mean()
 
 
 def curriculum_weight(t: float, t_e: float) -> float:
@@ -469,29 +561,40 @@ class AutoGFM(MultiTaskGFM):
 
     Args:
         in_dim, hid, tasks, n_layers, ops: as :class:`MultiTaskGFM`.
-        lam: weight of L_dis (0 = ablation "w/o D").
+        lam: weight of L_dis (Eq. 19; the paper searches it in 1e-4..1e-1, a second-hand report).
         beta: weight of L_inv (0 = ablation "w/o I").
         t_e: curriculum end, in epochs (0 = ablation "w/o C").
-        tau: temperature of the cosine similarities in L_dis.
-        arch_temperature: temperature of psi_I's prototype softmax (not given in the paper).
+        tau: temperature of the cosine similarity phi in L_dis (the paper leaves phi unspecified).
+        arch_temperature: temperature of psi_I's prototype softmax (1 = Eq. 12, which has none).
+        disentangled: the two-channel disentangled encoder (True) or, for the paper's ablation "w/o D", a
+            standard GNN encoder whose one representation is both z_I and z_V, without L_dis (False).
+        loss_form: ``"paper"``: Eq. 9 with one candidate per data set, and Eqs. 10 and 14 summed over the data
+            sets (averaged over the batch's independent draws, see :meth:`loss`); ``"batch_mean"``: our earlier
+            form, with every NOI graph of the other data sets as negatives, L_inv over all pairs of the batch,
+            both averaged.
     """
 
     def __init__(self, in_dim: int, hid: int, tasks: Sequence[TaskSpec], n_layers: int = 2,
-                 ops: Sequence[str] = OPS, lam: float = 0.5, beta: float = 0.1, t_e: float = 3.0,
-                 tau: float = 0.5, arch_temperature: float = 0.1) -> None:
+                 ops: Sequence[str] = OPS, lam: float = 0.1, beta: float = 0.01, t_e: float = 3.0,
+                 tau: float = 0.5, arch_temperature: float = 1.0, disentangled: bool = True,
+                 loss_form: Literal["paper", "batch_mean"] = "paper") -> None:
         super().__init__(in_dim, hid, tasks, n_layers, ops)
         if not (lam >= 0 and beta >= 0 and t_e >= 0):
             raise ValueError(f"lam, beta and t_e must be >= 0, got {lam}, {beta}, {t_e}")
         if not tau > 0:
             raise ValueError(f"tau must be > 0, got {tau}")
+        if loss_form not in ("paper", "batch_mean"):
+            raise ValueError(f"loss_form must be 'paper' or 'batch_mean', got {loss_form!r}")
         self.lam, self.beta, self.t_e, self.tau = lam, beta, t_e, tau
-        self.encoder = DisentangledEncoder(in_dim, hid)
+        self.disentangled, self.loss_form = bool(disentangled), loss_form
+        self.encoder = DisentangledEncoder(in_dim, hid) if self.disentangled else GNNEncoder(in_dim, hid)
         self.psi_inv = ArchitecturePredictor(hid, n_layers, len(self.ops), arch_temperature)
         self.psi_env = EnvironmentPredictor(hid)
 
     def encode(self, batch: Batch) -> tuple[Tensor, Tensor]:
-        """``(z_I, z_V)`` of every NOI graph in the batch, each ``(n_graphs, hid)``."""
-        return self.encoder(batch.x, batch.edge_index, batch.batch, num_graphs=batch.num_graphs)
+        """``(z_I, z_V)`` of every NOI graph in the batch, each ``(n_graphs, hid)`` (the same tensor twice w/o D)."""
+        out = self.encoder(batch.x, batch.edge_index, batch.batch, num_graphs=batch.num_graphs)
+        return out if self.disentangled else (out, out)
 
     def architecture(self, batch: Batch) -> Tensor:
         return self.psi_inv(self.encode(batch)[0])
@@ -509,7 +612,12 @@ class AutoGFM(MultiTaskGFM):
         return self.predict(batch, task, alphas), alphas, z_inv, z_var
 
     def loss(self, batches: Mapping[str, Batch], step: float = 0.0) -> tuple[Tensor, dict[str, float]]:
-        """L_task + lam L_dis + beta L_inv + L_cur over one batch per task; ``step`` in epochs."""
+        """L_task + lam L_dis + beta L_inv + L_cur (Eq. 19) over one batch per task; ``step`` in epochs.
+
+        With ``loss_form="paper"`` a batch of ``n`` NOI graphs per data set is ``n`` independent draws of the
+        paper's one-NOI-graph-per-data-set step, so L_dis (Eq. 10) and L_inv (Eq. 14) are summed over the data
+        sets and divided by ``n``. The task loss is the mean over tasks of each task's mean loss.
+        """
         task_losses, alphas, zs_i, zs_v, domains = [], [], [], [], []
         for d, (task, batch) in enumerate(batches.items()):
             logits, a, z_i, z_v = self(batch, task)
@@ -519,11 +627,22 @@ class AutoGFM(MultiTaskGFM):
         alpha, z_i, z_v, domain = torch.cat(alphas), torch.cat(zs_i), torch.cat(zs_v), torch.cat(domains)
         l_task = torch.stack(task_losses).mean()
         total, parts = l_task, {"task": float(l_task.detach())}
-        if self.lam > 0:
-            l_dis = disentangled_contrastive_loss(z_i, z_v, self.encoder.prototypes, domain, self.tau)
+        paper = self.loss_form == "paper"
+        draws = domain.numel() / len(batches)  # NOI graphs per data set
+        if self.lam > 0 and self.disentangled:
+            if paper:
+                l_dis = disentangled_contrastive_loss(z_i, z_v, self.encoder.prototypes, domain, self.tau,
+                                                      negatives="per_dataset", reduction="sum") / draws
+            else:
+                l_dis = disentangled_contrastive_loss(z_i, z_v, self.encoder.prototypes, domain, self.tau,
+                                                      negatives="all", reduction="mean")
             total, parts["dis"] = total + self.lam * l_dis, float(l_dis.detach())
         if self.beta > 0:
-            l_inv = invariance_loss(alpha, self.psi_env(z_i, z_v, self.psi_inv))
+            if paper:  # z_I of each graph fused with z_V of one graph of every data set (Eqs. 14-15)
+                alpha_env = self.psi_env.paired(z_i, z_v[dataset_partners(domain)], self.psi_inv)
+                l_inv = invariance_loss(alpha, alpha_env, reduction="sum") / draws
+            else:
+                l_inv = invariance_loss(alpha, self.psi_env(z_i, z_v, self.psi_inv), reduction="mean")
             total, parts["inv"] = total + self.beta * l_inv, float(l_inv.detach())
         gamma = curriculum_weight(step, self.t_e) if self.t_e > 0 else 0.0
         if gamma > 0:

@@ -2,10 +2,13 @@
 
 Per seed: one suite (homophilous / heterophilous node classification, tree-vs-cycles graph
 classification, DC-SBM link prediction; features unified to 32 dims by per-dataset SVD), then
-the five fixed-op GNNs, shared-alpha DARTS, AutoGFM and its three ablations are trained on it with
-the same super-network, heads, steps and optimiser. Scores: test accuracy (node/graph) or ROC-AUC
-(link). Comparisons are per-seed differences of the mean score over the 4 datasets. Settings and
-claim thresholds were fixed before the quick run.
+the five fixed-op GNNs, shared-alpha DARTS, AutoGFM and its three ablations (the paper's: w/o D
+replaces the disentangled encoder by a standard GNN, w/o I drops L_inv, w/o C the curriculum) are
+trained on it with the same super-network, heads, steps and optimiser. AutoGFM's losses follow the
+paper's text: Eq. 9 with one candidate per data set, Eqs. 10 and 14 summed over the data sets, no
+temperature in Eq. 12's softmax, lam and beta on the (second-hand) grid 1e-4..1e-1. Scores: test
+accuracy (node/graph) or ROC-AUC (link). Comparisons are per-seed differences of the mean score over
+the 4 datasets. Settings and claim thresholds were fixed before the quick run.
 """
 
 from __future__ import annotations
@@ -59,22 +62,26 @@ class SuiteConfig(ExperimentConfig):
     """NOI graphs per dataset per step."""
     lr: float = 0.01
     """Adam learning rate (all methods)."""
-    lam: float = 0.5
-    """Weight of L_dis."""
-    beta: float = 0.1
-    """Weight of L_inv."""
+    lam: float = 0.1
+    """Weight of L_dis (the paper's grid 1e-4..1e-1, second-hand)."""
+    beta: float = 0.01
+    """Weight of L_inv (the paper's grid 1e-4..1e-1, second-hand)."""
     t_e: float = 3.0
     """Curriculum end in epochs (gamma = 1 - t / t_e)."""
     tau: float = 0.5
-    """Temperature of the cosine similarities in L_dis."""
-    arch_temperature: float = 0.1
-    """Temperature of psi_I's prototype softmax."""
+    """Temperature of the cosine similarities in L_dis (phi is unspecified in the paper)."""
+    arch_temperature: float = 1.0
+    """Temperature of psi_I's prototype softmax (1 = Eq. 12, which has none)."""
+    loss_form: str = "paper"
+    """'paper': Eq. 9 with one candidate per data set, Eqs. 10/14 summed over the data sets; 'batch_mean': our
+    earlier form (all other-data-set graphs as negatives, all batch pairs in L_inv, both averaged)."""
 
     def validate(self) -> None:
         super().validate()
         check_fields(self, positive=("n_link_targets", "feature_dim", "hid", "n_layers", "epochs", "lr", "tau",
                                      "arch_temperature"),
                      nonnegative=("hops", "link_hops", "lam", "beta", "t_e"),
+                     choices={"loss_form": ("paper", "batch_mean")},
                      # 4 SBM classes; at least one training graph after the 40/20/40 split; fit_gfm's batch
                      at_least={"n_nodes": 4, "n_graphs": 3, "batch_size": 2})
 
@@ -85,14 +92,23 @@ def _build(method: str, cfg: SuiteConfig, specs) -> torch.nn.Module:
         return FixedOpGNN(method.removeprefix("fixed_"), *args)
     if method == "darts":
         return SharedDARTS(*args)
-    kw = dict(lam=cfg.lam, beta=cfg.beta, t_e=cfg.t_e, tau=cfg.tau, arch_temperature=cfg.arch_temperature)
-    if method == "no_dis":
-        kw["lam"] = 0.0
+    kw = dict(lam=cfg.lam, beta=cfg.beta, t_e=cfg.t_e, tau=cfg.tau, arch_temperature=cfg.arch_temperature,
+              loss_form=cfg.loss_form)
+    if method == "no_dis":  # the paper's "w/o D": a standard GNN encoder instead of the disentangled one
+        kw["disentangled"] = False
     elif method == "no_inv":
         kw["beta"] = 0.0
     elif method == "no_cur":
         kw["t_e"] = 0.0
     return AutoGFM(*args, **kw)
+
+
+def constant_score(data) -> float:
+    """Test score of the best constant predictor: the majority test class's share (node/graph), 0.5 AUC (link)."""
+    if data.spec.level == "link":
+        return 0.5
+    y = np.array([int(data.graphs[i].y) for i in data.splits["test"]])
+    return float(np.bincount(y).max() / y.size)
 
 
 def run_suite(cfg: SuiteConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -122,6 +138,11 @@ def run_suite(cfg: SuiteConfig, seed: int, progress: ProgressFn = no_progress) -
     for j, name in enumerate(DATASETS):
         out[f"best_fixed_op_{name}"] = float(winners[j])
     out["n_distinct_best_fixed_ops"] = float(len(set(winners.tolist())))
+    constant = np.array([constant_score(d) for d in suite])
+    for d, c in zip(suite, constant):
+        out[f"score_constant_{d.spec.name}"] = float(c)
+    out["mean_constant"] = float(constant.mean())
+    out["autogfm_minus_constant"] = out["mean_autogfm"] - out["mean_constant"]
     out["autogfm_minus_best_fixed"] = out["mean_autogfm"] - float(fixed.mean(1).max())
     out["autogfm_minus_darts"] = out["mean_autogfm"] - out["mean_darts"]
     for a in ABLATIONS:
@@ -174,36 +195,42 @@ EXPERIMENTS = [
     ),
 ]
 
+_AVG = "80.86% vs 79.84% (GraphSAGE in GFT), average accuracy over the data sets (second-hand: auto-generated summary)"
+
 CLAIMS = [
     # every seed: a count >= 1 by construction; "no single op wins everywhere" is a property of each suite
     Claim("inconsistency", "Architecture inconsistency: the best hand-designed GNN differs across datasets "
           "(at least 2 distinct winners among the 5 fixed ops on the 4 datasets).",
-          "no single op wins everywhere (Fig. 1)", "suite", "n_distinct_best_fixed_ops", ">=", 2.0,
+          "no single op wins everywhere (Fig. 1, Table 1)", "suite", "n_distinct_best_fixed_ops", ">=", 2.0,
           aggregate="every_seed"),
     # tie ±0.005: paper's gap over the best hand-designed GNN is 80.86 - 79.84 = 1.02 points; take ~half
     Claim("beats_best_fixed", "AutoGFM's mean score over the datasets is at least that of the best single fixed-op "
-          "GNN (paired difference >= 0).", "AutoGFM best on every dataset (tables not retrieved)", "suite",
+          "GNN (paired difference >= 0; the paper: +1.02 points).", f"AutoGFM {_AVG}", "suite",
           "autogfm_minus_best_fixed", ">=", 0.0, aggregate="mean", resolution=0.005),
     # tie ±0.005: DARTS is at most the next best (79.84), so the paper's gap is >= 1.02 points; take ~half
     Claim("beats_darts", "AutoGFM's mean score is at least that of DARTS with one shared alpha.",
-          "AutoGFM > DARTS/GraphNAS/GASSO/Graces (tables not retrieved)", "suite", "autogfm_minus_darts", ">=", 0.0,
-          aggregate="mean", resolution=0.005),
+          "AutoGFM 80.86% on average; DARTS/GraphNAS/GASSO/Graces below the runner-up's 79.84% (second-hand)",
+          "suite", "autogfm_minus_darts", ">=", 0.0, aggregate="mean", resolution=0.005),
     # every seed: a count >= 1 by construction; customisation is a property of each trained model
     Claim("customised", "AutoGFM customises: the argmax op of its predicted alpha (mean over test NOI graphs and "
-          "layers) differs for at least two datasets.", "architectures differ per dataset (case study)", "suite",
-          "autogfm_n_distinct_argmax", ">=", 2.0, aggregate="every_seed"),
+          "layers) differs for at least two datasets.", "architectures differ per dataset (App. B.1 heat maps; "
+          "second-hand)", "suite", "autogfm_n_distinct_argmax", ">=", 2.0, aggregate="every_seed"),
     # tie ±0.005: ablation gaps not retrieved; ~half the paper's 1.02-point margin of the full model
-    Claim("ablation_dis", "Removing the disentangled contrastive loss (lam = 0) lowers the mean score.",
-          "w/o D loses accuracy (ablation)", "suite", "autogfm_minus_no_dis", ">=", 0.0,
-          aggregate="mean", resolution=0.005),
+    Claim("ablation_dis", "w/o D: replacing the disentangled contrastive encoder by a standard GNN encoder (no "
+          "L_dis) lowers the mean score.", "full model best on all five ablation data sets (Fig. 3; values not "
+          "retrieved)", "suite", "autogfm_minus_no_dis", ">=", 0.0, aggregate="mean", resolution=0.005),
     # tie ±0.005: as ablation_dis
-    Claim("ablation_inv", "Removing the invariance loss (beta = 0) lowers the mean score.",
-          "w/o I loses accuracy (ablation)", "suite", "autogfm_minus_no_inv", ">=", 0.0,
-          aggregate="mean", resolution=0.005),
+    Claim("ablation_inv", "w/o I: removing the invariance loss (beta = 0) lowers the mean score.",
+          "full model best (Fig. 3); invariant-guided customisation matters most (values not retrieved)", "suite",
+          "autogfm_minus_no_inv", ">=", 0.0, aggregate="mean", resolution=0.005),
     # tie ±0.005: as ablation_dis
-    Claim("ablation_cur", "Removing the curriculum (gamma = 0) lowers the mean score.",
-          "w/o C loses accuracy (ablation)", "suite", "autogfm_minus_no_cur", ">=", 0.0,
+    Claim("ablation_cur", "w/o C: removing the curriculum (gamma = 0) lowers the mean score.",
+          "full model best (Fig. 3; values not retrieved)", "suite", "autogfm_minus_no_cur", ">=", 0.0,
           aggregate="mean", resolution=0.005),
+    # tie ±0.01: one point of score (accuracy / AUC) is the smallest gain over a constant that means learning
+    Claim("learned", "(ours, beyond the paper) AutoGFM learned: its mean score beats the best constant predictor's "
+          "(majority test class; AUC 0.5 on links).", "not claimed by the paper", "suite", "autogfm_minus_constant",
+          ">=", 0.0, aggregate="mean", resolution=0.01),
 ]
 
 API_EXAMPLE = """

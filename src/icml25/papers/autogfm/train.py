@@ -105,15 +105,19 @@ def mean_architecture(alphas: np.ndarray) -> np.ndarray:
     return alphas.mean(axis=(0, 1))
 
 
-def fit_autogfm(datasets: Sequence[NOIDataset], epochs: float = 8, t_e: float = 3, lam: float = 0.5,
-                beta: float = 0.1, hid: int = 32, n_layers: int = 2, ops: Sequence[str] = OPS,
-                batch_size: int = 32, lr: float = 0.01, seed: int = 0) -> AutoGFM:
-    """Build and train AutoGFM on ``datasets`` (all must share one feature width)."""
+def fit_autogfm(datasets: Sequence[NOIDataset], epochs: float = 8, t_e: float = 3, lam: float = 0.1,
+                beta: float = 0.01, hid: int = 32, n_layers: int = 2, ops: Sequence[str] = OPS,
+                batch_size: int = 32, lr: float = 0.01, seed: int = 0, **model_kwargs) -> AutoGFM:
+    """Build and train AutoGFM on ``datasets`` (all must share one feature width).
+
+    ``model_kwargs`` go to :class:`AutoGFM` (``tau``, ``arch_temperature``, ``disentangled``, ``loss_form``).
+    """
     if not datasets:
         raise ValueError("datasets must not be empty")
     dims = {d.graphs[0].x.size(1) for d in datasets}
     if len(dims) != 1:
         raise ValueError(f"datasets must share one feature width (unify them first), got {sorted(dims)}")
     torch.manual_seed(seed)
-    model = AutoGFM(dims.pop(), hid, [d.spec for d in datasets], n_layers, ops, lam=lam, beta=beta, t_e=t_e)
+    model = AutoGFM(dims.pop(), hid, [d.spec for d in datasets], n_layers, ops, lam=lam, beta=beta, t_e=t_e,
+                    **model_kwargs)
     return fit_gfm(model, datasets, epochs, batch_size, lr, seed=seed)
