@@ -18,6 +18,7 @@ from icml25.papers.neuralcpm import (
     checkerboard_cpm,
     contact_matrix,
     metropolis_cpm,
+    parallel_cellsort_cpm,
     parallel_cpm,
     random_init,
     sorting_index,
@@ -25,7 +26,7 @@ from icml25.papers.neuralcpm import (
     volumes,
 )
 from icml25.papers.neuralcpm.cpm import MOORE
-from icml25.papers.neuralcpm.repro import EXPERIMENTS, SCENARIO_B_J
+from icml25.papers.neuralcpm.repro import EXPERIMENTS, SCENARIO_B_J, points_init
 
 J = SCENARIO_B_J
 
@@ -66,7 +67,7 @@ def test_local_delta_equals_full_recomputation():
 
 
 def test_torch_symbolic_energy_matches_numpy():
-    sym = SymbolicHamiltonian(2, v_star=14.0)
+    sym = SymbolicHamiltonian(2, v_star=14.0, J_bias=None)
     with torch.no_grad():
         sym.J_pairs.copy_(torch.tensor([2.5, 1.0, 1.0, 4.5, 1.0], dtype=torch.float64))
         sym.lam_raw.fill_(float(np.log(np.expm1(0.5))))
@@ -78,8 +79,22 @@ def test_torch_symbolic_energy_matches_numpy():
     np.testing.assert_allclose(sym.to_cellsort().J, J)
 
 
+def _push_moves(state):
+    """Official push proposal on a 3x3 periodic lattice: [(site, target, probability)] of one attempt."""
+    h = w = 3
+    boundary = [s for s in range(9) if any(state[((s // 3 + di) % h) * 3 + (s % 3 + dj) % w] != state[s]
+                                           for di, dj in MOORE)]
+    out = []
+    for s in boundary:
+        i, j = divmod(s, 3)
+        tg = [((i + di) % h) * 3 + (j + dj) % w for di, dj in MOORE]
+        wts = np.array([(state[t] != state[s]) + 1e-6 for t in tg])
+        out += [(s, t, p / len(boundary)) for t, p in zip(tg, wts / wts.sum())]
+    return out
+
+
 def _kernel_stationary(H, ct):
-    """Exact stationary law of the sequential kernel on a 3x3 lattice filled by cells 1 and 2 (no medium)."""
+    """Exact stationary law of the sequential "pull" kernel on a 3x3 lattice filled by cells 1 and 2 (no medium)."""
     states = np.array(list(itertools.product((1, 2), repeat=9)))
     states = states[(states == 1).any(1) & (states == 2).any(1)]
     energy = H.energy(states.reshape(-1, 3, 3), ct)
@@ -102,6 +117,7 @@ def _kernel_stationary(H, ct):
 
 
 def test_sequential_sampler_matches_exact_kernel_law():
+    proposal = "pull"
     H = CellsortHamiltonian(J, lam=0.5, v_star=4.0)
     ct = np.array([0, 1, 2])
     states, pi, energy = _kernel_stationary(H, ct)
@@ -111,7 +127,7 @@ def test_sequential_sampler_matches_exact_kernel_law():
     n = 3000
     obs_v1 = np.empty(n, dtype=int)
     for k in range(n):
-        sigma = metropolis_cpm(H, sigma, ct, 20, rng=rng)
+        sigma = metropolis_cpm(H, sigma, ct, 20, rng=rng, proposal=proposal)
         obs_v1[k] = (sigma == 1).sum()
     expected = np.array([pi[v1 == v].sum() for v in range(1, 9)]) * n
     observed = np.bincount(obs_v1, minlength=9)[1:]
@@ -127,6 +143,39 @@ def test_sequential_sampler_matches_exact_kernel_law():
     assert 0.5 * np.abs(boltz / boltz.sum() - pi).sum() > 0.1
 
 
+def test_sequential_push_kernel_rows_match_brute_force():
+    """One flip of metropolis_cpm (default push proposal) from fixed 3x3 states: its law is the exact kernel row."""
+    H = CellsortHamiltonian(J, lam=0.5, v_star=4.0)
+    ct = np.array([0, 1, 2])
+    P_rows = {}
+    pow2 = 2 ** np.arange(8, -1, -1)
+    for start in (np.array([1, 1, 1, 1, 2, 2, 2, 2, 2]), np.array([1, 2, 1, 2, 1, 2, 2, 2, 2])):
+        row: dict = {}
+        for s, t, q in _push_moves(start):
+            prop = start.copy()
+            prop[t] = start[s]
+            if (prop == 1).any() and (prop == 2).any():
+                e0 = H.energy(start.reshape(3, 3), ct)
+                acc = q * min(1.0, float(np.exp(e0 - H.energy(prop.reshape(3, 3), ct))))
+                key = int((prop - 1) @ pow2)
+                row[key] = row.get(key, 0.0) + acc
+        row[int((start - 1) @ pow2)] = row.get(int((start - 1) @ pow2), 0.0) + 1 - sum(row.values())
+        P_rows[tuple(start)] = row
+    rng = np.random.default_rng(3)
+    for start, row in P_rows.items():
+        n = 1500
+        seen = [int((metropolis_cpm(H, np.array(start).reshape(3, 3), ct, 1, rng=rng).ravel() - 1) @ pow2)
+                for _ in range(n)]
+        keys = sorted(row)
+        exp = np.array([row[k] for k in keys]) * n
+        obs = np.array([seen.count(k) for k in keys])
+        assert set(seen) <= set(keys)
+        big = exp >= 5
+        o, e = np.append(obs[big], obs[~big].sum()), np.append(exp[big], exp[~big].sum())
+        o, e = (o, e) if e[-1] > 0 else (o[:-1], e[:-1])
+        assert chi2.sf(((o - e) ** 2 / e).sum(), len(o) - 1) > 0.01
+
+
 def test_no_cell_vanishes_under_shrinking_pressure():
     H = CellsortHamiltonian(J, lam=5.0, v_star=0.0)
     sigma, ct = random_init(12, 12, 6, [1, 2] * 3, 2.0, seed=2)
@@ -138,13 +187,19 @@ def test_no_cell_vanishes_under_shrinking_pressure():
     assert np.all(volumes(out, 6)[1:] >= 1)
     sym = SymbolicHamiltonian(2, lam_init=5.0, v_star=0.0)
     out = parallel_cpm(sym, torch.from_numpy(np.stack([sigma] * 2)), torch.from_numpy(ct), 60, 8,
-                       generator=torch.Generator().manual_seed(0)).numpy()
+                       generator=torch.Generator().manual_seed(0), keep_cells=True).numpy()
     assert np.all(volumes(out, 6)[:, 1:] >= 1)
+    out = parallel_cellsort_cpm(H, np.stack([sigma] * 4), ct, 100, 8, rng=rng)
+    assert np.all(volumes(out, 6)[:, 1:] >= 1)
+    # the official kernel for a neural H has no such rule: without keep_cells the pressure empties cells
+    out = parallel_cpm(sym, torch.from_numpy(np.stack([sigma] * 2)), torch.from_numpy(ct), 60, 8,
+                       generator=torch.Generator().manual_seed(0)).numpy()
+    assert (volumes(out, 6)[:, 1:] == 0).any()
 
 
 def test_nh_cell_permutation_and_stride_translation_invariance():
     torch.manual_seed(0)
-    nh = NeuralHamiltonian(2, node_dims=(4, 8), edge_dims=(4, 8), pools=(2, 1), mlp_dims=(8, 8))
+    nh = NeuralHamiltonian(2, node_dims=(4, 8), edge_dims=(4, 8), pools=(2, 1), mlp_dims=(8, 8), padding="circular")
     sigma, ct = random_init(12, 12, 5, [1, 2, 1, 2, 2], 2.2, seed=3)
     s, c = torch.from_numpy(sigma)[None], torch.from_numpy(ct)
     e = nh(s, c)
@@ -155,6 +210,10 @@ def test_nh_cell_permutation_and_stride_translation_invariance():
     assert nh.stride == 6
     torch.testing.assert_close(nh(torch.roll(s, (6, -6), (1, 2)), c), e, rtol=1e-5, atol=1e-5)
     assert not torch.allclose(nh(torch.roll(s, 1, 2), c), e, atol=1e-6)  # only stride multiples are exact
+    zero = NeuralHamiltonian(2, node_dims=(4, 8), edge_dims=(4, 8), pools=(2, 1), mlp_dims=(8, 8))  # official
+    zero.load_state_dict(nh.state_dict())
+    torch.testing.assert_close(zero(perm[s], c[inv]), zero(s, c), rtol=1e-5, atol=1e-5)  # permutations: exact
+    assert not torch.allclose(zero(torch.roll(s, (6, -6), (1, 2)), c), zero(s, c), atol=1e-6)  # zero padding
 
 
 def test_cd_step_lowers_data_energy():
@@ -214,7 +273,25 @@ def test_bad_input_raises():
     with pytest.raises(ValueError, match="cell_types"):
         contact_matrix(np.zeros((3, 3)), np.array([1, 1]))
     with pytest.raises(ValueError, match="multiple of the total stride"):
-        NeuralHamiltonian(2)(torch.zeros(1, 10, 10, dtype=torch.long), torch.tensor([0]))
+        NeuralHamiltonian(2, padding="circular")(torch.zeros(1, 10, 10, dtype=torch.long), torch.tensor([0]))
+    with pytest.raises(ValueError, match="too small"):
+        NeuralHamiltonian(2, pools=(2, 2))(torch.zeros(1, 9, 9, dtype=torch.long), torch.tensor([0]))
+    with pytest.raises(ValueError, match="padding must be one of"):
+        NeuralHamiltonian(2, padding="reflect")
+    with pytest.raises(ValueError, match="cell_types must hold types"):
+        NeuralHamiltonian(2)(torch.zeros(1, 9, 9, dtype=torch.long), torch.tensor([3]))
+    with pytest.raises(ValueError, match="J_init must be"):
+        SymbolicHamiltonian(2, J_init=[1.0, 2.0])
+    sym = SymbolicHamiltonian(2, v_star=5.0)
+    s0, c0 = torch.zeros(2, 6, 6, dtype=torch.long), torch.tensor([0])
+    with pytest.raises(ValueError, match="proposal must be one of"):
+        parallel_cpm(sym, s0, c0, 1, 2, proposal="swap")
+    with pytest.raises(ValueError, match="chain_init must be one of"):
+        train_ebm(sym, s0, c0, 1, chain_init="fresh")
+    with pytest.raises(ValueError, match="proposal must be one of"):
+        metropolis_cpm(CellsortHamiltonian(J, 1, 5), np.zeros((3, 3), dtype=int), np.array([0]), 1, proposal="x")
+    with pytest.raises(ValueError, match="n_parallel"):
+        parallel_cellsort_cpm(CellsortHamiltonian(J, 1, 5), np.zeros((3, 3), dtype=int), np.array([0]), 1, 10)
     with pytest.raises(ValueError, match="equal"):
         NeuralHamiltonian(2, node_dims=(4, 8), edge_dims=(4,), pools=(1, 1))
 
@@ -354,3 +431,147 @@ def test_bad_input_unknown_cell_type():
     prop = sigma.copy()
     prop[i, j] = 2
     assert H.delta(sigma, ct, i, j, 2) == pytest.approx(H.energy(prop, ct) - H.energy(sigma, ct))
+
+
+@torch.no_grad()
+def _official_nh_energy(nh, sigma, ct):
+    """The official NH forward (models.NeuralHamiltonian + modules.NHLayer) re-derived with functional ops."""
+    import torch.nn.functional as F
+
+    h, w = sigma.shape
+    n_ids, k = len(ct), nh.n_types + 1
+    x = np.zeros((n_ids, 1 + k, h, w))
+    for c in range(n_ids):  # one set element per id, the medium (0) included
+        for i in range(h):
+            for j in range(w):
+                x[c, 0, i, j] = sigma[i, j] == c
+                x[c, 1 + ct[sigma[i, j]], i, j] = 1.0  # lattice-wide type map, type 0 included
+    z = F.conv2d(torch.tensor(x, dtype=torch.float32), nh.embed.weight, nh.embed.bias, stride=3)  # no activation
+    for layer, pool in zip(nh.layers, nh.pools):
+        zz = F.conv2d(z, layer.down.weight, layer.down.bias)
+        m = F.silu(F.conv2d(F.silu(F.conv2d(zz, layer.phi1.weight, layer.phi1.bias, padding=1)),
+                            layer.phi2.weight, layer.phi2.bias, padding=1))
+        A = F.conv_transpose2d(m.sum(0, keepdim=True), layer.up.weight, layer.up.bias)
+        y = torch.cat([z, A.expand(z.shape[0], -1, -1, -1)], 1)
+        y = F.conv2d(F.silu(F.conv2d(y, layer.psi1.weight, layer.psi1.bias, padding=1)), layer.psi2.weight,
+                     layer.psi2.bias, padding=1)
+        res = z if isinstance(layer.res, torch.nn.Identity) else F.conv2d(z, layer.res.weight, layer.res.bias)
+        z = y + res  # no activation after the residual sum
+        if pool > 1:
+            z = F.max_pool2d(z, pool)
+    v = F.conv2d(z, nh.readout.weight, nh.readout.bias).sum((0, 2, 3))
+    for block in nh.mlp[:-1]:
+        lin, res = block.lin, block.res
+        v = F.silu(F.linear(v, lin.weight, lin.bias)) + (v if isinstance(res, torch.nn.Identity)
+                                                         else F.linear(v, res.weight, res.bias))
+    return float(F.linear(v, nh.mlp[-1].weight, nh.mlp[-1].bias))
+
+
+def test_nh_equals_the_official_architecture_rederived():
+    torch.manual_seed(2)
+    nh = NeuralHamiltonian(2, node_dims=(3, 5), edge_dims=(4, 2), pools=(2, 1), mlp_dims=(6, 4), readout_dim=6)
+    sigma, ct = random_init(14, 13, 4, [1, 2, 2, 1], 2.0, seed=5)  # sides not multiples of the stride
+    got = float(nh(torch.from_numpy(sigma)[None], torch.from_numpy(ct)).detach())
+    assert got == pytest.approx(_official_nh_energy(nh, sigma, ct), rel=1e-5, abs=1e-5)
+
+
+def test_symbolic_official_parameterisation_closed_form():
+    raw = [0.3, -0.2, 0.7, -0.9, 0.1]
+    sym = SymbolicHamiltonian(2, J_init=raw, lam_init=0.5, v_star=14.0, J_bias=2.0, offset_scale=1000.0)
+    with torch.no_grad():
+        sym.gamma_J.fill_(0.4)
+        sym.bias_J.fill_(1.5)
+        sym.offset.fill_(0.002)
+    scale = np.log1p(np.exp(0.4))
+    Jm = np.zeros((3, 3))
+    Jm[np.triu_indices(3)] = [0.0, *(scale * np.array(raw) + 1.5)]
+    Jm = Jm + Jm.T - np.diag(np.diag(Jm))
+    np.testing.assert_allclose(sym.J_matrix().detach().numpy(), Jm)
+    sigma = np.stack([random_init(12, 12, 5, [1, 2, 1, 2, 1], 2.2, seed=s)[0] for s in range(3)])
+    ct = np.array([0, 1, 2, 1, 2, 1])
+    want = CellsortHamiltonian(Jm, 0.5, 14.0).energy(sigma, ct) + 0.002 * 1000
+    np.testing.assert_allclose(sym(torch.from_numpy(sigma), torch.from_numpy(ct)).detach().numpy(), want, rtol=1e-9)
+
+
+class _Flat(torch.nn.Module):
+    def forward(self, sigma, cell_types):
+        return torch.zeros(sigma.shape[0], dtype=torch.float64)
+
+
+def _push_law(sigma):
+    """Brute force of one push attempt on a periodic lattice: {(target flat index, new id): probability}."""
+    h, w = sigma.shape
+    bnd = [(i, j) for i in range(h) for j in range(w)
+           if any(sigma[(i + di) % h, (j + dj) % w] != sigma[i, j] for di, dj in MOORE)]
+    law: dict = {}
+    for i, j in bnd:
+        tg = [((i + di) % h, (j + dj) % w) for di, dj in MOORE]
+        wts = np.array([(sigma[t] != sigma[i, j]) + 1e-6 for t in tg])
+        for t, p in zip(tg, wts / wts.sum()):
+            if sigma[t] != sigma[i, j]:
+                key = (t[0] * w + t[1], int(sigma[i, j]))
+                law[key] = law.get(key, 0.0) + p / len(bnd)
+    return law
+
+
+@pytest.mark.parametrize("kernel", ["torch", "numpy"])
+def test_push_proposal_matches_brute_force(kernel):
+    """One flip, every proposal accepted (flat H): the changed site and new id follow the official proposal."""
+    sigma = np.zeros((6, 6), dtype=np.int64)
+    sigma[1:3, 1:4], sigma[3:5, 2:5], sigma[0, 5] = 1, 2, 2  # 2-pixel and 7-pixel cells: no vanishing move
+    sigma[1, 5] = 2
+    ct = np.array([0, 1, 2])
+    n = 4000
+    batch = np.repeat(sigma[None], n, 0)
+    if kernel == "torch":
+        out = parallel_cpm(_Flat(), torch.from_numpy(batch), torch.from_numpy(ct), 1, 1,
+                           generator=torch.Generator().manual_seed(0)).numpy()
+    else:
+        out = parallel_cellsort_cpm(CellsortHamiltonian(np.zeros((3, 3)), 0.0, 0.0), batch, ct, 1, 1,
+                                    rng=np.random.default_rng(0))
+    diff = (out != sigma).reshape(n, -1)
+    assert np.all(diff.sum(1) == 1)  # every attempt moved one site (no same-id wastes)
+    pos = diff.argmax(1)
+    obs: dict = {}
+    for p, v in zip(pos, out.reshape(n, -1)[np.arange(n), pos]):
+        obs[(int(p), int(v))] = obs.get((int(p), int(v)), 0) + 1
+    law = _push_law(sigma)
+    assert set(obs) <= set(law)
+    keys = sorted(law)
+    exp = np.array([law[k] for k in keys]) * n
+    o = np.array([obs.get(k, 0) for k in keys])
+    assert chi2.sf(((o - exp) ** 2 / exp).sum(), len(keys) - 1) > 0.01
+
+
+def test_parallel_cellsort_cold_single_flips_never_raise_the_energy():
+    H = CellsortHamiltonian(J, lam=0.5, v_star=14.0)
+    sigma, ct = random_init(12, 12, 6, [1, 1, 1, 2, 2, 2], 2.0, seed=3)
+    batch = np.repeat(sigma[None], 300, 0)
+    out = parallel_cellsort_cpm(H, batch, ct, 1, 1, T=1e-9, rng=np.random.default_rng(1))
+    d = H.energy(out, ct) - H.energy(sigma, ct)
+    assert np.all(d <= 1e-9) and (d < 0).any() and (out != sigma).any((1, 2)).sum() < 300  # uphill ones rejected
+
+
+def test_train_ebm_data_started_chains_restart_from_the_real_batch():
+    sym = SymbolicHamiltonian(2, v_star=8.0)
+    data = torch.stack([torch.from_numpy(random_init(9, 9, 4, [1, 1, 2, 2], 1.6, seed=s)[0]) for s in range(6)])
+    ct = torch.tensor([0, 1, 1, 2, 2])
+    seen = []
+
+    def identity(H, chains, sweeps, g):
+        seen.append(chains.clone())
+        return chains
+
+    hist = train_ebm(sym, data, ct, steps=3, reg=0.0, n_chains=4, batch_size=4, chain_init="data", sampler=identity)
+    assert hist["gap"] == [0.0, 0.0, 0.0]  # the chains are the real batch itself
+    flat = data.flatten(1)
+    for ch in seen:  # every chain is a data lattice, not a persistent or permuted one
+        assert all(bool((flat == c.flatten()).all(1).any()) for c in ch)
+
+
+def test_points_init_puts_single_pixel_cells_near_the_centre():
+    sigma, ct = points_init(30, 6, 3, 9.0, np.random.default_rng(0))
+    assert sigma.shape == (3, 30, 30) and list(ct) == [0, 1, 1, 1, 2, 2, 2]
+    np.testing.assert_array_equal(volumes(sigma, 6)[:, 1:], 1)
+    ii, jj = np.nonzero(sigma[0])
+    assert np.all(np.hypot(ii - 15, jj - 15) < 9.0)

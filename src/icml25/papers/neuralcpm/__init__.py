@@ -11,6 +11,7 @@ from icml25.papers.neuralcpm.cpm import (
     checkerboard_cpm,
     contact_matrix,
     metropolis_cpm,
+    parallel_cellsort_cpm,
     random_init,
     sorting_index,
     volumes,
@@ -26,6 +27,6 @@ from icml25.papers.neuralcpm.neural import (
 
 __all__ = [
     "CellsortHamiltonian", "ClosureHamiltonian", "NeuralHamiltonian", "SymbolicHamiltonian", "cell_shape_stats",
-    "checkerboard_cpm", "contact_matrix", "metropolis_cpm", "parallel_cpm", "permute_cell_ids", "random_init",
-    "sorting_index", "train_ebm", "volumes",
+    "checkerboard_cpm", "contact_matrix", "metropolis_cpm", "parallel_cellsort_cpm", "parallel_cpm", "permute_cell_ids",
+    "random_init", "sorting_index", "train_ebm", "volumes",
 ]

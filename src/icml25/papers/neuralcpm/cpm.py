@@ -228,13 +228,28 @@ class CellsortHamiltonian:
         return float(dh)
 
 
+PROPOSALS = ("push", "pull")
+"""CPM proposals: ``"push"`` (the official code: a uniformly drawn boundary site's id is copied into a Moore
+neighbour drawn with weight 1 if its id differs from the site's, 1e-6 otherwise) and ``"pull"`` (a uniformly
+drawn site takes the id of a uniformly drawn Moore neighbour)."""
+
+
+def _is_boundary(sigma: np.ndarray, i: int, j: int) -> bool:
+    h, w = sigma.shape
+    s = sigma[i, j]
+    return any(sigma[(i + di) % h, (j + dj) % w] != s for di, dj in MOORE)
+
+
 def metropolis_cpm(H, sigma0: np.ndarray, cell_types: np.ndarray, n_flips: int, T: float = 1.0,
-                   rng: np.random.Generator | None = None) -> np.ndarray:
+                   rng: np.random.Generator | None = None, proposal: str = "push") -> np.ndarray:
     """Exact sequential CPM Metropolis kinetics on one lattice.
 
-    Each flip: pick a random site and a random Moore neighbour, propose copying the neighbour's id,
-    accept with ``min(1, exp(-dH/T))``; moves that make a cell vanish are rejected. ``H`` is a
-    :class:`CellsortHamiltonian` (local ``delta``) or any object with ``energy(sigma, cell_types)``
+    Each flip proposes one copy and accepts it with ``min(1, exp(-dH/T))``; moves that make a cell vanish
+    are rejected. ``proposal="push"`` (the official CPMKernel, default): a uniformly drawn boundary site (a site
+    with a differently labelled Moore neighbour) copies its id into a neighbour drawn with weight 1 if that
+    neighbour's id differs (1e-6 otherwise). ``"pull"``: a uniformly drawn site takes the id of a uniformly drawn
+    Moore neighbour. Neither proposal is symmetric, so the kernel's stationary law is not exactly exp(-H/T)/Z.
+    ``H`` is a :class:`CellsortHamiltonian` (local ``delta``) or any object with ``energy(sigma, cell_types)``
     (then two full evaluations per flip). Returns the final lattice.
     """
     sigma, cell_types = _check_lattice(sigma0, cell_types)
@@ -250,6 +265,8 @@ def metropolis_cpm(H, sigma0: np.ndarray, cell_types: np.ndarray, n_flips: int, 
         raise TypeError(f"n_flips must be an integer, got {n_flips!r}") from None
     if not (T > 0):  # also rejects NaN
         raise ValueError(f"T must be > 0, got {T}")
+    if proposal not in PROPOSALS:
+        raise ValueError(f"proposal must be one of {PROPOSALS}, got {proposal!r}")
     local = hasattr(H, "delta")
     delta = H.delta if local else None
     if isinstance(H, CellsortHamiltonian):
@@ -260,13 +277,23 @@ def metropolis_cpm(H, sigma0: np.ndarray, cell_types: np.ndarray, n_flips: int, 
     sigma = sigma.copy()
     h, w = sigma.shape
     vol = _volumes(sigma, cell_types.size - 1)
-    sites = rng.integers(h * w, size=n_flips)
-    dirs = rng.integers(8, size=n_flips)
+    if proposal == "push" and not any(_is_boundary(sigma, i, j) for i in range(h) for j in range(w)):
+        return sigma  # one id fills the lattice: no move exists
     us = rng.random(n_flips)
-    for s, d, u in zip(sites, dirs, us):
-        i, j = divmod(int(s), w)
-        di, dj = MOORE[d]
-        new = int(sigma[(i + di) % h, (j + dj) % w])
+    for u in us:
+        if proposal == "push":
+            while True:  # rejection sampling = a uniform draw among the boundary sites
+                si, sj = divmod(int(rng.integers(h * w)), w)
+                if _is_boundary(sigma, si, sj):
+                    break
+            src = sigma[si, sj]
+            wts = np.array([(sigma[(si + di) % h, (sj + dj) % w] != src) + 1e-6 for di, dj in MOORE])
+            di, dj = MOORE[int(rng.choice(8, p=wts / wts.sum()))]
+            i, j, new = (si + di) % h, (sj + dj) % w, int(src)  # the neighbour takes the site's id
+        else:
+            i, j = divmod(int(rng.integers(h * w)), w)
+            di, dj = MOORE[int(rng.integers(8))]
+            new = int(sigma[(i + di) % h, (j + dj) % w])  # the site takes the neighbour's id
         old = int(sigma[i, j])
         if new == old:
             continue
@@ -283,6 +310,85 @@ def metropolis_cpm(H, sigma0: np.ndarray, cell_types: np.ndarray, n_flips: int, 
             vol[old] -= 1
             vol[new] += 1
     return sigma
+
+
+def parallel_cellsort_cpm(H: CellsortHamiltonian, sigma0: np.ndarray, cell_types: np.ndarray, n_steps: int,
+                          n_parallel: int, T: float = 1.0, rng: np.random.Generator | None = None) -> np.ndarray:
+    """The official parallel kernel (Algorithm 2) with the symbolic H's exact local dH, on a batch ``(B, h, w)``.
+
+    Each step, every chain draws ``n_parallel`` distinct boundary sites uniformly (non-boundary sites only when
+    fewer boundary sites exist; their moves change nothing), and each copies its id into a Moore neighbour drawn
+    as in :func:`metropolis_cpm`'s ``"push"`` proposal. Every proposal gets its exact local dH w.r.t. the current
+    state and its own Metropolis test; accepted flips are applied together (the first drawn wins when two write
+    the same site). A cell never vanishes: a single flip that would empty it has dH = inf (as in the official
+    symbolic dH), and all losses of a cell whose accepted losses together would empty it are rejected. This is
+    the kernel of the official Exp 0 (data generation with 100 flips per step, and training). ``n_steps`` steps
+    of ``n_parallel`` attempts are ``n_steps * n_parallel / (h * w)`` Monte-Carlo sweeps.
+    """
+    sigma, cell_types = _check_lattice(sigma0, cell_types)
+    squeeze = sigma.ndim == 2
+    sigma = sigma[None].copy() if squeeze else sigma.copy()
+    b, h, w = sigma.shape
+    if not (n_steps >= 0) or not (1 <= n_parallel <= h * w):  # also rejects NaN
+        raise ValueError(f"need n_steps >= 0 and 1 <= n_parallel <= h * w = {h * w}; got n_steps={n_steps}, "
+                         f"n_parallel={n_parallel}")
+    if not (T > 0):  # also rejects NaN
+        raise ValueError(f"T must be > 0, got {T}")
+    _check_cell_types(cell_types, H.J.shape[0])
+    rng = np.random.default_rng() if rng is None else rng
+    n_ids = cell_types.size
+    lam, vs = H.lam, H.v_star
+    Jf, k = H.J.ravel(), H.J.shape[0]
+    moves = np.array(MOORE)
+    ii, jj = np.divmod(np.arange(h * w), w)
+    nbr = ((ii[:, None] + moves[:, 0]) % h) * w + (jj[:, None] + moves[:, 1]) % w  # (h*w, 8) flat neighbours
+    bi = np.arange(b)[:, None]
+    n_cand = min(6 * n_parallel, 4 * h * w)
+    flat = sigma.reshape(b, -1)  # a view: writes to flat are writes to sigma
+    vol = _volumes(sigma, n_ids - 1)
+    for _ in range(int(n_steps)):
+        # n_parallel distinct boundary sites, uniformly: candidates drawn with replacement, duplicates and
+        # non-boundary candidates sorted last (a non-boundary pick only when too few boundary ones were drawn)
+        cand = np.sort(rng.integers(h * w, size=(b, n_cand)), axis=1)
+        cnb = np.take_along_axis(flat, nbr[cand].reshape(b, -1), 1).reshape(b, n_cand, 8)
+        csrc = np.take_along_axis(flat, cand, 1)
+        boundary = (cnb != csrc[..., None]).any(-1)
+        dup = np.zeros_like(boundary)
+        dup[:, 1:] = cand[:, 1:] == cand[:, :-1]
+        keys = rng.random(cand.shape) + 2 * dup + ~boundary
+        pos = np.argpartition(keys, n_parallel - 1, axis=1)[:, :n_parallel]
+        site = np.take_along_axis(cand, pos, 1)
+        src = np.take_along_axis(csrc, pos, 1)
+        nb = cnb[bi, pos]
+        cw = np.cumsum((nb != src[..., None]) + 1e-6, axis=-1)
+        pick = (cw < rng.random(src.shape)[..., None] * cw[..., -1:]).sum(-1)
+        tgt = nbr[site, pick]  # the neighbour that takes the site's id
+        old, new = np.take_along_axis(flat, tgt, 1), src
+        tnb = np.take_along_axis(flat, nbr[tgt].reshape(b, -1), 1).reshape(b, n_parallel, 8)
+        t_old, t_new, t_nb = cell_types[old], cell_types[new], cell_types[tnb]
+        dh = 0.25 * (Jf[t_new[..., None] * k + t_nb] * (tnb != new[..., None])
+                     - Jf[t_old[..., None] * k + t_nb] * (tnb != old[..., None])).sum(-1)
+        v_new, v_old = vol[bi, new], vol[bi, old]
+        dh += np.where(new != 0, lam[t_new] * (2 * (v_new - vs[t_new]) + 1), 0.0)
+        dh += np.where(old != 0, lam[t_old] * (-2 * (v_old - vs[t_old]) + 1), 0.0)
+        dh = np.where((old != 0) & (v_old <= 1), np.inf, dh)
+        with np.errstate(over="ignore"):
+            acc = (new != old) & (rng.random(old.shape) < np.exp(-np.maximum(dh, 0) / T))
+        tid = (bi * (h * w) + tgt).ravel()
+        first = np.zeros(tid.size, dtype=bool)
+        _, idx = np.unique(np.where(acc.ravel(), tid, -1 - np.arange(tid.size)), return_index=True)
+        first[idx] = True
+        acc &= first.reshape(acc.shape)
+        rows = np.broadcast_to(bi, old.shape)[acc]
+        n_lost = np.zeros((b, n_ids), dtype=np.int64)
+        np.add.at(n_lost, (rows, old[acc]), 1)
+        n_lost[:, 0] = 0
+        acc &= ~((old != 0) & (v_old - n_lost[bi, old] < 1))
+        rows = np.broadcast_to(bi, old.shape)[acc]
+        flat[rows, tgt[acc]] = new[acc]
+        np.add.at(vol, (rows, old[acc]), -1)
+        np.add.at(vol, (rows, new[acc]), 1)
+    return sigma[0] if squeeze else sigma
 
 
 def checkerboard_cpm(H: CellsortHamiltonian, sigma0: np.ndarray, cell_types: np.ndarray, n_sweeps: float,
