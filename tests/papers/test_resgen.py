@@ -225,6 +225,17 @@ def test_smoke_run_metrics():
     assert m["rvq_mse_d2"] < m["rvq_mse_d1"] and m["classifier_test_accuracy"] > 0.9
     assert m["fd_rvq_recon_d1"] < m["fd_resgen_d1"]  # an untrained-ish generator is far from the data
     assert m["fd_ratio_resgen_over_dsm_d2"] == pytest.approx(m["fd_resgen_d2"] / m["fd_dsm_d2"])
+    # the autoregressive baseline on the same tokens (the paper's Table 2): one evaluation per token
+    assert m["nfe_ar_d2"] == 16 * 2
+    assert m["fd_ratio_resgen_over_ar"] == pytest.approx(m["fd_resgen_d2"] / m["fd_ar_d2"])
+    assert m["sample_seconds_ratio_resgen_over_ar"] == pytest.approx(m["sample_seconds_resgen_d2"]
+                                                                     / m["sample_seconds_ar_d2"])
+    # guided samples (cfg_scale 2 by default) and the untrained networks, for every model
+    assert m["fd_cfg_resgen_deepest_minus_shallowest"] == pytest.approx(m["fd_cfg_resgen_d2"] - m["fd_cfg_resgen_d1"])
+    names = ("resgen_d1", "resgen_d2", "dsm_d2", "ar_d2")
+    ratios = [m[f"fd_{n}"] / m[f"fd_untrained_{n}"] for n in names]
+    assert m["fd_ratio_trained_over_untrained_max"] == pytest.approx(max(ratios))
+    assert all(f"fd_cfg_{n}" in m and 0 <= m[f"class_acc_cfg_{n}"] <= 1 for n in names)
 
 
 def test_digit_features_is_a_transformer_with_the_old_split():
