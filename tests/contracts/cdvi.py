@@ -98,6 +98,11 @@ BAD_INPUTS = [
     ("gibbs_n_zero", lambda: simulate_censored_gibbs(0, "high"), ValueError),
     ("split_bad_fractions", lambda: split_standardise(_X, _y, fractions=(0.5, 0.5, 0.5)), ValueError),
     ("ctd_wrong_shape", lambda: metrics.ctd(_y, np.zeros((3, 3))), ValueError),
+    ("ctd_pycox_wrong_shape", lambda: metrics.ctd_pycox(_y, np.zeros((30, 3)), [1.0, 2.0]), ValueError),
+    ("ctd_pycox_grid_not_increasing", lambda: metrics.ctd_pycox(_y, np.zeros((30, 2)), [2.0, 1.0]), ValueError),
+    ("cdcvae_unknown_criterion", lambda: CDCVAE(criterion="ctdpycox").fit(_X, _y), ValueError),
+    ("cdcvae_ctd_without_validation_events", lambda: CDCVAE(epochs=1).fit(
+        _X, _y, _X, make_survival_array(np.zeros(30, bool), _y["time"])), ValueError),
     ("ibs_grid_not_increasing", lambda: metrics.ibs(_y, _y, np.zeros((30, 2)), [1.0, 1.0]), ValueError),
     ("load_unknown_dataset", lambda: load_bundled("support"), ValueError),
 ]

@@ -259,6 +259,85 @@ def test_ctd_equals_harrell_for_non_crossing_curves():
     assert metrics.ctd(make_survival_array(event, time), S) == pytest.approx(harrell, abs=1e-12)
 
 
+def _brute_ctd_pycox(event, time, S_grid, grid):
+    """pycox's EvalSurv(...).concordance_td() (method 'adj_antolini', steps 'post'), pair by pair."""
+    n, num, den = len(time), 0.0, 0
+    for i in range(n):
+        k = max(0, min(len(grid) - 1, int(np.sum(grid <= time[i])) - 1))  # largest grid time <= t_i
+        for j in range(n):
+            if j == i:
+                continue
+            si, sj = S_grid[i, k], S_grid[j, k]
+            if time[i] < time[j] and event[i]:
+                den += 1
+                num += (si < sj) + 0.5 * (si == sj)
+            elif time[i] == time[j] and (event[i] or event[j]):
+                den += 1
+                if event[i] and event[j]:
+                    num += 1.0 - 0.5 * (si != sj)
+                elif event[i]:
+                    num += (si < sj) + 0.5 * (si == sj)
+                else:
+                    num += (si > sj) + 0.5 * (si == sj)
+    return num / den
+
+
+def test_ctd_pycox_matches_the_adjusted_antolini_rule_pair_by_pair():
+    rng = np.random.default_rng(3)
+    n = 45
+    time = rng.integers(1, 15, n).astype(float)  # tied times
+    event = rng.random(n) < 0.6
+    grid = np.unique(np.quantile(time[event], np.linspace(0.1, 1.0, 10)))
+    S = np.round(np.sort(rng.random((n, len(grid))), 1)[:, ::-1], 1)  # tied survival values
+    y = make_survival_array(event, time)
+    assert metrics.ctd_pycox(y, S, grid) == pytest.approx(_brute_ctd_pycox(event, time, S, grid), abs=1e-12)
+    # survival curves known only on the grid: times before the first grid point read the first column
+    assert metrics.ctd_pycox(make_survival_array([True, False], [0.5, 2.0]), np.array([[0.2, 0.1], [0.9, 0.8]]),
+                             np.array([1.0, 3.0])) == 1.0
+    with pytest.raises(ValueError, match="shape"):
+        metrics.ctd_pycox(y, S[:, :2], grid)
+    with pytest.raises(ValueError, match="increasing"):
+        metrics.ctd_pycox(y, S, grid[::-1])
+
+
+def test_fit_keeps_the_weights_of_the_best_validation_ctd():
+    """As the official fit(criterion="ctdpycox") intends: score every 2 epochs, keep the best, stop on patience."""
+    sim = simulate_censored_gibbs(600, "medium", burn_in=300, seed=1)
+    (Xtr, ytr), (Xva, yva), _ = split_standardise(sim.X, sim.y, seed=0)
+    m = CDCVAE(latent_dim=2, log_time=False, epochs=24, batch_size=128, lr=1e-2, n_mc=20, patience=6,
+               seed=0).fit(Xtr, ytr, Xva, yva)
+    epochs, scores = zip(*m.val_history_)
+    assert m.criterion == "ctd" and all(e % 2 == 0 for e in epochs)
+    assert m.best_score_ == max(scores) and m.best_epoch_ == epochs[int(np.argmax(scores))]
+    assert epochs[-1] - m.best_epoch_ <= m.patience + 2  # stopped within patience of the best epoch
+    grid = np.unique(np.quantile(ytr["time"][ytr["event"]], np.linspace(0.1, 1.0, 10)))
+    again = metrics.ctd_pycox(yva, m.predict_survival_function(Xva, grid), grid)
+    assert again == pytest.approx(m.best_score_, abs=1e-12)  # the kept weights are the best epoch's
+    m_elbo = CDCVAE(latent_dim=2, log_time=False, epochs=6, n_mc=20, criterion="elbo", seed=0).fit(Xtr, ytr, Xva, yva)
+    assert m_elbo.best_score_ == max(s for _, s in m_elbo.val_history_) < 0  # an ELBO in nats
+    with pytest.raises(ValueError, match="criterion must be one of"):
+        CDCVAE(criterion="ctdpycox").fit(Xtr, ytr)
+    with pytest.raises(ValueError, match="at least one event"):
+        CDCVAE(log_time=False, epochs=1).fit(Xtr, ytr, Xva, make_survival_array(np.zeros(len(yva), bool),
+                                                                                 yva["time"]))
+
+
+def test_official_normal_censored_term_saturates_where_ours_is_exact():
+    """The official log(1 + 1e-6 - Phi(r)) (float32) stops at log(1e-6) = -13.8 beyond r ~ 5.3 and loses its
+    gradient; ours, log Phi(-r), follows scipy's logsf. This is why our objective differs (see the doc)."""
+    r = torch.tensor([2.0, 6.0, 9.0], requires_grad=True)
+    official = torch.log(1 + 1e-6 - torch.distributions.Normal(0.0, 1.0).cdf(r))
+    ours = primitive_logsf(r, torch.tensor(0.0), torch.tensor(1.0), "normal")
+    np.testing.assert_allclose(ours.detach().numpy(), stats.norm.logsf([2.0, 6.0, 9.0]), rtol=1e-5)
+    assert official[0].item() == pytest.approx(stats.norm.logsf(2.0), abs=1e-4)
+    floor = math.log(float(np.float32(1 + 1e-6)) - 1.0)  # log(1e-6) in float32 arithmetic: -13.86
+    assert official[1].item() == pytest.approx(floor, abs=1e-3) and official[2].item() == pytest.approx(floor, abs=1e-3)
+    assert ours[2].item() < -40
+    (g_off,) = torch.autograd.grad(official.sum(), r)
+    (g_ours,) = torch.autograd.grad(ours.sum(), r)
+    assert abs(g_off[1].item()) < 0.01 and g_ours[1].item() == pytest.approx(-6.16, abs=0.01)  # d/dr log Phi(-r)
+
+
 def test_ibs_of_perfect_constant_predictions():
     """Uncensored data, S(t) = empirical survival: IBS equals the integrated variance p(t)(1-p(t))."""
     time = np.arange(1.0, 101.0)

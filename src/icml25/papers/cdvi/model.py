@@ -38,6 +38,10 @@ _LOG_2PI = math.log(2 * math.pi)
 PRIMITIVES = ("normal", "gumbel")
 ENCODERS = ("dense", "split", "none")
 SIGMAS = ("joint", "fixed", "x")
+CRITERIA = ("ctd", "elbo")
+"""Model-selection criteria on validation data: the official ``"ctdpycox"`` C_td, or the validation ELBO."""
+VAL_QUANTILES = np.linspace(0.1, 1.0, 10)
+"""Quantiles of the training event times at which the official fit scores the validation C_td."""
 
 
 # ----------------------------------------------------------------------------- primitives
@@ -236,8 +240,12 @@ class CDCVAE:
         epochs, batch_size: training length; the loss is the batch *sum* of -ELBO, as in the official code.
         n_mc: draws of z ~ N(0, I) averaged in :meth:`predict_survival_function`.
         log_time: model log(time) (times must be > 0); ``False`` models the time as given (synthetic data).
-        patience: with validation data, stop when the validation ELBO (checked every 2 epochs) has not
+        patience: with validation data, stop when the validation criterion (checked every 2 epochs) has not
             improved for this many epochs, and keep the best weights.
+        criterion: what selects the kept weights on validation data. ``"ctd"`` (default, the official
+            ``fit(criterion="ctdpycox")``): pycox's adjusted-Antolini C_td (:func:`metrics.ctd_pycox`) of the
+            predicted S(t | x) at the 10%, 20%, ..., 100% quantiles of the training event times, higher is
+            better. ``"elbo"``: the validation ELBO (4 draws), higher is better.
         seed: seeds initialisation, minibatches and Monte Carlo draws.
         device: where the network and its tensors live (``"cpu"``, ``"cuda"``...); results come back as
             NumPy arrays and floats on the CPU.
@@ -260,6 +268,7 @@ class CDCVAE:
     n_mc: int = 100
     log_time: bool = True
     patience: int = 30
+    criterion: str = "ctd"
     seed: int = 0
     device: str = "cpu"
 
@@ -271,6 +280,8 @@ class CDCVAE:
             raise ValueError(f"primitive must be one of {PRIMITIVES}, got {self.primitive!r}")
         if self.sigma not in SIGMAS:
             raise ValueError(f"sigma must be one of {SIGMAS}, got {self.sigma!r}")
+        if self.criterion not in CRITERIA:
+            raise ValueError(f"criterion must be one of {CRITERIA}, got {self.criterion!r}")
         for name in ("latent_dim", "epochs", "batch_size", "n_mc"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
@@ -332,18 +343,29 @@ class CDCVAE:
 
     # -- public API
     def fit(self, X, y, X_val=None, y_val=None) -> "CDCVAE":
-        """Maximise the ELBO with Adam on minibatches.
+        """Maximise the ELBO with Adam on minibatches; with validation data, keep the best weights.
+
+        Every 2 epochs the validation ``criterion`` is scored (C_td as the official fit does, or the ELBO);
+        the weights of the best score are kept, and training stops once the score has not improved for
+        ``patience`` epochs. (The official fit means to do this, but compares the criterion with a misspelled
+        name, so it never keeps a best model: see the doc.)
 
         Args:
             X: covariates ``(n, p)``.
             y: structured array (event indicator, time), e.g. ``sksurv.util.Surv.from_arrays``.
-            X_val, y_val: optional validation data for early stopping on the validation ELBO.
+            X_val, y_val: optional validation data for model selection and early stopping.
 
         Returns:
-            ``self``, with ``net_`` (the trained :class:`CDCVAENet`) and ``history_`` (train loss per epoch).
+            ``self``, with ``net_`` (the trained :class:`CDCVAENet`), ``history_`` (train loss per epoch),
+            and with validation data ``val_history_`` (``(epoch, score)`` pairs), ``best_epoch_`` and
+            ``best_score_``.
+
+        Raises:
+            ValueError: ``criterion="ctd"`` with no event in the training or the validation data (C_td is
+                then undefined; use ``criterion="elbo"``).
         """
         self._check_params()
-        for attr in ("n_features_in_", "net_"):
+        for attr in ("n_features_in_", "net_", "val_history_", "best_epoch_", "best_score_"):
             self.__dict__.pop(attr, None)
         X = _check_X(X)
         event, time = split_survival_array(y)
@@ -354,6 +376,19 @@ class CDCVAE:
         self.n_features_in_ = X.shape[1]
         x_t, t_t, d_t = self._tensors(X, y)
         val = self._tensors(X_val, y_val) if X_val is not None else None
+        if val is not None and self.criterion == "ctd":
+            from icml25.papers.cdvi.metrics import ctd_pycox
+
+            if not event.any() or not split_survival_array(y_val)[0].any():
+                raise ValueError("criterion='ctd' needs at least one event in the training and in the validation "
+                                 "data; use criterion='elbo'")
+            grid = np.unique(np.quantile(time[event], VAL_QUANTILES))
+
+            def val_score() -> float:
+                return ctd_pycox(y_val, self.predict_survival_function(X_val, grid), grid)
+        elif val is not None:
+            def val_score() -> float:
+                return float(self._elbo_terms(*val, n_samples=4, generator=self._generator(4)).mean())
         device = torch.device(self.device)
         with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
             torch.manual_seed(self.seed)
@@ -362,6 +397,8 @@ class CDCVAE:
             params = [p for p in self.net_.parameters() if p.requires_grad]
             opt = torch.optim.Adam(params, lr=self.lr, weight_decay=self.weight_decay)
             n, self.history_ = X.shape[0], []
+            if val is not None:
+                self.val_history_ = []
             best, best_epoch, best_state = -math.inf, 0, None
             for epoch in range(self.epochs):
                 perm, total = torch.randperm(n).to(device), 0.0  # CPU draws: one order on every device
@@ -375,7 +412,8 @@ class CDCVAE:
                 self.history_.append(total / n)
                 if val is not None and epoch % 2 == 0:
                     with torch.no_grad():
-                        score = float(self._elbo_terms(*val, n_samples=4).mean())
+                        score = val_score()
+                    self.val_history_.append((epoch, score))
                     if score > best:
                         best, best_epoch = score, epoch
                         best_state = {k: v.clone() for k, v in self.net_.state_dict().items()}
@@ -383,6 +421,7 @@ class CDCVAE:
                         break
             if best_state is not None:
                 self.net_.load_state_dict(best_state)
+                self.best_epoch_, self.best_score_ = best_epoch, best
         self.net_.eval()
         return self
 
