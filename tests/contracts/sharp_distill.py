@@ -19,10 +19,12 @@ from icml25.papers.sharp_distill import (
     hypergraph_operator,
     hypergraph_positional_encoding,
     interaction_graph,
+    prediction_loss,
     synthetic_reviews,
     temperature,
     time_inference,
     train_bpr,
+    train_recommender,
 )
 
 ESTIMATORS: list = []  # no scikit-learn estimators (the text encoders only have fit_transform)
@@ -97,6 +99,10 @@ BAD_INPUTS = [
     ("time_inference_zero_repeats", lambda: time_inference(lambda: None, n_repeats=0), ValueError),
     ("train_bpr_zero_batch", lambda: train_bpr(MatrixFactorization(4, 4, 4), _graph(), 1, batch_size=0), ValueError),
     ("train_bpr_negative_epochs", lambda: train_bpr(MatrixFactorization(4, 4, 4), _graph(), -1), ValueError),
+    ("train_unknown_loss", lambda: train_recommender(MatrixFactorization(4, 4, 4), _graph(), 1, loss="hinge"),
+     ValueError),
+    ("prediction_loss_unknown", lambda: prediction_loss(torch.ones(2, 3), torch.ones(2, 3), torch.ones(2, 3),
+                                                        loss="l1"), ValueError),
     ("distill_bad_gamma", lambda: distill(MatrixFactorization(4, 4, 4), CompactGCN(4, 4, 4), _graph(), 1,
                                           gamma=2.0), ValueError),
     ("synthetic_per_user_too_large", lambda: synthetic_reviews(n_users=5, n_items=4, per_user=4), ValueError),

@@ -17,17 +17,24 @@ from icml25.papers.sharp_distill import (
     LightGCNRecommender,
     MatrixFactorization,
     Teacher,
+    bpr_loss,
     build_hypergraphs,
+    distill,
     distillation_kl,
     evaluate_topk,
     hypergraph_operator,
     hypergraph_positional_encoding,
     hypergraph_propagation,
     interaction_graph,
+    pointwise_mse_loss,
+    prediction_loss,
     prepare_graph,
+    score_loss,
     synthetic_reviews,
     temperature,
     time_inference,
+    train_recommender,
+    train_teacher,
 )
 
 torch.set_num_threads(1)
@@ -220,13 +227,15 @@ def test_smoke_run_values():
     exp = EXPERIMENTS[0]
     cfg = exp.make_config("smoke")
     m = exp.run(cfg, seed=0)
-    for name in ("mf", "lightgcn", "compactgcn_nokd", "teacher", "sharp", "teacher_notext", "sharp_notext"):
+    for name in ("popularity", "mf", "lightgcn", "compactgcn_nokd", "teacher", "sharp", "teacher_notext",
+                 "sharp_notext", "sharp_nocon", "sharp_nope"):
         assert 0 <= m[f"ndcg_{name}"] <= m[f"hr_{name}"] <= 1
     # graph models are far better than random ranking (expected NDCG@10 ~ 0.03 here)
     assert m["ndcg_lightgcn"] > 0.1 and m["ndcg_compactgcn_nokd"] > 0.1
     assert m["sharp_ndcg_over_teacher"] == pytest.approx(m["ndcg_sharp"] / m["ndcg_teacher"])
     assert m["speedup_vs_teacher"] == pytest.approx(m["latency_ms_teacher"] / m["latency_ms_sharp"])
     assert m["params_sharp"] == m["params_compactgcn_nokd"]  # the distillation head is not part of the student
+    assert m["sharp_ndcg_over_popularity"] == pytest.approx(m["ndcg_sharp"] / m["ndcg_popularity"])
     exec(API_EXAMPLE, {})
 
 
@@ -285,3 +294,60 @@ def test_evaluate_topk_is_invariant_to_increasing_maps(seed, scale, shift, k):
     b = evaluate_topk(scale * scores + shift, train, test, k=k)
     assert a == pytest.approx(b)
     assert all(0.0 <= v <= 1.0 for v in a.values())
+
+
+def test_pointwise_mse_loss_is_eq8_rederived_by_hand():
+    """Eq. 8 (the rebuttal): mean over positives (y = 1) and sampled negatives (y = 0) of (sigmoid(s) - y)^2,
+    plus reg (|z_u|^2 + |z_i|^2 + |z_j|^2) / B; re-derived here in NumPy, element by element."""
+    g = torch.Generator().manual_seed(7)
+    zu, zi, zj = (torch.randn(5, 3, generator=g, dtype=torch.float64) for _ in range(3))
+    u, i, j = zu.numpy(), zi.numpy(), zj.numpy()
+    sig = lambda x: 1.0 / (1.0 + math.exp(-x))  # noqa: E731
+    terms = [(sig(float(u[b] @ i[b])) - 1.0) ** 2 for b in range(5)] + [sig(float(u[b] @ j[b])) ** 2 for b in range(5)]
+    l2 = 0.01 * (np.sum(u**2) + np.sum(i**2) + np.sum(j**2)) / 5
+    assert pointwise_mse_loss(zu, zi, zj, reg=0.01).item() == pytest.approx(np.mean(terms) + l2, rel=1e-12)
+    assert prediction_loss(zu, zi, zj, 0.01, "mse").item() == pytest.approx(np.mean(terms) + l2, rel=1e-12)
+    bpr = np.mean([-math.log(sig(float(u[b] @ i[b] - u[b] @ j[b]))) for b in range(5)]) + l2
+    assert bpr_loss(zu, zi, zj, reg=0.01).item() == pytest.approx(bpr, rel=1e-12)
+    assert prediction_loss(zu, zi, zj, 0.01, "bpr").item() == pytest.approx(bpr, rel=1e-12)
+
+
+def test_pointwise_mse_is_pointwise_and_bpr_is_pairwise():
+    """MSE vanishes when positives score high and negatives low, whatever their gap; BPR depends only on the gap."""
+    pos, neg = torch.full((4,), 40.0), torch.full((4,), -40.0)
+    assert score_loss(pos, neg, "mse").item() == pytest.approx(0.0, abs=1e-12)
+    shifted = score_loss(pos + 100, neg + 100, "mse").item()  # both labelled 1 by the sigmoid: the negatives cost 1/2
+    assert shifted == pytest.approx(0.5, abs=1e-6)
+    assert score_loss(pos + 100, neg + 100, "bpr").item() == pytest.approx(score_loss(pos, neg, "bpr").item())
+    assert score_loss(torch.zeros(3), torch.zeros(3), "mse").item() == pytest.approx(0.25)  # sigmoid(0) = 1/2
+
+
+def test_mse_training_learns_and_bad_loss_names_raise():
+    torch.manual_seed(0)
+    data = prepare_graph(synthetic_reviews(n_users=60, n_items=50, per_user=8, seed=1))
+    nu, ni = data.num_users, data.num_items
+    model = CompactGCN(nu, ni, dim=8)
+    # training positives score above random pairs after MSE training (a check that the loss trains the model)
+    train_recommender(model, data, epochs=15, lr=0.05, batch_size=128, loss="mse")
+    with torch.no_grad():
+        s = model.full_scores(data)
+    tr = data.train_edge_index
+    rand = torch.randint(ni, (tr.size(1),), generator=torch.Generator().manual_seed(2))
+    assert s[tr[0], tr[1]].mean() > s[tr[0], rand].mean() + 0.1
+    for bad in (lambda: prediction_loss(torch.ones(2, 2), torch.ones(2, 2), torch.ones(2, 2), loss="hinge"),
+                lambda: train_recommender(CompactGCN(nu, ni, 4), data, 1, loss="BPR"),
+                lambda: train_teacher(Teacher(nu, ni, 0, 4), data, 1, loss="l2"),
+                lambda: distill(CompactGCN(nu, ni, 4), CompactGCN(nu, ni, 4), data, 1, loss="ce"),
+                lambda: score_loss(torch.ones(3), torch.ones(2))):
+        with pytest.raises(ValueError, match="loss must be|same shape"):
+            bad()
+
+
+def test_config_rejects_unknown_losses():
+    from icml25.core.experiment import ConfigError
+    from icml25.papers.sharp_distill.repro import SharpConfig
+
+    assert SharpConfig().loss == "mse" and SharpConfig().baseline_loss == "mse"  # Eq. 8 is the default
+    for field in ("loss", "baseline_loss"):
+        with pytest.raises(ConfigError, match=field):
+            SharpConfig(**{field: "hinge"})

@@ -28,10 +28,14 @@ from icml25.papers.sharp_distill.model import (
     hypergraph_positional_encoding,
     hypergraph_propagation,
     normalized_adjacency,
+    pointwise_mse_loss,
+    prediction_loss,
     prepare_graph,
+    score_loss,
     temperature,
     time_inference,
     train_bpr,
+    train_recommender,
     train_teacher,
 )
 
@@ -39,6 +43,6 @@ __all__ = [
     "CompactGCN", "DebertaEncoder", "HGNNConv", "LightGCNRecommender", "MatrixFactorization", "Teacher", "TextEncoder",
     "TfidfSVDEncoder", "bpr_loss", "build_hypergraphs", "distill", "distillation_kl", "evaluate_topk",
     "hypergraph_operator", "hypergraph_positional_encoding", "hypergraph_propagation", "interaction_graph",
-    "normalized_adjacency", "prepare_graph", "synthetic_reviews", "temperature", "time_inference", "train_bpr",
-    "train_teacher",
+    "normalized_adjacency", "pointwise_mse_loss", "prediction_loss", "prepare_graph", "score_loss",
+    "synthetic_reviews", "temperature", "time_inference", "train_bpr", "train_recommender", "train_teacher",
 ]

@@ -2,8 +2,10 @@
 into CompactGCN, a one-layer linear GCN student.
 
 Read top to bottom: hypergraphs and their propagation matrix, the HGNN layer, the teacher,
-the student, the baselines, the losses, the three training loops (BPR, teacher, distillation),
-then evaluation and timing. Every model exposes ``embeddings(data) -> (Z_U, Z_I)`` and
+the student, the baselines, the losses (Eq. 8's pointwise MSE, as the authors' rebuttal corrects
+the paper, is the default prediction loss of every model; BPR is an option), the three training
+loops (any recommender, teacher, distillation), then evaluation and timing. Every model exposes
+``embeddings(data) -> (Z_U, Z_I)`` and
 ``full_scores(data) -> (n_users, n_items)`` computed from the raw graph (propagation included).
 """
 
@@ -406,7 +408,7 @@ class LightGCNRecommender(nn.Module):
 
 
 class MatrixFactorization(nn.Module):
-    """Baseline: MF-BPR, ``s_ui = p_u . q_i``.
+    """Baseline: matrix factorisation (MF), ``s_ui = p_u . q_i``.
 
     ``forward(users, items) -> s`` scores the pairs ``(users[k], items[k])`` (two equal-length long tensors).
     """
@@ -455,10 +457,55 @@ def temperature(e: float, T_max: float = 10.0, T_min: float = 1.0, E: int = 200)
     return T_max - (T_max - T_min) * min(1.0, e / E)
 
 
+LOSSES = ("mse", "bpr")
+"""Prediction losses: ``"mse"`` (Eq. 8, pointwise MSE on 0/1 labels, per the authors' rebuttal) or ``"bpr"``."""
+
+
+def _check_loss(loss: str) -> None:
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+
+
+def score_loss(pos: torch.Tensor, neg: torch.Tensor, loss: str = "mse") -> torch.Tensor:
+    """Prediction loss on the scores of B positive pairs (u, i) and B sampled negatives (u, j).
+
+    ``"mse"`` (Eq. 8 as the authors' rebuttal corrects it: a pointwise MSE over binary labels):
+    ``mean over the 2B labelled pairs of (sigmoid(s) - y)^2`` with ``y = 1`` for (u, i) and ``y = 0``
+    for (u, j); the sigmoid makes ``s`` an interaction likelihood, as in NeuMF (our reading: the
+    rebuttal does not say whether the MSE acts on ``s`` or on ``sigmoid(s)``). ``"bpr"``:
+    ``-mean log sigmoid(s_ui - s_uj)``.
+    """
+    _check_loss(loss)
+    if pos.shape != neg.shape:
+        raise ValueError(f"pos and neg scores must have the same shape, got {tuple(pos.shape)} and "
+                         f"{tuple(neg.shape)}")
+    if loss == "bpr":
+        return -F.logsigmoid(pos - neg).mean()
+    return 0.5 * ((torch.sigmoid(pos) - 1).square().mean() + torch.sigmoid(neg).square().mean())
+
+
+def _l2(zu: torch.Tensor, zi: torch.Tensor, zj: torch.Tensor, reg: float) -> torch.Tensor:
+    """``reg (|z_u|^2 + |z_i|^2 + |z_j|^2) / B`` (per-example, LightGCN's convention; the official
+    script sums over the batch without dividing by B)."""
+    return reg * (zu.square().sum() + zi.square().sum() + zj.square().sum()) / zu.size(0)
+
+
 def bpr_loss(zu: torch.Tensor, zi: torch.Tensor, zj: torch.Tensor, reg: float = 1e-3) -> torch.Tensor:
     """``-mean log sigmoid(z_u.z_i - z_u.z_j) + reg * (|z_u|^2 + |z_i|^2 + |z_j|^2) / B``."""
-    diff = (zu * zi).sum(1) - (zu * zj).sum(1)
-    return -F.logsigmoid(diff).mean() + reg * (zu.square().sum() + zi.square().sum() + zj.square().sum()) / zu.size(0)
+    return score_loss((zu * zi).sum(1), (zu * zj).sum(1), "bpr") + _l2(zu, zi, zj, reg)
+
+
+def pointwise_mse_loss(zu: torch.Tensor, zi: torch.Tensor, zj: torch.Tensor, reg: float = 1e-3) -> torch.Tensor:
+    """Eq. 8 (the authors' rebuttal): ``mean (sigmoid(s) - y)^2`` over positives (y = 1) and negatives
+    (y = 0), ``s = z_u . z_i``, plus the same L2 term as :func:`bpr_loss`."""
+    return score_loss((zu * zi).sum(1), (zu * zj).sum(1), "mse") + _l2(zu, zi, zj, reg)
+
+
+def prediction_loss(zu: torch.Tensor, zi: torch.Tensor, zj: torch.Tensor, reg: float = 1e-3,
+                    loss: str = "mse") -> torch.Tensor:
+    """:func:`pointwise_mse_loss` (``loss="mse"``, the paper's Eq. 8) or :func:`bpr_loss` (``"bpr"``)."""
+    _check_loss(loss)
+    return pointwise_mse_loss(zu, zi, zj, reg) if loss == "mse" else bpr_loss(zu, zi, zj, reg)
 
 
 def info_nce(logits: torch.Tensor, tau: float) -> torch.Tensor:
@@ -495,7 +542,8 @@ def _negatives(num: int, n_items: int, gen: torch.Generator, device: torch.devic
     return torch.randint(n_items, (num,), generator=gen).to(device)
 
 
-def _check_training(epochs: int, lr: float, batch_size: int, reg: float) -> None:
+def _check_training(epochs: int, lr: float, batch_size: int, reg: float, loss: str = "mse") -> None:
+    _check_loss(loss)
     for name, value in (("epochs", epochs), ("batch_size", batch_size)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"{name} must be an int, got {value!r}")
@@ -509,14 +557,17 @@ def _check_training(epochs: int, lr: float, batch_size: int, reg: float) -> None
         raise ValueError(f"reg must be >= 0, got {reg}")
 
 
-def train_bpr(model: nn.Module, data: Data, epochs: int, lr: float = 1e-3, batch_size: int = 256,
-              reg: float = 1e-3, seed: int = 0, progress: Callable[[int, int], None] | None = None) -> nn.Module:
-    """Train any model with ``embeddings(data)`` by BPR with one uniform negative per positive.
+def train_recommender(model: nn.Module, data: Data, epochs: int, lr: float = 1e-3, batch_size: int = 256,
+                      reg: float = 1e-3, loss: str = "mse", seed: int = 0,
+                      progress: Callable[[int, int], None] | None = None) -> nn.Module:
+    """Train any model with ``embeddings(data)`` on one uniform negative per positive.
 
-    Runs on the device of ``data``'s tensors (move ``model`` and ``data`` there first); the shuffling
-    and the negatives come from a CPU generator seeded with ``seed``, so every device sees the same draws.
+    ``loss="mse"``: the pointwise MSE of Eq. 8 (:func:`pointwise_mse_loss`, the paper's loss for
+    every model); ``"bpr"``: :func:`bpr_loss`. Runs on the device of ``data``'s tensors (move
+    ``model`` and ``data`` there first); the shuffling and the negatives come from a CPU generator
+    seeded with ``seed``, so every device sees the same draws.
     """
-    _check_training(epochs, lr, batch_size, reg)
+    _check_training(epochs, lr, batch_size, reg, loss)
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     tr = data.train_edge_index
@@ -526,23 +577,32 @@ def train_bpr(model: nn.Module, data: Data, epochs: int, lr: float = 1e-3, batch
             u, i = tr[0, b], tr[1, b]
             j = _negatives(b.numel(), data.num_items, gen, tr.device)
             zu, zi = model.embeddings(data)
-            loss = bpr_loss(zu[u], zi[i], zi[j], reg)
+            value = prediction_loss(zu[u], zi[i], zi[j], reg, loss)
             opt.zero_grad()
-            loss.backward()
+            value.backward()
             opt.step()
         if progress:
             progress(ep + 1, epochs)
     return model.eval()
 
 
+def train_bpr(model: nn.Module, data: Data, epochs: int, lr: float = 1e-3, batch_size: int = 256,
+              reg: float = 1e-3, seed: int = 0, progress: Callable[[int, int], None] | None = None) -> nn.Module:
+    """:func:`train_recommender` with ``loss="bpr"`` (kept for the BPR baselines)."""
+    return train_recommender(model, data, epochs, lr, batch_size, reg, "bpr", seed, progress)
+
+
 def train_teacher(teacher: Teacher, data: Data, epochs: int, lr: float = 1e-3, batch_size: int = 256,
                   reg: float = 1e-3, tau_user: float = 0.1, tau_item: float = 0.2, weight_con: float = 1.0,
-                  seed: int = 0, progress: Callable[[int, int], None] | None = None) -> Teacher:
-    """Teacher loss: BPR on the fused score + InfoNCE aligning HGNN and text views (users tau 0.1, items 0.2).
+                  loss: str = "mse", seed: int = 0, progress: Callable[[int, int], None] | None = None) -> Teacher:
+    """Teacher loss (Eq. 9 as the rebuttal corrects it): prediction loss on the fused score (Eq. 8,
+    ``loss="mse"`` by default, or ``"bpr"``) ``+ weight_con (L_con^U + L_con^I)``, InfoNCE terms aligning
+    the HGNN and text views of users (tau 0.1) and items (tau 0.2, the official script's value; its
+    README says 0.1).
 
-    Runs on the device of ``data``'s tensors, with the same CPU-generator draws as :func:`train_bpr`.
+    Runs on the device of ``data``'s tensors, with the same CPU-generator draws as :func:`train_recommender`.
     """
-    _check_training(epochs, lr, batch_size, reg)
+    _check_training(epochs, lr, batch_size, reg, loss)
     if not (tau_user > 0 and tau_item > 0):
         raise ValueError(f"tau_user and tau_item must be > 0, got {tau_user}, {tau_item}")
     gen = torch.Generator().manual_seed(seed)
@@ -554,13 +614,14 @@ def train_teacher(teacher: Teacher, data: Data, epochs: int, lr: float = 1e-3, b
             u, i = tr[0, b], tr[1, b]
             j = _negatives(b.numel(), data.num_items, gen, tr.device)
             v = teacher.views(data)
-            loss = bpr_loss(v["user"][u], v["item"][i], v["item"][j], reg)
+            value = prediction_loss(v["user"][u], v["item"][i], v["item"][j], reg, loss)  # Eq. 8
             if teacher.text_dim and weight_con:
                 ub, ib = u.unique(), i.unique()
-                loss = loss + weight_con * (info_nce(cosine_matrix(v["user_hgnn"][ub], v["user_text"][ub]), tau_user)
-                                            + info_nce(cosine_matrix(v["item_hgnn"][ib], v["item_text"][ib]), tau_item))
+                value = value + weight_con * (
+                    info_nce(cosine_matrix(v["user_hgnn"][ub], v["user_text"][ub]), tau_user)
+                    + info_nce(cosine_matrix(v["item_hgnn"][ib], v["item_text"][ib]), tau_item))
             opt.zero_grad()
-            loss.backward()
+            value.backward()
             opt.step()
         if progress:
             progress(ep + 1, epochs)
@@ -570,15 +631,16 @@ def train_teacher(teacher: Teacher, data: Data, epochs: int, lr: float = 1e-3, b
 def distill(teacher: nn.Module, student: CompactGCN, data: Data, epochs: int, lr: float = 1e-3,
             batch_size: int = 256, reg: float = 1e-3, gamma: float = 0.5, alpha: float = 0.5,
             lambdas: Sequence[float] = (1.0, 1.0, 1.0), tau: float = 0.1, T_max: float = 10.0, T_min: float = 1.0,
-            K: int = 3, beta: float = 0.5, seed: int = 0,
+            K: int = 3, beta: float = 0.5, loss: str = "mse", seed: int = 0,
             progress: Callable[[int, int], None] | None = None) -> CompactGCN:
     """Distil a trained (frozen) teacher into CompactGCN.
 
     Per batch of (u, i+, j-) with ``T = temperature(epoch, T_max, T_min, epochs)``:
 
-    * BPR on the student's score ``z_u . z_i`` and on the MLP head's score
-      ``MLP([z~_u || z~_i || y_ui])``, where ``z~ = gamma z^s + (1 - gamma) z^t`` (embedding
-      interpolation, training only) and ``y_ui = n_items * softmax(t_u / T)_i`` the teacher's soft label;
+    * the prediction loss (``loss="mse"``: Eq. 8's pointwise MSE, default; ``"bpr"``) on the
+      student's score ``z_u . z_i`` and on the MLP head's score ``MLP([z~_u || z~_i || y_ui])``,
+      where ``z~ = gamma z^s + (1 - gamma) z^t`` (embedding interpolation, training only) and
+      ``y_ui = n_items * softmax(t_u / T)_i`` the teacher's soft label;
     * ``lambda1 T^2 KL(softmax(t_u/T) || softmax(s_u/T))`` over all items, for the batch's users;
     * ``lambda2 L_con,U + lambda3 L_con,I``: InfoNCE (``tau``, diagonal positives) on
       ``alpha cos(z^t_a, z^s_b) + (1 - alpha) cos(P_a, P_b)``, P the hypergraph positional encodings.
@@ -587,7 +649,7 @@ def distill(teacher: nn.Module, student: CompactGCN, data: Data, epochs: int, lr
     scores by dot products alone (the head needs the teacher's soft labels). Runs on the device of
     ``data``'s tensors (the head is created there, in the student's dtype).
     """
-    _check_training(epochs, lr, batch_size, reg)
+    _check_training(epochs, lr, batch_size, reg, loss)
     if not 0 <= gamma <= 1 or not 0 <= alpha <= 1:
         raise ValueError("gamma and alpha must lie in [0, 1]")
     if len(lambdas) != 3:
@@ -614,7 +676,7 @@ def distill(teacher: nn.Module, student: CompactGCN, data: Data, epochs: int, lr
             u, i = tr[0, b], tr[1, b]
             j = _negatives(b.numel(), n_items, gen, tr.device)
             zu, zi = student.embeddings(data)
-            loss = bpr_loss(zu[u], zi[i], zi[j], reg)
+            value = prediction_loss(zu[u], zi[i], zi[j], reg, loss)  # Eq. 8 on the student's score
             # interpolated embeddings + teacher soft label -> MLP head (training only)
             soft = F.softmax(t_scores[u] / T, dim=1) * n_items
             ar = torch.arange(u.numel(), device=u.device)
@@ -622,18 +684,18 @@ def distill(teacher: nn.Module, student: CompactGCN, data: Data, epochs: int, lr
             mix_i, mix_j = gamma * zi[i] + (1 - gamma) * ti[i], gamma * zi[j] + (1 - gamma) * ti[j]
             head_pos = head(torch.cat([mix_u, mix_i, soft[ar, i, None]], 1)).squeeze(1)
             head_neg = head(torch.cat([mix_u, mix_j, soft[ar, j, None]], 1)).squeeze(1)
-            loss = loss - F.logsigmoid(head_pos - head_neg).mean()
+            value = value + score_loss(head_pos, head_neg, loss)
             ub, ib = u.unique(), i.unique()
             if lam1:
-                loss = loss + lam1 * distillation_kl(zu[ub] @ zi.T, t_scores[ub], T)
-            if lam2:
+                value = value + lam1 * distillation_kl(zu[ub] @ zi.T, t_scores[ub], T)
+            if lam2:  # Eq. 16: alpha cos(z^t, z^s) + (1 - alpha) cos(P_a, P_b)
                 sim = alpha * cosine_matrix(tu[ub], zu[ub]) + (1 - alpha) * pos_u[ub] @ pos_u[ub].T
-                loss = loss + lam2 * info_nce(sim, tau)
+                value = value + lam2 * info_nce(sim, tau)
             if lam3:
                 sim = alpha * cosine_matrix(ti[ib], zi[ib]) + (1 - alpha) * pos_i[ib] @ pos_i[ib].T
-                loss = loss + lam3 * info_nce(sim, tau)
+                value = value + lam3 * info_nce(sim, tau)
             opt.zero_grad()
-            loss.backward()
+            value.backward()
             opt.step()
         if progress:
             progress(ep + 1, epochs)
