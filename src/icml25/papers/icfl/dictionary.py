@@ -11,8 +11,8 @@ Read top to bottom:
 2. :func:`batched_omp`: the ICFL encoder. ``J`` rounds; each picks the ``L`` dictionary columns most
    aligned with the residual, fits them by least squares and subtracts their fit.
 3. :class:`ICFL`: decoder-only dictionary learning. Codes come from :func:`batched_omp` under
-   ``torch.no_grad``; the decoder ``W_dec, b_pre`` minimises ``||x - W_dec z - b_pre||^2`` by Adam, with
-   random resets of near-duplicate columns.
+   ``torch.no_grad``; the decoder ``W_dec, b_pre`` minimises ``||x - W_dec z - b_pre||^2`` (Eq. 4) by Adam,
+   with random resets of near-duplicate columns and, as in the paper, no unit-norm constraint.
 4. :class:`TopKSAE`: the TopK sparse autoencoder baseline (Gao et al., 2024) with the AuxK loss.
 5. :func:`selectivity` and :func:`dictionary_recovery`: the evaluation measures.
 """
@@ -208,7 +208,8 @@ def batched_omp(X, W, b=None, J: int = 20, L: int = 5, selection: Selection = "s
 
     Args:
         X: samples, shape (B, d).
-        W: dictionary, shape (d, M), columns ideally unit norm.
+        W: dictionary, shape (d, M). Columns need not have unit norm (ICFL's do not), but the selection
+            score ``<W_m, r>`` then favours longer columns.
         b: offset ``b_pre``, shape (d,), or None for zero.
         J: number of rounds.
         L: columns added per round (``L <= M``).
@@ -282,13 +283,15 @@ def _unit_columns(W: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def reset_duplicate_columns(W: torch.Tensor, cos_threshold: float = 0.9, generator: torch.Generator | None = None,
-                            max_rounds: int = 10) -> torch.Tensor:
+                            max_rounds: int = 10, keep_norm: bool = False) -> torch.Tensor:
     """Re-draw, uniformly on the unit sphere, one column of every pair with cosine > ``cos_threshold``.
 
     Edits ``W`` (shape (d, M)) in place and returns the boolean mask of re-drawn columns (on ``W``'s
     device). The later column of each offending pair is re-drawn; this repeats (at most ``max_rounds``
-    times) until no pair exceeds the threshold. The fresh directions are drawn on the generator's device
-    (the CPU by default), so a seed gives the same columns wherever ``W`` lives.
+    times) until no pair exceeds the threshold. A re-drawn column is a unit vector, "a vector selected
+    uniformly at random from the hypersphere" (the paper, Sec. 4); ``keep_norm=True`` rescales it to the
+    norm of the column it replaces. The fresh directions are drawn on the generator's device (the CPU by
+    default), so a seed gives the same columns wherever ``W`` lives.
     """
     if not isinstance(W, torch.Tensor) or W.ndim != 2:
         raise TypeError(f"W must be a 2-D torch tensor (d, M), got {type(W).__name__}")
@@ -303,7 +306,8 @@ def reset_duplicate_columns(W: torch.Tensor, cos_threshold: float = 0.9, generat
             break
         draw_on = generator.device if generator is not None else "cpu"
         fresh = torch.randn(W.shape[0], int(bad.sum()), generator=generator, device=draw_on).to(W.device)
-        W[:, bad] = _unit_columns(fresh) * W[:, bad].norm(dim=0, keepdim=True).clamp_min(1e-12)
+        scale = W[:, bad].norm(dim=0, keepdim=True).clamp_min(1e-12) if keep_norm else 1.0
+        W[:, bad] = _unit_columns(fresh) * scale
         redrawn |= bad
     return redrawn
 
@@ -387,10 +391,11 @@ class ICFL(_DictionaryLearner):
     """Iterative Codebook Feature Learning: decoder-only dictionary learning with batched-OMP codes.
 
     Each step draws a minibatch, encodes it with :func:`batched_omp` (no gradient), and takes an Adam
-    step on ``mean_i ||x_i - W_dec z_i - b_pre||^2`` over ``W_dec`` and ``b_pre``. Columns are kept at
-    unit norm; every ``reset_every`` steps one column of every pair with cosine > ``reset_cos`` is
-    re-drawn uniformly on the sphere. No auxiliary loss: any column aligned with some residual is
-    selected and therefore trained, so dead features are rare.
+    step on ``mean_i ||x_i - W_dec z_i - b_pre||^2`` (Eq. 4) over ``W_dec`` and ``b_pre``. Every
+    ``reset_every`` steps one column of every pair with cosine > ``reset_cos`` is re-drawn as a unit vector
+    uniformly on the sphere. The columns are otherwise unconstrained (the paper states no unit-norm
+    constraint; ``normalize_columns=True`` adds one). No auxiliary loss: any column aligned with some
+    residual is selected and therefore trained, so dead features are rare.
 
     Args:
         n_features: dictionary size M; None gives ``8 d`` (the paper's 8192 features for 1024-dim tokens).
@@ -401,7 +406,8 @@ class ICFL(_DictionaryLearner):
         reset_every: steps between duplicate resets (paper: 100).
         reset_cos: cosine above which a pair of columns counts as duplicate (paper: 0.9).
         selection, refit, nonneg: encoder options, see :func:`batched_omp`.
-        normalize_columns: renormalise the columns of ``W_dec`` to unit norm after every step.
+        normalize_columns: renormalise the columns of ``W_dec`` to unit norm after every step (False, the
+            default, follows the paper, which constrains the columns only through the resets).
         fit_bias: learn ``b_pre`` (initialised at 0); False keeps it at 0.
         dead_window: steps at the end of training over which firing is counted (paper: 1000).
         dead_fraction: a feature active in at most this fraction of those tokens is dead (paper: 1e-5).
@@ -416,7 +422,7 @@ class ICFL(_DictionaryLearner):
     def __init__(self, n_features: int | None = None, J: int = 20, L: int = 5, lr: float = 5e-5,
                  batch_size: int = 8192, n_steps: int = 1000, reset_every: int = 100, reset_cos: float = 0.9,
                  seed: int = 0, selection: Selection = "signed", refit: Refit = "round", nonneg: bool = False,
-                 normalize_columns: bool = True, fit_bias: bool = True, dead_window: int = 1000,
+                 normalize_columns: bool = False, fit_bias: bool = True, dead_window: int = 1000,
                  dead_fraction: float = 1e-5, device: str = "cpu"):
         self.n_features = n_features
         self.J = J
