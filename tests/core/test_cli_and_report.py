@@ -41,7 +41,7 @@ def test_show_example_is_the_unwrapped_api_example(tmp_path):
     assert out.returncode == 0
     assert out.stdout.strip() == load_reproduction("pas").api_example
     compile(out.stdout, "<example>", "exec")  # copy-safe: valid Python as printed
-    planned = icml25("show", "cve_bench", "--example", home=tmp_path / "h", cwd=tmp_path)
+    planned = icml25("show", "genai_regulation", "--example", home=tmp_path / "h", cwd=tmp_path)
     assert planned.returncode == 2 and planned.stderr.count("\n") == 1
 
 
