@@ -26,6 +26,8 @@ from icml25.papers.quiver_mutation import (
     connected_motif,
     count_features,
     explain,
+    explain_pgexplainer,
+    graph_embeddings,
     identify_mutation_type,
     is_connecting_vertex,
     is_mutation_type_A,
@@ -33,11 +35,19 @@ from icml25.papers.quiver_mutation import (
     mutate,
     mutation_class,
     quiver_to_data,
+    remove_arrows,
+    sample_mutation_class,
     seed_quiver,
     type_class_certificates,
     vatne_type,
 )
-from icml25.papers.quiver_mutation.repro import EXPERIMENTS
+from icml25.core.experiment import ConfigError
+from icml25.papers.quiver_mutation.repro import (
+    EXPERIMENTS,
+    PAPER_TEST_TYPES,
+    ExplainabilityConfig,
+    GeneralisationConfig,
+)
 
 
 def random_quiver(n: int, rng: np.random.Generator, max_mult: int = 2) -> np.ndarray:
@@ -246,6 +256,100 @@ def test_explain_covers_every_arrow():
     assert all(0.0 <= v <= 1.0 for v in imp.values())
 
 
+def test_pgexplainer_covers_every_arrow_and_is_seeded():
+    model = _model()
+    Bs = [mutation_class(seed_quiver("D", 5))[i] for i in (1, 3, 5)]
+    first = explain_pgexplainer(model, Bs, target=1, epochs=2, seed=3)
+    again = explain_pgexplainer(model, Bs, target=1, epochs=2, seed=3)
+    for B, imp, imp2 in zip(Bs, first, again):
+        assert set(imp) == {(int(i), int(j)) for i, j in zip(*np.nonzero(B > 0))}
+        assert all(0.0 <= v <= 1.0 for v in imp.values())
+        assert imp == pytest.approx(imp2)
+    assert all(p.requires_grad for p in model.parameters())  # the model is handed back trainable
+    with pytest.raises(ValueError, match="epochs"):
+        explain_pgexplainer(model, Bs, epochs=0)
+    with pytest.raises(ValueError, match="non-empty"):
+        explain_pgexplainer(model, [])
+    with pytest.raises(ValueError, match="no arrows"):
+        explain_pgexplainer(model, [np.zeros((3, 3), dtype=int)])
+
+
+def test_layer_embeddings_are_the_sum_of_that_layers_states():
+    torch.manual_seed(0)
+    model = DirGINE(hidden=8, layers=4).eval()
+    Bs = [seed_quiver("D", 6), mutation_class(seed_quiver("A", 5))[2]]
+    got = graph_embeddings(model, Bs, layer=3)
+    assert got.shape == (2, 8)
+    with torch.no_grad():  # recomputed layer by layer, independently of node_embeddings' concatenation
+        for B, row in zip(Bs, got):
+            d = quiver_to_data(B)
+            h = model.encoder(d.x)
+            for layer in model.layers[:3]:
+                h = layer(h, d.edge_index, d.edge_attr)
+            np.testing.assert_allclose(row, h.sum(0).numpy(), rtol=1e-5, atol=1e-5)
+    assert graph_embeddings(model, Bs).shape == (2, 32)
+    np.testing.assert_allclose(graph_embeddings(model, Bs)[:, 16:24], got, rtol=1e-6)
+    for bad in (0, 5, 1.5):
+        with pytest.raises(ValueError, match="layer"):
+            graph_embeddings(model, Bs, layer=bad)
+
+
+def test_remove_arrows_by_hand():
+    B = seed_quiver("Atilde", 4, split=(2, 2))
+    B[0, 2], B[2, 0] = 2, -2  # a double arrow 0 => 2 as a chord
+    out = remove_arrows(B, [(0, 2), (0, 1)])
+    want = B.copy()
+    want[[0, 2, 0, 1], [2, 0, 1, 0]] = 0
+    np.testing.assert_array_equal(out, want)
+    assert B[0, 2] == 2  # input untouched
+    with pytest.raises(ValueError, match="not an arrow"):
+        remove_arrows(B, [(1, 0)])  # the arrow goes 0 -> 1
+    with pytest.raises(ValueError, match="not an arrow"):
+        remove_arrows(B, [(0, 7)])
+
+
+def test_sampled_quivers_lie_in_the_bfs_class_and_are_distinct():
+    rng = np.random.default_rng(0)
+    for kind, n in (("D", 7), ("Atilde", 6), ("Dtilde", 7), ("Etilde", 7)):
+        truth = set(type_class_certificates(kind, n))
+        drawn = sample_mutation_class(kind, n, 40, rng)
+        certs = [canonical_form(B) for B in drawn]
+        assert len(drawn) == 40 and len(set(certs)) == 40 and set(certs) <= truth
+    assert len(sample_mutation_class("A", 4, 50, rng)) == 6  # the whole class (Torkildsen: 6), then it stops
+    assert sample_mutation_class("E", 11, 5, rng) == [] and sample_mutation_class("Etilde", 11, 5, rng) == []
+    for bad in ({"count": 0}, {"kind": "B"}, {"n": 0}, {"steps": -1}):
+        args = {"kind": "A", "n": 5, "count": 3, **bad}
+        with pytest.raises(ValueError):
+            sample_mutation_class(args.pop("kind"), args.pop("n"), args.pop("count"), rng, **args)
+
+
+def test_paper_test_types_are_the_types_defined_on_11_vertices():
+    defined = []
+    for t in QUIVER_TYPES:  # independent of the class tables: can a seed of type t be built on 11 vertices?
+        try:
+            seed_quiver(t, 11)
+        except ValueError:
+            continue
+        defined.append(t)
+    assert tuple(defined) == PAPER_TEST_TYPES == ("A", "D", "Atilde", "Dtilde")
+    assert GeneralisationConfig().test_types == PAPER_TEST_TYPES
+    full = next(e for e in EXPERIMENTS if e.name == "generalisation").make_config("full")
+    assert full.train_sizes == (6, 7, 8, 9, 10) and full.test_size == 11 and full.hidden == 32 and full.layers == 4
+    assert full.curve_sizes == tuple(range(12, 21))
+
+
+def test_new_config_fields_are_validated():
+    with pytest.raises(ConfigError, match="curve_sizes"):
+        GeneralisationConfig(curve_sizes=(9,))
+    with pytest.raises(ConfigError, match="test_types"):
+        GeneralisationConfig(test_types=("A", "B"))
+    with pytest.raises(ConfigError, match="latent_layer"):
+        ExplainabilityConfig(layers=2, latent_layer=3)
+    with pytest.raises(ConfigError, match="explainer"):
+        ExplainabilityConfig(explainer="gradcam")
+    assert ExplainabilityConfig().latent_layer == 3 and ExplainabilityConfig().explainer == "pgexplainer"
+
+
 def test_count_features_by_hand():
     f = count_features(np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]]))  # oriented 3-cycle
     assert f[0] == 3 and f[1] == 3 and f[-2] == 1 and f[-1] == 0
@@ -345,9 +449,11 @@ def test_identify_mutation_type():
 def test_smoke_generalisation():
     exp = next(e for e in EXPERIMENTS if e.name == "generalisation")
     m = exp.run(exp.make_config("smoke"), seed=0)
-    # caps of 60 (train, n = 5, 6; no E~ there) and 40 (test, n = 7, all six types present)
-    assert m["n_train"] == 5 * 60 - 10 and m["n_test"] == 240  # D~ has 10 + 40 = 50 < 60 quivers
-    assert m["majority_acc"] == pytest.approx(1 / 6)
+    # caps of 60 (train, n = 5, 6; no E~ there) and 40 (test, n = 7: all six types, 4 of them the paper's)
+    assert m["n_train"] == 5 * 60 - 10 and m["n_test_all_types"] == 240  # D~ has 10 + 40 = 50 < 60 quivers
+    assert m["n_test"] == 4 * 40 and m["majority_acc"] == pytest.approx(1 / 4)
+    assert 0.0 <= m["acc_dirgine_n8"] <= 1.0 and m["curve_min_acc"] == m["acc_dirgine_n8"]
+    assert m["acc_dirgine"] <= m["acc_dirgine_best_epoch"] + 1e-12  # the last epoch is one of the epochs
     for k in ("dirgine", "undirected_gine", "counts_logreg", "spectrum_mlp"):
         assert 0.0 <= m[f"acc_{k}"] <= 1.0
     assert m["dirgine_final_train_loss"] < np.log(6)  # it learned something in two epochs
@@ -356,7 +462,9 @@ def test_smoke_generalisation():
 def test_smoke_explainability():
     exp = next(e for e in EXPERIMENTS if e.name == "explainability")
     m = exp.run(exp.make_config("smoke"), seed=0)
-    assert m["n_explained"] == 3
+    assert m["n_explained"] == 3 and m["n_masked"] <= 4
+    assert sum(m[f"mask_to_{t}"] for t in QUIVER_TYPES) == pytest.approx(1.0)
+    assert m["mask_flip_rate"] == pytest.approx(1.0 - m["mask_to_D"])
     for k in ("vatne_ari_trained", "vatne_ari_untrained", "vatne_ari_counts"):
         assert -1.0 <= m[k] <= 1.0
     for k in ("explainer_non_a_rate", "random_non_a_rate", "vatne_probe_trained"):

@@ -96,3 +96,20 @@ def _class_set(kind: str, n: int) -> frozenset[bytes]:
     if (kind, n) not in _CLASS_SETS:
         _CLASS_SETS[kind, n] = frozenset(type_class_certificates(kind, n))
     return _CLASS_SETS[kind, n]
+
+
+def remove_arrows(B: np.ndarray, arrows: list[tuple[int, int]]) -> np.ndarray:
+    """``B`` with every arrow ``i -> j`` in ``arrows`` deleted (all its multiplicity; the vertices stay).
+
+    The masking study of the paper: delete the arrows an explainer ranks highest and classify again.
+
+    Raises:
+        ValueError: an entry of ``arrows`` is not an arrow ``i -> j`` (``b_ij > 0``) of ``B``.
+    """
+    B = check_exchange_matrix(B).copy()
+    for a in arrows:
+        i, j = (int(x) for x in a)
+        if not (0 <= i < B.shape[0] and 0 <= j < B.shape[0]) or B[i, j] <= 0:
+            raise ValueError(f"({i}, {j}) is not an arrow of the quiver")
+        B[i, j] = B[j, i] = 0
+    return B

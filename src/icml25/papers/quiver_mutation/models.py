@@ -9,15 +9,22 @@ GINE convolutions (Hu et al. 2020), one over incoming arrows and one over outgoi
     h_out = MLP_out((1 + eps) h_v + sum_{v -> w} ReLU(h_w + W_out b_vw))
     h_v'  = ReLU(Lin([h_in ; h_out]))
 
-The graph embedding is the concatenation over layers of the sum of node states (GIN readout),
-followed by an MLP head; trained with cross-entropy. ``directed=False`` drops the direction
+The graph embedding is the concatenation over layers of the sum of node states (GIN readout; the paper
+says only "global pooling"), followed by an MLP head; trained with cross-entropy. The paper uses 4 layers of
+width 32 (the defaults here). ``directed=False`` drops the direction
 (one GINE over both directions of every arrow): the undirected-GIN baseline. The feature baselines
 (degree/3-cycle counts, sorted spectrum) are NumPy functions in :mod:`.features`, re-exported here.
 
-Also here: a GNNExplainer wrapper (:func:`explain`) and k-means on hidden embeddings (:func:`cluster_hidden`).
+Also here: the explainers of PyG's ``torch_geometric.explain``: PGExplainer (:func:`explain_pgexplainer`, the
+paper's choice: an MLP over node embeddings, trained on many quivers, gives each arrow a mask) and GNNExplainer
+(:func:`explain`, one optimisation per quiver); pooled hidden states of one layer or of all
+(:func:`graph_embeddings`; the paper's latent study reads the 3rd layer) and k-means on them (:func:`cluster_hidden`).
 """
 
 from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -127,8 +134,8 @@ class DirGINE(nn.Module):
     """Direction-aware GIN with edge features (graph classification of quivers).
 
     Args:
-        hidden: width of node states.
-        layers: number of DirGINE layers.
+        hidden: width of node states (the paper: 32).
+        layers: number of DirGINE layers (the paper: 4).
         n_classes: number of output classes.
         in_dim: node feature width (1 for constant features).
         directed: ``False`` gives the undirected GINE baseline (arrow directions dropped).
@@ -138,7 +145,7 @@ class DirGINE(nn.Module):
     ``node_embeddings(...)`` returns the concatenated per-layer node states ``(num_nodes, layers * hidden)``.
     """
 
-    def __init__(self, hidden: int = 64, layers: int = 4, n_classes: int = 6, in_dim: int = 1, directed: bool = True):
+    def __init__(self, hidden: int = 32, layers: int = 4, n_classes: int = 6, in_dim: int = 1, directed: bool = True):
         super().__init__()
         if hidden < 1 or layers < 1 or n_classes < 2 or in_dim < 1:
             raise ValueError("hidden, layers, in_dim must be >= 1 and n_classes >= 2")
@@ -169,13 +176,17 @@ class DirGINE(nn.Module):
 class UndirectedGINE(DirGINE):
     """Baseline: the same network with arrow directions dropped (``DirGINE(directed=False)``)."""
 
-    def __init__(self, hidden: int = 64, layers: int = 4, n_classes: int = 6, in_dim: int = 1):
+    def __init__(self, hidden: int = 32, layers: int = 4, n_classes: int = 6, in_dim: int = 1):
         super().__init__(hidden, layers, n_classes, in_dim, directed=False)
 
 
 def train_classifier(model: nn.Module, data: list[Data], epochs: int = 30, lr: float = 1e-3, batch_size: int = 64,
-                     seed: int = 0, device: str = "cpu") -> list[float]:
-    """Adam + cross-entropy on shuffled mini-batches; returns the mean training loss per epoch."""
+                     seed: int = 0, device: str = "cpu", on_epoch: Callable[[int], None] | None = None) -> list[float]:
+    """Adam + cross-entropy on shuffled mini-batches; returns the mean training loss per epoch.
+
+    ``on_epoch(epoch)`` (0-based), if given, is called after each epoch (e.g. to record test accuracy per epoch,
+    as the paper reports its best epoch); the model is put back in training mode afterwards.
+    """
     from torch_geometric.loader import DataLoader
 
     if not data:
@@ -202,6 +213,9 @@ def train_classifier(model: nn.Module, data: list[Data], epochs: int = 30, lr: f
             total += loss.item() * b.num_graphs
             count += b.num_graphs
         losses.append(total / count)
+        if on_epoch is not None:
+            on_epoch(len(losses) - 1)
+            model.train()
     return losses
 
 
@@ -243,12 +257,95 @@ def explain(model: DirGINE, B: np.ndarray, target: int | None = None, epochs: in
     return {(int(i), int(j)): float(m) for (i, j), m in zip(data.edge_index.t().tolist(), mask)}
 
 
+def explain_pgexplainer(model: DirGINE, quivers: list[np.ndarray], target: int | None = None, epochs: int = 30,
+                        lr: float = 0.003, seed: int = 0, train_quivers: list[np.ndarray] | None = None) -> list[dict]:
+    """PGExplainer (Luo et al. 2020; PyG ``torch_geometric.explain``) edge masks, the paper's explainer.
+
+    PGExplainer trains one small MLP that maps the embeddings of an arrow's two end vertices (the states of
+    the model's last message-passing call) to the arrow's mask, over a set of quivers, then explains each
+    quiver with one forward pass.
+
+    Args:
+        model: a trained :class:`DirGINE` (left unchanged).
+        quivers: the quivers to explain; each needs at least one arrow.
+        target: the class whose logit is explained; ``None``: each quiver's predicted class.
+        epochs: passes over the training quivers (PyG's default 30).
+        lr: Adam learning rate of the explainer MLP (PyG's default 0.003).
+        seed: seed of the explainer's initialisation and sampling.
+        train_quivers: quivers the explainer is trained on (default: ``quivers``).
+
+    Returns:
+        One ``{(i, j): mask in [0, 1]}`` per quiver, over its arrows ``i -> j``.
+    """
+    from torch_geometric.explain import Explainer, PGExplainer
+
+    for name, value in (("epochs", epochs),):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got {lr!r}")
+    train_quivers = quivers if train_quivers is None else train_quivers
+    if not quivers or not train_quivers:
+        raise ValueError("quivers (and train_quivers) must be non-empty")
+    device = _device_of(model)
+    data = [quiver_to_data(B).to(device) for B in quivers]
+    train = data if train_quivers is quivers else [quiver_to_data(B).to(device) for B in train_quivers]
+    if any(d.edge_index.size(1) == 0 for d in data + train):
+        raise ValueError("a quiver has no arrows: nothing to explain")
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    try:
+        with torch.no_grad():
+            def targets(ds):
+                if target is not None:
+                    return [torch.tensor([int(target)], device=device)] * len(ds)
+                return [model(d.x, d.edge_index, d.edge_attr).argmax(-1) for d in ds]
+            train_t, data_t = targets(train), targets(data)
+        torch.manual_seed(seed)
+        explainer = Explainer(model=model, algorithm=PGExplainer(epochs=epochs, lr=lr).to(device),
+                              explanation_type="phenomenon", edge_mask_type="object",
+                              model_config=dict(mode="multiclass_classification", task_level="graph",
+                                                return_type="raw"))
+        with warnings.catch_warnings():  # PyG converts its loss to float without detaching it
+            warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True")
+            for epoch in range(epochs):
+                for d, t in zip(train, train_t):
+                    explainer.algorithm.train(epoch, model, d.x, d.edge_index, target=t, edge_attr=d.edge_attr)
+        out = []
+        for d, t in zip(data, data_t):
+            mask = explainer(d.x, d.edge_index, target=t, edge_attr=d.edge_attr).edge_mask.detach().cpu().numpy()
+            out.append({(int(i), int(j)): float(m) for (i, j), m in zip(d.edge_index.t().tolist(), mask)})
+    finally:
+        for p in model.parameters():
+            p.requires_grad_(True)
+    return out
+
+
 @torch.no_grad()
-def graph_embeddings(model: DirGINE, quivers: list[np.ndarray]) -> np.ndarray:
-    """Sum-pooled hidden node states (the readout input) of each quiver, ``(len(quivers), layers * hidden)``."""
+def graph_embeddings(model: DirGINE, quivers: list[np.ndarray], layer: int | None = None) -> np.ndarray:
+    """Sum-pooled hidden node states of each quiver.
+
+    Args:
+        model: a :class:`DirGINE`.
+        quivers: exchange matrices.
+        layer: 1-based index of the layer whose states are pooled, ``(len(quivers), hidden)`` (the paper's
+            latent study uses the 3rd layer's 32-dimensional states); ``None``: the concatenation over all
+            layers, ``(len(quivers), layers * hidden)`` (the readout input).
+    """
+    n_layers = len(model.layers)
+    if layer is not None and (isinstance(layer, bool) or not isinstance(layer, (int, np.integer))
+                              or not 1 <= layer <= n_layers):
+        raise ValueError(f"layer must be None or an integer in [1, {n_layers}] (1-based), got {layer!r}")
+    if not quivers:
+        raise ValueError("quivers is empty: nothing to embed")
     model.eval()
     b = Batch.from_data_list([quiver_to_data(B) for B in quivers]).to(_device_of(model))
-    return global_add_pool(model.node_embeddings(b.x, b.edge_index, b.edge_attr), b.batch).cpu().numpy()
+    h = model.node_embeddings(b.x, b.edge_index, b.edge_attr)
+    if layer is not None:
+        width = h.size(1) // n_layers
+        h = h[:, (layer - 1) * width:layer * width]
+    return global_add_pool(h, b.batch).cpu().numpy()
 
 
 def _device_of(model: nn.Module) -> torch.device:
@@ -256,10 +353,14 @@ def _device_of(model: nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-def cluster_hidden(model: DirGINE, quivers: list[np.ndarray], k: int = 4, seed: int = 0) -> np.ndarray:
-    """k-means cluster label of each quiver's pooled hidden representation (the paper's type-D study)."""
+def cluster_hidden(model: DirGINE, quivers: list[np.ndarray], k: int = 4, seed: int = 0,
+                   layer: int | None = 3) -> np.ndarray:
+    """k-means cluster label of each quiver's pooled hidden representation of ``layer`` (see
+    :func:`graph_embeddings`; default the 3rd layer, as in the paper's type-D study; ``None``: all layers)."""
     from sklearn.cluster import KMeans
 
     if k < 1 or k > len(quivers):
         raise ValueError(f"k must be in [1, {len(quivers)}], got {k}")
-    return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(graph_embeddings(model, quivers))
+    if layer is not None and len(model.layers) < layer:
+        layer = len(model.layers)  # a shallower network: its last layer
+    return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(graph_embeddings(model, quivers, layer))

@@ -285,6 +285,51 @@ def type_class_certificates(kind: str, n: int) -> tuple[bytes, ...]:
     return _mutation_class_certs(canonical_form(seed))
 
 
+def sample_mutation_class(kind: str, n: int, count: int, rng: np.random.Generator, steps: int | None = None,
+                          max_tries: int | None = None) -> list[np.ndarray]:
+    """Distinct quivers of mutation type ``kind`` on ``n`` vertices, drawn by random mutation walks.
+
+    For sizes whose classes are too large to enumerate (the paper's size-generalisation curve goes to n = 20).
+    Each draw starts at the seed quiver (for ``Atilde`` a split drawn uniformly from :func:`atilde_splits`),
+    mutates ``steps`` uniformly chosen vertices (default ``4 n``) and keeps the result if its isomorphism
+    class is new. The draws follow the walk's law, not the uniform law on the class (a long walk on the
+    mutation graph weights a quiver by its number of distinct neighbours); the paper does not say how it
+    built its sets beyond n = 11.
+
+    Returns:
+        Up to ``count`` distinct quivers in canonical labelling (fewer if ``max_tries`` draws, default
+        ``20 * count``, find no more: a class smaller than ``count``); empty where ``kind`` is not defined
+        on ``n`` vertices.
+    """
+    for name, value in (("n", n), ("count", count)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if kind not in QUIVER_TYPES:
+        raise ValueError(f"kind must be one of {QUIVER_TYPES}, got {kind!r}")
+    steps = 4 * int(n) if steps is None else steps
+    max_tries = 20 * int(count) if max_tries is None else max_tries
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
+    if kind == "Atilde":
+        seeds = [seed_quiver("Atilde", int(n), split) for split in atilde_splits(int(n))] if n >= 2 else []
+    else:
+        try:
+            seeds = [seed_quiver(kind, int(n))]
+        except ValueError:
+            seeds = []
+    if not seeds:
+        return []
+    seen: dict[bytes, None] = {}
+    for _ in range(max_tries):
+        Q = seeds[int(rng.integers(len(seeds)))]
+        for k in rng.integers(0, int(n), size=steps):
+            Q = _mutate_unchecked(Q, int(k))
+        seen.setdefault(_canonical(Q), None)
+        if len(seen) >= count:
+            break
+    return [from_canonical(c) for c in seen]
+
+
 def make_dataset(types: tuple[str, ...] = QUIVER_TYPES, sizes: tuple[int, ...] = (6, 7, 8)
                  ) -> tuple[list[np.ndarray], np.ndarray]:
     """Every quiver of the given mutation types and sizes, with its type label.
