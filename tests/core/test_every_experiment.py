@@ -40,6 +40,8 @@ TIMING_DEPENDENT: dict[tuple[str, str], re.Pattern] = {
 NOT_AT_SMOKE: dict[tuple[str, str], str] = {
     ("mdgfm", "homo_beats_gcn"): "the smoke preset runs the heterophilic suite only",
     ("mdgfm", "homo_robust"): "the smoke preset runs the heterophilic suite only",
+    ("mdgfm", "homo_learned"): "the smoke preset runs the heterophilic suite only",
+    ("mf_lal", "top_candidates_diverse"): "the smoke budget buys MF-LAL one top-fidelity query; diversity needs two",
     ("primphormer", "acc_vs_full_attention"): "the smoke preset skips the full-attention model",
     ("resgen", "dsm_needs_t_times_d"): "the smoke preset stops at depth 2, the claim compares at depth 4",
     ("resgen", "matches_depth_sequential"): "the smoke preset stops at depth 2, the claim compares at depth 4",

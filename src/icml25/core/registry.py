@@ -66,6 +66,11 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "cvxpy": ("cvxpy", "convex"),
     "pandas": ("pandas", "tables"),
     "sksurv": ("scikit-survival", "survival"),
+    "rdkit": ("RDKit, AutoDock Vina and meeko", "chem"),
+    "vina": ("RDKit, AutoDock Vina and meeko", "chem"),
+    "meeko": ("RDKit, AutoDock Vina and meeko", "chem"),
+    "gemmi": ("RDKit, AutoDock Vina and meeko", "chem"),
+    "selfies": ("RDKit, AutoDock Vina and meeko", "chem"),
 }
 """Top-level module -> (what it is, the extra that installs it)."""
 
