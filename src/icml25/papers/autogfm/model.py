@@ -83,6 +83,23 @@ def _graph_input(x: Tensor, edge_index: Tensor | None, batch: Tensor | None, dim
     return batch
 
 
+def _unpack_graphs(x: Tensor | Data, edge_index: Tensor | None, batch: Tensor | None, num_graphs: int | None,
+                   dim: int) -> tuple[Tensor, Tensor, Tensor, int | None]:
+    """Tensors of a forward call given tensors or a PyG ``Data`` / ``Batch``, checked by :func:`_graph_input`.
+
+    Returns ``(x, edge_index, batch, num_graphs)``; ``num_graphs`` is the Batch's count (1 for one ``Data`` or
+    when neither a batch vector nor a count is given; ``None``: read it from the batch vector).
+    """
+    if isinstance(x, Data):  # Batch subclasses Data
+        num_graphs = x.num_graphs if isinstance(x, Batch) else 1
+        x, edge_index, batch = x.x, x.edge_index, getattr(x, "batch", None)
+    if edge_index is None:
+        raise ValueError("edge_index is required (or pass a torch_geometric Data / Batch)")
+    if batch is None and num_graphs is None:
+        num_graphs = 1
+    return x, edge_index, _graph_input(x, edge_index, batch, dim), num_graphs
+
+
 def _as_batch(graph: Data | Batch) -> Batch:
     """A PyG ``Batch`` of NOI graphs; a single ``Data`` becomes a batch of one."""
     if isinstance(graph, Batch):
@@ -236,14 +253,7 @@ class DisentangledEncoder(nn.Module):
     def forward(self, x: Tensor | Data, edge_index: Tensor | None = None, batch: Tensor | None = None,
                 num_graphs: int | None = None) -> tuple[Tensor, Tensor]:
         """``(z_I, z_V)`` of every graph; ``num_graphs`` defaults to the Batch's count (or the batch vector's)."""
-        if isinstance(x, Data):  # Batch subclasses Data
-            num_graphs = x.num_graphs if isinstance(x, Batch) else 1
-            x, edge_index, batch = x.x, x.edge_index, getattr(x, "batch", None)
-        if edge_index is None:
-            raise ValueError("edge_index is required (or pass a torch_geometric Data / Batch)")
-        if batch is None and num_graphs is None:
-            num_graphs = 1
-        batch = _graph_input(x, edge_index, batch, self.in_dim)
+        x, edge_index, batch, num_graphs = _unpack_graphs(x, edge_index, batch, num_graphs, self.in_dim)
         return (self.channel(0, x, edge_index, batch, num_graphs),
                 self.channel(1, x, edge_index, batch, num_graphs))
 
@@ -266,14 +276,7 @@ class GNNEncoder(nn.Module):
 
     def forward(self, x: Tensor | Data, edge_index: Tensor | None = None, batch: Tensor | None = None,
                 num_graphs: int | None = None) -> Tensor:
-        if isinstance(x, Data):
-            num_graphs = x.num_graphs if isinstance(x, Batch) else 1
-            x, edge_index, batch = x.x, x.edge_index, getattr(x, "batch", None)
-        if edge_index is None:
-            raise ValueError("edge_index is required (or pass a torch_geometric Data / Batch)")
-        if batch is None and num_graphs is None:
-            num_graphs = 1
-        batch = _graph_input(x, edge_index, batch, self.in_dim)
+        x, edge_index, batch, num_graphs = _unpack_graphs(x, edge_index, batch, num_graphs, self.in_dim)
         h = x
         for conv in self.convs:
             h = F.relu(conv(h, edge_index))

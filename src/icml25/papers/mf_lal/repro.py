@@ -13,7 +13,7 @@ Settings, claims, thresholds and resolutions were fixed before the first quick r
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 import torch
