@@ -82,25 +82,38 @@ def main() -> None:
 
 def markdown_table() -> str:
     """The registry as a Markdown table (the README's paper table is this output)."""
-    lines = ["| paper | title | status | arXiv / OpenReview | official code |", "|---|---|---|---|---|"]
+    lines = ["| paper | title | method | reproduction | arXiv / OpenReview | official code |",
+             "|---|---|---|---|---|---|"]
     for p in all_papers():
         ref = f"[{p.arxiv}]({p.url})" if p.arxiv else (f"[OpenReview]({p.url})" if p.url else "-")
         code = f"[{p.code}](https://github.com/{p.code})" if p.code else "-"
         title = p.title.replace("|", "\\|")
-        lines.append(f"| `{p.slug}` | {title} | {p.status} | {ref} | {code} |")
+        lines.append(f"| `{p.slug}` | {title} | {p.method} | {p.reproduction or '-'} | {ref} | {code} |")
     return "\n".join(lines) + "\n"
 
 
 def _paper_meta(p: Any) -> dict[str, Any]:  # noqa: ANN401
-    return {"slug": p.slug, "title": p.title, "status": p.status, "kind": p.kind, "arxiv": p.arxiv,
-            "openreview": p.openreview, "code": p.code, "url": p.url or None, "note": p.note}
+    return {"slug": p.slug, "title": p.title, "status": p.status, "method": p.method, "method_note": p.method_note,
+            "reproduction": p.reproduction, "reproduction_note": p.reproduction_note, "kind": p.kind,
+            "arxiv": p.arxiv, "openreview": p.openreview, "code": p.code, "url": p.url or None}
+
+
+def _paper_claim_counts(slug: str, latest: dict[str, dict[str, Any]]) -> tuple[int, int | None]:
+    """``(paper claims tested at paper fidelity, all paper claims)`` of a row; ``None`` when its code cannot load."""
+    tested = sum(1 for v in latest.values() if v.get("kind") == "paper" and v.get("fidelity") == "paper"
+                 and v["verdict"] != "NOT_TESTED")
+    try:
+        total = sum(1 for c in load_reproduction(slug).claims if c.kind == "paper")
+    except MissingExtraError:
+        total = None
+    return tested, total
 
 
 @main.command("list")
 @click.option("--markdown", is_flag=True, help="Print the Markdown table used in the README.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per paper (a JSON list).")
 def list_papers(markdown: bool, as_json: bool) -> None:
-    """List all 37 papers with their status and latest verdicts."""
+    """List all 37 papers: method and reproduction status, paper claims tested at paper fidelity, latest verdicts."""
     if markdown:
         click.echo(markdown_table(), nl=False)
         return
@@ -113,21 +126,30 @@ def list_papers(markdown: bool, as_json: bool) -> None:
     if as_json:
         rows = []
         for p in all_papers():
-            latest = {claim: {k: v[k] for k in ("verdict", "preset", "mean", "lo", "hi", "n")}
+            latest = {claim: {k: v.get(k) for k in ("verdict", "preset", "kind", "fidelity", "reason", "mean", "lo",
+                                                     "hi", "n")}
                       for claim, v in sorted(verdicts.get(p.slug, {}).items())}
-            rows.append({**{k: v for k, v in _paper_meta(p).items() if k in ("slug", "title", "status", "kind")},
+            meta = {k: v for k, v in _paper_meta(p).items()
+                    if k in ("slug", "title", "status", "method", "reproduction", "kind")}
+            tested, total = _paper_claim_counts(p.slug, verdicts.get(p.slug, {})) if p.runnable else (0, 0)
+            rows.append({**meta, "paper_claims": total, "paper_claims_tested_at_paper_fidelity": tested,
                          "latest_verdicts": latest})
         click.echo(json.dumps(rows, indent=2))
         return
     table = Table(title=f"icml25: {len(all_papers())} ICML 2025 papers")
-    for col in ("paper", "status", "kind", "latest verdicts", "title"):
+    for col in ("paper", "method", "reproduction", "paper claims at paper fidelity", "latest verdicts", "title"):
         table.add_column(col, overflow="fold")
     for p in all_papers():
         counts: dict[str, int] = {}
         for v in verdicts.get(p.slug, {}).values():
             counts[v["verdict"]] = counts.get(v["verdict"], 0) + 1
         summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "-"
-        table.add_row(p.slug, p.status, p.kind, summary, p.title)
+        if p.runnable:
+            tested, total = _paper_claim_counts(p.slug, verdicts.get(p.slug, {}))
+            ratio = f"{tested} / {total if total is not None else '?'}"
+        else:
+            ratio = "-"
+        table.add_row(p.slug, p.method, p.reproduction or "-", ratio, summary, p.title)
     console.print(table)
 
 
@@ -155,13 +177,17 @@ def show_payload(slug: str) -> dict[str, Any]:
         experiments.append({
             "name": exp.name, "description": exp.description, "timed": exp.timed,
             "full_requirements": exp.full_requirements, "fields": fields,
-            "presets": {p: {"seeds": exp.default_seeds(p), "config": _jsonable(dataclasses.asdict(exp.make_config(p)))}
+            "presets": {p: {"seeds": exp.default_seeds(p), "config": _jsonable(dataclasses.asdict(exp.make_config(p))),
+                            "fidelity": {"level": exp.fidelity_of(p).level, "note": exp.fidelity_of(p).note}}
                         for p in PRESETS},
         })
     out["experiments"] = experiments
-    out["claims"] = [{"id": c.id, "statement": c.statement, "paper_value": c.paper_value, "experiment": c.experiment,
-                      "metric": c.metric, "op": c.op, "threshold": c.threshold, "aggregate": c.aggregate,
-                      "resolution": c.resolution, "check": c.check_text} for c in repro.claims]
+    out["claims"] = [{"id": c.id, "kind": c.kind, "statement": c.statement, "paper_value": c.paper_value,
+                      "source": c.source, "experiment": c.experiment, "metric": c.metric, "op": c.op,
+                      "threshold": c.threshold, "aggregate": c.aggregate, "resolution": c.resolution,
+                      "resolution_reason": c.resolution_reason, "requires": list(c.requires), "fair_at": c.fair_at,
+                      "fair_at_reason": c.fair_at_reason, "baseline_metric": c.baseline_metric,
+                      "check": c.check_text} for c in repro.claims]
     out["api_example"] = repro.api_example
     return out
 
@@ -190,25 +216,33 @@ def show(slug: str, as_json: bool, example: bool) -> None:
         click.echo(load_reproduction(slug).api_example)
         return
     console.print(f"[bold]{paper.title}[/]", markup=True, highlight=False)
-    console.print(f"slug: {paper.slug}   status: {paper.status}   kind: {paper.kind}", markup=False)
+    console.print(f"slug: {paper.slug}   kind: {paper.kind}", markup=False)
+    console.print(f"method: {paper.method} ({paper.method_note})", markup=False)
+    if paper.runnable:
+        console.print(f"reproduction: {paper.reproduction} ({paper.reproduction_note})", markup=False)
     if paper.url:
         console.print(f"paper: {paper.url}", markup=False)
     if paper.code:
         console.print(f"official code: https://github.com/{paper.code}", markup=False)
-    if paper.note:
-        console.print(f"note: {paper.note}", markup=False)
     if not paper.runnable:
         return
     repro = load_reproduction(slug)
     console.print("\n[bold]Experiments[/]")
     for exp in repro.experiments:
         console.print(f"- {exp.name}: {exp.description}", markup=False)
+        for preset in PRESETS:
+            fid = exp.fidelity_of(preset)
+            console.print(f"  {preset}: {fid.level} fidelity ({fid.note})", markup=False)
         if exp.full_requirements:
             console.print(f"  full preset needs: {exp.full_requirements}", markup=False)
     console.print("\n[bold]Claims[/]")
-    for claim in repro.claims:
-        console.print(f"- [{claim.id}] {claim.statement} (paper: {claim.paper_value}; check: {claim.check_text})",
-                      markup=False)
+    from icml25.core.report import group_rank
+
+    for claim in sorted(repro.claims, key=lambda c: group_rank("paper@paper" if c.kind == "paper" else c.kind)):
+        where = f"{claim.kind}, source: {claim.source}, fair at {claim.fair_at}" if claim.kind == "paper" else claim.kind
+        needs = f"; needs {', '.join(claim.requires)}" if claim.requires else ""
+        console.print(f"- [{claim.id}] ({where}{needs}) {claim.statement} (paper: {claim.paper_value}; "
+                      f"check: {claim.check_text})", markup=False)
     console.print("\n[bold]API example[/] (copy-safe: icml25 show " + slug + " --example)")
     click.echo(repro.api_example)  # printed as is: never re-wrapped to the terminal's width
 
@@ -237,7 +271,7 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
               json_path: Path | None, strict: bool, rebuild_store: bool) -> None:
     """Run papers' experiments, check their claims and write reports.
 
-    With no SLUG, every implemented paper is run at the chosen preset.
+    With no SLUG, every runnable paper is run at the chosen preset.
     """
     import os
     import sqlite3
@@ -340,8 +374,9 @@ def _reproduce(store: Any, planned: list, max_seeds: int | None, n_jobs: int, ba
     console.print(rep.claims_table(results))
     counts = rep.verdict_counts(results)
     console.print(f"{len(run.jobs)} jobs ({len(run.ran)} run, {len(run.reused)} reused, "
-                  f"{len(failed)} failed) in {run.rounds} round(s); claims: "
-                  + ", ".join(f"{n} {v}" for v, n in counts.items()))
+                  f"{len(failed)} failed) in {run.rounds} round(s).")
+    console.print(rep.headline(rep.group_counts((c.group, c.verdict) for r in results for c in r.claims)),
+                  markup=False, highlight=False)
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(rep.run_payload(results, run, failed), indent=2))
@@ -357,19 +392,35 @@ def _reproduce(store: Any, planned: list, max_seeds: int | None, n_jobs: int, ba
 
 
 @main.command()
-@click.option("--markdown", is_flag=True, help="Write every claim's latest decision as Markdown to --out.")
+@click.option("--markdown", is_flag=True, help="Write every claim's latest decision as Markdown (default file "
+              "docs/RESULTS.md).")
+@click.option("--json", "as_json", is_flag=True, help="Write every claim's latest decision as JSON (default file "
+              "docs/results/<preset>.json): a list `claims` of records with slug, id, kind, source, fair_at, "
+              "experiment, fidelity, verdict, reason, mean, lo, hi, seeds and more.")
 @click.option("--preset", default="quick", show_default=True, help="Whose decisions to list.")
-@click.option("--out", "out_path", default="docs/RESULTS.md", show_default=True, type=click.Path(path_type=Path),
-              help="Where --markdown writes.")
-def results(markdown: bool, preset: str, out_path: Path) -> None:
+@click.option("--out", "out_path", default=None, type=click.Path(path_type=Path),
+              help="Where --markdown or --json writes.")
+def results(markdown: bool, as_json: bool, preset: str, out_path: Path | None) -> None:
     """Every registered claim with its latest recorded decision (from the results store)."""
-    from icml25.core.report import results_markdown
+    from icml25.core.report import results_json, results_markdown
 
     if preset not in PRESETS:
         _fail_usage(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
+    if markdown and as_json:
+        _fail_usage("--markdown and --json write different files: give one")
+    if out_path is not None and not (markdown or as_json):
+        _fail_usage("--out needs --markdown or --json")
+    if out_path is None:
+        out_path = Path(f"docs/results/{preset}.json") if as_json else Path("docs/RESULTS.md")
+    if (markdown or as_json) and out_path.is_dir():
+        _fail_usage(f"--out {out_path} is a folder: pass a file path")
     with _open_store(readonly=True) as store:
-        text = results_markdown(store, preset)
-    if markdown:
+        try:
+            text = (json.dumps(results_json(store, preset), indent=1) + "\n") if as_json else \
+                results_markdown(store, preset)
+        except MissingExtraError as exc:
+            _fail_usage(f"{exc} (every runnable paper's claims are listed, so every extra is needed)")
+    if markdown or as_json:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(text)
         console.print(f"wrote {out_path}")

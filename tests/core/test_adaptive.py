@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 
 import icml25.core.runner as runner
 from icml25.core.registry import load_reproduction, runnable_slugs
-from icml25.core.report import collect, record_verdicts, results_markdown
+from icml25.core.report import collect, record_verdicts, results_json, results_markdown
 from icml25.core.runner import plan, run_adaptive, run_jobs, schedules
 from icml25.core.sequential import looks
 from icml25.core.store import JobRecord, Store
@@ -60,7 +61,8 @@ def test_undecided_experiments_grow_look_by_look_and_decided_ones_stop(monkeypat
         results = collect(store, run.jobs, run.schedules)
         verdicts = {c.claim.id: c.decision for r in results for c in r.claims}
         assert verdicts["digits_pas_best"].n == 12
-        assert verdicts["good_pas_best"].verdict == "PASS" and verdicts["good_pas_best"].n == 2
+        good = verdicts["good_pas_best"]  # a paper-scale claim at smoke: read, not tested
+        assert (good.verdict, good.reading, good.n) == ("NOT_TESTED", "PASS", 2) and good.reason.startswith("scale:")
 
 
 def test_smoke_does_not_grow_by_default_and_max_seeds_is_checked(monkeypatch, tmp_path):
@@ -155,9 +157,12 @@ def test_results_markdown_lists_exactly_the_registered_claims(tmp_path):
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     listed = [row.split("`")[1] for row in rows]
     registered = [c.id for s in runnable_slugs() for c in load_reproduction(s).claims]
-    assert listed == registered
+    assert sorted(listed) == sorted(registered) and len(listed) == len(set(listed)) + (len(registered)
+                                                                                       - len(set(registered)))
     assert "| `certify_synthetic` |" in text and "**PASS**" in text and "**FAIL**" in text
-    assert f"not run {len(registered) - 2}" in text
+    with Store(tmp_path) as store:
+        data = results_json(store, "smoke")
+    assert sum(r["verdict"] is None for r in data["claims"]) == len(registered) - 2
 
 
 def test_results_command_writes_the_file(tmp_path):
@@ -169,4 +174,33 @@ def test_results_command_writes_the_file(tmp_path):
     text = out.read_text()
     n_claims = sum(len(load_reproduction(s).claims) for s in runnable_slugs())
     assert text.startswith("# Results at the `quick` preset")
-    assert f"({n_claims} claims)" in text and f"not run {n_claims}" in text  # an empty store: nothing decided
+    assert f"({n_claims} claims)" in text and sum(line.startswith("| `") and line.endswith("| not run |")
+                                                       for line in text.splitlines()) == n_claims  # an empty store
+
+
+def test_results_json_writes_every_registered_claim_as_a_record(tmp_path):
+    with Store(tmp_path / "h") as store:
+        jobs = [j for j in plan(["sparse_glm_bnb"], "smoke", 2) if j.experiment == "certification"]
+        fake, _ = _fake_run_jobs(lambda job: {"syn_certified_matches_bruteforce": 1.0,
+                                              "bc_certified_matches_bruteforce": 1.0})
+        fake(jobs, store)
+        record_verdicts(store, collect(store, jobs))
+    out = tmp_path / "docs" / "results" / "smoke.json"
+    proc = subprocess.run([sys.executable, "-m", "icml25.cli", "results", "--json", "--preset", "smoke", "--out",
+                           str(out)], capture_output=True, text=True, cwd=tmp_path,
+                          env={"ICML25_HOME": str(tmp_path / "h"), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    keys = {"slug", "id", "kind", "source", "fair_at", "experiment", "fidelity", "verdict", "reason", "mean", "lo",
+            "hi", "seeds"}
+    assert all(keys <= set(r) for r in data["claims"])
+    registered = {(s, c.id) for s in runnable_slugs() for c in load_reproduction(s).claims}
+    assert {(r["slug"], r["id"]) for r in data["claims"]} == registered
+    decided = [r for r in data["claims"] if r["verdict"] is not None]
+    assert {r["id"] for r in decided} == {"certify_synthetic", "certify_bc"} or len(decided) == 2
+    assert all(r["seeds"] == 2 and r["code_fingerprint"] and r["fidelity"] for r in decided)
+    # usage errors: one line, exit 2
+    both = subprocess.run([sys.executable, "-m", "icml25.cli", "results", "--json", "--markdown"],
+                          capture_output=True, text=True, cwd=tmp_path,
+                          env={"ICML25_HOME": str(tmp_path / "h"), "PATH": "/usr/bin:/bin"})
+    assert both.returncode == 2 and both.stderr.count("\n") == 1

@@ -50,12 +50,12 @@ def test_summary_is_the_student_t_interval():
     ],
 )
 def test_claim_verdicts(op, values, verdict):
-    claim = Claim("c", "statement", "paper", "exp", "metric", op, 0.0)
+    claim = Claim("c", kind="ours", statement="statement", paper_value="paper", experiment="exp", metric="metric", op=op, threshold=0.0)
     assert claim.decide(values) == verdict
 
 
 def test_mean_claim_uses_the_t_interval_and_reports_it():
-    claim = Claim("c", "s", "p", "e", "m", ">=", 1.0, resolution=0.5)
+    claim = Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op=">=", threshold=1.0, resolution=0.5, resolution_reason="t")
     x = [1.5, 1.9, 2.4, 1.8]
     d = claim.assess(x)
     lo, hi = stats.t.interval(0.95, df=3, loc=np.mean(x), scale=stats.sem(x))
@@ -64,17 +64,17 @@ def test_mean_claim_uses_the_t_interval_and_reports_it():
 
 
 def test_tie_within_the_resolution_and_fail_outside():
-    claim = Claim("c", "s", "p", "e", "m", ">=", 0.0, resolution=0.1)
+    claim = Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op=">=", threshold=0.0, resolution=0.1, resolution_reason="t")
     assert claim.decide([0.01, -0.01, 0.02, -0.02, 0.0, 0.005]) == "TIE"
     assert claim.decide([-0.3, -0.2, -0.25, -0.22]) == "FAIL"  # wholly below, outside the band
     wide = claim.assess([-1.0, 1.0, 0.5, -0.5])
     assert wide.verdict == "INCONCLUSIVE" and wide.seeds_to_decide is not None and wide.seeds_to_decide > 4
     # no resolution: no TIE, however narrow the interval
-    assert Claim("c", "s", "p", "e", "m", ">=", 0.0).decide([1e-3, -1e-3, 2e-3, -2e-3]) == "INCONCLUSIVE"
+    assert Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op=">=", threshold=0.0).decide([1e-3, -1e-3, 2e-3, -2e-3]) == "INCONCLUSIVE"
 
 
 def test_nan_seed_fails_a_mean_claim_with_its_reason():
-    claim = Claim("c", "s", "p", "e", "m", "<=", 0.0, resolution=0.1)
+    claim = Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op="<=", threshold=0.0, resolution=0.1, resolution_reason="t")
     d = claim.assess([-1.0, float("nan"), -2.0])
     assert d.verdict == "FAIL" and "seed 1" in d.reason and "no number" in d.reason
 
@@ -82,7 +82,7 @@ def test_nan_seed_fails_a_mean_claim_with_its_reason():
 @pytest.mark.parametrize("values, verdict", [([1, 1, 1], "PASS"), ([1, 1, 0], "FAIL"), ([1, float("nan"), 1], "FAIL"),
                                              ([1.5, 2.0], "PASS"), ([], "INCONCLUSIVE")])
 def test_every_seed_claims(values, verdict):
-    claim = Claim("c", "s", "p", "e", "m", ">=", 1.0, aggregate="every_seed")
+    claim = Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op=">=", threshold=1.0, aggregate="every_seed")
     assert claim.decide(values) == verdict
     assert claim.check_text.endswith("(every seed)")
 
@@ -90,25 +90,31 @@ def test_every_seed_claims(values, verdict):
 def test_every_seed_decides_a_non_negative_increment():
     # "increment >= 0" on a quantity that is >= 0 by construction: a mean interval can never pass it
     values = [0.0, 0.0, 0.3]
-    assert Claim("c", "s", "p", "e", "m", ">=", 0.0, resolution=0.05).decide(values) == "INCONCLUSIVE"
-    assert Claim("c", "s", "p", "e", "m", ">=", 0.0, aggregate="every_seed").decide(values) == "PASS"
+    assert Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op=">=", threshold=0.0, resolution=0.05, resolution_reason="t").decide(values) == "INCONCLUSIVE"
+    assert Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op=">=", threshold=0.0, aggregate="every_seed").decide(values) == "PASS"
 
 
 def test_claim_and_paper_validation():
     with pytest.raises(ValueError, match="op"):
-        Claim("c", "s", "p", "e", "m", "<", 0.0)
+        Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op="<", threshold=0.0)
     with pytest.raises(ValueError, match="aggregate"):
-        Claim("c", "s", "p", "e", "m", "<=", 0.0, aggregate="median")  # type: ignore[arg-type]
+        Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op="<=", threshold=0.0, aggregate="median")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="resolution"):
-        Claim("c", "s", "p", "e", "m", "<=", 0.0, resolution=0.0)
+        Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op="<=", threshold=0.0, resolution=0.0)
     with pytest.raises(ValueError, match="resolution"):
-        Claim("c", "s", "p", "e", "m", "<=", 0.0, aggregate="every_seed", resolution=0.1)
+        Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op="<=", threshold=0.0, aggregate="every_seed", resolution=0.1, resolution_reason="t")
     with pytest.raises(ValueError, match="threshold"):
-        Claim("c", "s", "p", "e", "m", "<=", float("nan"))
-    with pytest.raises(ValueError, match="status"):
-        Paper("x", "t", None, None, None, "algorithm", status="done")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="note"):
-        Paper("x", "t", None, None, None, "algorithm", status="partial")
+        Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op="<=", threshold=float("nan"))
+    with pytest.raises(ValueError, match="method"):
+        Paper("x", "t", None, None, None, "algorithm", method="done", method_note="n")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="method_note"):
+        Paper("x", "t", None, None, None, "algorithm", method="verified", reproduction="paper", reproduction_note="n")
+    with pytest.raises(ValueError, match="reproduction"):
+        Paper("x", "t", None, None, None, "algorithm", method="verified", method_note="n", reproduction="full")
+    with pytest.raises(ValueError, match="reproduction_note"):
+        Paper("x", "t", None, None, None, "algorithm", method="verified", method_note="n", reproduction="paper")
+    with pytest.raises(ValueError, match="no reproduction"):
+        Paper("x", "t", None, None, None, "position", method="not-a-system", method_note="n", reproduction="paper")
 
 
 @dataclass
@@ -179,7 +185,7 @@ def test_registry_has_all_37_papers():
     assert len(slugs) == 37 == len(set(slugs))
     if CARDS.is_dir():  # shared/ sits beside the checkout on the project's machines
         assert sorted(slugs) == sorted(p.stem for p in CARDS.glob("*.md"))
-    not_a_system = [p.slug for p in all_papers() if p.status == "not-a-system"]
+    not_a_system = [p.slug for p in all_papers() if p.method == "not-a-system"]
     assert not_a_system == ["genai_regulation"]
     assert "pas" in runnable_slugs()
     with pytest.raises(UnknownPaperError, match="unknown paper 'nope'; valid: alphaqcm"):

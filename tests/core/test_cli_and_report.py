@@ -26,7 +26,8 @@ def test_list_and_show_as_json(tmp_path):
     listing = icml25("list", "--json", home=tmp_path / "h", cwd=tmp_path)
     assert listing.returncode == 0, listing.stderr
     rows = json.loads(listing.stdout)
-    assert len(rows) == 37 and {"slug", "title", "status", "kind", "latest_verdicts"} <= set(rows[0])
+    assert len(rows) == 37 and {"slug", "title", "status", "method", "reproduction", "kind", "paper_claims",
+                                 "paper_claims_tested_at_paper_fidelity", "latest_verdicts"} <= set(rows[0])
     shown = icml25("show", "pas", "--json", home=tmp_path / "h", cwd=tmp_path)
     payload = json.loads(shown.stdout)
     assert payload["slug"] == "pas" and payload["claims"] and payload["experiments"]
@@ -56,8 +57,8 @@ def _result(store: Store, tmp_path: Path, fail_seed: int | None = None, statemen
     results = rep.collect(store, jobs)
     res = results[0]
     if statement != "s":  # a claim whose text needs escaping
-        bad = Claim("evil", statement, "<b>paper</b>", "certification", "syn_certified_matches_bruteforce", ">=", 1.0,
-                    aggregate="every_seed")
+        bad = Claim("evil", statement=statement, paper_value="<b>paper</b>", experiment="certification", metric="syn_certified_matches_bruteforce", op=">=", threshold=1.0,
+                    aggregate="every_seed", kind="check")
         res.claims.append(rep.ClaimResult(bad, bad.assess([1.0, 1.0])))
     return res
 
@@ -70,7 +71,7 @@ def test_report_escapes_all_text(tmp_path):
         index = rep.write_index(store, tmp_path / "reports").read_text()
     page = (out / "report.html").read_text()
     assert "<script>" not in page and "&lt;script&gt;" in page and "<b>paper</b>" not in page
-    assert "evil: PASS" in index and "claims:" in index  # named badges and the totals
+    assert "evil: PASS" in index and "paper claims tested at paper fidelity" in index  # named badges, totals
     # the run is shown: preset, seeds, fingerprint, versions, wall time and peak memory
     assert "smoke" in page and "code fingerprint" in page and "numpy x" in page and "50 MB" in page
     assert "metrics.json" in page and "report.md" in page
@@ -107,9 +108,10 @@ def test_claims_table_prints_brackets_as_text():
     from icml25.core.report import claims_table
 
     decision = Decision(verdict="PASS", n=3, mean=1.0, lo=0.5, hi=1.5, level=0.95, reason="ok")
-    claim = SimpleNamespace(id="c1", paper_value="[bold]12%[/] of [tables]", check_text="needs icml25[tables]")
-    res = SimpleNamespace(paper=SimpleNamespace(slug="pas"), claims=[SimpleNamespace(claim=claim, decision=decision)],
-                          n_failed_jobs=0)
+    claim = SimpleNamespace(id="c1", paper_value="[bold]12%[/] of [tables]", check_text="needs icml25[tables]",
+                            kind="ours")
+    res = SimpleNamespace(paper=SimpleNamespace(slug="pas"), n_failed_jobs=0,
+                          claims=[SimpleNamespace(claim=claim, decision=decision, group="ours", fidelity="reduced")])
     console = Console(record=True, width=200)
     console.print(claims_table([res]))
     text = console.export_text()

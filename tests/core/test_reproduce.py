@@ -61,7 +61,8 @@ def test_second_run_computes_nothing_and_force_recomputes(tmp_path):
     index = (tmp_path / "reports" / "index.html").read_text()
     assert index.count("<tr>") == 38  # header + 37 papers
     payload = json.loads((tmp_path / "reports" / "pas" / "metrics.json").read_text())
-    assert {c["verdict"] for c in payload["claims"]} <= {"PASS", "FAIL", "TIE", "INCONCLUSIVE"}
+    assert {c["verdict"] for c in payload["claims"]} <= {"PASS", "FAIL", "TIE", "INCONCLUSIVE", "NOT_TESTED"}
+    assert all(c["kind"] in ("paper", "ours", "check") and c["fidelity"] for c in payload["claims"])
     assert len(payload["claims"]) == 5
     assert (tmp_path / "reports" / "pas" / "synthetic_mse.png").stat().st_size > 5000
     listing = icml25("list", home=home, cwd=tmp_path)
@@ -71,7 +72,7 @@ def test_second_run_computes_nothing_and_force_recomputes(tmp_path):
     n_fail = sum(c["verdict"] == "FAIL" for c in payload["claims"])
     strict = icml25("reproduce", "pas", *FAST, "--strict", home=home, cwd=tmp_path)
     assert strict.returncode == (1 if n_fail else 0)
-    assert "claims:" in first.stdout and "index:" in first.stdout  # the summary line and the index path
+    assert "Paper claims at paper fidelity:" in first.stdout and "index:" in first.stdout  # the summary line and the index path
 
 
 def test_resume_after_kill_9(tmp_path):

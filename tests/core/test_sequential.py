@@ -44,12 +44,14 @@ def test_single_look_is_the_ordinary_95_percent_t_interval():
     assert all(math.isnan(v) for v in interval([1.0])[:2])
 
 
-def _simulate(effect: float, max_seeds: int, reps: int, seed: int, start: int = 3) -> dict[str, float]:
-    claim = Claim("c", "s", "p", "e", "m", ">=", 0.0, resolution=0.1)
+def _simulate(effect: float, max_seeds: int, reps: int, seed: int, start: int = 3, sd: float = 1.0,
+              resolution: float = 0.1) -> dict[str, float]:
+    claim = Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op=">=", threshold=0.0,
+                  resolution=resolution, resolution_reason="test")
     rng = np.random.default_rng(seed)
     verdicts = []
     for _ in range(reps):
-        z = rng.standard_normal(max_seeds) + effect
+        z = sd * rng.standard_normal(max_seeds) + effect
         verdict, n_used = run_until_decided(claim, lambda s, z=z: z[s], max_seeds, start=start)
         assert n_used in looks(start, max_seeds)
         verdicts.append(verdict)
@@ -68,6 +70,30 @@ def test_a_real_effect_of_0_6_sd_passes_with_40_seeds():
     assert rates["PASS"] >= 0.80 and rates["FAIL"] <= 0.025
 
 
+def test_tie_is_checked_before_pass_and_fail():
+    # an interval on the claimed side of the threshold but within the resolution: any effect is too small to matter
+    claim = Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op=">=", threshold=0.0,
+                  resolution=0.1, resolution_reason="t")
+    inside_above = [0.04, 0.05, 0.06, 0.05, 0.045, 0.055]
+    assert claim.decide(inside_above) == "TIE"
+    assert claim.decide([-v for v in inside_above]) == "TIE"
+    assert claim.decide([0.4, 0.5, 0.45, 0.5]) == "PASS"  # outside the band: PASS as before
+
+
+def test_tie_first_keeps_the_error_rates():
+    # a true mean exactly at the edge of the band (effect = resolution) is not "too small to matter":
+    # a TIE there needs an interval that misses the true mean from above, so at most alpha/2 of the time
+    rates = _simulate(effect=0.1, max_seeds=40, reps=3000, seed=5, sd=0.1)
+    assert rates["TIE"] <= 0.035 and rates["FAIL"] <= 0.01
+    # a true mean at the threshold with small spread: TIE-first turns the PASS/FAIL of a narrow interval into TIE,
+    # and PASS or FAIL stay below alpha/2 each
+    rates = _simulate(effect=0.0, max_seeds=40, reps=3000, seed=6, sd=0.05)
+    assert rates["PASS"] <= 0.035 and rates["FAIL"] <= 0.035 and rates["TIE"] >= 0.9
+    # PASS at the threshold stays rare whatever the spread
+    for sd, seed in ((0.02, 7), (0.2, 8)):
+        assert _simulate(effect=0.0, max_seeds=27, reps=2000, seed=seed, sd=sd)["PASS"] <= 0.035
+
+
 def test_naive_repeated_t_tests_would_not_keep_the_error_rate():
     # the reason for the design: re-testing a plain 95% interval after every seed passes far more often
     rng = np.random.default_rng(4)
@@ -83,6 +109,6 @@ def test_naive_repeated_t_tests_would_not_keep_the_error_rate():
 
 
 def test_every_seed_claims_are_decided_at_the_first_look():
-    claim = Claim("c", "s", "p", "e", "m", ">=", 1.0, aggregate="every_seed")
+    claim = Claim("c", kind="ours", statement="s", paper_value="p", experiment="e", metric="m", op=">=", threshold=1.0, aggregate="every_seed")
     assert run_until_decided(claim, lambda s: 1.0, max_seeds=20, start=4) == ("PASS", 4)
     assert run_until_decided(claim, lambda s: 0.0 if s == 2 else 1.0, max_seeds=20, start=4) == ("FAIL", 4)

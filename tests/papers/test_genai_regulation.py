@@ -18,5 +18,5 @@ def test_nothing_to_reproduce(tmp_path):
 
 
 def test_the_note_says_why():
-    note = get_paper(SLUG).note
+    note = get_paper(SLUG).method_note
     assert "position paper" in note and "nothing to implement" in note

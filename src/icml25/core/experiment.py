@@ -153,6 +153,30 @@ def resolve_device(name: str) -> str:
 
 
 @dataclass(frozen=True)
+class Fidelity:
+    """How faithful one preset of an experiment is to the paper's experiment.
+
+    Attributes:
+        level: ``"paper"`` (the paper's protocol at its scale, or a documented equivalent),
+            ``"reduced"`` (the paper's protocol at a stated fraction of its budget or size) or
+            ``"mechanism"`` (a stand-in for the paper's setting).
+        note: one line saying what that means here: for ``reduced`` the fraction (e.g.
+            ``"3k of 1M environment steps"``), for ``mechanism`` what stands in for what.
+    """
+
+    level: str
+    note: str
+
+    def __post_init__(self) -> None:
+        from icml25.core.paper import FIDELITIES
+
+        if self.level not in FIDELITIES:
+            raise ValueError(f"fidelity level must be one of {', '.join(FIDELITIES)}, got {self.level!r}")
+        if not isinstance(self.note, str) or not self.note.strip():
+            raise ValueError(f"a {self.level!r} fidelity needs a note saying what it means here")
+
+
+@dataclass(frozen=True)
 class Experiment:
     """One experiment of a paper's reproduction.
 
@@ -175,6 +199,9 @@ class Experiment:
         requires: top-level modules this experiment needs beyond what its paper's
             package imports (e.g. ``("cvxpy",)`` for an oracle baseline); without them
             ``reproduce`` skips the experiment with one line naming the extra.
+        fidelity: per preset (every one of :data:`PRESETS`), its :class:`Fidelity` to the
+            paper's experiment. Every claim of the experiment is judged at that fidelity: a
+            paper claim whose ``fair_at`` is higher is NOT_TESTED at that preset.
     """
 
     name: str
@@ -188,10 +215,16 @@ class Experiment:
     timed: bool = False
     max_seeds: Mapping[str, int] = field(default_factory=dict)
     requires: tuple[str, ...] = ()
+    fidelity: Mapping[str, Fidelity] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not (dataclasses.is_dataclass(self.config) and issubclass(self.config, ExperimentConfig)):
             raise TypeError(f"experiment {self.name!r}: config must be an ExperimentConfig dataclass")
+        for preset, fid in self.fidelity.items():
+            if preset not in PRESETS:
+                raise ValueError(f"experiment {self.name!r}: fidelity for unknown preset {preset!r}")
+            if not isinstance(fid, Fidelity):
+                raise TypeError(f"experiment {self.name!r}: fidelity[{preset!r}] must be a Fidelity, got {fid!r}")
         for preset in self.presets:
             if preset not in PRESETS:
                 raise ValueError(f"experiment {self.name!r}: unknown preset {preset!r}")
@@ -226,6 +259,13 @@ class Experiment:
         import importlib.util
 
         return [m for m in self.requires if importlib.util.find_spec(m) is None]
+
+    def fidelity_of(self, preset: str) -> Fidelity:
+        """The declared fidelity of ``preset`` (every runnable experiment declares all three)."""
+        try:
+            return self.fidelity[preset]
+        except KeyError:
+            raise ValueError(f"experiment {self.name!r} declares no fidelity for preset {preset!r}") from None
 
     def default_seeds(self, preset: str) -> int:
         return int(self.seeds.get(preset, 1))

@@ -1,8 +1,9 @@
 """Look up papers and load their reproductions.
 
 Every paper has a folder ``icml25/papers/<slug>/`` whose ``paper.toml`` holds its
-registry metadata (title, ids, official code, kind, status and, for ``partial`` or
-``not-a-system``, a note). The registry discovers the papers from these files without
+registry metadata (title, ids, official code, kind, and the status in two parts:
+``method`` with ``method_note`` and ``reproduction`` with ``reproduction_note``; a
+position paper has ``method = "not-a-system"`` and no reproduction). The registry discovers the papers from these files without
 importing their code, so listing papers needs none of their dependencies, and editing
 one paper's metadata touches no other paper (nor any code fingerprint).
 
@@ -20,12 +21,13 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from icml25.core.experiment import Experiment
+from icml25.core.experiment import PRESETS, Experiment
 from icml25.core.paper import Claim, Paper
 
 PAPERS_ROOT = Path(__file__).resolve().parents[1] / "papers"
 METADATA_FILE = "paper.toml"
-_FIELDS = ("title", "arxiv", "openreview", "code", "kind", "status", "note")
+_FIELDS = ("title", "arxiv", "openreview", "code", "kind", "method", "method_note", "reproduction",
+           "reproduction_note")
 
 
 def read_paper(folder: Path) -> Paper:
@@ -36,12 +38,16 @@ def read_paper(folder: Path) -> Paper:
     unknown = sorted(set(data) - set(_FIELDS))
     if unknown:
         raise ValueError(f"{path}: unknown field {unknown[0]!r}; valid: {', '.join(_FIELDS)}")
-    missing = [k for k in ("title", "kind") if k not in data]
+    missing = [k for k in ("title", "kind", "method", "method_note") if k not in data]
     if missing:
         raise ValueError(f"{path}: missing field {missing[0]!r}")
-    return Paper(slug=folder.name, title=data["title"], arxiv=data.get("arxiv"),
-                 openreview=data.get("openreview"), code=data.get("code"), kind=data["kind"],
-                 status=data.get("status", "planned"), note=data.get("note", ""))
+    try:
+        return Paper(slug=folder.name, title=data["title"], arxiv=data.get("arxiv"),
+                     openreview=data.get("openreview"), code=data.get("code"), kind=data["kind"],
+                     method=data["method"], method_note=data["method_note"], reproduction=data.get("reproduction"),
+                     reproduction_note=data.get("reproduction_note", ""))
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def discover(root: Path = PAPERS_ROOT) -> tuple[Paper, ...]:
@@ -132,10 +138,41 @@ def load_reproduction(slug: str) -> Reproduction:
     ids = [c.id for c in claims]
     if len(set(ids)) != len(ids):
         raise ValueError(f"paper {slug!r}: claim ids must be unique, got {ids}")
+    check_reproduction(slug, experiments, claims)
+    return Reproduction(paper, experiments, claims, module.API_EXAMPLE.strip())
+
+
+def check_reproduction(slug: str, experiments: tuple[Experiment, ...], claims: tuple[Claim, ...]) -> None:
+    """Reject what the pre-registration rules forbid (raises ``ValueError`` naming the paper).
+
+    Every experiment declares a fidelity for every preset; every claim names a known
+    experiment; ``requires`` names known ``check`` claims of the same paper, without cycles.
+    (A paper claim's ``source`` and ``fair_at`` are enforced by :class:`Claim` itself.)
+    """
+    names = {e.name for e in experiments}
+    for exp in experiments:
+        missing = [p for p in PRESETS if p not in exp.fidelity]
+        if missing:
+            raise ValueError(f"paper {slug!r}: experiment {exp.name!r} declares no fidelity for preset {missing[0]!r}")
+    by_id = {c.id: c for c in claims}
     for claim in claims:
         if claim.experiment not in names:
             raise ValueError(f"paper {slug!r}: claim {claim.id!r} names unknown experiment {claim.experiment!r}")
-    return Reproduction(paper, experiments, claims, module.API_EXAMPLE.strip())
+        for rid in claim.requires:
+            if rid not in by_id:
+                raise ValueError(f"paper {slug!r}: claim {claim.id!r} requires unknown claim {rid!r}")
+            if by_id[rid].kind != "check":
+                raise ValueError(f"paper {slug!r}: claim {claim.id!r} requires {rid!r}, which is a "
+                                 f"{by_id[rid].kind} claim, not a check")
+
+    def visit(cid: str, path: tuple[str, ...]) -> None:
+        if cid in path:
+            raise ValueError(f"paper {slug!r}: requires form a cycle: {' -> '.join(path + (cid,))}")
+        for rid in by_id[cid].requires:
+            visit(rid, path + (cid,))
+
+    for cid in by_id:
+        visit(cid, ())
 
 
 def runnable_slugs() -> list[str]:

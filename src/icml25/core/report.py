@@ -12,7 +12,7 @@ import html
 import json
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, config_to_dict
-from icml25.core.paper import VERDICTS, Claim, Decision, Paper, Summary, Verdict, metric_values
+from icml25.core.paper import FIDELITIES, VERDICTS, Claim, Decision, Paper, Summary, Verdict, decide_claims
 from icml25.core.registry import PAPERS_ROOT, all_papers, load_reproduction
 from icml25.core.runner import Job
 from icml25.core.store import Store
@@ -29,8 +29,10 @@ from icml25.core.store import Store
 DOCS_ROOT = Path(__file__).resolve().parents[3] / "docs" / "papers"
 """Where the per-paper docs live in a source checkout (links are omitted when they are absent)."""
 
-VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "TIE": "cyan", "INCONCLUSIVE": "yellow"}
-VERDICT_COLOUR = {"PASS": "#1a7f37", "FAIL": "#cf222e", "TIE": "#0969da", "INCONCLUSIVE": "#9a6700"}
+VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "TIE": "cyan", "INCONCLUSIVE": "yellow",
+                 "NOT_TESTED": "dim"}
+VERDICT_COLOUR = {"PASS": "#1a7f37", "FAIL": "#cf222e", "TIE": "#0969da", "INCONCLUSIVE": "#9a6700",
+                  "NOT_TESTED": "#6e7781"}
 
 
 @dataclass
@@ -57,20 +59,56 @@ class ExperimentResult:
 
 @dataclass(frozen=True)
 class ClaimResult:
+    """One claim's decision, with the fidelity of the run it was decided on."""
+
     claim: Claim
     decision: Decision
+    fidelity: str = ""
+    fidelity_note: str = ""
+    code_hash: str = ""
 
     @property
     def verdict(self) -> Verdict:
         return self.decision.verdict
 
+    @property
+    def group(self) -> str:
+        """Where the claim is listed and counted: ``paper@<fidelity>``, ``ours`` or ``check``."""
+        return claim_group(self.claim.kind, self.fidelity)
+
     def as_row(self) -> dict[str, Any]:
         """The decision as a flat, JSON-able row (what the store and metrics.json keep)."""
-        d = self.decision
-        return {"claim": self.claim.id, "verdict": d.verdict, "mean": _finite(d.mean), "lo": _finite(d.lo),
+        d, c = self.decision, self.claim
+        return {"claim": c.id, "verdict": d.verdict, "mean": _finite(d.mean), "lo": _finite(d.lo),
                 "hi": _finite(d.hi), "n": d.n, "level": _finite(d.level), "reason": d.reason,
-                "seeds_to_decide": d.seeds_to_decide, "check": self.claim.check_text,
-                "paper_value": self.claim.paper_value}
+                "reading": d.reading, "seeds_to_decide": d.seeds_to_decide, "check": c.check_text,
+                "paper_value": c.paper_value, "kind": c.kind, "source": c.source, "fair_at": c.fair_at,
+                "experiment": c.experiment, "fidelity": self.fidelity, "fidelity_note": self.fidelity_note,
+                "resolution_reason": c.resolution_reason, "code_fingerprint": self.code_hash}
+
+
+GROUP_ORDER: tuple[str, ...] = tuple(f"paper@{f}" for f in reversed(FIDELITIES)) + ("ours", "check")
+"""Order in which reports list claims: paper claims by fidelity (paper first), then ours, then checks."""
+
+GROUP_TITLE = {"paper@paper": "Paper claims at paper fidelity", "paper@reduced": "Paper claims at reduced fidelity",
+               "paper@mechanism": "Paper claims at mechanism fidelity", "ours": "Our claims (beyond the paper)",
+               "check": "Checks (preconditions, sanity, harness, by construction)"}
+
+
+def claim_group(kind: str, fidelity: str) -> str:
+    """The report group of a claim of ``kind`` decided at ``fidelity``."""
+    return f"paper@{fidelity or 'mechanism'}" if kind == "paper" else kind
+
+
+def group_rank(group: str) -> int:
+    return GROUP_ORDER.index(group) if group in GROUP_ORDER else len(GROUP_ORDER)
+
+
+def verdict_text(d: Decision) -> str:
+    """The verdict as shown in tables: NOT_TESTED says what the values would read."""
+    if d.verdict == "NOT_TESTED" and d.reading:
+        return f"NOT_TESTED (reads {d.reading})"
+    return d.verdict
 
 
 def seeds_text(d: Decision) -> str:
@@ -125,18 +163,19 @@ def collect(store: Store, jobs: Sequence[Job],
                 res.wall_s += record.wall_s
                 res.peak_mem_mb = max(res.peak_mem_mb, record.peak_mem_mb)
                 res.code_hash, res.libraries = job.code_hash, record.libraries
-        claims = []
-        for claim in repro.claims:
-            exp_res = exp_results.get(claim.experiment)
-            if exp_res is None:
-                continue
-            decision = claim.assess(metric_values(exp_res.per_seed, claim.metric), exp_res.schedule)
-            claims.append(ClaimResult(claim, decision))
-        results.append(PaperResult(repro.paper, paper_jobs[0].preset, list(exp_results.values()), claims))
+        preset = paper_jobs[0].preset
+        fidelity = {name: r.experiment.fidelity_of(preset) for name, r in exp_results.items()}
+        decisions = decide_claims(repro.claims, {name: r.per_seed for name, r in exp_results.items()},
+                                  {name: r.schedule for name, r in exp_results.items()}, fidelity)
+        claims = [ClaimResult(c, decisions[c.id], fidelity[c.experiment].level, fidelity[c.experiment].note,
+                              exp_results[c.experiment].code_hash)
+                  for c in repro.claims if c.id in decisions]
+        results.append(PaperResult(repro.paper, preset, list(exp_results.values()), claims))
     return results
 
 
 def verdict_counts(results: Sequence[PaperResult]) -> dict[str, int]:
+    """Every claim by verdict (all kinds and fidelities together)."""
     counts = {v: 0 for v in VERDICTS}
     for res in results:
         for c in res.claims:
@@ -144,17 +183,47 @@ def verdict_counts(results: Sequence[PaperResult]) -> dict[str, int]:
     return counts
 
 
+def group_counts(rows: Iterable[tuple[str, str]]) -> dict[str, dict[str, int]]:
+    """``{group: {verdict: n}}`` over ``(group, verdict)`` pairs, groups in report order."""
+    out: dict[str, dict[str, int]] = {}
+    for group, verdict in rows:
+        out.setdefault(group, {v: 0 for v in VERDICTS})
+        out[group][verdict] = out[group].get(verdict, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: group_rank(kv[0])))
+
+
+def headline(counts: Mapping[str, Mapping[str, int]]) -> str:
+    """One line: paper claims at paper fidelity by verdict first, then the other groups counted apart."""
+    def part(group: str) -> str:
+        c = counts.get(group, {})
+        total = sum(c.values())
+        inner = ", ".join(f"{n} {v}" for v, n in c.items() if n) or "none"
+        return f"{GROUP_TITLE.get(group, group).lower()}: {total} ({inner})"
+
+    main = part("paper@paper")
+    rest = [part(g) for g in counts if g != "paper@paper"]
+    return main[0].upper() + main[1:] + (". Apart: " + "; ".join(rest) + "." if rest else ".")
+
+
 def claims_table(results: Sequence[PaperResult]) -> Table:
+    """The terminal table: per paper, paper claims by fidelity first, then ours, then checks."""
     table = Table(title="Claims", show_lines=False)
-    for col in ("paper", "claim", "paper's number", "ours: mean [interval]", "seeds", "check", "verdict"):
+    for col in ("paper", "claim", "kind @ fidelity", "paper's number", "ours: mean [interval]", "seeds", "check",
+                "verdict"):
         table.add_column(col, overflow="fold")
     for res in results:
-        for cr in res.claims:
+        for cr in sorted(res.claims, key=lambda c: group_rank(c.group)):
             d = cr.decision
-            cells = (res.paper.slug, cr.claim.id, cr.claim.paper_value, d.interval, seeds_text(d), cr.claim.check_text)
-            table.add_row(*(Text(str(c)) for c in cells), Text(d.verdict, style=VERDICT_STYLE[d.verdict]))
+            group = f"paper @ {cr.fidelity}" if cr.claim.kind == "paper" else cr.claim.kind
+            cells = (res.paper.slug, cr.claim.id, group, cr.claim.paper_value, d.interval, seeds_text(d),
+                     cr.claim.check_text)
+            verdict = Text(verdict_text(d), style=VERDICT_STYLE[d.verdict])
+            if d.verdict == "NOT_TESTED":
+                verdict.append(f": {d.reason}", style="dim")
+            table.add_row(*(Text(str(c)) for c in cells), verdict)
         if res.n_failed_jobs:
-            table.add_row(res.paper.slug, "(jobs)", "", f"{res.n_failed_jobs} failed", "", "", "[bold red]ERROR[/]")
+            table.add_row(res.paper.slug, "(jobs)", "", "", f"{res.n_failed_jobs} failed", "", "",
+                          "[bold red]ERROR[/]")
     return table
 
 
@@ -169,7 +238,10 @@ def _paper_payload(result: PaperResult, figures: list[Path], figure_errors: list
     return {
         "paper": result.paper.slug,
         "title": result.paper.title,
-        "status": result.paper.status,
+        "method": result.paper.method,
+        "method_note": result.paper.method_note,
+        "reproduction": result.paper.reproduction,
+        "reproduction_note": result.paper.reproduction_note,
         "code": result.paper.code,
         "url": result.paper.url or None,
         "preset": result.preset,
@@ -209,7 +281,26 @@ def _caption(path: Path) -> str:
 
 def _decision_of(row: Mapping[str, Any]) -> Decision:
     return Decision(row["verdict"], int(row.get("n") or 0), _nan(row.get("mean")), _nan(row.get("lo")),
-                    _nan(row.get("hi")), _nan(row.get("level")), row.get("reason", ""), row.get("seeds_to_decide"))
+                    _nan(row.get("hi")), _nan(row.get("level")), row.get("reason", ""), row.get("seeds_to_decide"),
+                    row.get("reading") or "")
+
+
+def _row_group(row: Mapping[str, Any]) -> str:
+    return claim_group(row.get("kind") or "paper", row.get("fidelity") or "")
+
+
+def _grouped(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """Rows split into report groups, in report order (rows keep their order within a group)."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(_row_group(row), []).append(row)
+    return sorted(groups.items(), key=lambda kv: group_rank(kv[0]))
+
+
+def _group_heading(group: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    title = GROUP_TITLE.get(group, group)
+    notes = sorted({str(r.get("fidelity_note") or "") for r in rows} - {""})
+    return title + (f" ({'; '.join(notes)})" if group.startswith("paper@") and notes else "")
 
 
 def write_paper_report(result: PaperResult, out_root: Path) -> Path:
@@ -288,12 +379,19 @@ def _paper_markdown(payload: Mapping[str, Any], failure: Mapping[str, Any] | Non
                for seed, msg in fails.items()] + [""]
     md += [f"Preset `{payload['preset']}`. Written {payload['written_at']} by icml25 "
            f"{payload.get('package_version', '?')}.", "",
-           "| claim | statement | paper | ours: mean [interval] | seeds | check | verdict |",
-           "|---|---|---|---|---|---|---|"]
-    for c in payload["claims"]:
-        d = _decision_of(c)
-        md.append(f"| {c['id']} | {_md(c['statement'])} | {_md(c['paper'])} | {d.interval} | {seeds_text(d)} | "
-                  f"`{c['check']}` | **{d.verdict}** ({_md(d.reason)}) |")
+           f"Method: **{payload.get('method', '?')}** ({_md(payload.get('method_note', ''))}). "
+           f"Reproduction: **{payload.get('reproduction', '?')}** ({_md(payload.get('reproduction_note', ''))}).", "",
+           "**" + headline(group_counts((_row_group(c), c["verdict"]) for c in payload["claims"])) + "**"]
+    for group, rows in _grouped(payload["claims"]):
+        md += ["", f"### {_md(_group_heading(group, rows))}", "",
+               "| claim | statement | paper (source) | ours: mean [interval] | seeds | check | verdict |",
+               "|---|---|---|---|---|---|---|"]
+        for c in rows:
+            d = _decision_of(c)
+            src = f" ({c['source']})" if c.get("source") else ""
+            res = f"; tie: {c['resolution_reason']}" if c.get("resolution_reason") else ""
+            md.append(f"| {c['id']} | {_md(c['statement'])} | {_md(c['paper'] + src)} | {d.interval} | "
+                      f"{seeds_text(d)} | `{c['check']}`{_md(res)} | **{verdict_text(d)}** ({_md(d.reason)}) |")
     for name, e in payload["experiments"].items():
         md += ["", f"## Experiment `{name}`", "", e.get("description", ""), "",
                f"Seeds: {e['seeds']} ({e['wall_s']:.1f} s of compute in total, peak memory "
@@ -332,13 +430,19 @@ font-size:85%;display:inline-block}img{max-width:100%;margin:1em 0}.muted{color:
 
 def _paper_html(payload: Mapping[str, Any], failure: Mapping[str, Any] | None) -> str:
     esc = html.escape
-    rows = "".join(
-        f"<tr><td>{esc(c['id'])}</td><td>{esc(c['statement'])}</td><td>{esc(c['paper'])}</td>"
-        f"<td>{esc(_decision_of(c).interval)}</td><td>{esc(seeds_text(_decision_of(c)))}</td>"
-        f"<td><code>{esc(c['check'])}</code></td>"
-        f"<td title='{esc(c.get('reason', ''), quote=True)}'>{_badge(c['verdict'])}</td></tr>"
-        for c in payload["claims"]
-    )
+    rows = ""
+    for group, items in _grouped(payload["claims"]):
+        rows += f"<tr><th colspan='7'>{esc(_group_heading(group, items))}</th></tr>"
+        rows += "".join(
+            f"<tr><td>{esc(c['id'])}</td><td>{esc(c['statement'])}</td>"
+            f"<td>{esc(c['paper'])}{'<br><span class=muted>' + esc(c['source']) + '</span>' if c.get('source') else ''}"
+            f"</td><td>{esc(_decision_of(c).interval)}</td><td>{esc(seeds_text(_decision_of(c)))}</td>"
+            f"<td><code>{esc(c['check'])}</code>"
+            f"{'<br><span class=muted>tie: ' + esc(c['resolution_reason']) + '</span>' if c.get('resolution_reason') else ''}"
+            f"</td><td title='{esc(c.get('reason', ''), quote=True)}'>{_badge(c['verdict'], verdict_text(_decision_of(c)))}"
+            f"{'<br><span class=muted>' + esc(c.get('reason', '')) + '</span>' if c['verdict'] == 'NOT_TESTED' else ''}"
+            f"</td></tr>"
+            for c in items)
     banner = ""
     if failure:
         items = "".join(f"<li>{esc(exp)} seed {esc(seed)}: <code>{esc(_last_line(msg))}</code></li>"
@@ -355,6 +459,10 @@ def _paper_html(payload: Mapping[str, Any], failure: Mapping[str, Any] | None) -
     )
     figs = "".join(f"<figure><img src='{esc(f['file'], quote=True)}' alt='{esc(f['caption'], quote=True)}'>"
                    f"<figcaption>{esc(f['caption'])}</figcaption></figure>" for f in payload.get("figures", []))
+    status = (_badge("method", f"method: {payload.get('method', '?')}", str(payload.get("method_note", ""))) + " "
+              + _badge("reproduction", f"reproduction: {payload.get('reproduction', '?')}",
+                       str(payload.get("reproduction_note", ""))))
+    head = headline(group_counts((_row_group(c), c["verdict"]) for c in payload["claims"]))
     slug = str(payload["paper"])
     links = ["<a href='metrics.json'>metrics.json</a>", "<a href='report.md'>report.md</a>"]
     doc = DOCS_ROOT / f"{slug}.md"
@@ -370,6 +478,7 @@ def _paper_html(payload: Mapping[str, Any], failure: Mapping[str, Any] | None) -
             f"<h1>{esc(str(payload['title']))}</h1>{banner}"
             f"<p class='muted'>preset {esc(str(payload['preset']))} · written {esc(str(payload['written_at']))} · "
             f"icml25 {esc(str(payload.get('package_version', '?')))}</p>"
+            f"<p>{status}</p><p><b>{esc(head)}</b></p>"
             f"<table><tr><th>claim</th><th>statement</th><th>paper</th><th>ours</th><th>seeds</th><th>check</th>"
             f"<th>verdict</th></tr>{rows}</table><h2>Run</h2>"
             f"<table><tr><th>experiment</th><th>seeds</th><th>planned looks</th><th>compute</th><th>peak memory</th>"
@@ -386,16 +495,17 @@ def write_index(store: Store, out_root: Path) -> Path:
     esc = html.escape
     out_root.mkdir(parents=True, exist_ok=True)
     verdicts = store.verdicts()
-    totals = {v: 0 for v in VERDICTS}
+    pairs: list[tuple[str, str]] = []
     rows = []
     for paper in all_papers():
         claims = verdicts.get(paper.slug, {})
-        for v in claims.values():
-            totals[v["verdict"]] = totals.get(v["verdict"], 0) + 1
+        pairs += [(_row_group(v), v["verdict"]) for v in claims.values()]
+        ordered = sorted(claims.items(), key=lambda kv: (group_rank(_row_group(kv[1])), kv[0]))
         badges = " ".join(
             _badge(v["verdict"], label=f"{claim}: {v['verdict']}",
-                   title=f"{claim}: {v['verdict']} ({v['preset']}, {v['n']} seeds)")
-            for claim, v in sorted(claims.items())) or "<span class='muted'>-</span>"
+                   title=f"{claim} ({_row_group(v)}): {v['verdict']} ({v['preset']}, {v['n']} seeds)"
+                         + (f"; {v.get('reason')}" if v["verdict"] == "NOT_TESTED" else ""))
+            for claim, v in ordered) or "<span class='muted'>-</span>"
         presets = sorted({v["preset"] for v in claims.values()})
         seeds = sorted({int(v["n"] or 0) for v in claims.values()})
         seeds_txt = (f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}") if seeds else "-"
@@ -405,13 +515,18 @@ def write_index(store: Store, out_root: Path) -> Path:
         link = f"<a href='{esc(paper.slug)}/report.html'>{esc(paper.slug)}</a>" if has_report else esc(paper.slug)
         rows.append(f"<tr><td>{link}</td><td>{title}</td><td>{esc(paper.status)}</td>"
                     f"<td>{esc(', '.join(presets) or '-')}</td><td>{esc(seeds_txt)}</td><td>{badges}</td></tr>")
-    summary = " ".join(_badge(v, label=f"{n} {v}") for v, n in totals.items())
+    counts = group_counts(pairs)
+    main = counts.get("paper@paper", {v: 0 for v in VERDICTS})
+    summary = " ".join(_badge(v, label=f"{n} {v}") for v, n in main.items())
+    apart = "; ".join(f"{GROUP_TITLE[g].lower()}: " + ", ".join(f"{n} {v}" for v, n in c.items() if n)
+                      for g, c in counts.items() if g != "paper@paper")
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>icml25 reproductions</title>"
             f"<style>{_CSS}</style></head><body><h1>icml25: ICML 2025 papers, reproduced</h1>"
             f"<p class='muted'>Latest verdict of every claim, from the results store at "
             f"{esc(str(store.path))}; written {time.strftime('%Y-%m-%d %H:%M:%S')}.</p>"
-            f"<p>{sum(totals.values())} claims: {summary}</p>"
-            f"<table><tr><th>paper</th><th>title</th><th>status</th><th>preset</th><th>seeds</th><th>claims</th></tr>"
+            f"<p>{sum(main.values())} paper claims tested at paper fidelity: {summary}</p>"
+            f"<p class='muted'>Counted apart: {esc(apart or 'none')}.</p>"
+            f"<table><tr><th>paper</th><th>title</th><th>method, reproduction</th><th>preset</th><th>seeds</th><th>claims</th></tr>"
             f"{''.join(rows)}</table></body></html>")
     path = out_root / "index.html"
     path.write_text(page)
@@ -425,6 +540,7 @@ def run_payload(results: Sequence[PaperResult], run: Any, failed: Sequence[str])
                  "failed_labels": list(failed)},
         "rounds": run.rounds,
         "verdicts": verdict_counts(results),
+        "verdicts_by_group": group_counts((c.group, c.verdict) for r in results for c in r.claims),
         "papers": {
             res.paper.slug: {
                 "preset": res.preset,
@@ -449,52 +565,122 @@ def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def results_markdown(store: Store, preset: str = "quick") -> str:
-    """``docs/RESULTS.md``: every registered claim with its latest decision at ``preset``.
+RECORD_KEYS: tuple[str, ...] = ("slug", "id", "kind", "source", "fair_at", "experiment", "fidelity", "verdict",
+                                 "reason", "mean", "lo", "hi", "seeds")
+"""The keys every record of ``icml25 results --json`` has (more follow them)."""
 
-    Claims that have no decision recorded at that preset are listed as ``not run``.
+
+def results_records(store: Store, preset: str = "quick") -> list[dict[str, Any]]:
+    """Every registered claim of every runnable paper with its latest decision at ``preset``.
+
+    A claim with no decision recorded at that preset has ``verdict`` ``None`` and the reason
+    ``"not run at <preset>"``. Each record has :data:`RECORD_KEYS` (``seeds`` is the number of
+    seeds the decision rests on), then the claim's check, the reading of a NOT_TESTED claim, the
+    fidelity note, the code fingerprint of the run and when it was recorded.
     """
     recorded = store.verdicts(preset)
-    counts = {v: 0 for v in VERDICTS}
-    counts["not run"] = 0
-    body: list[str] = []
-    total = 0
+    out = []
     for paper in all_papers():
         if not paper.runnable:
             continue
         repro = load_reproduction(paper.slug)
         rows = recorded.get(paper.slug, {})
-        body += ["", f"## `{paper.slug}`: {_md(paper.title)} ({paper.status})", "",
-                 "| claim | paper's number | ours: mean [interval] | seeds | check | verdict |",
-                 "|---|---|---|---|---|---|"]
-        from icml25.core.runner import code_fingerprint
-
-        fingerprint = code_fingerprint(paper.slug)
-        failed = sorted({(r.key.experiment, r.key.seed, _last_line(r.error or "failed"))
-                         for r in store.records(paper.slug)
-                         if r.status == "failed" and r.preset == preset and r.key.code_hash == fingerprint
-                         and not store.finished([r.key])})
         for claim in repro.claims:
-            total += 1
+            fid = repro.experiment(claim.experiment).fidelity_of(preset)
             row = rows.get(claim.id)
-            if row is None:
-                counts["not run"] += 1
-                body.append(f"| `{claim.id}` | {_md(claim.paper_value)} | - | - | `{claim.check_text}` | not run |")
-                continue
-            d = _decision_of(row)
-            counts[d.verdict] += 1
-            body.append(f"| `{claim.id}` | {_md(claim.paper_value)} | {d.interval} | {seeds_text(d)} | "
-                        f"`{claim.check_text}` | **{d.verdict}** |")
+            rec: dict[str, Any] = {
+                "slug": paper.slug, "id": claim.id, "kind": claim.kind, "source": claim.source,
+                "fair_at": claim.fair_at, "experiment": claim.experiment,
+                "fidelity": (row or {}).get("fidelity") or fid.level,
+                "verdict": row["verdict"] if row else None,
+                "reason": row.get("reason", "") if row else f"not run at {preset}",
+                "mean": row.get("mean") if row else None, "lo": row.get("lo") if row else None,
+                "hi": row.get("hi") if row else None, "seeds": int(row.get("n") or 0) if row else 0,
+                "reading": (row or {}).get("reading") or "", "preset": preset,
+                "statement": claim.statement, "paper_value": claim.paper_value, "metric": claim.metric,
+                "op": claim.op, "threshold": claim.threshold, "aggregate": claim.aggregate,
+                "resolution": claim.resolution, "resolution_reason": claim.resolution_reason,
+                "fair_at_reason": claim.fair_at_reason, "requires": list(claim.requires),
+                "fidelity_note": (row or {}).get("fidelity_note") or fid.note,
+                "check": claim.check_text, "code_fingerprint": (row or {}).get("code_fingerprint") or None,
+                "recorded_at": (row or {}).get("recorded_at"),
+            }
+            for key in ("machine",):
+                if row and key in row:
+                    rec[key] = row[key]
+            out.append(rec)
+    return out
+
+
+def results_json(store: Store, preset: str = "quick") -> dict[str, Any]:
+    """What ``icml25 results --json`` writes: the counts by group and verdict, and every claim's record."""
+    records = results_records(store, preset)
+    counts = group_counts((claim_group(r["kind"], r["fidelity"]), r["verdict"] or "not run") for r in records)
+    return {"preset": preset, "generated_by": "icml25 results --json", "headline": headline(counts),
+            "counts": counts, "claims": records}
+
+
+def results_markdown(store: Store, preset: str = "quick") -> str:
+    """``docs/RESULTS.md``: every registered claim with its latest decision at ``preset``.
+
+    Paper claims come first, grouped by the fidelity they ran at, then ours, then checks; the
+    headline counts paper claims at paper fidelity. Claims with no decision at that preset are
+    listed as ``not run``.
+    """
+    from icml25.core.runner import code_fingerprint
+
+    records = results_records(store, preset)
+    counts = group_counts((claim_group(r["kind"], r["fidelity"]), r["verdict"] or "not run") for r in records)
+    by_slug: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        by_slug.setdefault(r["slug"], []).append(r)
+    body: list[str] = []
+    for paper in all_papers():
+        if paper.slug not in by_slug:
+            continue
+        recs = by_slug[paper.slug]
+        n_paper = [r for r in recs if r["kind"] == "paper"]
+        at_paper = [r for r in n_paper if r["fidelity"] == "paper" and r["verdict"] not in (None, "NOT_TESTED")]
+        body += ["", f"## `{paper.slug}`: {_md(paper.title)}", "",
+                 f"Method **{paper.method}**: {_md(paper.method_note)}  ",
+                 f"Reproduction **{paper.reproduction}**: {_md(paper.reproduction_note)}  ",
+                 f"Paper claims tested at paper fidelity: {len(at_paper)} / {len(n_paper)}."]
+        for group, rows in _grouped(recs):
+            body += ["", f"### {_md(_group_heading(group, rows))}", "",
+                     "| claim | paper's number (source) | ours: mean [interval] | seeds | check | verdict |",
+                     "|---|---|---|---|---|---|"]
+            for r in rows:
+                src = f" ({r['source']})" if r["source"] else ""
+                if r["verdict"] is None:
+                    body.append(f"| `{r['id']}` | {_md(r['paper_value'] + src)} | - | - | `{r['check']}` | not run |")
+                    continue
+                d = _decision_of({**r, "n": r["seeds"]})
+                why = f" ({_md(d.reason)})" if d.verdict == "NOT_TESTED" else ""
+                body.append(f"| `{r['id']}` | {_md(r['paper_value'] + src)} | {d.interval} | {seeds_text(d)} | "
+                            f"`{r['check']}` | **{verdict_text(d)}**{why} |")
+        fingerprint = code_fingerprint(paper.slug)
+        failed = sorted({(rec.key.experiment, rec.key.seed, _last_line(rec.error or "failed"))
+                         for rec in store.records(paper.slug)
+                         if rec.status == "failed" and rec.preset == preset and rec.key.code_hash == fingerprint
+                         and not store.finished([rec.key])})
         if failed:
             body += ["", "Failed jobs (their experiment was decided on the seeds that finished, and not given more):",
                      ""] + [f"- `{exp}` seed {seed}: `{_md(err)}`" for exp, seed, err in failed]
-    summary = ", ".join(f"{k} {n}" for k, n in counts.items() if n or k in VERDICTS)
-    stamps = [row["recorded_at"] for rows in recorded.values() for row in rows.values() if row.get("recorded_at")]
+    stamps = [r["recorded_at"] for r in records if r.get("recorded_at")]
     when = f" Decisions recorded {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(max(stamps)))}." if stamps else ""
+    table = ["| group | " + " | ".join(VERDICTS) + " | not run |", "|---" * (len(VERDICTS) + 2) + "|"]
+    for group, c in counts.items():
+        table.append(f"| {GROUP_TITLE.get(group, group)} | " + " | ".join(str(c.get(v, 0)) for v in VERDICTS)
+                     + f" | {c.get('not run', 0)} |")
     head = [f"# Results at the `{preset}` preset", "",
-            f"Every registered claim of every runnable paper ({total} claims), with its latest decision in the "
-            f"results store. Generated by `icml25 results --markdown`; do not edit by hand.{when}", "",
-            f"**Verdicts:** {summary}.", "",
+            f"Every registered claim of every runnable paper ({len(records)} claims), with its latest decision in the "
+            f"results store. Generated by `icml25 results --markdown` (the same data as JSON: `icml25 results "
+            f"--json --preset {preset} --out docs/results/{preset}.json`); do not edit by hand.{when}", "",
+            f"**{headline(counts)}**", ""] + table + ["",
+            "Claims are listed per paper: the paper's claims first, grouped by the fidelity of the run that decided "
+            "them (`paper`: the paper's protocol at its scale; `reduced`: its protocol at a fraction of its budget; "
+            "`mechanism`: a stand-in), then our own claims, then checks. A paper claim run below its `fair_at` "
+            "fidelity is NOT_TESTED, with the verdict its values would give shown as a reading (`reads FAIL`). "
             "`ours` is the mean over seeds and, for `mean` claims, the group-sequential confidence interval at "
             "the look where the claim was decided (see the README). `seeds` is the number of seeds used; for "
             "INCONCLUSIVE, `~N to decide` is a rough estimate of the seeds that would decide it."]

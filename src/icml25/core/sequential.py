@@ -136,12 +136,14 @@ def decide_mean(claim: "Claim", x: np.ndarray, schedule: Sequence[int] | None) -
         return Decision("INCONCLUSIVE", n, mean, level=level, reason="one seed gives no interval")
     t, r = claim.threshold, claim.resolution
     pct = f"{100 * level:.3g}%"
+    # TIE first: an interval within ± resolution of the threshold says any effect is smaller than what
+    # matters, even when it also lies on one side of the threshold
+    if r is not None and t - r <= lo and hi <= t + r:
+        return Decision("TIE", n, mean, lo, hi, level, f"{pct} interval within ±{r:g} of {t:g}")
     if (claim.op == ">=" and lo >= t) or (claim.op == "<=" and hi <= t):
         return Decision("PASS", n, mean, lo, hi, level, f"{pct} interval on the claimed side of {t:g}")
     if (claim.op == ">=" and hi < t) or (claim.op == "<=" and lo > t):
         return Decision("FAIL", n, mean, lo, hi, level, f"{pct} interval wholly on the wrong side of {t:g}")
-    if r is not None and t - r <= lo and hi <= t + r:
-        return Decision("TIE", n, mean, lo, hi, level, f"{pct} interval within ±{r:g} of {t:g}")
     return Decision("INCONCLUSIVE", n, mean, lo, hi, level, f"{pct} interval straddles {t:g}",
                     seeds_to_decide=_seeds_to_decide(x, claim, level))
 
