@@ -22,6 +22,7 @@ import torch
 from icml25.core.experiment import (
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -188,6 +189,15 @@ EXPERIMENTS = [
             "full": {"epochs": 100.0, "hid": 128},
         },
         seeds={"smoke": 1, "quick": 3, "full": 10},
+        fidelity={
+            "smoke": Fidelity("mechanism", "a tiny generated 4-dataset suite (60 nodes, 40 graphs), 1 epoch, width "
+                                           "8: a harness run"),
+            "quick": Fidelity("mechanism", "a generated 4-dataset suite (SBM nodes/links, tree-vs-cycle graphs, SVD "
+                                           "features) stands in for GFT with text-encoded graphs on 8 real data sets; "
+                                           "8 epochs from scratch, width 32, 3 of 10 repetitions"),
+            "full": Fidelity("mechanism", "the generated suite, 100 epochs, width 128, 10 seeds; no GFT base model "
+                                          "or real data sets"),
+        },
         figures=suite_figures,
         full_requirements="The paper's scale needs the GFT code base and the text-attributed graphs (Cora, PubMed, "
                           "Arxiv, WikiCS, WN18RR, FB15K237, HIV, PCBA, ChEMBL) with a Sentence-BERT/LLM text encoder "
@@ -197,40 +207,71 @@ EXPERIMENTS = [
 
 _AVG = "80.86% vs 79.84% (GraphSAGE in GFT), average accuracy over the data sets (second-hand: auto-generated summary)"
 
+_ABL_TIE = "ablation gaps not retrieved; ~half the paper's 1.02-point margin of the full model"
+_ABL_FAIR = ("Fig. 3 compares the full model with its ablations after the paper's GFT-based training on five real "
+             "data sets; fewer repetitions or a shorter run of that protocol still test the direction")
+_AVG_FAIR = ("the paper's ~1-point average margin is measured after GFT pre-training and fine-tuning on its 8 real "
+             "data sets with 10 repetitions; a margin that small depends on that protocol and budget")
 CLAIMS = [
-    # every seed: a count >= 1 by construction; "no single op wins everywhere" is a property of each suite
-    Claim("inconsistency", "Architecture inconsistency: the best hand-designed GNN differs across datasets "
-          "(at least 2 distinct winners among the 5 fixed ops on the 4 datasets).",
-          "no single op wins everywhere (Fig. 1, Table 1)", "suite", "n_distinct_best_fixed_ops", ">=", 2.0,
-          aggregate="every_seed"),
-    # tie ±0.005: paper's gap over the best hand-designed GNN is 80.86 - 79.84 = 1.02 points; take ~half
-    Claim("beats_best_fixed", "AutoGFM's mean score over the datasets is at least that of the best single fixed-op "
-          "GNN (paired difference >= 0; the paper: +1.02 points).", f"AutoGFM {_AVG}", "suite",
-          "autogfm_minus_best_fixed", ">=", 0.0, aggregate="mean", resolution=0.005),
-    # tie ±0.005: DARTS is at most the next best (79.84), so the paper's gap is >= 1.02 points; take ~half
-    Claim("beats_darts", "AutoGFM's mean score is at least that of DARTS with one shared alpha.",
-          "AutoGFM 80.86% on average; DARTS/GraphNAS/GASSO/Graces below the runner-up's 79.84% (second-hand)",
-          "suite", "autogfm_minus_darts", ">=", 0.0, aggregate="mean", resolution=0.005),
+    # "no single op wins everywhere" is a property of each suite: the generated suite is built to have it
+    Claim("inconsistency", kind="check",
+          statement="Architecture inconsistency: the best hand-designed GNN differs across datasets "
+                    "(at least 2 distinct winners among the 5 fixed ops on the 4 datasets).",
+          paper_value="no single op wins everywhere (Fig. 1, Table 1)", experiment="suite",
+          metric="n_distinct_best_fixed_ops", op=">=", threshold=2.0, aggregate="every_seed"),
+    Claim("beats_best_fixed", kind="paper", source="second-hand: auto-generated summary (80.86% vs 79.84%)",
+          statement="AutoGFM's mean score over the datasets is at least that of the best single fixed-op "
+                    "GNN (paired difference >= 0; the paper: +1.02 points).",
+          paper_value=f"AutoGFM {_AVG}", experiment="suite", metric="autogfm_minus_best_fixed", op=">=",
+          threshold=0.0, aggregate="mean",
+          resolution=0.005,
+          resolution_reason="paper's gap over the best hand-designed GNN is 80.86 - 79.84 = 1.02 points; take ~half",
+          requires=("learned", "inconsistency"), fair_at="paper", fair_at_reason=_AVG_FAIR),
+    Claim("beats_darts", kind="paper", source="second-hand: auto-generated summary (80.86% vs 79.84%)",
+          statement="AutoGFM's mean score is at least that of DARTS with one shared alpha.",
+          paper_value="AutoGFM 80.86% on average; DARTS/GraphNAS/GASSO/Graces below the runner-up's 79.84% "
+                      "(second-hand)",
+          experiment="suite", metric="autogfm_minus_darts", op=">=", threshold=0.0, aggregate="mean",
+          resolution=0.005,
+          resolution_reason="DARTS is at most the next best (79.84), so the paper's gap is >= 1.02 points; take ~half",
+          requires=("learned",), fair_at="paper", fair_at_reason=_AVG_FAIR),
     # every seed: a count >= 1 by construction; customisation is a property of each trained model
-    Claim("customised", "AutoGFM customises: the argmax op of its predicted alpha (mean over test NOI graphs and "
-          "layers) differs for at least two datasets.", "architectures differ per dataset (App. B.1 heat maps; "
-          "second-hand)", "suite", "autogfm_n_distinct_argmax", ">=", 2.0, aggregate="every_seed"),
-    # tie ±0.005: ablation gaps not retrieved; ~half the paper's 1.02-point margin of the full model
-    Claim("ablation_dis", "w/o D: replacing the disentangled contrastive encoder by a standard GNN encoder (no "
-          "L_dis) lowers the mean score.", "full model best on all five ablation data sets (Fig. 3; values not "
-          "retrieved)", "suite", "autogfm_minus_no_dis", ">=", 0.0, aggregate="mean", resolution=0.005),
-    # tie ±0.005: as ablation_dis
-    Claim("ablation_inv", "w/o I: removing the invariance loss (beta = 0) lowers the mean score.",
-          "full model best (Fig. 3); invariant-guided customisation matters most (values not retrieved)", "suite",
-          "autogfm_minus_no_inv", ">=", 0.0, aggregate="mean", resolution=0.005),
-    # tie ±0.005: as ablation_dis
-    Claim("ablation_cur", "w/o C: removing the curriculum (gamma = 0) lowers the mean score.",
-          "full model best (Fig. 3; values not retrieved)", "suite", "autogfm_minus_no_cur", ">=", 0.0,
-          aggregate="mean", resolution=0.005),
-    # tie ±0.01: one point of score (accuracy / AUC) is the smallest gain over a constant that means learning
-    Claim("learned", "(ours, beyond the paper) AutoGFM learned: its mean score beats the best constant predictor's "
-          "(majority test class; AUC 0.5 on links).", "not claimed by the paper", "suite", "autogfm_minus_constant",
-          ">=", 0.0, aggregate="mean", resolution=0.01),
+    Claim("customised", kind="paper", source="second-hand: auto-generated summary (App. B.1 heat maps)",
+          statement="AutoGFM customises: the argmax op of its predicted alpha (mean over test NOI graphs and "
+                    "layers) differs for at least two datasets.",
+          paper_value="architectures differ per dataset (App. B.1 heat maps; second-hand)", experiment="suite",
+          metric="autogfm_n_distinct_argmax", op=">=", threshold=2.0, aggregate="every_seed",
+          requires=("inconsistency",),
+          fair_at="reduced",
+          fair_at_reason="App. B.1 shows the architectures the predictor has learned after the paper's training on "
+                         "its data sets; how far the alphas separate depends on training, not on the method alone"),
+    Claim("ablation_dis", kind="paper", source="Fig. 3",
+          statement="w/o D: replacing the disentangled contrastive encoder by a standard GNN encoder (no "
+                    "L_dis) lowers the mean score.",
+          paper_value="full model best on all five ablation data sets (Fig. 3; values not retrieved)",
+          experiment="suite", metric="autogfm_minus_no_dis", op=">=", threshold=0.0, aggregate="mean",
+          resolution=0.005, resolution_reason=_ABL_TIE,
+          requires=("learned",), fair_at="reduced", fair_at_reason=_ABL_FAIR),
+    Claim("ablation_inv", kind="paper", source="Fig. 3",
+          statement="w/o I: removing the invariance loss (beta = 0) lowers the mean score.",
+          paper_value="full model best (Fig. 3); invariant-guided customisation matters most (values not retrieved)",
+          experiment="suite", metric="autogfm_minus_no_inv", op=">=", threshold=0.0, aggregate="mean",
+          resolution=0.005, resolution_reason=_ABL_TIE,
+          requires=("learned",), fair_at="reduced", fair_at_reason=_ABL_FAIR),
+    Claim("ablation_cur", kind="paper", source="Fig. 3",
+          statement="w/o C: removing the curriculum (gamma = 0) lowers the mean score.",
+          paper_value="full model best (Fig. 3; values not retrieved)", experiment="suite",
+          metric="autogfm_minus_no_cur", op=">=", threshold=0.0, aggregate="mean",
+          resolution=0.005, resolution_reason=_ABL_TIE,
+          requires=("learned",), fair_at="reduced", fair_at_reason=_ABL_FAIR),
+    Claim("learned", kind="check",
+          statement="(ours, beyond the paper) AutoGFM learned: its mean score beats the best constant predictor's "
+                    "(majority test class; AUC 0.5 on links).",
+          paper_value="not claimed by the paper", experiment="suite", metric="autogfm_minus_constant",
+          op=">=", threshold=0.0, aggregate="mean",
+          resolution=0.01,
+          resolution_reason="one point of score (accuracy / AUC) is the smallest gain over a constant that means "
+                            "learning"),
 ]
 
 API_EXAMPLE = """

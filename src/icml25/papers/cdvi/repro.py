@@ -30,6 +30,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -280,6 +281,15 @@ EXPERIMENTS = [
                  "quick": {"n": 3000, "epochs": 100},
                  "full": {"n": 10000, "epochs": 300, "batch_size": 256}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
+        fidelity={
+            "smoke": Fidelity("mechanism", "the official generator with 500 of its 25,000 burn-in sweeps, 600 "
+                                           "samples, 8 epochs: a harness run"),
+            "quick": Fidelity("reduced", "the official code's Gibbs generator (25,000 burn-in), 3,000 samples, up to "
+                                         "100 epochs at lr 1e-2 against the official fit's up to 5,000 at 1e-3 "
+                                         "(patience 30); the paper's own sample size is not known"),
+            "full": Fidelity("reduced", "the official generator, 10,000 samples, up to 300 of the official fit's "
+                                        "5,000 epochs at lr 1e-2 (official 1e-3)"),
+        },
         figures=synthetic_figures,
     ),
     Experiment(
@@ -292,6 +302,14 @@ EXPERIMENTS = [
                  "quick": {"max_rows": 2000, "epochs": 100, "n_mc": 50},
                  "full": {"epochs": 500}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
+        fidelity={
+            "smoke": Fidelity("mechanism", "whas500 alone, 5 epochs: a harness run on a stand-in data set"),
+            "quick": Fidelity("mechanism", "three scikit-survival sets (whas500, gbsg2, flchain at 2,000 rows) stand "
+                                           "in for SUPPORT/METABRIC/PBC/WHAS/NWTCO; up to 100 epochs, one split per "
+                                           "seed"),
+            "full": Fidelity("mechanism", "the three scikit-survival sets at full size, up to 500 epochs; the "
+                                          "paper's data sets are not bundled"),
+        },
         figures=real_figures,
         requires=("sksurv", "pandas"),
         full_requirements="The paper's SUPPORT, METABRIC, PBC, NWTCO and survival-MNIST are not bundled in any "
@@ -300,47 +318,75 @@ EXPERIMENTS = [
 ]
 
 _NO_TABLE = "the paper's tables were not retrieved"
+_ELBO_TIE = ("nats/sample: no paper number; the generator's delta shift +-3/(1+e^{y+x}) allows O(0.1-1) nat gains")
+_GAP_TIE = "the gap IWAE - ELBO is in the same per-sample nats as the ELBO (no paper number)"
+_Q_DEPENDS = ("the abstract's claim is that the tight q depends on the censoring indicator; in the official generator "
+              "the true posterior depends on delta by construction, so any faithful run must show it")
+_REAL_FAIR = ("the abstract's improvements are measured on the paper's survival data sets (SUPPORT, METABRIC, ...); "
+              "fewer epochs or splits of that protocol still test the direction")
 CLAIMS = [
-    # tie ±0.02 nats/sample: no paper number; the generator's delta shift ±3/(1+e^{y+x}) allows O(0.1-1) nat gains
-    Claim("medium_elbo", "Medium censoring (~30% censored): CD-CVAE (dense) has a higher test ELBO than the CVAE "
-          "whose encoder ignores delta (per-seed difference >= 0).",
-          f"optimal q depends on delta; q(z|x,y) is sub-optimal (Sec. 3; {_NO_TABLE})", "synthetic",
-          "medium_elbo_gain_dense", ">=", 0.0, aggregate="mean", resolution=0.02),
-    # tie ±0.02 nats/sample: same per-sample ELBO scale as medium_elbo (no paper number)
-    Claim("high_elbo", "High censoring (~50% censored): CD-CVAE (dense) test ELBO >= CVAE test ELBO.",
-          f"optimal q depends on delta (Sec. 3; {_NO_TABLE})", "synthetic", "high_elbo_gain_dense", ">=", 0.0,
-          aggregate="mean", resolution=0.02),
-    # tie ±0.02 nats/sample: the gap IWAE - ELBO is in the same per-sample nats as the ELBO (no paper number)
-    Claim("high_gap", "High censoring: the variational gap IWAE(100) - ELBO is smaller for CD-CVAE (dense) than "
-          "for the CVAE (gap reduction >= 0).", f"CDVI tightens the bound (Sec. 3-4; {_NO_TABLE})", "synthetic",
-          "high_gap_reduction_dense", ">=", 0.0, aggregate="mean", resolution=0.02),
-    # tie ±0.02 nats/sample: as high_gap
-    Claim("medium_gap", "Medium censoring: the variational gap is smaller for CD-CVAE (dense) than for the CVAE.",
-          f"CDVI tightens the bound ({_NO_TABLE})", "synthetic", "medium_gap_reduction_dense", ">=", 0.0,
-          aggregate="mean", resolution=0.02),
+    Claim("medium_elbo", kind="paper", source="abstract (Sec. 3 per the card, not read first-hand)",
+          statement="Medium censoring (~30% censored): CD-CVAE (dense) has a higher test ELBO than the CVAE "
+                    "whose encoder ignores delta (per-seed difference >= 0).",
+          paper_value=f"optimal q depends on delta; q(z|x,y) is sub-optimal (Sec. 3; {_NO_TABLE})",
+          experiment="synthetic", metric="medium_elbo_gain_dense", op=">=", threshold=0.0, aggregate="mean",
+          resolution=0.02, resolution_reason=_ELBO_TIE,
+          fair_at="mechanism", fair_at_reason=_Q_DEPENDS),
+    Claim("high_elbo", kind="paper", source="abstract (Sec. 3 per the card, not read first-hand)",
+          statement="High censoring (~50% censored): CD-CVAE (dense) test ELBO >= CVAE test ELBO.",
+          paper_value=f"optimal q depends on delta (Sec. 3; {_NO_TABLE})", experiment="synthetic",
+          metric="high_elbo_gain_dense", op=">=", threshold=0.0, aggregate="mean",
+          resolution=0.02, resolution_reason="same per-sample ELBO scale as medium_elbo (no paper number)",
+          fair_at="mechanism", fair_at_reason=_Q_DEPENDS),
+    Claim("high_gap", kind="paper", source="abstract (Sec. 3-4 per the card, not read first-hand)",
+          statement="High censoring: the variational gap IWAE(100) - ELBO is smaller for CD-CVAE (dense) than "
+                    "for the CVAE (gap reduction >= 0).",
+          paper_value=f"CDVI tightens the bound (Sec. 3-4; {_NO_TABLE})", experiment="synthetic",
+          metric="high_gap_reduction_dense", op=">=", threshold=0.0, aggregate="mean",
+          resolution=0.02, resolution_reason=_GAP_TIE,
+          fair_at="mechanism", fair_at_reason=_Q_DEPENDS),
+    Claim("medium_gap", kind="paper", source="abstract",
+          statement="Medium censoring: the variational gap is smaller for CD-CVAE (dense) than for the CVAE.",
+          paper_value=f"CDVI tightens the bound ({_NO_TABLE})", experiment="synthetic",
+          metric="medium_gap_reduction_dense", op=">=", threshold=0.0, aggregate="mean",
+          resolution=0.02, resolution_reason=_GAP_TIE,
+          fair_at="mechanism", fair_at_reason=_Q_DEPENDS),
     # every seed: with delta constant the two models are the same by construction; 0.05 already absorbs training noise
-    Claim("no_censor_equal", "(ours, beyond the paper) No censoring (delta constant): CD-CVAE and CVAE are the "
-          "same model, |ELBO difference| <= 0.05 nats/sample.",
-          "not a claim of the paper; implied by the method (delta carries no information)", "synthetic",
-          "no_censor_abs_elbo_diff_dense", "<=", 0.05, aggregate="every_seed"),
-    # every seed: a bound on the model's likelihood above the exact likelihood of the covariate-free normal
-    Claim("synthetic_learned", "(ours, sanity) At every censoring level CD-CVAE's (dense) test ELBO is above the "
-          "exact test log-likelihood of the trivial predictor, one normal for everybody (difference >= 0).",
-          "implied: the model uses x (u = x z1 + z2 + noise)", "synthetic", "min_elbo_over_null_dense", ">=", 0.0,
+    Claim("no_censor_equal", kind="check",
+          statement="(ours, beyond the paper) No censoring (delta constant): CD-CVAE and CVAE are the "
+                    "same model, |ELBO difference| <= 0.05 nats/sample.",
+          paper_value="not a claim of the paper; implied by the method (delta carries no information)",
+          experiment="synthetic", metric="no_censor_abs_elbo_diff_dense", op="<=", threshold=0.05,
           aggregate="every_seed"),
-    # tie ±0.005: IBS lies in [0, 0.25] (0.25 = uninformative); no paper number; <0.005 (2% of it) does not matter
-    Claim("real_ibs", "Bundled real data (whas500, gbsg2, flchain): CD-CVAE (dense) IBS, averaged over the three "
-          "data sets, is no worse than the CVAE's (difference <= 0).",
-          f"significant improvements in individual survival distributions (abstract; {_NO_TABLE})", "real",
-          "mean_ibs_diff_dense", "<=", 0.0, aggregate="mean", resolution=0.005),
-    # tie ±0.005: half the claim's own 0.01 C_td non-inferiority margin (no paper number)
-    Claim("real_ctd", "Bundled real data: CD-CVAE (dense) C_td, averaged over the three data sets, is not worse than "
-          "the CVAE's by more than 0.01.", f"competitive C_td (Sec. 6; {_NO_TABLE})", "real", "mean_ctd_diff_dense",
-          ">=", -0.01, aggregate="mean", resolution=0.005),
+    # every seed: a bound on the model's likelihood (an ELBO) against the exact likelihood of the covariate-free
+    # normal, so a well-trained model can still fall below it: a weak check, required by no claim
+    Claim("synthetic_learned", kind="check",
+          statement="(ours, sanity) At every censoring level CD-CVAE's (dense) test ELBO is above the "
+                    "exact test log-likelihood of the trivial predictor, one normal for everybody (difference >= 0).",
+          paper_value="implied: the model uses x (u = x z1 + z2 + noise)", experiment="synthetic",
+          metric="min_elbo_over_null_dense", op=">=", threshold=0.0, aggregate="every_seed"),
+    Claim("real_ibs", kind="paper", source="abstract",
+          statement="Bundled real data (whas500, gbsg2, flchain): CD-CVAE (dense) IBS, averaged over the three "
+                    "data sets, is no worse than the CVAE's (difference <= 0).",
+          paper_value=f"significant improvements in individual survival distributions (abstract; {_NO_TABLE})",
+          experiment="real", metric="mean_ibs_diff_dense", op="<=", threshold=0.0, aggregate="mean",
+          resolution=0.005,
+          resolution_reason="IBS lies in [0, 0.25] (0.25 = uninformative); no paper number; <0.005 (2% of it) does "
+                            "not matter",
+          requires=("real_learned",), fair_at="reduced", fair_at_reason=_REAL_FAIR),
+    Claim("real_ctd", kind="paper", source="second-hand: the task card (Sec. 6, not read first-hand)",
+          statement="Bundled real data: CD-CVAE (dense) C_td, averaged over the three data sets, is not worse than "
+                    "the CVAE's by more than 0.01.",
+          paper_value=f"competitive C_td (Sec. 6; {_NO_TABLE})", experiment="real", metric="mean_ctd_diff_dense",
+          op=">=", threshold=-0.01, aggregate="mean",
+          resolution=0.005, resolution_reason="half the claim's own 0.01 C_td non-inferiority margin (no paper number)",
+          requires=("real_learned",), fair_at="reduced", fair_at_reason=_REAL_FAIR),
     # every seed: 0.5 is the C_td of any covariate-free predictor (the Kaplan-Meier curve for everybody)
-    Claim("real_learned", "(ours, sanity) On every bundled data set CD-CVAE's (dense) test C_td is above 0.5, the "
-          "C_td of the trivial predictor (smallest of the three >= 0.5).", "implied: the model ranks risk",
-          "real", "min_ctd_dense", ">=", 0.5, aggregate="every_seed"),
+    Claim("real_learned", kind="check",
+          statement="(ours, sanity) On every bundled data set CD-CVAE's (dense) test C_td is above 0.5, the "
+                    "C_td of the trivial predictor (smallest of the three >= 0.5).",
+          paper_value="implied: the model ranks risk",
+          experiment="real", metric="min_ctd_dense", op=">=", threshold=0.5, aggregate="every_seed"),
 ]
 
 API_EXAMPLE = """

@@ -22,6 +22,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -326,6 +327,14 @@ EXPERIMENTS = [
         run=run_digits,
         presets={"smoke": {"train_epochs": 5, "budgets": (1, 2, 5)}, "quick": {}, "full": {}},
         seeds={"smoke": 2, "quick": 5, "full": 20},
+        fidelity={
+            "smoke": Fidelity("mechanism", "scikit-learn digits and an MLP 64-20-10 (5 training epochs, budgets 1-5) "
+                                           "stand in for the paper's MNIST/CIFAR models; the MNIST constants reused"),
+            "quick": Fidelity("mechanism", "scikit-learn digits and an MLP 64-20-10 stand in for the paper's "
+                                           "MNIST/CIFAR models; the released MNIST constants reused without tuning; "
+                                           "10% forget set"),
+            "full": Fidelity("mechanism", "as quick with 20 seeds"),
+        },
         figures=digits_figures,
         full_requirements="The paper's scale (MNIST, CIFAR-10 CNNs, ResNet-18 features for CIFAR-10/100) needs "
                           "dataset files and pretrained weights that cannot be downloaded here; 'full' runs the "
@@ -335,45 +344,57 @@ EXPERIMENTS = [
 
 # The paper's figures (accuracy against compute budget, Figs. 1 and 3) were not retrieved: no claim carries a
 # number of the paper's. Thresholds and resolutions were fixed before the first run of each claim.
+# The comparisons need a model that learned (original_model_learned). They also need noise and projection constants
+# tuned for the model at hand: the MNIST constants reused here (C0 = 0.01) project the digits MLP to chance accuracy
+# before the noisy steps (facts note, 2026-12-04), a setup of ours, which no check here measures.
+_TUNED = ("the comparison rests on the paper's models and data (MNIST/CIFAR) with unlearning constants tuned for "
+          "them; fewer seeds or budgets of that protocol still test it, a stand-in model with moved constants does not")
+_ACC = "accuracy difference in [0,1] (~5 of 540 test digits), no paper numbers"
 CLAIMS = [
-    # every seed: a privacy certificate must hold in every run
-    Claim("certificate_met", "Every certified method (both gradient-clipping variants, both model-clipping variants, "
-          "output perturbation, DP-SGD + group privacy) meets (1, 1e-5)-unlearning when its certificate is recomputed "
-          "from its constants.",
-          "(eps, delta) = (1, 1e-5)-unlearning by construction (Sec. 3-4; the released MNIST configs)", "digits",
-          "cert_ratio_max", "<=", 1.0, aggregate="every_seed"),
-    # tie ±0.01: accuracy difference in [0,1] (~5 of 540 test digits), no paper numbers
-    Claim("gc_vs_retrain_b1", "Budget 1 epoch: gradient clipping's test accuracy is at least retraining's.",
-          "beats retraining at small budgets (Fig. 1; numbers not retrieved)", "digits", "gc_minus_retrain_b1",
-          ">=", 0.0, resolution=0.01),
-    # tie ±0.01: accuracy difference in [0,1] (~5 of 540 test digits), no paper numbers
-    Claim("gc_vs_retrain_b2", "Budget 2 epochs: gradient clipping's test accuracy is at least retraining's.",
-          "beats retraining at small budgets (Fig. 1; numbers not retrieved)", "digits", "gc_minus_retrain_b2",
-          ">=", 0.0, resolution=0.01),
-    # tie ±0.01: accuracy difference in [0,1] (~5 of 540 test digits), no paper numbers
-    Claim("gc_vs_retrain_b5", "Budget 5 epochs: gradient clipping's test accuracy is at least retraining's.",
-          "beats retraining at small budgets (Fig. 1; numbers not retrieved)", "digits", "gc_minus_retrain_b5",
-          ">=", 0.0, resolution=0.01),
-    # tie ±0.01: accuracy difference in [0,1] (~5 of 540 test digits), no paper numbers
-    Claim("gc_vs_output_perturbation", "At every budget, gradient clipping's test accuracy is at least output "
-          "perturbation's (per seed, the minimum over budgets of the difference).",
-          "outperforms output perturbation (Fig. 1; numbers not retrieved)", "digits", "gc_minus_op_min", ">=", 0.0,
-          resolution=0.01),
-    # tie ±0.01: the same accuracy resolution as the other comparisons, fixed before the first DP-SGD run
-    Claim("gc_vs_dp_sgd", "At every budget, gradient clipping's test accuracy is at least that of DP-SGD training "
-          "with group privacy over the forget set, fine-tuned on the retain set with the same budget (per seed, the "
-          "minimum over budgets of the difference).",
-          "outperforms DP-SGD + group privacy (Fig. 3, CIFAR-10/100 features; numbers not retrieved)", "digits",
-          "gc_minus_dpsgd_min", ">=", 0.0, resolution=0.01),
-    # tie ±0.01: AUC in [0,1]; a 0.01 miss of the 0.05 bar does not matter
-    Claim("mia_matches_retrain", "(ours, beyond the paper) After unlearning, the forget-set MIA AUC of gradient "
-          "clipping is within 0.05 of the retrained model's (mean over budgets of the absolute gap).",
-          "none (the paper certifies unlearning; it reports no MIA number we could retrieve)", "digits",
-          "auc_gap_gc_mean", "<=", 0.05, resolution=0.01),
+    # every seed: the noise is calibrated by the same accountant that recomputes the certificate
+    Claim("certificate_met", statement="Every certified method (both gradient-clipping variants, both model-clipping "
+          "variants, output perturbation, DP-SGD + group privacy) meets (1, 1e-5)-unlearning when its certificate is "
+          "recomputed from its constants.",
+          paper_value="(eps, delta) = (1, 1e-5)-unlearning by construction (Sec. 3-4; the released MNIST configs)",
+          experiment="digits", metric="cert_ratio_max", op="<=", threshold=1.0, kind="check", aggregate="every_seed"),
+    Claim("gc_vs_retrain_b1", statement="Budget 1 epoch: gradient clipping's test accuracy is at least retraining's.",
+          paper_value="beats retraining at small budgets (Fig. 1; numbers not retrieved)", experiment="digits",
+          metric="gc_minus_retrain_b1", op=">=", threshold=0.0, kind="paper", source="Fig. 1", resolution=0.01,
+          resolution_reason=_ACC, requires=("original_model_learned",), fair_at="reduced", fair_at_reason=_TUNED),
+    Claim("gc_vs_retrain_b2", statement="Budget 2 epochs: gradient clipping's test accuracy is at least retraining's.",
+          paper_value="beats retraining at small budgets (Fig. 1; numbers not retrieved)", experiment="digits",
+          metric="gc_minus_retrain_b2", op=">=", threshold=0.0, kind="paper", source="Fig. 1", resolution=0.01,
+          resolution_reason=_ACC, requires=("original_model_learned",), fair_at="reduced", fair_at_reason=_TUNED),
+    Claim("gc_vs_retrain_b5", statement="Budget 5 epochs: gradient clipping's test accuracy is at least retraining's.",
+          paper_value="beats retraining at small budgets (Fig. 1; numbers not retrieved)", experiment="digits",
+          metric="gc_minus_retrain_b5", op=">=", threshold=0.0, kind="paper", source="Fig. 1", resolution=0.01,
+          resolution_reason=_ACC, requires=("original_model_learned",), fair_at="reduced", fair_at_reason=_TUNED),
+    Claim("gc_vs_output_perturbation", statement="At every budget, gradient clipping's test accuracy is at least "
+          "output perturbation's (per seed, the minimum over budgets of the difference).",
+          paper_value="outperforms output perturbation (Fig. 1; numbers not retrieved)", experiment="digits",
+          metric="gc_minus_op_min", op=">=", threshold=0.0, kind="paper", source="Fig. 1", resolution=0.01,
+          resolution_reason=_ACC, requires=("original_model_learned",), fair_at="reduced", fair_at_reason=_TUNED),
+    Claim("gc_vs_dp_sgd", statement="At every budget, gradient clipping's test accuracy is at least that of DP-SGD "
+          "training with group privacy over the forget set, fine-tuned on the retain set with the same budget (per "
+          "seed, the minimum over budgets of the difference).",
+          paper_value="outperforms DP-SGD + group privacy (Fig. 3, CIFAR-10/100 features; numbers not retrieved)",
+          experiment="digits", metric="gc_minus_dpsgd_min", op=">=", threshold=0.0, kind="paper", source="Fig. 3",
+          resolution=0.01,
+          resolution_reason="the same accuracy resolution as the other comparisons, fixed before the first DP-SGD run",
+          requires=("original_model_learned",), fair_at="reduced",
+          fair_at_reason="Fig. 3 compares on CIFAR-10/100 features with a 0.5% forget set and eps up to 50; group "
+                         "privacy's cost grows with the forget-set size, so it needs that protocol"),
+    Claim("mia_matches_retrain", statement="(ours, beyond the paper) After unlearning, the forget-set MIA AUC of "
+          "gradient clipping is within 0.05 of the retrained model's (mean over budgets of the absolute gap).",
+          paper_value="none (the paper certifies unlearning; it reports no MIA number we could retrieve)",
+          experiment="digits", metric="auc_gap_gc_mean", op="<=", threshold=0.05, kind="ours", resolution=0.01,
+          resolution_reason="AUC in [0,1]; a 0.01 miss of the 0.05 bar does not matter",
+          requires=("original_model_learned",)),
     # every seed: the trained model must beat the trivial majority-class predictor by a wide margin (chance ~0.1)
-    Claim("original_model_learned", "(ours, beyond the paper) The original MLP learned: its test accuracy exceeds the "
-          "majority-class predictor's by at least 0.5 on every seed.", "none (a sanity check of the setup)", "digits",
-          "acc_original_minus_majority", ">=", 0.5, aggregate="every_seed"),
+    Claim("original_model_learned", statement="(ours, beyond the paper) The original MLP learned: its test accuracy "
+          "exceeds the majority-class predictor's by at least 0.5 on every seed.",
+          paper_value="none (a sanity check of the setup)", experiment="digits",
+          metric="acc_original_minus_majority", op=">=", threshold=0.5, kind="check", aggregate="every_seed"),
 ]
 
 API_EXAMPLE = """

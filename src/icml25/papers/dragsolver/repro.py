@@ -21,6 +21,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -226,6 +227,15 @@ EXPERIMENTS = [
                      "scales": (256, 16, 64, 48), "d_model": 96, "depth": 4, "epochs": 30, "subdivide_max": 2},
         },
         seeds={"smoke": 1, "quick": 3, "full": 5},
+        fidelity={
+            "smoke": Fidelity("mechanism", "synthetic convex-part cars with a proxy Newtonian C_d stand in for "
+                                           "DrivAerNet meshes and CFD drag; 32 cars of 64 points, 2 epochs"),
+            "quick": Fidelity("mechanism", "synthetic convex-part cars with a proxy Newtonian C_d stand in for "
+                                           "DrivAerNet / DrivAerNet++ / DrivAerML and CFD drag; 256 cars of 128 "
+                                           "points, 12 epochs, a 32-wide 1-layer model"),
+            "full": Fidelity("mechanism", "a larger run of the same synthetic harness (2000 cars of 1024 points, "
+                                          "30 epochs); still a proxy label, not CFD data"),
+        },
         figures=synthetic_figures,
         full_requirements="The paper's DrivAerNet / DrivAerNet++ / DrivAerML meshes (hundreds of GB) are not "
                           "available offline; 'full' is a larger run of the synthetic harness.",
@@ -234,43 +244,72 @@ EXPERIMENTS = [
 ]
 
 _NR = "no per-dataset numbers retrieved"
+_REAL = ("the paper's comparison is on real CFD meshes and drag labels (DrivAerNet, DrivAerNet++, DrivAerML); a "
+         "subset of them with smaller models would still test the direction, a proxy label on synthetic cars does not")
+# No claim checks that any model learned beyond the label mean (the experiment outputs no such metric), so the
+# comparisons below cannot require one.
 CLAIMS = [
-    # tie ±0.1: paper's average reduction is 58.7% (ratio ~0.41); under 10% of the baseline's error does not matter
-    Claim("beats_pointnet", "DragSolver's relative L2 error is below PointNet's (ratio <= 1).",
-          f"lower error than existing methods ({_NR})", "synthetic_cars", "ds_over_pointnet", "<=", 1.0,
-          resolution=0.1),
-    # tie ±0.1: paper's average reduction is 58.7% (ratio ~0.41); under 10% of the baseline's error does not matter
-    Claim("beats_plain_transformer", "DragSolver's relative L2 error is below a plain single-scale point "
-          "Transformer's (ratio <= 1).", f"lower error than existing methods ({_NR})", "synthetic_cars",
-          "ds_over_plain", "<=", 1.0, resolution=0.1),
-    # tie ±0.05: a reduction within 5 points of the paper's 58.7% is the same headline number
-    Claim("avg_reduction_58_7", "Average relative-L2 reduction over the baselines (PointNet, DGCNN, plain "
-          "Transformer) is at least 58.7%.", "58.7% average reduction in relative L2 (abstract)",
-          "synthetic_cars", "mean_reduction_vs_baselines", ">=", 0.587, resolution=0.05),
-    # tie ±0.05: ratio; half of the claimed 10% error increase
-    Claim("gating_helps", "Removing the surface-guided gate raises error on the interior-clutter test split by "
-          ">= 10%.", "surface-guided gating suppresses interior parts (abstract; card's check)", "synthetic_cars",
-          "no_gating_over_ds", ">=", 1.1, resolution=0.05),
-    # tie ±0.05: ratio; half of the claimed 10% error increase
-    Claim("normalisation_helps", "Removing scale normalisation raises error on the scale-shifted split by "
-          ">= 10%.", "heterogeneous scale normalisation (abstract; card's check)", "synthetic_cars",
-          "no_norm_over_ds_shift", ">=", 1.1, resolution=0.05),
-    # tie ±0.05: a rank correlation; 0.05 around the 0.3 bar does not matter
-    Claim("mc_uncertainty_ranks_error", "MC-dropout std has Spearman >= 0.3 with absolute error.",
-          "reliable uncertainty (abstract; card's check)", "synthetic_cars", "mc_spearman", ">=", 0.3,
-          resolution=0.05),
-    # tie ±0.05: ratio of mean stds; an OOD std within 5% of the in-distribution one flags nothing
-    Claim("ood_uncertainty_higher", "Mean MC-dropout std on the unseen rear type exceeds the in-distribution "
-          "mean (ratio >= 1).", "uncertainty flags OOD geometry (card's check)", "synthetic_cars",
-          "ood_std_ratio", ">=", 1.0, resolution=0.05),
-    # tie ±0.02: AUROC is a probability in [0,1]; 2 points around 0.8 do not matter
-    Claim("gate_separates_interior", "The learned gate separates exterior from interior tokens (AUROC >= 0.8).",
-          "gating suppresses interior structure (card's check)", "synthetic_cars", "gate_auroc", ">=", 0.8,
-          resolution=0.02),
-    # tie ±5 ms: 10% of the 50 ms real-time budget (timing noise on a shared CPU); below that does not matter
-    Claim("real_time", "Inference with T=30 MC passes takes < 50 ms per car on one CPU thread.",
-          "first reliable real-time C_d inference (abstract)", "synthetic_cars", "latency_ms", "<=", 50.0,
-          resolution=5.0),
+    Claim("beats_pointnet", kind="paper", statement="DragSolver's relative L2 error is below PointNet's (ratio <= 1).",
+          paper_value=f"lower error than existing methods ({_NR})", source="abstract", experiment="synthetic_cars",
+          metric="ds_over_pointnet", op="<=", threshold=1.0, resolution=0.1,
+          resolution_reason="paper's average reduction is 58.7% (ratio ~0.41); under 10% of the baseline's error "
+          "does not matter",
+          fair_at="reduced", fair_at_reason=_REAL),
+    Claim("beats_plain_transformer", kind="paper",
+          statement="DragSolver's relative L2 error is below a plain single-scale point Transformer's (ratio <= 1).",
+          paper_value=f"lower error than existing methods ({_NR})", source="abstract", experiment="synthetic_cars",
+          metric="ds_over_plain", op="<=", threshold=1.0, resolution=0.1,
+          resolution_reason="paper's average reduction is 58.7% (ratio ~0.41); under 10% of the baseline's error "
+          "does not matter",
+          fair_at="reduced", fair_at_reason=_REAL),
+    Claim("avg_reduction_58_7", kind="paper",
+          statement="Average relative-L2 reduction over the baselines (PointNet, DGCNN, plain Transformer) is at "
+          "least 58.7%.",
+          paper_value="58.7% average reduction in relative L2 (abstract)", source="abstract",
+          experiment="synthetic_cars", metric="mean_reduction_vs_baselines", op=">=", threshold=0.587,
+          resolution=0.05, resolution_reason="a reduction within 5 points of the paper's 58.7% is the same headline "
+          "number",
+          fair_at="paper", fair_at_reason="quotes the paper's number, measured against its own baselines on real CFD "
+          "data at its scale"),
+    Claim("gating_helps", kind="ours",
+          statement="Removing the surface-guided gate raises error on the interior-clutter test split by >= 10%.",
+          paper_value="surface-guided gating suppresses interior parts (abstract; card's check)",
+          source="abstract names the gate; the ablation and its 10% bar are the spec card's",
+          experiment="synthetic_cars", metric="no_gating_over_ds", op=">=", threshold=1.1, resolution=0.05,
+          resolution_reason="ratio; half of the claimed 10% error increase"),
+    Claim("normalisation_helps", kind="ours",
+          statement="Removing scale normalisation raises error on the scale-shifted split by >= 10%.",
+          paper_value="heterogeneous scale normalisation (abstract; card's check)",
+          source="abstract names the normalisation; the ablation and its 10% bar are the spec card's",
+          experiment="synthetic_cars", metric="no_norm_over_ds_shift", op=">=", threshold=1.1, resolution=0.05,
+          resolution_reason="ratio; half of the claimed 10% error increase"),
+    Claim("mc_uncertainty_ranks_error", kind="paper",
+          statement="MC-dropout std has Spearman >= 0.3 with absolute error.",
+          paper_value="reliable uncertainty (abstract; card's check)",
+          source="abstract (the Spearman >= 0.3 bar is the spec card's)", experiment="synthetic_cars",
+          metric="mc_spearman", op=">=", threshold=0.3, resolution=0.05,
+          resolution_reason="a rank correlation; 0.05 around the 0.3 bar does not matter",
+          fair_at="reduced", fair_at_reason="the paper's uncertainty is judged on real CFD meshes; a subset of them "
+          "would still test it, a proxy label on synthetic cars does not"),
+    Claim("ood_uncertainty_higher", kind="ours",
+          statement="Mean MC-dropout std on the unseen rear type exceeds the in-distribution mean (ratio >= 1).",
+          paper_value="uncertainty flags OOD geometry (card's check)", source="the spec card's check",
+          experiment="synthetic_cars", metric="ood_std_ratio", op=">=", threshold=1.0, resolution=0.05,
+          resolution_reason="ratio of mean stds; an OOD std within 5% of the in-distribution one flags nothing"),
+    Claim("gate_separates_interior", kind="paper",
+          statement="The learned gate separates exterior from interior tokens (AUROC >= 0.8).",
+          paper_value="gating suppresses interior structure (card's check)",
+          source="abstract (surface-guided gating suppresses interior parts; the AUROC bar is the spec card's)",
+          experiment="synthetic_cars", metric="gate_auroc", op=">=", threshold=0.8, resolution=0.02,
+          resolution_reason="AUROC is a probability in [0,1]; 2 points around 0.8 do not matter",
+          fair_at="mechanism", fair_at_reason="what the gate is for: any faithful gate must suppress interior "
+          "parts planted in a mesh, whatever the data"),
+    Claim("real_time", kind="paper", statement="Inference with T=30 MC passes takes < 50 ms per car on one CPU thread.",
+          paper_value="first reliable real-time C_d inference (abstract)", source="abstract",
+          experiment="synthetic_cars", metric="latency_ms", op="<=", threshold=50.0, resolution=5.0,
+          resolution_reason="10% of the 50 ms real-time budget (timing noise on a shared CPU); below that does not "
+          "matter",
+          fair_at="paper", fair_at_reason="latency depends on the paper's model size and mesh resolution"),
 ]
 
 API_EXAMPLE = """

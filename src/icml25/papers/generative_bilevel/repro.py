@@ -22,6 +22,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -358,6 +359,14 @@ EXPERIMENTS = [
         figures=entropy_figures,
         full_requirements="The paper's setting (Stable Diffusion v1.5, aesthetic/ResNet-18 lower reward, CLIP/HPSv2 "
                           "upper reward) needs the Hugging Face weights and a GPU; not wired here.",
+        fidelity={
+            "smoke": Fidelity("mechanism", "tiny: an 8-mode 2-D ring with a closed-form score stands in for SD v1.5, "
+                                           "exact rewards for CLIP/aesthetic, 5 iterations"),
+            "quick": Fidelity("mechanism", "an 8-mode 2-D Gaussian-mixture ring with a closed-form score and exact "
+                                           "upper objective stands in for SD v1.5 with CLIP/aesthetic rewards"),
+            "full": Fidelity("mechanism", "the same 2-D toy with more runs and sampler steps; SD v1.5 and the "
+                                          "paper's rewards are not wired"),
+        },
     ),
     Experiment(
         name="schedule",
@@ -374,6 +383,14 @@ EXPERIMENTS = [
         figures=schedule_figures,
         full_requirements="The paper's MNIST U-Net with Inception FID needs torchvision MNIST and Inception weights "
                           "(downloads) and a GPU; not wired here.",
+        fidelity={
+            "smoke": Fidelity("mechanism", "tiny: two-moons DDPM, 15 minibatches, 4 DDIM steps, for MNIST with a "
+                                           "U-Net and FID"),
+            "quick": Fidelity("mechanism", "two-moons DDPM (T=200, 3-layer MLP, 300 minibatches) with RBF-MMD^2 "
+                                           "stands in for MNIST (T=1000, U-Net) with FID; 1 inner step of 10"),
+            "full": Fidelity("mechanism", "the same two-moons stand-in with 5,000 minibatches and 100 DDIM steps; "
+                                          "MNIST, the U-Net and FID are not wired"),
+        },
     ),
     Experiment(
         name="schedule_zo",
@@ -390,46 +407,76 @@ EXPERIMENTS = [
         figures=schedule_figures,
         full_requirements="The paper's MNIST U-Net with Inception FID needs torchvision MNIST and Inception weights "
                           "(downloads) and a GPU; not wired here.",
+        fidelity={
+            "smoke": Fidelity("mechanism", "tiny: two-moons ZO DDPM, 15 minibatches, 4 DDIM steps, for MNIST with a "
+                                           "U-Net and FID"),
+            "quick": Fidelity("mechanism", "two-moons ZO DDPM (T=200, 3-layer MLP, 300 minibatches) with RBF-MMD^2 "
+                                           "stands in for MNIST (T=1000, U-Net) with FID; 1 inner step of 10"),
+            "full": Fidelity("mechanism", "the same two-moons ZO stand-in with 5,000 minibatches and 100 DDIM steps; "
+                                          "MNIST, the U-Net and FID are not wired"),
+        },
     ),
 ]
 
+_TIE_FRAC = "a fraction of runs in [0, 1] with no paper number; 2 points around the 80% bar do not matter"
+_TIE_MMD = "~ s.d. of the MMD^2 between two independent 1000-point two-moons samples (floor ~0.0055)"
+_SCHED = ("an empirical comparison on the paper's MNIST protocol (U-Net, DDIM, FID, 10 inner steps); fewer epochs "
+          "keep it, a 2-D DDPM with an MMD upper metric is a stand-in")
 CLAIMS = [
-    # tie ±0.02: a fraction of runs in [0, 1] with no paper number; 2 points around the 80% bar do not matter
-    Claim("s1_est1_within_2pct", "(ours, beyond the paper) Toy reward fine-tuning: the first-order bilevel method "
-          "(est1) brings lambda within 2% of the optimal upper value (normalised regret) using 30% of grid search's "
-          "samples, in >= 80% of runs.",
-          "no such number in the paper (the card's CPU criterion); the paper: bilevel beats grid/random/Bayesian "
-          "search (Table 1; numbers not retrieved)", "entropy_toy",
-          "frac_est1_within_2pct", ">=", 0.8, aggregate="mean", resolution=0.02),
-    # tie ±0.02: regret is normalised (0 optimum, 1 pre-trained); the claims call a regret <= 0.02 "at the optimum"
-    Claim("s1_est1_beats_equal_budget", "Toy: at an equal sample budget, est1's regret is no larger than the best of "
-          "grid, random and Bayesian search (paired difference <= 0).",
-          "bilevel beats the search baselines at lower cost (abstract, Table 1; numbers not retrieved)",
-          "entropy_toy", "est1_minus_best_baseline_equal", "<=", 0.0, aggregate="mean", resolution=0.02),
-    # tie ±0.02: a fraction of runs in [0, 1] with no paper number; 2 points around the 80% bar do not matter
-    Claim("s1_est2_within_2pct", "(ours, beyond the paper) Toy: the guided-sampling estimator est2 also reaches 2% "
-          "regret in >= 80% of runs.", "est2 variant of the official code (no number)", "entropy_toy",
-          "frac_est2_within_2pct", ">=", 0.8, aggregate="mean", resolution=0.02),
+    Claim("s1_est1_within_2pct",
+          statement="(ours, beyond the paper) Toy reward fine-tuning: the first-order bilevel method (est1) brings "
+                    "lambda within 2% of the optimal upper value (normalised regret) using 30% of grid search's "
+                    "samples, in >= 80% of runs.",
+          paper_value="no such number in the paper (the card's CPU criterion); the paper: bilevel beats "
+                      "grid/random/Bayesian search (Table 1; numbers not retrieved)",
+          experiment="entropy_toy", metric="frac_est1_within_2pct", op=">=", threshold=0.8, aggregate="mean",
+          resolution=0.02, resolution_reason=_TIE_FRAC, kind="ours"),
+    # ours: est1 is our own derivation of the penalty objective's lambda-gradient (the official expression differs)
+    Claim("s1_est1_beats_equal_budget",
+          statement="Toy: at an equal sample budget, est1's regret is no larger than the best of grid, random and "
+                    "Bayesian search (paired difference <= 0).",
+          paper_value="bilevel beats the search baselines at lower cost (abstract, Table 1; numbers not retrieved)",
+          experiment="entropy_toy", metric="est1_minus_best_baseline_equal", op="<=", threshold=0.0,
+          aggregate="mean", resolution=0.02,
+          resolution_reason="regret is normalised (0 optimum, 1 pre-trained); the claims call a regret <= 0.02 "
+                            "'at the optimum'",
+          kind="ours"),
+    Claim("s1_est2_within_2pct",
+          statement="(ours, beyond the paper) Toy: the guided-sampling estimator est2 also reaches 2% regret in >= "
+                    "80% of runs.",
+          paper_value="est2 variant of the official code (no number)", experiment="entropy_toy",
+          metric="frac_est2_within_2pct", op=">=", threshold=0.8, aggregate="mean", resolution=0.02,
+          resolution_reason=_TIE_FRAC, kind="ours"),
 ] + [
-    # tie ±0.001: ~ s.d. of the MMD^2 between two independent 1000-point two-moons samples (floor ~0.0055)
-    Claim(f"s2{tag}_beats_cosine", f"Two-moons DDPM{label}: the bilevel-learned schedule's test MMD^2 is no larger "
-          "than the default cosine schedule's.",
-          "learned schedule improves FID over cosine on MNIST (numbers not retrieved)",
-          exp, "bilevel_minus_cosine", "<=", 0.0, aggregate="mean", resolution=0.001)
+    # check: on 2-D data at T=200 the default cosine schedule (eps = 0.008) is a degenerate baseline, so beating
+    # it says the schedule learning did something, not that the paper's MNIST comparison holds
+    Claim(f"s2{tag}_beats_cosine",
+          statement=f"Two-moons DDPM{label}: the bilevel-learned schedule's test MMD^2 is no larger than the "
+                    "default cosine schedule's.",
+          paper_value="learned schedule improves FID over cosine on MNIST (numbers not retrieved)",
+          experiment=exp, metric="bilevel_minus_cosine", op="<=", threshold=0.0, aggregate="mean", resolution=0.001,
+          resolution_reason=_TIE_MMD, kind="check")
     for exp, tag, label in (("schedule", "", ""), ("schedule_zo", "_zo", ", zeroth-order upper gradients"))
 ] + [
-    # tie ±0.001: as above
-    Claim(f"s2{tag}_beats_random_median", f"Two-moons DDPM{label}: the bilevel-learned schedule beats the median "
-          "random cosine schedule (test MMD^2).", "bilevel beats random search (numbers not retrieved)", exp,
-          "bilevel_minus_random_median", "<=", 0.0, aggregate="mean", resolution=0.001)
+    Claim(f"s2{tag}_beats_random_median",
+          statement=f"Two-moons DDPM{label}: the bilevel-learned schedule beats the median random cosine schedule "
+                    "(test MMD^2).",
+          paper_value="bilevel beats random search (numbers not retrieved)", experiment=exp,
+          metric="bilevel_minus_random_median", op="<=", threshold=0.0, aggregate="mean", resolution=0.001,
+          resolution_reason=_TIE_MMD,
+          kind="paper", source="abstract (beats hyper-parameter search baselines)", fair_at="reduced",
+          fair_at_reason=_SCHED)
     for exp, tag, label in (("schedule", "", ""), ("schedule_zo", "_zo", ", zeroth-order upper gradients"))
 ] + [
     # every seed, threshold 0 by construction: the trained sampler beats a trivial generator (standard normal)
-    Claim(f"s2{tag}_learned", f"(ours, beyond the paper) Two-moons DDPM{label}: the bilevel-trained sampler's test "
-          "MMD^2 is below that of standard-normal noise (the model learned).", "no number (a sanity check)", exp,
-          "bilevel_minus_gaussian", "<=", 0.0, aggregate="every_seed")
+    Claim(f"s2{tag}_learned",
+          statement=f"(ours, beyond the paper) Two-moons DDPM{label}: the bilevel-trained sampler's test MMD^2 is "
+                    "below that of standard-normal noise (the model learned).",
+          paper_value="no number (a sanity check)", experiment=exp,
+          metric="bilevel_minus_gaussian", op="<=", threshold=0.0, aggregate="every_seed", kind="check")
     for exp, tag, label in (("schedule", "", ""), ("schedule_zo", "_zo", ", zeroth-order upper gradients"))
 ]
+
 
 API_EXAMPLE = """
 import numpy as np, torch

@@ -17,8 +17,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from icml25.core.experiment import (ConfigError, Experiment, ExperimentConfig, Metrics, ProgressFn, check_fields,
-                                    no_progress)
+from icml25.core.experiment import (ConfigError, Experiment, ExperimentConfig, Fidelity, Metrics, ProgressFn,
+                                    check_fields, no_progress)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.mats.data import (CAPTION_PROMPT, SOUNDS_PROMPT, TinyLM, concepts_in, make_scenes, pretrain_lm,
@@ -188,6 +188,9 @@ def world_figures(per_seed: list[Metrics], cfg: WorldConfig, outdir: Path) -> li
     return [save_figure(fig, outdir / "mats_world.png")]
 
 
+_STANDIN = ("a synthetic 12-concept audio world with a 32-d CLAP and a tiny LM trained here stands in for msclap "
+            "(1024-d) + LLaMA/LoRA on AudioTIA-5M")
+
 EXPERIMENTS = [
     Experiment(
         name="world",
@@ -202,6 +205,11 @@ EXPERIMENTS = [
                                        "prefix_len": 10, "mapper_layers": 8}},
         seeds={"smoke": 1, "quick": 3, "full": 5},
         figures=world_figures,
+        fidelity={
+            "smoke": Fidelity("mechanism", _STANDIN + "; 300 scenes, 30 training steps"),
+            "quick": Fidelity("mechanism", _STANDIN + "; 2000 scenes, 300 training steps, 2-layer mapper"),
+            "full": Fidelity("mechanism", _STANDIN + "; 6000 scenes, 2000 training steps, 8-layer mapper"),
+        },
         full_requirements="The paper's full setting needs LAION/MS CLAP weights, Vicuna/LLaMA-7B with LoRA, "
                           "AudioTIA-5M and the ESC-50/AudioCaps/Clotho/AIR-Bench/MMAU test sets, plus a GPU; "
                           "'full' here only scales up the synthetic world.",
@@ -209,34 +217,59 @@ EXPERIMENTS = [
 ]
 
 _P = "text-only MATS competitive with audio-supervised LALMs (abstract); exact numbers not retrieved"
+_TIE_DIFF = "difference in [0, 1], no paper number; under 1 point does not matter"
+_NOISE_SRC = "Sec. 3 (section number second-hand: reproducibility summary)"
+_NOISE_FAIR = ("noise in the shared CLAP space is the paper's means to cover the audio-text modality gap (its bound's "
+               "discrepancy term): any text-only mapper on a contrastive space with a gap must show it")
+_SANTA_SRC = "second-hand: the claim card's summary of the paper's ablation (not retrieved)"
+_SANTA_FAIR = ("an ablation on the paper's benchmarks with the real CLAP gap: the paper's models with less training "
+               "data would test its direction, a synthetic 32-d world need not")
 CLAIMS = [
-    # tie ±0.02: F1 in [0, 1]; the trivial predictor answers the most frequent training concept set for every clip,
-    # and 0.1 F1 above it is the least that shows the model reads the audio (fixed before this run)
-    Claim(id="learned", statement="(ours, beyond the paper: a sanity check) MATS's caption concept-F1 on test audio "
-          "beats the trivial most-frequent-set predictor by >= 0.1.", paper_value="no such number in the paper",
-          experiment="world", metric="f1_santa_minus_majority", op=">=", threshold=0.1, resolution=0.02),
-    # tie ±0.01: F1 difference in [0,1], no paper number; under 1 point does not matter
-    Claim("noise_helps_f1", "Noise injection improves text-only training's caption concept-F1 on audio.",
-          "noise injection bridges the modality gap (Sec. 3)", "world", "f1_noise_minus_plain", ">=", 0.0,
-          resolution=0.01),
-    # tie ±0.01: accuracy difference in [0,1], no paper number; under 1 point does not matter
-    Claim("noise_helps_acc", "Noise injection improves close-ended accuracy on audio.",
-          "noise injection bridges the modality gap (Sec. 3)", "world", "acc_noise_minus_plain", ">=", 0.0,
-          resolution=0.01),
-    # tie ±0.01: F1 difference in [0,1], no paper number; under 1 point does not matter
-    Claim("santa_helps_f1", "Santa improves caption concept-F1 over noise injection alone.",
-          "Santa improves over noise-only (ablation)", "world", "f1_santa_minus_noise", ">=", 0.0, resolution=0.01),
-    # tie ±0.01: accuracy difference in [0,1], no paper number; under 1 point does not matter
-    Claim("santa_helps_acc", "Santa improves close-ended accuracy over noise injection alone.",
-          "Santa improves over noise-only (ablation)", "world", "acc_santa_minus_noise", ">=", 0.0, resolution=0.01),
-    # tie ±0.02: F1 ratio, 2.5% of the 0.8 bar
-    Claim("near_audio_supervised", "Text-only MATS reaches >= 80% of the audio-supervised mapper's F1 (the 80% "
-          "bar is ours: the paper says 'competitive' without a ratio).",
-          _P, "world", "f1_santa_over_audio", ">=", 0.8, resolution=0.02),
-    # tie ±0.02: distance ratio; a change under 2% is no move toward the text
-    Claim("santa_closer_to_text", "Santa moves audio embeddings toward the training text (nearest-text cosine "
-          "distance ratio <= 1).", "Santa reduces the modality discrepancy (Sec. 4)", "world",
-          "text_dist_ratio", "<=", 1.0, resolution=0.02),
+    # the trivial predictor answers the most frequent training concept set for every clip, and 0.1 F1 above it is
+    # the least that shows the model reads the audio (fixed before this run)
+    Claim(id="learned", kind="check",
+          statement="(ours, beyond the paper: a sanity check) MATS's caption concept-F1 on test audio beats the "
+                    "trivial most-frequent-set predictor by >= 0.1.",
+          paper_value="no such number in the paper",
+          experiment="world", metric="f1_santa_minus_majority", op=">=", threshold=0.1, resolution=0.02,
+          resolution_reason="F1 in [0, 1]; within 2 points of the 0.1 bar is moot"),
+    Claim("noise_helps_f1", kind="paper", source=_NOISE_SRC, fair_at="mechanism", fair_at_reason=_NOISE_FAIR,
+          requires=("learned",),
+          statement="Noise injection improves text-only training's caption concept-F1 on audio.",
+          paper_value="noise injection bridges the modality gap (Sec. 3)", experiment="world",
+          metric="f1_noise_minus_plain", op=">=", threshold=0.0, resolution=0.01, resolution_reason="F1 " + _TIE_DIFF),
+    Claim("noise_helps_acc", kind="paper", source=_NOISE_SRC, fair_at="mechanism", fair_at_reason=_NOISE_FAIR,
+          requires=("learned",),
+          statement="Noise injection improves close-ended accuracy on audio.",
+          paper_value="noise injection bridges the modality gap (Sec. 3)", experiment="world",
+          metric="acc_noise_minus_plain", op=">=", threshold=0.0, resolution=0.01,
+          resolution_reason="accuracy " + _TIE_DIFF),
+    Claim("santa_helps_f1", kind="paper", source=_SANTA_SRC, fair_at="reduced", fair_at_reason=_SANTA_FAIR,
+          requires=("learned",),
+          statement="Santa improves caption concept-F1 over noise injection alone.",
+          paper_value="Santa improves over noise-only (ablation)", experiment="world", metric="f1_santa_minus_noise",
+          op=">=", threshold=0.0, resolution=0.01, resolution_reason="F1 " + _TIE_DIFF),
+    Claim("santa_helps_acc", kind="paper", source=_SANTA_SRC, fair_at="reduced", fair_at_reason=_SANTA_FAIR,
+          requires=("learned",),
+          statement="Santa improves close-ended accuracy over noise injection alone.",
+          paper_value="Santa improves over noise-only (ablation)", experiment="world", metric="acc_santa_minus_noise",
+          op=">=", threshold=0.0, resolution=0.01, resolution_reason="accuracy " + _TIE_DIFF),
+    # in the synthetic world text-only training alone already reaches ~0.96 of the audio-supervised F1, so a PASS
+    # here says little about the paper's 'competitive' (hence fair_at "paper")
+    Claim("near_audio_supervised", kind="paper", source="abstract", fair_at="paper",
+          fair_at_reason="'competitive' compares the paper's text-only model with LALMs trained on large-scale "
+                         "audio-language pairs, on its benchmarks at its data scale",
+          requires=("learned",),
+          statement="Text-only MATS reaches >= 80% of the audio-supervised mapper's F1 (the 80% bar is ours: the "
+                    "paper says 'competitive' without a ratio).",
+          paper_value=_P, experiment="world", metric="f1_santa_over_audio", op=">=", threshold=0.8, resolution=0.02,
+          resolution_reason="F1 ratio, 2.5% of the 0.8 bar"),
+    # a check: holds by construction (Santa mixes retrieved text embeddings into the audio embedding)
+    Claim("santa_closer_to_text", kind="check",
+          statement="Santa moves audio embeddings toward the training text (nearest-text cosine distance ratio <= 1).",
+          paper_value="Santa reduces the modality discrepancy (Sec. 4)", experiment="world",
+          metric="text_dist_ratio", op="<=", threshold=1.0, resolution=0.02,
+          resolution_reason="distance ratio; a change under 2% is no move toward the text"),
 ]
 
 API_EXAMPLE = """

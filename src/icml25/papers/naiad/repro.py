@@ -28,6 +28,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -305,6 +306,14 @@ EXPERIMENTS = [
             "full": {"n_train": (150, 400, 1000, 3000, 6000), "n_val": 1000, "d_pheno_hid": 256},
         },
         seeds={"smoke": 2, "quick": 5, "full": 10},
+        fidelity={
+            "smoke": Fidelity("mechanism", "a 40-gene synthetic screen, 8 epochs, H=16 stand in for the paper's real "
+                                           "CRISPR screens"),
+            "quick": Fidelity("mechanism", "a synthetic 150-gene growth screen (11,175 pairs) stands in for the "
+                                           "paper's four real CRISPR screens; H=64 (NAIAD 256), 100 epochs"),
+            "full": Fidelity("mechanism", "the synthetic screen at NAIAD's size (H=256) with sizes up to 6000 pairs; "
+                                          "the real screens only with --set data_path (not bundled)"),
+        },
         figures=small_sample_figures,
         full_requirements=_DATA,
     ),
@@ -323,66 +332,113 @@ EXPERIMENTS = [
             "full": {"n_epoch": 400, "d_pheno_hid": 256},
         },
         seeds={"smoke": 2, "quick": 5, "full": 10},
+        fidelity={
+            "smoke": Fidelity("mechanism", "a 40-gene synthetic screen, 2-model ensembles, 10 epochs stand in for "
+                                           "Fig. 4's Norman screen"),
+            "quick": Fidelity("mechanism", "a synthetic 150-gene screen stands in for Fig. 4's Norman screen; 50 of "
+                                           "its 400 epochs per model, H=64 (NAIAD 256)"),
+            "full": Fidelity("mechanism", "the synthetic screen with Fig. 4's 400 epochs and H=256; the real screens "
+                                          "only with --set data_path (not bundled)"),
+        },
         figures=active_learning_figures,
         full_requirements=_DATA,
     ),
 ]
 
+# The paper's numbers beyond the abstract were not retrieved. The small-sample comparison set holds two models outside
+# the paper's baselines: linear_product (the synthetic generator's own main-effect + product form) and naiad_d128.
+_REAL_SCREENS = ("the abstract's comparison is on the paper's four real CRISPR screens against its baselines, at its "
+                 "training budget; a synthetic screen (and our extra comparators) does not test it")
+_FIG4 = ("the ranking of acquisitions in Fig. 4 is an empirical result on the Norman screen (400 epochs, 30% held "
+         "out); it needs that screen and budget")
+_MPE_RANDOM = ("choosing the pairs with the largest predicted effect finds top pairs faster than random batches on any "
+               "screen whose top pairs the model can predict")
+_MPE_STD = ("uncertainty sampling does not target the largest effects, MPE does; any screen with predictable top "
+            "pairs shows the difference")
 CLAIMS = [
-    # tie ±0.01: RMSE ratio; half the 2% tolerance (paper gap up to 40% is on real screens)
     Claim("naiad_best_every_n",
-          "NAIAD with the adaptive embedding size has the lowest test RMSE, or within 2% of the lowest, at every "
-          "training size (worst ratio to the best model over the sizes <= 1.02).",
-          "outperforms existing models by up to 40% relative to the second best, trained on small data "
+          statement="NAIAD with the adaptive embedding size has the lowest test RMSE, or within 2% of the lowest, at "
+          "every training size (worst ratio to the best model over the sizes <= 1.02).",
+          paper_value="outperforms existing models by up to 40% relative to the second best, trained on small data "
           "(abstract; real screens)",
-          "small_sample", "naiad_over_best_worst_n", "<=", 1.02, resolution=0.01),
-    # tie ±0.001: RMSE difference; 5% of the generator's noise std 0.02 (the RMSE floor)
+          experiment="small_sample", metric="naiad_over_best_worst_n", op="<=", threshold=1.02, kind="paper",
+          source="abstract", resolution=0.01,
+          resolution_reason="RMSE ratio; half the 2% tolerance (paper gap up to 40% is on real screens)",
+          fair_at="paper", fair_at_reason=_REAL_SCREENS),
     Claim("adaptive_beats_d128_small_n",
-          "With few data (150 pairs, each gene seen twice) the adaptive embedding beats a fixed d = 128.",
-          "adaptive embeddings mitigate overfitting in small-sample learning (abstract)",
-          "small_sample", "naiad_minus_d128_smallest_n", "<=", 0.0, resolution=0.001),
-    # tie ±0.001: RMSE difference; 5% of the generator's noise std 0.02 (the RMSE floor)
+          statement="With few data (150 pairs, each gene seen twice) the adaptive embedding beats a fixed d = 128.",
+          paper_value="adaptive embeddings mitigate overfitting in small-sample learning (abstract)",
+          experiment="small_sample", metric="naiad_minus_d128_smallest_n", op="<=", threshold=0.0, kind="paper",
+          source="abstract", resolution=0.001,
+          resolution_reason="RMSE difference; 5% of the generator's noise std 0.02 (the RMSE floor)",
+          fair_at="mechanism", fair_at_reason="overfitting of a large embedding when each gene is seen twice is a "
+                                               "capacity effect any screen with that few pairs shows"),
     Claim("naiad_beats_additive_large_n",
-          "With more data (3000 pairs) NAIAD beats the official linear baseline b0 + b1 s_a + b2 s_b.",
-          "embeddings capture complex gene interactions as more data is collected (abstract)",
-          "small_sample", "naiad_minus_additive_largest_n", "<=", 0.0, resolution=0.001),
-    # tie ±2: count of the 100 true top pairs found; under 2% of the targets does not matter
+          statement="With more data (3000 pairs) NAIAD beats the official linear baseline b0 + b1 s_a + b2 s_b.",
+          paper_value="embeddings capture complex gene interactions as more data is collected (abstract)",
+          experiment="small_sample", metric="naiad_minus_additive_largest_n", op="<=", threshold=0.0, kind="paper",
+          source="abstract", resolution=0.001,
+          resolution_reason="RMSE difference; 5% of the generator's noise std 0.02 (the RMSE floor)",
+          fair_at="mechanism", fair_at_reason="an additive model cannot fit pair interactions that the embeddings "
+                                               "can; any screen with non-additive effects and enough pairs shows it"),
     Claim("mpe_beats_random",
-          "MPE ('mean') has measured more of the true top-100 pairs than random batches after round 4 (our count "
-          "of measured top pairs).",
-          "MPE gives the highest marginal gain in each AI-experiment round (abstract; Fig. 4)",
-          "active_learning", "mean_minus_random_final", ">=", 0.0, resolution=2.0),
-    # tie ±2: count of the 100 true top pairs found; under 2% of the targets does not matter
+          statement="MPE ('mean') has measured more of the true top-100 pairs than random batches after round 4 (our "
+          "count of measured top pairs).",
+          paper_value="MPE gives the highest marginal gain in each AI-experiment round (abstract; Fig. 4)",
+          experiment="active_learning", metric="mean_minus_random_final", op=">=", threshold=0.0, kind="ours",
+          resolution=2.0,
+          resolution_reason="count of the 100 true top pairs found; under 2% of the targets does not matter",
+          fair_at="mechanism", fair_at_reason=_MPE_RANDOM),
     Claim("mpe_beats_std",
-          "MPE has measured more of the true top-100 pairs than uncertainty sampling ('std') after round 4.",
-          "MPE outperforms uncertainty-based selection (abstract; Fig. 4)",
-          "active_learning", "mean_minus_std_final", ">=", 0.0, resolution=2.0),
-    # tie ±2: count of the 100 true top pairs found; under 2% of the targets does not matter
+          statement="MPE has measured more of the true top-100 pairs than uncertainty sampling ('std') after round 4.",
+          paper_value="MPE outperforms uncertainty-based selection (abstract; Fig. 4)",
+          experiment="active_learning", metric="mean_minus_std_final", op=">=", threshold=0.0, kind="ours",
+          resolution=2.0,
+          resolution_reason="count of the 100 true top pairs found; under 2% of the targets does not matter",
+          fair_at="mechanism", fair_at_reason=_MPE_STD),
     Claim("mpe_beats_ucb",
-          "MPE has measured at least as many true top-100 pairs as UCB ('mean+std', beta = 1) after round 4.",
-          "MPE (beta = 0) outperforms UCB with beta > 0 (rebuttal analysis of beta, paper_reproduce/rebuttals)",
-          "active_learning", "mean_minus_mean+std_final", ">=", 0.0, resolution=2.0),
-    # tie ±0.02: TPR is a fraction; 2 points, the same share as 2 of the 100 targets above
+          statement="MPE has measured at least as many true top-100 pairs as UCB ('mean+std', beta = 1) after round 4.",
+          paper_value="MPE (beta = 0) outperforms UCB with beta > 0 (rebuttal analysis of beta, "
+          "paper_reproduce/rebuttals)",
+          experiment="active_learning", metric="mean_minus_mean+std_final", op=">=", threshold=0.0, kind="ours",
+          resolution=2.0,
+          resolution_reason="count of the 100 true top pairs found; under 2% of the targets does not matter",
+          fair_at="paper", fair_at_reason=_FIG4),
     Claim("mpe_beats_random_tpr",
-          "Official metric: after round 4 MPE's top-N TPR of measured + predicted over the whole screen "
+          statement="Official metric: after round 4 MPE's top-N TPR of measured + predicted over the whole screen "
           "(mean over N = 10..195) exceeds the random arm's (an ensemble trained on random batches).",
-          "MPE gives the highest marginal gain in each AI-experiment round (abstract; Fig. 4, TPR on 'overall')",
-          "active_learning", "mean_minus_random_tpr_final", ">=", 0.0, resolution=0.02),
-    # tie ±0.02: as above
+          paper_value="MPE gives the highest marginal gain in each AI-experiment round (abstract; Fig. 4, TPR on "
+          "'overall')",
+          experiment="active_learning", metric="mean_minus_random_tpr_final", op=">=", threshold=0.0, kind="paper",
+          source="abstract; Fig. 4", resolution=0.02,
+          resolution_reason="TPR is a fraction; 2 points, the same share as 2 of the 100 targets of the count claims",
+          fair_at="mechanism", fair_at_reason=_MPE_RANDOM),
     Claim("mpe_beats_std_tpr",
-          "Official metric: after round 4 MPE's top-N TPR (mean over N) exceeds that of 'std' selection.",
-          "MPE outperforms uncertainty-based selection (Fig. 4: mean vs std vs residual+std)",
-          "active_learning", "mean_minus_std_tpr_final", ">=", 0.0, resolution=0.02),
-    # tie ±0.02: as above
+          statement="Official metric: after round 4 MPE's top-N TPR (mean over N) exceeds that of 'std' selection.",
+          paper_value="MPE outperforms uncertainty-based selection (Fig. 4: mean vs std vs residual+std)",
+          experiment="active_learning", metric="mean_minus_std_tpr_final", op=">=", threshold=0.0, kind="paper",
+          source="abstract; Fig. 4", resolution=0.02,
+          resolution_reason="TPR is a fraction; 2 points, the same share as 2 of the 100 targets of the count claims",
+          fair_at="mechanism", fair_at_reason=_MPE_STD),
     Claim("mpe_beats_residual_std_tpr",
-          "Official metric: after round 4 MPE's top-N TPR (mean over N) exceeds that of 'residual+std' selection.",
-          "MPE gives the highest marginal gain (Fig. 4: mean vs std vs residual+std)",
-          "active_learning", "mean_minus_residual+std_tpr_final", ">=", 0.0, resolution=0.02),
-    # tie ±0.02: as above
+          statement="Official metric: after round 4 MPE's top-N TPR (mean over N) exceeds that of 'residual+std' "
+          "selection.",
+          paper_value="MPE gives the highest marginal gain (Fig. 4: mean vs std vs residual+std)",
+          experiment="active_learning", metric="mean_minus_residual+std_tpr_final", op=">=", threshold=0.0,
+          kind="paper", source="Fig. 4", resolution=0.02,
+          resolution_reason="TPR is a fraction; 2 points, the same share as 2 of the 100 targets of the count claims",
+          fair_at="paper", fair_at_reason=_FIG4),
     Claim("mpe_beats_ucb_tpr",
-          "Official metric: after round 4 MPE's top-N TPR (mean over N) is at least UCB's ('mean+std', beta = 1).",
-          "MPE (beta = 0) outperforms UCB with beta > 0 (rebuttal analysis of beta on TPR 'overall')",
-          "active_learning", "mean_minus_mean+std_tpr_final", ">=", 0.0, resolution=0.02),
+          statement="Official metric: after round 4 MPE's top-N TPR (mean over N) is at least UCB's ('mean+std', "
+          "beta = 1).",
+          paper_value="MPE (beta = 0) outperforms UCB with beta > 0 (rebuttal analysis of beta on TPR 'overall')",
+          experiment="active_learning", metric="mean_minus_mean+std_tpr_final", op=">=", threshold=0.0, kind="paper",
+          source="second-hand: a third-party copy of the ICML reviews; the authors' rebuttal notebooks "
+                 "(paper_reproduce/rebuttals)",
+          resolution=0.02,
+          resolution_reason="TPR is a fraction; 2 points, the same share as 2 of the 100 targets of the count claims",
+          fair_at="paper", fair_at_reason="the beta comparison of the rebuttal notebooks is an empirical result on "
+                                           "the paper's real screen at its budget; it needs that screen"),
 ]
 
 API_EXAMPLE = """

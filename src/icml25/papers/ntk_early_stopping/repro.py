@@ -30,6 +30,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -353,6 +354,15 @@ EXPERIMENTS = [
         figures=rate_figures,
         full_requirements="Hours of CPU (the network is NumPy float64); the card's full scale "
                           "(n up to 2e4, m up to 65536, d in {2,3,5}) needs a port of network.py to a GPU.",
+        fidelity={
+            "smoke": Fidelity("mechanism", "our synthetic setting shrunk (d=4, RKHS target, n in {60, 120}, m=256); "
+                                           "App. D's simulation settings were not read"),
+            "quick": Fidelity("mechanism", "our synthetic setting (d=4, RKHS target, uniform and vMF covariates, n "
+                                           "125..1000, m=2048) stands in for App. D's unread simulations; the "
+                                           "theorem's width m >~ d^(8/3)/eps_n^(80/3) is unattainable"),
+            "full": Fidelity("mechanism", "the same synthetic setting larger (n up to 8000, m=16384); still not "
+                                          "App. D's protocol, which was not read"),
+        },
     ),
     Experiment(
         name="width_tracking",
@@ -367,53 +377,100 @@ EXPERIMENTS = [
         },
         seeds={"smoke": 2, "quick": 3, "full": 5},
         figures=tracking_figures,
+        fidelity={
+            "smoke": Fidelity("mechanism", "our synthetic setting shrunk (d=4, n=100, widths 128 and 1024)"),
+            "quick": Fidelity("mechanism", "our synthetic setting (d=4, n=500 uniform, widths 512..8192) stands in for "
+                                           "the theorem's over-parameterised regime; the paper has no such experiment"),
+            "full": Fidelity("mechanism", "the same setting with widths up to 65536; still far below the theorem's "
+                                          "width requirement"),
+        },
     ),
 ]
 
+_RATE = ("a rate the paper proves for any continuous P on the sphere (d >= 4); App. D's settings are unknown, so "
+         "synthetic instances of our choosing are a fair test")
+_SLOPE_TIE = "log-log slope; 0.05 is small next to the rate exponents (-0.6) under test"
 CLAIMS = [
-    # tie ±0.025: ratio metric, 5% of the 0.5 bar (theory sqrt(log m/m) gives ~0.3 at m 512 -> 8192)
-    Claim("ntk_tracking", "Along the GD path up to the stopping time, the network stays close to NTK kernel "
-          "GD, and the gap shrinks with width: the sup-gap at m=8192 is at most half of that at m=512.",
-          "uniform convergence to the NTK along the GD path (proof ingredient (i)); width needed depends only "
-          "on d and eps_n", "width_tracking", "gap_ratio_largest_over_smallest", "<=", 0.5, resolution=0.025),
+    Claim("ntk_tracking",
+          statement="Along the GD path up to the stopping time, the network stays close to NTK kernel "
+                    "GD, and the gap shrinks with width: the sup-gap at m=8192 is at most half of that at m=512.",
+          paper_value="uniform convergence to the NTK along the GD path (proof ingredient (i)); width needed depends "
+                      "only on d and eps_n",
+          experiment="width_tracking", metric="gap_ratio_largest_over_smallest", op="<=", threshold=0.5,
+          resolution=0.025,
+          resolution_reason="ratio metric, 5% of the 0.5 bar (theory sqrt(log m/m) gives ~0.3 at m 512 -> 8192)",
+          kind="paper", source="Sec. 6 (Theorem 6.1 and the decomposition f_t = h_t + e_t)",
+          fair_at="mechanism",
+          fair_at_reason="a property the paper proves for over-parameterised nets on any data; its width requirement "
+                         "is unattainable at any budget, so shrinking the gap with width is the testable part"),
     # every seed: risk <= C eps^2 is a w.h.p. bound, so it must hold in every run
-    Claim("rate_bound", "The network stopped at the paper's T_hat (Eq. 8) has risk <= C eps_hat^2 for every n "
-          "and both distributions, with C calibrated once at n=250 uniform (metric: max risk/(C "
-          "eps_hat^2)).", "risk O(eps_n^2) w.h.p., no distributional assumption beyond the sphere (Thm 5.1)",
-          "rate", "rate_ratio_over_C_max", "<=", 1.0, aggregate="every_seed"),
+    Claim("rate_bound",
+          statement="The network stopped at the paper's T_hat (Eq. 8) has risk <= C eps_hat^2 for every n "
+                    "and both distributions, with C calibrated once at n=250 uniform (metric: max risk/(C "
+                    "eps_hat^2)).",
+          paper_value="risk O(eps_n^2) w.h.p., no distributional assumption beyond the sphere (Thm 5.1)",
+          experiment="rate", metric="rate_ratio_over_C_max", op="<=", threshold=1.0, aggregate="every_seed",
+          kind="ours",
+          source="Theorem 5.1 states risk <~ eps_n^2 with an unspecified constant; C = 2 x one calibration draw's "
+                 "ratio (slack 2) is ours, so a miss does not contradict the theorem",
+          requires=("network_learns",)),
     # every seed: Thm 5.1 holds for every t in [c_t T_hat, T_hat]; checked at c_t = 1/2 with the same C
-    Claim("rate_bound_half", "The same bound at t = T_hat/2 (Thm 5.1 covers every t in [c_t T_hat, T_hat]; "
-          "c_t = 1/2), with the same C (metric: max risk(T_hat/2)/(C eps_hat^2)).",
-          "risk O(eps_n^2) for every t in [c_t T_hat, T_hat], any c_t in (0, 1] (Thm 5.1)",
-          "rate", "rate_ratio_half_over_C_max", "<=", 1.0, aggregate="every_seed"),
-    # tie ±0.05: log-log slope; 0.05 is small next to the rate exponents (-0.6) under test
-    Claim("rate_ratio_flat", "risk/eps_hat^2 does not grow with n: its log-log slope in n is <= 0.1 for each "
-          "distribution (metric: the larger of the two slopes).",
-          "risk O(eps_n^2) for any P on the sphere (abstract)", "rate", "slope_ratio_max", "<=", 0.1, resolution=0.05),
-    # tie ±0.05: risk ratio, ~3% of the 1.5x bar; smaller misses do not matter
-    Claim("matches_kernel_gd", "The early-stopped network's risk is within 1.5x early-stopped kernel GD's at "
-          "the same T_hat, for every (n, P).", "same rate as kernel regression trained by GD with early "
-          "stopping (abstract)", "rate", "nn_over_kgd_max", "<=", 1.5, resolution=0.05),
+    Claim("rate_bound_half",
+          statement="The same bound at t = T_hat/2 (Thm 5.1 covers every t in [c_t T_hat, T_hat]; "
+                    "c_t = 1/2), with the same C (metric: max risk(T_hat/2)/(C eps_hat^2)).",
+          paper_value="risk O(eps_n^2) for every t in [c_t T_hat, T_hat], any c_t in (0, 1] (Thm 5.1)",
+          experiment="rate", metric="rate_ratio_half_over_C_max", op="<=", threshold=1.0, aggregate="every_seed",
+          kind="ours",
+          source="Theorem 5.1 (every t in [c_t T_hat, T_hat]) with an unspecified constant; our C calibrated on one "
+                 "draw with slack 2",
+          requires=("network_learns",)),
+    Claim("rate_ratio_flat",
+          statement="risk/eps_hat^2 does not grow with n: its log-log slope in n is <= 0.1 for each "
+                    "distribution (metric: the larger of the two slopes).",
+          paper_value="risk O(eps_n^2) for any P on the sphere (abstract)", experiment="rate",
+          metric="slope_ratio_max", op="<=", threshold=0.1, resolution=0.05, resolution_reason=_SLOPE_TIE,
+          kind="paper", source="abstract; Theorem 5.1", fair_at="mechanism", fair_at_reason=_RATE,
+          requires=("network_learns",)),
+    Claim("matches_kernel_gd",
+          statement="The early-stopped network's risk is within 1.5x early-stopped kernel GD's at "
+                    "the same T_hat, for every (n, P).",
+          paper_value="same rate as kernel regression trained by GD with early stopping (abstract)",
+          experiment="rate", metric="nn_over_kgd_max", op="<=", threshold=1.5, resolution=0.05,
+          resolution_reason="risk ratio, ~3% of the 1.5x bar; smaller misses do not matter",
+          kind="paper", source="abstract", fair_at="mechanism", fair_at_reason=_RATE,
+          requires=("network_learns",)),
     # every seed: a sanity check of each run (ours); 1 = any gain over the untrained (identically zero) network
-    Claim("network_learns", "(ours, beyond the paper) The network stopped at T_hat has a lower test risk than the "
-          "untrained network (identically 0 under the antisymmetric init) for every n and both distributions "
-          "(metric: max risk ratio).", "not a paper claim (a check that the network learned)", "rate",
-          "nn_risk_over_untrained_max", "<=", 1.0, aggregate="every_seed"),
-    # tie ±0.02: risk ratio; a risk change under 2% from 6x overtraining does not matter
-    Claim("early_stopping_matters", "(ours, beyond the paper) Training 6x longer than T_hat raises the risk, for "
-          "every n <= 500 and both distributions at sigma=0.5 (metric: min risk(6 T_hat)/risk(T_hat)).",
-          "the paper covers t <= T_hat only: T_hat ~ eps_n^{-2}; risk <~ eps_n^2 for every t in [c_t T_hat, T_hat] "
-          "(Thm 5.1); nothing is claimed beyond T_hat", "rate",
-          "overrun_over_stopped_min_small_n", ">=", 1.0, resolution=0.02),
-    # tie ±0.05: log-log slope; the bar keeps the earlier 0.15 margin above the theory's -d/(2d-1) = -4/7 at d=4
-    Claim("uniform_slope", "Uniform sphere, d=4: oracle early-stopped kernel GD's risk decays in n with "
-          "log-log slope <= -0.42 (theory: -d/(2d-1) = -0.571 worst case over the RKHS ball).",
-          "O(n^{-d/(2d-1)}) = n^{-0.571} at d=4 (Cor. 5.2)", "rate", "uniform_kgd_oracle_slope",
-          "<=", -0.42, resolution=0.05),
-    # tie ±0.05: log-log slope units, as uniform_slope; the bar 0.15 is the same margin
-    Claim("stopping_time_rate", "Uniform sphere, d=4: the paper's T_hat grows in n with a log-log slope within 0.15 "
-          "of d/(2d-1) = 0.571 (metric: |slope - 0.571|).", "T_hat ~ n^{d/(2d-1)} (Cor. 5.2)", "rate",
-          "uniform_T_hat_slope_gap", "<=", 0.15, resolution=0.05),
+    Claim("network_learns",
+          statement="(ours, beyond the paper) The network stopped at T_hat has a lower test risk than the "
+                    "untrained network (identically 0 under the antisymmetric init) for every n and both "
+                    "distributions (metric: max risk ratio).",
+          paper_value="not a paper claim (a check that the network learned)", experiment="rate",
+          metric="nn_risk_over_untrained_max", op="<=", threshold=1.0, aggregate="every_seed",
+          kind="check"),
+    Claim("early_stopping_matters",
+          statement="(ours, beyond the paper) Training 6x longer than T_hat raises the risk, for "
+                    "every n <= 500 and both distributions at sigma=0.5 (metric: min risk(6 T_hat)/risk(T_hat)).",
+          paper_value="the paper covers t <= T_hat only: T_hat ~ eps_n^{-2}; risk <~ eps_n^2 for every t in "
+                      "[c_t T_hat, T_hat] (Thm 5.1); nothing is claimed beyond T_hat",
+          experiment="rate", metric="overrun_over_stopped_min_small_n", op=">=", threshold=1.0, resolution=0.02,
+          resolution_reason="risk ratio; a risk change under 2% from 6x overtraining does not matter",
+          kind="ours"),
+    Claim("uniform_slope",
+          statement="Uniform sphere, d=4: oracle early-stopped kernel GD's risk decays in n with "
+                    "log-log slope <= -0.42 (theory: -d/(2d-1) = -0.571 worst case over the RKHS ball).",
+          paper_value="O(n^{-d/(2d-1)}) = n^{-0.571} at d=4 (Cor. 5.2)", experiment="rate",
+          metric="uniform_kgd_oracle_slope", op="<=", threshold=-0.42, resolution=0.05,
+          resolution_reason="log-log slope; the bar keeps the earlier 0.15 margin above the theory's -d/(2d-1) = "
+                            "-4/7 at d=4",
+          kind="paper", source="Corollary 5.2 (stated for the network; tested here on oracle kernel GD)",
+          fair_at="mechanism", fair_at_reason=_RATE),
+    Claim("stopping_time_rate",
+          statement="Uniform sphere, d=4: the paper's T_hat grows in n with a log-log slope within 0.15 "
+                    "of d/(2d-1) = 0.571 (metric: |slope - 0.571|).",
+          paper_value="T_hat ~ n^{d/(2d-1)} (Cor. 5.2)", experiment="rate",
+          metric="uniform_T_hat_slope_gap", op="<=", threshold=0.15, resolution=0.05,
+          resolution_reason="log-log slope units, as uniform_slope; the bar 0.15 is the same margin",
+          kind="paper", source="Corollary 5.2", fair_at="mechanism", fair_at_reason=_RATE),
 ]
 
 API_EXAMPLE = """

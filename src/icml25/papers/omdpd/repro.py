@@ -21,7 +21,15 @@ from pathlib import Path
 
 import numpy as np
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, ProgressFn, check_fields, no_progress
+from icml25.core.experiment import (
+    Experiment,
+    ExperimentConfig,
+    Fidelity,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure
 from icml25.papers.omdpd.cmdp import PAPER_COST_VALUES, adversarial_instance, forward_occupancy, occupancy_lp, paper_instance
@@ -275,6 +283,14 @@ EXPERIMENTS = [
         seeds={"smoke": 2, "quick": 5, "full": 20},
         figures=fig2_figures,
         full_requirements="CPU only; the paper's own scale (K = 3000) is already the quick preset; full adds seeds.",
+        fidelity={
+            "smoke": Fidelity("reduced", "the paper's Fig. 2 setting shrunk: S=3, A=2, H=3 (paper 5, 3, 5), 100 of "
+                                         "3000 episodes"),
+            "quick": Fidelity("paper", "the paper's Fig. 2 adversarial arm as second-hand summaries describe it: S=5, "
+                                       "A=3, H=5, Dirichlet(0.5), i.i.d. costs from the 7-value set, K = 3000; the "
+                                       "stochastic-cost arm is not run"),
+            "full": Fidelity("paper", "as quick (the paper's scale, K = 3000) with 20 seeds"),
+        },
     ),
     Experiment(
         name="growth",
@@ -292,47 +308,77 @@ EXPERIMENTS = [
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=growth_figures,
         full_requirements="CPU only; about 10^6 episodes per seed and schedule (hours on one core).",
+        fidelity={
+            "smoke": Fidelity("mechanism", "our switching/reactive schedules (the paper has no such experiment) on "
+                                           "tiny CMDPs (S=3, A=2, H=3), K up to 200"),
+            "quick": Fidelity("mechanism", "our switching/reactive adversarial schedules on random CMDPs (S=5, A=3, "
+                                           "H=5), K up to 4000, stand in for the adversary of the paper's rate "
+                                           "theorem"),
+            "full": Fidelity("mechanism", "our schedules on larger random CMDPs (S=20, A=5, H=10), K up to 10^5; "
+                                          "still not an experiment of the paper"),
+        },
     ),
 ]
 
 _RATE = "O~(sqrt K) (abstract; Theorem constants not retrieved)"
 _OURS = "(ours, beyond the paper: the paper runs no {} schedule) "
+_SLOPE_TIE = "log-log slope; 1/10 of the sqrt(K)-vs-linear gap (0.5 vs 1.0), half the 0.5->0.6 margin"
 CLAIMS = [
-    # tie ±0.05: log-log slope; 1/10 of the sqrt(K)-vs-linear gap (0.5 vs 1.0), half the 0.5->0.6 margin
-    Claim("fig2_violation_sublinear", "The paper's experiment (S=5, A=3, H=5, Dirichlet(0.5), i.i.d. costs from "
-          "the 7-value set, K=3000): OMDPD's cumulative violation grows sublinearly (log-log slope of the strong "
-          "violation <= 0.6).", "sublinear cumulative violation up to K = 3000 (Fig. 2; a plot, no number)",
-          "fig2", "omdpd_violation_slope", "<=", 0.6, resolution=0.05),
-    # tie ±0.01: per-episode strong violation; 1/15 of the uniform policy's per-episode violation scale (~0.15)
-    Claim("fig2_violation_below_uniform", "(ours, beyond the paper) In the paper's experiment OMDPD's strong "
-          "violation per episode is no larger than the uniform policy's on the same cost draws.",
-          "no baseline in the paper", "fig2", "omdpd_minus_uniform_violation_per_episode", "<=", 0.0,
-          resolution=0.01),
-    # tie ±0.05: per-episode reward (scale H = 5); 1% of H
-    Claim("fig2_learns", "(ours, beyond the paper; learning check) In the paper's experiment OMDPD's mean reward "
-          "over the last quarter of episodes exceeds the uniform policy's.", "not reported (no regret plot)",
-          "fig2", "omdpd_reward_gain_over_uniform", ">=", 0.0, resolution=0.05),
-    # tie ±0.05: log-log slope; 1/10 of the sqrt(K)-vs-linear gap (0.5 vs 1.0), half the 0.5->0.6 margin
-    Claim("switching_regret", _OURS.format("switching") + "Switching constraints: OMDPD's strong regret grows like "
-          "sqrt(K) (log-log slope <= 0.6).", _RATE, "growth", "switching_omdpd_regret_slope", "<=", 0.6,
-          resolution=0.05),
-    # tie ±0.05: log-log slope; 1/10 of the sqrt(K)-vs-linear gap (0.5 vs 1.0), half the 0.5->0.6 margin
-    Claim("switching_violation", _OURS.format("switching") + "Switching constraints: OMDPD's strong violation grows "
-          "like sqrt(K) (log-log slope <= 0.6).", _RATE, "growth", "switching_omdpd_violation_slope", "<=", 0.6,
-          resolution=0.05),
-    # tie ±0.05: log-log slope; 1/10 of the sqrt(K)-vs-linear gap (0.5 vs 1.0), half the 0.5->0.6 margin
-    Claim("reactive_regret", _OURS.format("reactive") + "Reactive constraints: OMDPD's strong regret grows like "
-          "sqrt(K) (log-log slope <= 0.6).", _RATE, "growth", "reactive_omdpd_regret_slope", "<=", 0.6,
-          resolution=0.05),
-    # tie ±0.05: log-log slope; 1/10 of the sqrt(K)-vs-linear gap (0.5 vs 1.0), half the 0.5->0.6 margin
-    Claim("reactive_violation", _OURS.format("reactive") + "Reactive constraints: OMDPD's strong violation grows "
-          "like sqrt(K) (log-log slope <= 0.6).", _RATE, "growth", "reactive_omdpd_violation_slope", "<=", 0.6,
-          resolution=0.05),
-    # tie ±0.05: log-log slope; 1/10 of the sqrt(K)-vs-linear gap (0.5 vs 1.0)
-    Claim("baseline_fails", "(ours, beyond the paper: the paper runs no baseline) A primal-dual method built for "
-          "stochastic constraints has (near-)linear strong violation under an adversarial schedule (slope >= 0.8 "
-          "on its worse schedule).", "existing methods 'often fail in adversarial settings' (abstract)", "growth",
-          "pd_max_violation_slope", ">=", 0.8, resolution=0.05),
+    Claim("fig2_violation_sublinear",
+          statement="The paper's experiment (S=5, A=3, H=5, Dirichlet(0.5), i.i.d. costs from "
+                    "the 7-value set, K=3000): OMDPD's cumulative violation grows sublinearly (log-log slope of the "
+                    "strong violation <= 0.6).",
+          paper_value="sublinear cumulative violation up to K = 3000 (Fig. 2; a plot, no number)",
+          experiment="fig2", metric="omdpd_violation_slope", op="<=", threshold=0.6, resolution=0.05,
+          resolution_reason=_SLOPE_TIE,
+          kind="paper",
+          source="Fig. 2, second-hand (machine-generated summaries of the PDF); what it plots is uncertain: we test "
+                 "strong violation, which is linear in K for every policy under these i.i.d. zero-mean costs, while "
+                 "Fig. 2 plausibly plots the cancelling sum",
+          fair_at="paper", fair_at_reason="the claim is about the paper's Fig. 2 curve on its instance up to K = 3000"),
+    Claim("fig2_violation_below_uniform",
+          statement="(ours, beyond the paper) In the paper's experiment OMDPD's strong "
+                    "violation per episode is no larger than the uniform policy's on the same cost draws.",
+          paper_value="no baseline in the paper", experiment="fig2",
+          metric="omdpd_minus_uniform_violation_per_episode", op="<=", threshold=0.0, resolution=0.01,
+          resolution_reason="per-episode strong violation; 1/15 of the uniform policy's per-episode violation scale "
+                            "(~0.15)",
+          kind="ours"),
+    Claim("fig2_learns",
+          statement="(ours, beyond the paper; learning check) In the paper's experiment OMDPD's mean reward "
+                    "over the last quarter of episodes exceeds the uniform policy's.",
+          paper_value="not reported (no regret plot)",
+          experiment="fig2", metric="omdpd_reward_gain_over_uniform", op=">=", threshold=0.0, resolution=0.05,
+          resolution_reason="per-episode reward (scale H = 5); 1% of H",
+          kind="check"),
+    Claim("switching_regret",
+          statement=_OURS.format("switching") + "Switching constraints: OMDPD's strong regret grows like "
+          "sqrt(K) (log-log slope <= 0.6).",
+          paper_value=_RATE, experiment="growth", metric="switching_omdpd_regret_slope", op="<=", threshold=0.6,
+          resolution=0.05, resolution_reason=_SLOPE_TIE, kind="ours"),
+    Claim("switching_violation",
+          statement=_OURS.format("switching") + "Switching constraints: OMDPD's strong violation grows "
+          "like sqrt(K) (log-log slope <= 0.6).",
+          paper_value=_RATE, experiment="growth", metric="switching_omdpd_violation_slope", op="<=", threshold=0.6,
+          resolution=0.05, resolution_reason=_SLOPE_TIE, kind="ours"),
+    Claim("reactive_regret",
+          statement=_OURS.format("reactive") + "Reactive constraints: OMDPD's strong regret grows like "
+          "sqrt(K) (log-log slope <= 0.6).",
+          paper_value=_RATE, experiment="growth", metric="reactive_omdpd_regret_slope", op="<=", threshold=0.6,
+          resolution=0.05, resolution_reason=_SLOPE_TIE, kind="ours"),
+    Claim("reactive_violation",
+          statement=_OURS.format("reactive") + "Reactive constraints: OMDPD's strong violation grows "
+          "like sqrt(K) (log-log slope <= 0.6).",
+          paper_value=_RATE, experiment="growth", metric="reactive_omdpd_violation_slope", op="<=", threshold=0.6,
+          resolution=0.05, resolution_reason=_SLOPE_TIE, kind="ours"),
+    Claim("baseline_fails",
+          statement="(ours, beyond the paper: the paper runs no baseline) A primal-dual method built for "
+                    "stochastic constraints has (near-)linear strong violation under an adversarial schedule "
+                    "(slope >= 0.8 on its worse schedule).",
+          paper_value="existing methods 'often fail in adversarial settings' (abstract)", experiment="growth",
+          metric="pd_max_violation_slope", op=">=", threshold=0.8, resolution=0.05,
+          resolution_reason="log-log slope; 1/10 of the sqrt(K)-vs-linear gap (0.5 vs 1.0)",
+          kind="ours"),
 ]
 
 API_EXAMPLE = """

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from icml25.core.experiment import (
-    ConfigError, Experiment, ExperimentConfig, Metrics, ProgressFn, check_fields, no_progress,
+    ConfigError, Experiment, ExperimentConfig, Fidelity, Metrics, ProgressFn, check_fields, no_progress,
 )
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
@@ -210,6 +210,13 @@ EXPERIMENTS = [
         run=run_synthetic,
         presets={"smoke": {"m": 40, "replicates": 4}, "quick": {}, "full": {"replicates": 100}},
         seeds={"smoke": 2, "quick": 5, "full": 20},
+        fidelity={
+            "smoke": Fidelity("reduced", "the paper's Gaussian model with 40 of its 100 problems, 4 data sets per "
+                                         "seed (8 of the official 200 trials)"),
+            "quick": Fidelity("paper", "the paper's Gaussian model (m=100, n=20, N=80, true moments as the official "
+                                       "run_synthetic.py, computed in closed form), 500 data sets (official: 200)"),
+            "full": Fidelity("paper", "as quick with 2,000 data sets"),
+        },
         figures=synthetic_figures,
     ),
     Experiment(
@@ -222,6 +229,15 @@ EXPERIMENTS = [
         run=run_digits,
         presets={"smoke": {"replicates": 4}, "quick": {}, "full": {"replicates": 200}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
+        fidelity={
+            "smoke": Fidelity("mechanism", "scikit-learn digits (k-means clusters as problems, a ridge predictor) "
+                                           "stand in for the paper's Galaxy Zoo / Amazon data; 4 splits per seed"),
+            "quick": Fidelity("mechanism", "scikit-learn digits (k-means clusters as problems, a ridge predictor, "
+                                           "10 labelled per problem) stand in for the paper's Galaxy Zoo / Amazon "
+                                           "data"),
+            "full": Fidelity("mechanism", "digits as quick with 200 splits per seed; the paper's data only with "
+                                          "--set data_path (not bundled)"),
+        },
         figures=digits_figures,
         full_requirements="The paper's real data: pass --set data_path=PATH with the official repository's "
                           "data/galaxy/galaxy_test_prediction.csv or data/amazon/amazon_review.h5 (h5py needed; "
@@ -233,29 +249,50 @@ _NOT_RETRIEVED = "MSE tables not retrieved"
 _ADAPTS = '"PAS adapts to the reliability of the ML predictions" (abstract; Sec. 6.1 synthetic study)'
 # The baselines of the "lowest" claims gained shrink-to-grand-mean (the official benchmark's "shrinkage_mean") after
 # the first runs; the thresholds and resolutions below are the ones fixed before the first run, unchanged.
+# The paper's MSE tables were not retrieved: no claim carries a paper number. The four synthetic claims cannot tell a
+# wrong implementation from a right one: with CURE's correction removed, or lambda = n/(n+N) instead of N/(n+N),
+# all four stay on the same side of their thresholds (facts note, 2026-12-04); the unit tests catch those errors.
+_SYNTH = ("the ranking is Sec. 6.1's result for its Gaussian model at m=100, n=20, N=80; fewer problems change how "
+          "much any shrinkage estimator gains")
 CLAIMS = [
-    # tie ±1e-5: ~4% of the analytic prediction-mean MSE s^4 + E Var(x^2)/N = 2.7e-4 (s=0.1, N=80), the good-f level
-    Claim("good_pas_best", "Good predictor: PAS's compound MSE is no larger than the best of classical, PT-PPI, "
-          "shrinkage-only and shrink-to-grand-mean (paired difference <= 0).",
-          f"PAS lowest among baselines (Sec. 6.1; {_NOT_RETRIEVED})", "synthetic", "good_pas_minus_best_baseline",
-          "<=", 0.0, resolution=1e-5),
-    # tie ±0.05: MSE ratio, a 5% MSE difference is the smallest that matters (paper's ratios not retrieved)
-    Claim("good_pas_near_prediction", "Good predictor: PAS adapts to reliable predictions, its MSE within 20% "
-          "of the prediction mean's (the 20% is ours).", _ADAPTS, "synthetic",
-          "good_pas_over_prediction", "<=", 1.2, resolution=0.05),
-    # tie ±1e-4: ~4% of the analytic PT-PPI MSE ~2.6e-3 (Var eps 0.05, n=20, N=80), the bad-f level
-    Claim("bad_pas_best", "Bad predictor: PAS's compound MSE is no larger than the best of classical, PT-PPI, "
-          "shrinkage-only and shrink-to-grand-mean.", f"PAS lowest among baselines (Sec. 6.1; {_NOT_RETRIEVED})",
-          "synthetic", "bad_pas_minus_best_baseline", "<=", 0.0, resolution=1e-4),
-    # tie ±0.025: MSE ratio, 5% of the threshold 0.5 (paper's ratios not retrieved)
-    Claim("bad_pas_beats_prediction", "Bad predictor: PAS is not fooled by biased predictions, its MSE at most "
-          "half the prediction mean's (the factor 2 is ours).", _ADAPTS,
-          "synthetic", "bad_pas_over_prediction", "<=", 0.5, resolution=0.025),
-    # tie ±0.004: ~3% of the classical MSE mean_j S_j^2/n (1-n/N_j) ~ 0.12 of the digits clusters (n=10)
-    Claim("digits_pas_best", "Bundled real data (digits): PAS's compound MSE is no larger than the best of "
+    Claim("good_pas_best", statement="Good predictor: PAS's compound MSE is no larger than the best of classical, "
+          "PT-PPI, shrinkage-only and shrink-to-grand-mean (paired difference <= 0).",
+          paper_value=f"PAS lowest among baselines (Sec. 6.1; {_NOT_RETRIEVED})", experiment="synthetic",
+          metric="good_pas_minus_best_baseline", op="<=", threshold=0.0, kind="paper", source="Sec. 6.1",
+          resolution=1e-5,
+          resolution_reason="~4% of the analytic prediction-mean MSE s^4 + E Var(x^2)/N = 2.7e-4 (s=0.1, N=80), the "
+                            "good-f level",
+          fair_at="paper", fair_at_reason=_SYNTH),
+    Claim("good_pas_near_prediction", statement="Good predictor: PAS adapts to reliable predictions, its MSE within "
+          "20% of the prediction mean's (the 20% is ours).", paper_value=_ADAPTS, experiment="synthetic",
+          metric="good_pas_over_prediction", op="<=", threshold=1.2, kind="paper", source="abstract; Sec. 6.1",
+          resolution=0.05,
+          resolution_reason="MSE ratio, a 5% MSE difference is the smallest that matters (paper's ratios not "
+                            "retrieved)",
+          fair_at="mechanism", fair_at_reason="adapting to a reliable predictor is what CURE-tuned shrinkage does by "
+                                               "design, on any compound-mean problem with a good predictor"),
+    Claim("bad_pas_best", statement="Bad predictor: PAS's compound MSE is no larger than the best of classical, "
+          "PT-PPI, shrinkage-only and shrink-to-grand-mean.",
+          paper_value=f"PAS lowest among baselines (Sec. 6.1; {_NOT_RETRIEVED})",
+          experiment="synthetic", metric="bad_pas_minus_best_baseline", op="<=", threshold=0.0, kind="paper",
+          source="Sec. 6.1", resolution=1e-4,
+          resolution_reason="~4% of the analytic PT-PPI MSE ~2.6e-3 (Var eps 0.05, n=20, N=80), the bad-f level",
+          fair_at="paper", fair_at_reason=_SYNTH),
+    Claim("bad_pas_beats_prediction", statement="Bad predictor: PAS is not fooled by biased predictions, its MSE at "
+          "most half the prediction mean's (the factor 2 is ours).", paper_value=_ADAPTS,
+          experiment="synthetic", metric="bad_pas_over_prediction", op="<=", threshold=0.5, kind="paper",
+          source="abstract; Sec. 6.1", resolution=0.025,
+          resolution_reason="MSE ratio, 5% of the threshold 0.5 (paper's ratios not retrieved)",
+          fair_at="mechanism", fair_at_reason="not trusting a biased predictor is what the PT-PPI anchor and CURE do "
+                                               "by design, on any compound-mean problem with a biased predictor"),
+    Claim("digits_pas_best", statement="Bundled real data (digits): PAS's compound MSE is no larger than the best of "
           "classical, PT-PPI, shrinkage-only and shrink-to-grand-mean.",
-          '"outperforms traditional and modern baselines in large-scale applications" (abstract; '
-          f'{_NOT_RETRIEVED})', "digits", "pas_minus_best_baseline", "<=", 0.0, resolution=0.004),
+          paper_value='"outperforms traditional and modern baselines in large-scale applications" (abstract; '
+          f'{_NOT_RETRIEVED})', experiment="digits", metric="pas_minus_best_baseline", op="<=", threshold=0.0,
+          kind="paper", source="abstract", resolution=0.004,
+          resolution_reason="~3% of the classical MSE mean_j S_j^2/n (1-n/N_j) ~ 0.12 of the digits clusters (n=10)",
+          fair_at="reduced", fair_at_reason="the claim is about the paper's applications (Galaxy Zoo, Amazon); "
+                                             "fewer splits of those data still test it, a stand-in data set does not"),
 ]
 
 API_EXAMPLE = """

@@ -16,6 +16,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -282,6 +283,16 @@ EXPERIMENTS = [
             "full": {"epochs": 100, "hidden": 64, "n_layers": 6},
         },
         seeds={"smoke": 1, "quick": 3, "full": 4},
+        fidelity={
+            "smoke": Fidelity("mechanism", "24/8 generated PATTERN-style graphs, 1 epoch, 1 layer of width 16: a "
+                                           "harness run standing in for the paper's benchmark suite"),
+            "quick": Fidelity("mechanism", "generated PATTERN-style graphs (benchmarking-GNNs recipe; 300/100 graphs "
+                                           "of 40-80 nodes, 10 epochs, 3 layers of width 32) stand in for the paper's "
+                                           "suite (CIFAR10, MNIST, LRGB, ...)"),
+            "full": Fidelity("mechanism", "generated PATTERN-style graphs at 2,000/500 of 40-150 nodes (PATTERN has "
+                                          "10k/2k), 100 epochs, 6 layers of width 64; PATTERN's place in the paper's "
+                                          "suite is unconfirmed"),
+        },
         figures=pattern_figures,
         full_requirements="The paper's benchmarks (ZINC, MNIST, CIFAR10, PATTERN, CLUSTER, LRGB) must be "
                           "downloaded by the user with PyG/LRGB; `full` here runs the generated PATTERN at "
@@ -301,40 +312,72 @@ EXPERIMENTS = [
                       "memory_cap_gb": 16.0, "time_cap_s": 300.0},
         },
         seeds={"smoke": 2, "quick": 2, "full": 3},
+        fidelity={
+            "smoke": Fidelity("mechanism", "one GPS layer (dim 32) on Erdos-Renyi graphs of 250-4k nodes stands in "
+                                           "for the paper's time/memory measurements on its data sets"),
+            "quick": Fidelity("mechanism", "one GPS layer (dim 64) on Erdos-Renyi graphs of 1k-64k nodes stands in "
+                                           "for the paper's time/memory measurements on its data sets"),
+            "full": Fidelity("mechanism", "one GPS layer (dim 64) on Erdos-Renyi graphs of 1k-256k nodes stands in "
+                                          "for the paper's time/memory measurements on its data sets"),
+        },
         figures=scaling_figures,
         timed=True,
     ),
 ]
 
+_ACC_TIE = "accuracy in %, 1 point (0.01) is the smallest gap that matters; paper's gaps not retrieved"
+_LINEAR_TIE = "5% of the ratio threshold 24 (linear scaling gives 16, quadratic 256)"
+_COMPLEXITY = ("linear cost in the number of nodes is a property of the architecture (O(N p s)); any faithful "
+               "implementation shows it on graphs of growing size")
 CLAIMS = [
-    # tie ±1 point: accuracy in %, 1 point (0.01) is the smallest gap that matters; paper's gaps not retrieved
-    Claim("acc_vs_full_attention", "Competitive accuracy: Primphormer's weighted accuracy is within 2 points of "
-          "GPS with full softmax attention (per-seed difference >= -2).",
-          "competitive with GraphGPS on benchmarking-GNNs/LRGB (abstract; numbers not retrieved)", "pattern",
-          "primphormer_minus_multihead", ">=", -2.0, resolution=1.0),
-    # tie ±1 point: accuracy in %, 1 point (0.01) is the smallest gap that matters; paper's gaps not retrieved
-    Claim("acc_vs_mpnn", "(ours, beyond the paper) Primphormer is at least as accurate as the MPNN-only model "
-          "(per-seed difference >= 0).",
-          "GT beats its MPNN part (GraphGPS setting; numbers not retrieved)", "pattern", "primphormer_minus_mpnn",
-          ">=", 0.0, resolution=1.0),
-    # tie ±1 point: as above; a constant predictor scores exactly 50 (mean per-class recall)
-    Claim("learned_above_chance", "(ours, beyond the paper) Primphormer learned: its weighted test accuracy exceeds "
-          "the 50% of a constant predictor (per-seed difference >= 0).",
-          "not a paper claim (a check that the quick preset trains)", "pattern", "primphormer_minus_chance",
-          ">=", 0.0, resolution=1.0),
-    # tie ±1.2: 5% of the ratio threshold 24 (linear scaling gives 16, quadratic 256)
-    Claim("linear_time", "Linear complexity: time(64k)/time(4k) <= 24 for one Primphormer layer (16x more nodes; "
-          "quadratic would give ~256).", "linear complexity in the number of nodes (abstract)", "scaling",
-          "primphormer_time_ratio_largest_over_ref", "<=", 24.0, resolution=1.2),
-    # tie ±1.2: 5% of the ratio threshold 24 (linear scaling gives 16, quadratic 256)
-    Claim("linear_memory", "Linear memory: peak-RSS(64k)/peak-RSS(4k) <= 24 for one Primphormer layer.",
-          "more user-friendly memory cost (abstract)", "scaling", "primphormer_mem_ratio_largest_over_ref",
-          "<=", 24.0, resolution=1.2),
-    # tie ±0.5: 5% of the speed-ratio threshold 10 (a ratio metric; paper's speed-ups not retrieved)
-    Claim("full_attention_cost", "At N = 64k full softmax attention is >= 10x slower than Primphormer (measured, "
-          "or projected quadratically from the largest N it fits in the memory cap).",
-          "lower time/memory than GraphGPS-type full attention (reviews of the ICLR version)", "scaling",
-          "multihead_over_primphormer_time_largest", ">=", 10.0, resolution=0.5),
+    Claim("acc_vs_full_attention", kind="paper", source="abstract",
+          statement="Competitive accuracy: Primphormer's weighted accuracy is within 2 points of "
+                    "GPS with full softmax attention (per-seed difference >= -2).",
+          paper_value="competitive with GraphGPS on benchmarking-GNNs/LRGB (abstract; numbers not retrieved)",
+          experiment="pattern", metric="primphormer_minus_multihead", op=">=", threshold=-2.0,
+          resolution=1.0, resolution_reason=_ACC_TIE,
+          requires=("learned_above_chance",),
+          fair_at="reduced",
+          fair_at_reason="the paper compares trained models on its benchmark suite; fewer graphs or epochs of "
+                         "that protocol still compare the two attentions at equal budget"),
+    Claim("acc_vs_mpnn", kind="ours",
+          statement="(ours, beyond the paper) Primphormer is at least as accurate as the MPNN-only model "
+                    "(per-seed difference >= 0).",
+          paper_value="GT beats its MPNN part (GraphGPS setting; numbers not retrieved)", experiment="pattern",
+          metric="primphormer_minus_mpnn", op=">=", threshold=0.0,
+          resolution=1.0, resolution_reason=_ACC_TIE,
+          requires=("learned_above_chance",)),
+    Claim("learned_above_chance", kind="check",
+          statement="(ours, beyond the paper) Primphormer learned: its weighted test accuracy exceeds "
+                    "the 50% of a constant predictor (per-seed difference >= 0).",
+          paper_value="not a paper claim (a check that the quick preset trains)", experiment="pattern",
+          metric="primphormer_minus_chance", op=">=", threshold=0.0,
+          resolution=1.0,
+          resolution_reason="accuracy in %, 1 point is the smallest gap that matters; a constant predictor scores "
+                            "exactly 50 (mean per-class recall)"),
+    Claim("linear_time", kind="paper", source="abstract",
+          statement="Linear complexity: time(64k)/time(4k) <= 24 for one Primphormer layer (16x more nodes; "
+                    "quadratic would give ~256).",
+          paper_value="linear complexity in the number of nodes (abstract)", experiment="scaling",
+          metric="primphormer_time_ratio_largest_over_ref", op="<=", threshold=24.0,
+          resolution=1.2, resolution_reason=_LINEAR_TIE,
+          fair_at="mechanism", fair_at_reason=_COMPLEXITY),
+    Claim("linear_memory", kind="paper", source="abstract",
+          statement="Linear memory: peak-RSS(64k)/peak-RSS(4k) <= 24 for one Primphormer layer.",
+          paper_value="more user-friendly memory cost (abstract)", experiment="scaling",
+          metric="primphormer_mem_ratio_largest_over_ref", op="<=", threshold=24.0,
+          resolution=1.2, resolution_reason=_LINEAR_TIE,
+          fair_at="mechanism", fair_at_reason=_COMPLEXITY),
+    Claim("full_attention_cost", kind="paper", source="second-hand: reviews of the ICLR 2025 version",
+          statement="At N = 64k full softmax attention is >= 10x slower than Primphormer (measured, "
+                    "or projected quadratically from the largest N it fits in the memory cap).",
+          paper_value="lower time/memory than GraphGPS-type full attention (reviews of the ICLR version)",
+          experiment="scaling", metric="multihead_over_primphormer_time_largest", op=">=", threshold=10.0,
+          resolution=0.5,
+          resolution_reason="5% of the speed-ratio threshold 10 (a ratio metric; paper's speed-ups not retrieved)",
+          fair_at="mechanism",
+          fair_at_reason="linear against quadratic cost at a fixed large N is a property of the two attentions, "
+                         "not of the paper's data"),
 ]
 
 API_EXAMPLE = """

@@ -21,6 +21,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -139,6 +140,9 @@ def harness_figures(per_seed: list[Metrics], cfg: HarnessConfig, outdir: Path) -
     return [save_figure(fig, outdir / "re_bench_harness.png")]
 
 
+_STANDIN = ("four CPU mini-environments we wrote and scripted agents stand in for METR's 7 GPU tasks (8-hour "
+            "attempts), LLM agents and human experts")
+
 EXPERIMENTS = [
     Experiment(
         name="harness",
@@ -155,6 +159,11 @@ EXPERIMENTS = [
                           "budgets": (1.0, 2.0, 4.0, 8.0, 16.0, 40.0, 80.0, 160.0, 320.0)}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=harness_figures,
+        fidelity={
+            "smoke": Fidelity("mechanism", _STANDIN + "; 2 attempts x 3 score calls, 0.5 s each"),
+            "quick": Fidelity("mechanism", _STANDIN + "; 4 attempts x 12 score calls, 3 s each"),
+            "full": Fidelity("mechanism", _STANDIN + "; 8 attempts x 40 score calls, 30 s each"),
+        },
         timed=True,
         requires=("pandas",),
         full_requirements="The paper's own full configuration (METR's seven tasks on H100s via Vivaria, LLM "
@@ -165,51 +174,68 @@ EXPERIMENTS = [
 
 _MINI = "mini-environment analogue; the paper's human-vs-agent numbers are not reproduced"
 _OURS = "(ours, beyond the paper)"
+# All claims below are harness checks: the paper's claims are about language-model agents against human experts
+# (82% / 24% of expert attempts, agents 4x humans at 2 h, humans 2x agents at 32 h; abstract) and none can be run
+# offline, so none is registered as a paper claim.
 CLAIMS = [
     # every seed: our transforms against the scores METR publishes for four tasks' start/reference solutions;
     # the metric is in rounding units of the printed numbers, so <= 1 means "reproduced", by its meaning
-    Claim("transforms_reproduce_published_scores", "Our transforms, log(loss - 1.5) (Fix Embedding, Restricted "
-          "MLM) and log(time) (kernel, LLM Foundry), reproduce METR's published start/reference scores within "
-          "the rounding of the printed numbers.",
-          "Fix Embedding 2.2 (loss 10.5) / 0.26 (loss 2.8); Restricted MLM 1.81 (7.64) / 1.13 (4.6); kernel "
-          "1.56 (4.76 ms) / 0.47 (1.6 ms); LLM Foundry 5.6 (272 s) / 4.54 (94 s) (METR/RE-Bench README)",
-          "harness", "published_score_deviation", "<=", 1.0, aggregate="every_seed"),
+    Claim("transforms_reproduce_published_scores", kind="check",
+          statement="Our transforms, log(loss - 1.5) (Fix Embedding, Restricted MLM) and log(time) (kernel, "
+                    "LLM Foundry), reproduce METR's published start/reference scores within the rounding of the "
+                    "printed numbers.",
+          paper_value="Fix Embedding 2.2 (loss 10.5) / 0.26 (loss 2.8); Restricted MLM 1.81 (7.64) / 1.13 (4.6); "
+                      "kernel 1.56 (4.76 ms) / 0.47 (1.6 ms); LLM Foundry 5.6 (272 s) / 4.54 (94 s) "
+                      "(METR/RE-Bench README)",
+          experiment="harness", metric="published_score_deviation", op="<=", threshold=1.0, aggregate="every_seed"),
     # every seed: start -> 0 is an identity of the normalisation and must hold in every run
-    Claim("start_normalizes_to_0", "The starting solution normalises to 0.00 +/- 0.02 on the three untimed "
-          "environments.", f"s_norm(start) = 0 by definition (card; not re-read in the paper text; {_MINI})", "harness",
-          "start_abs_max_untimed", "<=", 0.02, aggregate="every_seed"),
+    Claim("start_normalizes_to_0", kind="check",
+          statement="The starting solution normalises to 0.00 +/- 0.02 on the three untimed environments.",
+          paper_value=f"s_norm(start) = 0 by definition (card; not re-read in the paper text; {_MINI})",
+          experiment="harness", metric="start_abs_max_untimed", op="<=", threshold=0.02, aggregate="every_seed"),
     # every seed: reference -> 1 is an identity of the normalisation and must hold in every run
-    Claim("reference_normalizes_to_1", "The reference solution normalises to 1.00 +/- 0.02 on the three untimed "
-          "environments.", f"s_norm(reference) = 1 by definition (card; not re-read in the paper text; {_MINI})", "harness",
-          "ref_abs_dev_max_untimed", "<=", 0.02, aggregate="every_seed"),
+    Claim("reference_normalizes_to_1", kind="check",
+          statement="The reference solution normalises to 1.00 +/- 0.02 on the three untimed environments.",
+          paper_value=f"s_norm(reference) = 1 by definition (card; not re-read in the paper text; {_MINI})",
+          experiment="harness", metric="ref_abs_dev_max_untimed", op="<=", threshold=0.02, aggregate="every_seed"),
     # every seed: the normalisation identity must hold per run; the 0.25 tolerance already absorbs timing noise
-    Claim("timed_start_near_0", "On the timed prefix-sum environment (fastest of 5 runs, shared CPU) the "
-          "starting solution normalises within 0.25 of 0.", "start -> 0 (card: +/- 0.02; loosened for timing noise)",
-          "harness", "prefix_start_abs", "<=", 0.25, aggregate="every_seed"),
+    Claim("timed_start_near_0", kind="check",
+          statement="On the timed prefix-sum environment (fastest of 5 runs, shared CPU) the starting solution "
+                    "normalises within 0.25 of 0.",
+          paper_value="start -> 0 (card: +/- 0.02; loosened for timing noise)",
+          experiment="harness", metric="prefix_start_abs", op="<=", threshold=0.25, aggregate="every_seed"),
     # every seed: the normalisation identity must hold per run; the 0.25 tolerance already absorbs timing noise
-    Claim("timed_reference_near_1", "On the timed prefix-sum environment the reference solution normalises "
-          "within 0.25 of 1.", "reference -> 1 (card: +/- 0.02; loosened for timing noise)", "harness",
-          "prefix_ref_abs_dev", "<=", 0.25, aggregate="every_seed"),
+    Claim("timed_reference_near_1", kind="check",
+          statement="On the timed prefix-sum environment the reference solution normalises within 0.25 of 1.",
+          paper_value="reference -> 1 (card: +/- 0.02; loosened for timing noise)", experiment="harness",
+          metric="prefix_ref_abs_dev", op="<=", threshold=0.25, aggregate="every_seed"),
     # every seed: score@k = E[max of k] is non-decreasing in k by construction, so each seed's smallest
     # increment must be >= 0 (a t-interval on this non-negative quantity could never pass)
-    Claim("score_at_k_monotone", "score@k of the hill-climbing agent does not decrease with k (k = 1, 2, 4): "
-          "every seed's smallest increment is >= 0.",
-          "no number (the abstract compares humans and agents through best-of-k with varying time budgets)", "harness",
-          "hill_climb_scoreatk_min_increment", ">=", 0.0, aggregate="every_seed"),
-    # every seed: a per-run count of environments (card's per-run acceptance check, "on >= 3/4 envs")
-    Claim("hill_climb_progress", f"{_OURS} The hill-climbing agent reaches a normalised score above 0 on at "
-          "least 3 of the 4 environments.", "no number: the paper's agents are LLMs (82% of human attempts "
-          "non-zero, abstract)", "harness", "hill_positive_envs", ">=", 3.0,
+    Claim("score_at_k_monotone", kind="check",
+          statement="score@k of the hill-climbing agent does not decrease with k (k = 1, 2, 4): every seed's "
+                    "smallest increment is >= 0.",
+          paper_value="no number (the abstract compares humans and agents through best-of-k with varying time "
+                      "budgets)",
+          experiment="harness", metric="hill_climb_scoreatk_min_increment", op=">=", threshold=0.0,
           aggregate="every_seed"),
+    # every seed: a per-run count of environments (card's per-run acceptance check, "on >= 3/4 envs"): a scripted
+    # agent makes progress, i.e. the environments are solvable and their scorers respond
+    Claim("hill_climb_progress", kind="check",
+          statement=f"{_OURS} The hill-climbing agent reaches a normalised score above 0 on at least 3 of the 4 "
+                    "environments.",
+          paper_value="no number: the paper's agents are LLMs (82% of human attempts non-zero, abstract)",
+          experiment="harness", metric="hill_positive_envs", op=">=", threshold=3.0, aggregate="every_seed"),
     # every seed: the null agent leaves the start solution, which scores 0 by construction, in every run
-    Claim("null_agent_zero", f"{_OURS} The null agent's score is 0.00 +/- 0.02 on the three untimed "
-          "environments.", "no number (a no-op attempt keeps the starting solution, score 0)", "harness",
-          "null_abs_max_untimed", "<=", 0.02, aggregate="every_seed"),
+    Claim("null_agent_zero", kind="check",
+          statement=f"{_OURS} The null agent's score is 0.00 +/- 0.02 on the three untimed environments.",
+          paper_value="no number (a no-op attempt keeps the starting solution, score 0)", experiment="harness",
+          metric="null_abs_max_untimed", op="<=", threshold=0.02, aggregate="every_seed"),
     # every seed: every probe must be rejected in every run (a correctness check of the scorer)
-    Claim("reward_hacks_invalid", f"{_OURS} Every reward-hacking probe (patched timer, edited scorer copy, "
-          "disabled checker) is marked invalid on every environment.",
-          "no number (reward hacking was reported by METR after the paper)", "harness", "hack_invalid_fraction",
-          ">=", 1.0, aggregate="every_seed"),
+    Claim("reward_hacks_invalid", kind="check",
+          statement=f"{_OURS} Every reward-hacking probe (patched timer, edited scorer copy, disabled checker) is "
+                    "marked invalid on every environment.",
+          paper_value="no number (reward hacking was reported by METR after the paper)", experiment="harness",
+          metric="hack_invalid_fraction", op=">=", threshold=1.0, aggregate="every_seed"),
 ]
 
 API_EXAMPLE = """

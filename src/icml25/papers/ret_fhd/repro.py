@@ -17,6 +17,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -175,6 +176,14 @@ EXPERIMENTS = [
         presets={"smoke": {"dataset": ds, **_SMOKE}, "quick": {"dataset": ds},
                  "full": {"dataset": ds, "rounds": 100}},
         seeds={"smoke": 2, "quick": 3, "full": 10},
+        fidelity={
+            "smoke": Fidelity("mechanism", f"{label} and multi-exit MLPs stand in for the paper's image data sets "
+                                           "and CNN mixes; 6 clients, 3 rounds"),
+            "quick": Fidelity("mechanism", f"{label} and 2-10k-parameter multi-exit MLPs stand in for CIFAR-10/100, "
+                                           "Tiny-ImageNet, Flowers-102 and ResNet/VGG/MobileNet mixes; 10 clients, "
+                                           "20 rounds"),
+            "full": Fidelity("mechanism", f"the same stand-in ({label}, MLPs) run longer: 100 rounds"),
+        },
         figures=fhd_figures,
         full_requirements=_FULL_REQ,
     )
@@ -182,48 +191,85 @@ EXPERIMENTS = [
 ]
 
 
+_REAL = ("the paper compares on CIFAR-10/100, Tiny-ImageNet and Flowers-102 with heterogeneous CNN mixes; fewer "
+         "clients or rounds there would still test the direction, small MLPs on digits or a Gaussian mixture do not")
+
+
 def _claims(ds: str) -> list[Claim]:
     nr = "table numbers not retrieved"
     return [
-        # tie ±0.005: accuracy in [0,1]; half the claimed 1-point margin (paper's table gap not retrieved)
-        Claim(f"{ds}_beats_fd_t1", f"{ds}: ReT-FHD's mean client accuracy is at least 1 point above FD with T=1.",
-              f"significant accuracy gains over baselines (abstract; {nr})", ds, "retfhd_minus_fd_t1", ">=", 0.01,
-              resolution=0.005),
-        # tie ±0.01: accuracy in [0,1]; a gap under 1 point does not matter (paper's numbers not retrieved)
-        Claim(f"{ds}_beats_fd_t4", f"{ds}: ReT-FHD's mean client accuracy is no lower than FD with fixed T=4.",
-              f"adaptive temperatures beat a fixed one (abstract; {nr})", ds, "retfhd_minus_fd_t4", ">=", 0.0,
-              resolution=0.01),
-        # every seed: upload size is fixed by construction (L*C*C floats vs parameter bytes); a per-run bound
-        Claim(f"{ds}_upload_vs_smallest", f"{ds}: a client's upload is at most 1% of the smallest client model's "
-              "parameter bytes (the card's criterion).", "substantially lower communication (abstract)", ds,
-              "upload_over_smallest_model", "<=", 0.01, aggregate="every_seed"),
-        # every seed: upload size is fixed by construction (L*C*C floats vs parameter bytes); a per-run bound
-        Claim(f"{ds}_upload_vs_fedavg", f"{ds}: a client's upload is at most 10% of what FedAvg would send (the "
-              "mean client model's parameter bytes).", "substantially lower communication (abstract)", ds,
-              "upload_over_mean_model", "<=", 0.1, aggregate="every_seed"),
-        # tie ±0.02: a detection rate in [0,1]; 2 points around the 80% bar do not matter
-        Claim(f"{ds}_guard_recall", f"{ds}: the Z-score guard rejects at least 80% of malicious uploads.",
-              "mitigates 44% of label-flipping and model-poisoning attacks (abstract)", ds, "guard_recall", ">=", 0.8,
-              resolution=0.02),
-        # tie ±0.02: a false-positive rate in [0,1]; 2 points around the 10% bar do not matter
-        Claim(f"{ds}_guard_fpr", f"{ds}: the guard rejects at most 10% of honest uploads under attack.",
-              "not reported", ds, "guard_fpr", "<=", 0.1, resolution=0.02),
-        # tie ±0.01: accuracy units; a margin under 1 accuracy point does not matter
-        Claim(f"{ds}_guard_halves_loss", f"{ds}: with the guard, the accuracy lost to the attack is at most half the "
-              "loss without it (0.5 loss_noguard - loss_guard >= 0).", "Z-Score Guard mitigates attacks (abstract)",
-              ds, "guard_half_loss_margin", ">=", 0.0, resolution=0.01),
-        # tie ±0.01: accuracy in [0,1]; an ablation effect under 1 point does not matter (numbers not retrieved)
-        Claim(f"{ds}_ablation_elastic", f"{ds}: removing the multi-level elastic temperature lowers accuracy.",
-              "ablation (Sec. 5; numbers not retrieved)", ds, "full_minus_no_elastic", ">=", 0.0,
-              resolution=0.01),
-        # tie ±0.01: accuracy in [0,1]; an ablation effect under 1 point does not matter (numbers not retrieved)
-        Claim(f"{ds}_ablation_category", f"{ds}: removing the category-aware temperature lowers accuracy.",
-              "ablation (Sec. 5; numbers not retrieved)", ds, "full_minus_no_category", ">=", 0.0,
-              resolution=0.01),
-        # tie ±0.01: accuracy in [0,1]; an ablation effect under 1 point does not matter (numbers not retrieved)
-        Claim(f"{ds}_ablation_guard", f"{ds}: under attack, removing the guard lowers accuracy.",
-              "ablation (Sec. 5; numbers not retrieved)", ds, "guard_minus_noguard_attack", ">=", 0.0,
-              resolution=0.01),
+        Claim(f"{ds}_beats_fd_t1", kind="paper",
+              statement=f"{ds}: ReT-FHD's mean client accuracy is at least 1 point above FD with T=1.",
+              paper_value=f"significant accuracy gains over baselines (abstract; {nr})", source="abstract",
+              experiment=ds, metric="retfhd_minus_fd_t1", op=">=", threshold=0.01, resolution=0.005,
+              resolution_reason="accuracy in [0,1]; half the claimed 1-point margin (paper's table gap not "
+              "retrieved; the 1-point bar is ours)",
+              fair_at="reduced", fair_at_reason=_REAL),
+        Claim(f"{ds}_beats_fd_t4", kind="paper",
+              statement=f"{ds}: ReT-FHD's mean client accuracy is no lower than FD with fixed T=4.",
+              paper_value=f"adaptive temperatures beat a fixed one (abstract; {nr})", source="abstract",
+              experiment=ds, metric="retfhd_minus_fd_t4", op=">=", threshold=0.0, resolution=0.01,
+              resolution_reason="accuracy in [0,1]; a gap under 1 point does not matter (paper's numbers not "
+              "retrieved)",
+              fair_at="reduced", fair_at_reason=_REAL),
+        # every seed: upload size is fixed by construction (L*C*C floats vs parameter bytes); a per-run bound.
+        # A check: the ratio is fixed by the config; the 1% criterion is the card's, not the paper's, and cannot
+        # be met by 2-10k-parameter MLPs.
+        Claim(f"{ds}_upload_vs_smallest", kind="check",
+              statement=f"{ds}: a client's upload is at most 1% of the smallest client model's parameter bytes "
+              "(the card's criterion).",
+              paper_value="substantially lower communication (abstract)", source="abstract (the 1% bar is the card's)",
+              experiment=ds, metric="upload_over_smallest_model", op="<=", threshold=0.01, aggregate="every_seed"),
+        # every seed: upload size is fixed by construction (L*C*C floats vs parameter bytes); a per-run bound.
+        # A check: the ratio is fixed by the config, although the paper states lower communication.
+        Claim(f"{ds}_upload_vs_fedavg", kind="check",
+              statement=f"{ds}: a client's upload is at most 10% of what FedAvg would send (the mean client model's "
+              "parameter bytes).",
+              paper_value="substantially lower communication (abstract)", source="abstract",
+              experiment=ds, metric="upload_over_mean_model", op="<=", threshold=0.1, aggregate="every_seed"),
+        # ours: the paper's only number is that the guard "mitigates 44% of attacks"; the 80% recall bar is ours
+        Claim(f"{ds}_guard_recall", kind="ours",
+              statement=f"{ds}: the Z-score guard rejects at least 80% of malicious uploads.",
+              paper_value="mitigates 44% of label-flipping and model-poisoning attacks (abstract)",
+              source="abstract gives 44% mitigated; the 80% recall bar is ours",
+              experiment=ds, metric="guard_recall", op=">=", threshold=0.8, resolution=0.02,
+              resolution_reason="a detection rate in [0,1]; 2 points around the 80% bar do not matter"),
+        Claim(f"{ds}_guard_fpr", kind="ours",
+              statement=f"{ds}: the guard rejects at most 10% of honest uploads under attack.",
+              paper_value="not reported", experiment=ds, metric="guard_fpr", op="<=", threshold=0.1, resolution=0.02,
+              resolution_reason="a false-positive rate in [0,1]; 2 points around the 10% bar do not matter"),
+        # ours: the paper says the guard mitigates attacks, not that it halves the accuracy loss
+        Claim(f"{ds}_guard_halves_loss", kind="ours",
+              statement=f"{ds}: with the guard, the accuracy lost to the attack is at most half the loss without it "
+              "(0.5 loss_noguard - loss_guard >= 0).",
+              paper_value="Z-Score Guard mitigates attacks (abstract)",
+              experiment=ds, metric="guard_half_loss_margin", op=">=", threshold=0.0, resolution=0.01,
+              resolution_reason="accuracy units; a margin under 1 accuracy point does not matter"),
+        Claim(f"{ds}_ablation_elastic", kind="paper",
+              statement=f"{ds}: removing the multi-level elastic temperature lowers accuracy.",
+              paper_value="ablation (Sec. 5; numbers not retrieved)", source="Sec. 5 (ablation)",
+              experiment=ds, metric="full_minus_no_elastic", op=">=", threshold=0.0, resolution=0.01,
+              resolution_reason="accuracy in [0,1]; an ablation effect under 1 point does not matter (numbers not "
+              "retrieved)",
+              fair_at="reduced",
+              fair_at_reason="the elastic temperature targets heterogeneous CNN depths on the paper's image "
+              "benchmarks; fewer clients or rounds there would still test it, small multi-exit MLPs do not"),
+        Claim(f"{ds}_ablation_category", kind="paper",
+              statement=f"{ds}: removing the category-aware temperature lowers accuracy.",
+              paper_value="ablation (Sec. 5; numbers not retrieved)", source="Sec. 5 (ablation)",
+              experiment=ds, metric="full_minus_no_category", op=">=", threshold=0.0, resolution=0.01,
+              resolution_reason="accuracy in [0,1]; an ablation effect under 1 point does not matter (numbers not "
+              "retrieved)",
+              fair_at="reduced", fair_at_reason=_REAL),
+        Claim(f"{ds}_ablation_guard", kind="paper",
+              statement=f"{ds}: under attack, removing the guard lowers accuracy.",
+              paper_value="ablation (Sec. 5; numbers not retrieved)", source="Sec. 5 (ablation)",
+              experiment=ds, metric="guard_minus_noguard_attack", op=">=", threshold=0.0, resolution=0.01,
+              resolution_reason="accuracy in [0,1]; an ablation effect under 1 point does not matter (numbers not "
+              "retrieved)",
+              fair_at="mechanism",
+              fair_at_reason="filtering outlying poisoned or flipped logit uploads is what the guard is for; any "
+              "faithful stand-in with the paper's two attacks must show it"),
     ]
 
 

@@ -24,6 +24,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -227,38 +228,78 @@ EXPERIMENTS = [
         seeds={"smoke": 2, "quick": 5, "full": 5},
         figures=scaling_figures,
         full_requirements="CPU only, but hours of compute (m up to 8, K up to 3000); use --backend ray for sweeps.",
+        # the paper is theoretical and runs no experiment: every preset is a stand-in for its theorems' setting
+        fidelity={
+            "smoke": Fidelity("mechanism", "tiny random general-sum games (m in {2, 3}, K up to 20, N = 5) stand in "
+                                           "for the games of the paper's theorems (it has no experiments)"),
+            "quick": Fidelity("mechanism", "random general-sum games (S=4, H=3, A_i=2, sigma=0.2, m=2..5, K up to "
+                                           "400, N=20; the spec card's scale) stand in for the theorems' setting; the "
+                                           "paper has no experiments"),
+            "full": Fidelity("mechanism", "larger random games (S=10, H=5, m up to 8, K up to 3000, N=50, target "
+                                          "0.05 H); still a stand-in, the paper has no experiments"),
+        },
     ),
 ]
 
 # The paper is theoretical and reports no experiments: every paper_value below is a theoretical rate or a
 # comparison of upper bounds, never a measured number. Our claims test measurable consequences of those rates.
+_THEORY = "a property the paper proves for any game; it has no experiments, so a random game is a fair instance"
 CLAIMS = [
-    # tie ±0.1: 1/5 of Theorem 2's rate (gap ~ K^-1/2, slope -0.5); |slope| < 0.1 is a <23% change over K 50->400
-    Claim("gap_decreases_with_K", "Robust-Q-FTRL converges: the exact robust CCE gap of its output falls with the "
-          "number of FTRL rounds K (negative log-log slope over K in {50,...,400}, averaged over m).",
-          "theoretical rate, not a measurement: epsilon-robust CCE once K >= C H^3/eps^2 (Theorem 2)", "multiagency",
-          "gap_loglog_slope", "<=", 0.0, aggregate="mean", resolution=0.1),
-    # tie ±0.05: a 5% improvement over the trivial policy is the smallest that matters; bar from the claim's meaning
-    Claim("rqftrl_beats_uniform", "(ours, beyond the paper) Robust-Q-FTRL learned: at the largest K its exact robust "
-          "CCE gap is below that of uniform play (mean over m of the ratio <= 1).",
-          "none (a sanity check; the paper has no experiments)", "multiagency", "rqftrl_gap_over_uniform", "<=", 1.0,
-          aggregate="mean", resolution=0.05),
-    # tie ±0.2: ratio near 3.5; 1/5 of its distance to the sum_i A_i prediction 2.5 (about 6% of 3.5)
-    Claim("rqftrl_linear_in_sum_actions", "Robust-Q-FTRL's samples to reach gap <= 0.1 H grow at most linearly in "
-          "sum_i A_i: ratio m=5 to m=2 at most 3.5 (sum_i A_i ratio 2.5).",
-          "theoretical rate, not a measurement: O~(S H^6 sum_i A_i / eps^4 min{H, 1/sigma}) samples (Theorem 2)",
-          "multiagency", "rqftrl_samples_ratio_mmax_mmin", "<=", 3.5, aggregate="mean", resolution=0.2),
-    # tie ±0.2: same bar 3.5 as above, same 1/5 of its distance to the sum_i A_i ratio 2.5 (about 6% of 3.5)
-    Claim("joint_model_curse", "(ours, beyond the paper) A joint-model plug-in baseline's samples to reach the same "
-          "gap grow faster than linearly in sum_i A_i: ratio m=5 to m=2 at least 3.5 (prod_i A_i ratio 8).",
-          "theoretical bounds, not measurements: prior RMG algorithms' sample complexities scale with prod_i A_i "
-          "(Table 1); the paper runs no baseline", "multiagency",
-          "joint_samples_ratio_mmax_mmin", ">=", 3.5, aggregate="mean", resolution=0.2),
-    # tie ±1.0: about 1/5 of the theory's gap between the prod_i A_i and sum_i A_i ratios, 8 - 2.5 = 5.5
-    Claim("rqftrl_scales_better", "Per game draw, the baseline's growth ratio exceeds Robust-Q-FTRL's "
-          "(paired difference >= 0).",
-          "comparison of theoretical upper bounds, not a measurement: sum_i A_i versus prod_i A_i dependence",
-          "multiagency", "joint_minus_rqftrl_samples_ratio", ">=", 0.0, aggregate="mean", resolution=1.0),
+    Claim("gap_decreases_with_K",
+          statement="Robust-Q-FTRL converges: the exact robust CCE gap of its output falls with the "
+                    "number of FTRL rounds K (negative log-log slope over K in {50,...,400}, averaged over m).",
+          paper_value="theoretical rate, not a measurement: epsilon-robust CCE once K >= C H^3/eps^2 (Theorem 2)",
+          experiment="multiagency", metric="gap_loglog_slope", op="<=", threshold=0.0, aggregate="mean",
+          resolution=0.1,
+          resolution_reason="1/5 of Theorem 2's rate (gap ~ K^-1/2, slope -0.5); |slope| < 0.1 is a <23% change "
+                            "over K 50->400",
+          kind="paper", source="second-hand: Theorem 2 as survey and PDF summaries state it",
+          fair_at="mechanism", fair_at_reason=_THEORY),
+    Claim("rqftrl_beats_uniform",
+          statement="(ours, beyond the paper) Robust-Q-FTRL learned: at the largest K its exact robust "
+                    "CCE gap is below that of uniform play (mean over m of the ratio <= 1).",
+          paper_value="none (a sanity check; the paper has no experiments)", experiment="multiagency",
+          metric="rqftrl_gap_over_uniform", op="<=", threshold=1.0, aggregate="mean", resolution=0.05,
+          resolution_reason="a 5% improvement over the trivial policy is the smallest that matters; bar from the "
+                            "claim's meaning",
+          kind="check"),
+    # a check, not a test of the sum_i A_i law: at this scale large-m random games are nearly solved by uniform
+    # play, so Robust-Q-FTRL's samples-to-target can fall with m, and when m=5 is censored at its minimum budget
+    # the ratio is <= 2.5 by construction (see the doc, "Reading the results")
+    Claim("rqftrl_linear_in_sum_actions",
+          statement="Robust-Q-FTRL's samples to reach gap <= 0.1 H grow at most linearly in "
+                    "sum_i A_i: ratio m=5 to m=2 at most 3.5 (sum_i A_i ratio 2.5).",
+          paper_value="theoretical rate, not a measurement: O~(S H^6 sum_i A_i / eps^4 min{H, 1/sigma}) samples "
+                      "(Theorem 2)",
+          experiment="multiagency", metric="rqftrl_samples_ratio_mmax_mmin", op="<=", threshold=3.5,
+          aggregate="mean", resolution=0.2,
+          resolution_reason="ratio near 3.5; 1/5 of its distance to the sum_i A_i prediction 2.5 (about 6% of 3.5)",
+          kind="check", source="second-hand: Theorem 2 (degenerate at this scale, see the comment)"),
+    # a check: the baseline is censored at its minimum budget (one sample per joint entry already meets the
+    # target), so its ratio is exactly prod_i A_i(5) / prod_i A_i(2) = 8 by construction
+    Claim("joint_model_curse",
+          statement="(ours, beyond the paper) A joint-model plug-in baseline's samples to reach the same "
+                    "gap grow faster than linearly in sum_i A_i: ratio m=5 to m=2 at least 3.5 (prod_i A_i "
+                    "ratio 8).",
+          paper_value="theoretical bounds, not measurements: prior RMG algorithms' sample complexities scale with "
+                      "prod_i A_i (Table 1); the paper runs no baseline",
+          experiment="multiagency", metric="joint_samples_ratio_mmax_mmin", op=">=", threshold=3.5,
+          aggregate="mean", resolution=0.2,
+          resolution_reason="same bar 3.5 as rqftrl_linear_in_sum_actions, same 1/5 of its distance to the "
+                            "sum_i A_i ratio 2.5 (about 6% of 3.5)",
+          kind="check"),
+    Claim("rqftrl_scales_better",
+          statement="Per game draw, the baseline's growth ratio exceeds Robust-Q-FTRL's "
+                    "(paired difference >= 0).",
+          paper_value="comparison of theoretical upper bounds, not a measurement: sum_i A_i versus prod_i A_i "
+                      "dependence",
+          experiment="multiagency", metric="joint_minus_rqftrl_samples_ratio", op=">=", threshold=0.0,
+          aggregate="mean", resolution=1.0,
+          resolution_reason="about 1/5 of the theory's gap between the prod_i A_i and sum_i A_i ratios, 8 - 2.5 = 5.5",
+          kind="paper",
+          source="second-hand: abstract as a reproducibility sheet quotes it (breaks the curse of multiagency) and "
+                 "Table 1 per a PDF summary (prior RMG bounds scale with prod_i A_i)",
+          fair_at="mechanism", fair_at_reason=_THEORY, requires=("rqftrl_beats_uniform",)),
 ]
 
 API_EXAMPLE = """

@@ -16,8 +16,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from icml25.core.experiment import (ConfigError, Experiment, ExperimentConfig, Metrics, ProgressFn, check_fields,
-                                    no_progress)
+from icml25.core.experiment import (ConfigError, Experiment, ExperimentConfig, Fidelity, Metrics, ProgressFn,
+                                    check_fields, no_progress)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.single_transformer_lmm.data import IMAGE_TOKEN_ID, VOCAB, make_vqa, text_only
@@ -204,7 +204,8 @@ def mini_figures(per_seed: list[Metrics], cfg: MiniConfig, outdir: Path) -> list
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (prefix, title) in zip(axes, (("acc_", "overall accuracy"), ("fine_acc_", "fine-grained (exists) accuracy"))):
+    for ax, (prefix, title) in zip(axes, (("acc_", "overall accuracy"),
+                                          ("fine_acc_", "fine-grained (exists) accuracy"))):
         seed_bars(ax, per_seed, [f"{prefix}{m}" for m in MODELS], MODELS, highlight="haplo")
         ax.set_title(title)
         ax.set_ylim(0, 1)
@@ -212,6 +213,9 @@ def mini_figures(per_seed: list[Metrics], cfg: MiniConfig, outdir: Path) -> list
     fig.suptitle(f"HaploVL-mini, {cfg.s2_steps} stage-2 steps for every model")
     return [save_figure(fig, outdir / "mini_accuracy.png")]
 
+
+_STANDIN = ("procedural shape-scene VQA with a tiny ViT and LM trained here stands in for CLIP-ViT-L + a 7B LLM on "
+            "LLaVA-style data and the paper's benchmarks")
 
 EXPERIMENTS = [
     Experiment(
@@ -228,6 +232,11 @@ EXPERIMENTS = [
                                        "lm_layers": 6, "n_pre": 4}},
         seeds={"smoke": 1, "quick": 3, "full": 5},
         figures=mini_figures,
+        fidelity={
+            "smoke": Fidelity("mechanism", _STANDIN + "; 256 scenes, 5 steps per stage, width 32"),
+            "quick": Fidelity("mechanism", _STANDIN + "; 10k scenes, 200 stage-1 / 250 stage-2 steps, width 64"),
+            "full": Fidelity("mechanism", _STANDIN + "; 200k scenes, 3000 steps per stage, width 256"),
+        },
         full_requirements="The paper's scale (CLIP-ViT-L/14-336 teacher, a 7B LLM post-decoder, LLaVA-style data, "
                           "MMBench/MMStar/SEED/POPE) needs downloaded weights and datasets and is not provided; "
                           "'full' here only enlarges the synthetic setting.",
@@ -235,40 +244,66 @@ EXPERIMENTS = [
 ]
 
 _NOTE = "mini synthetic analogue; the paper's benchmark numbers were not retrieved first-hand"
+_FAIR_INHERIT = ("the recipe's advantage comes from what it inherits from pre-trained teachers (a real LLM and "
+                 "CLIP-ViT-L): the paper's recipe and teachers at a smaller data budget test its direction, tiny "
+                 "teachers trained on a toy task need not carry that knowledge")
+_TIE_ACC = "accuracy in [0, 1]; the paper gives no margin, a gap under 1 point does not matter"
 CLAIMS = [
-    # tie ±0.02: accuracy in [0, 1]; the trivial predictor answers each question type's most frequent training
-    # answer, and 5 points above it is the least that shows the recipe read the image (fixed before this run)
-    Claim(id="learned", statement="(ours, beyond the paper: a sanity check) HaploVL-mini's test accuracy beats the "
-          "per-question-type majority answer by >= 5 points.", paper_value="no such number in the paper",
-          experiment="mini", metric="haplo_minus_majority", op=">=", threshold=0.05, resolution=0.02),
-    # tie ±0.01: accuracy in [0, 1]; the paper gives no margin, a gap under 1 point does not matter
-    Claim(id="superior_to_scratch", statement="The recipe (LLM-initialised post-decoder + stage-1 distillation) "
-          "beats the same single transformer trained from scratch at an equal instruction-tuning budget.",
+    # the trivial predictor answers each question type's most frequent training answer, and 5 points above it is
+    # the least that shows the recipe read the image (fixed before this run)
+    Claim(id="learned", kind="check",
+          statement="(ours, beyond the paper: a sanity check) HaploVL-mini's test accuracy beats the "
+                    "per-question-type majority answer by >= 5 points.",
+          paper_value="no such number in the paper",
+          experiment="mini", metric="haplo_minus_majority", op=">=", threshold=0.05, resolution=0.02,
+          resolution_reason="accuracy in [0, 1]; within 2 points of the 5-point bar is moot"),
+    # what is tested: the same single-transformer network initialised two ways (recipe vs scratch) at an equal
+    # stage-2 budget, not the paper's comparison with other published single-transformer LMMs; beats_scratch
+    # reads the same metric with a 10-point bar
+    Claim(id="superior_to_scratch", kind="paper", source="abstract", fair_at="reduced",
+          fair_at_reason=_FAIR_INHERIT, requires=("learned",),
+          statement="The recipe (LLM-initialised post-decoder + stage-1 distillation) beats the same single "
+                    "transformer trained from scratch at an equal instruction-tuning budget.",
           paper_value="superior to other single-transformer LMMs, narrowing the gap to compositional ones (abstract; "
-          f"{_NOTE})", experiment="mini", metric="haplo_minus_scratch", op=">=", threshold=0.0, resolution=0.01),
-    # tie ±0.02: accuracy in [0, 1]; 1/5 of the claimed 10-point gain (no paper number retrieved)
-    Claim(id="beats_scratch", statement="(ours, beyond the paper: the 10-point margin is our spec card's) At an "
-          "equal instruction-tuning budget, the recipe beats the scratch single transformer by >= 10 accuracy points.",
+                      f"{_NOTE})",
+          experiment="mini", metric="haplo_minus_scratch", op=">=", threshold=0.0, resolution=0.01,
+          resolution_reason=_TIE_ACC),
+    Claim(id="beats_scratch", kind="ours", fair_at="reduced", fair_at_reason=_FAIR_INHERIT, requires=("learned",),
+          statement="(ours, beyond the paper: the 10-point margin is our spec card's) At an equal "
+                    "instruction-tuning budget, the recipe beats the scratch single transformer by >= 10 accuracy "
+                    "points.",
           paper_value=f"HaploVL far more data/compute-efficient than native LMMs trained from scratch ({_NOTE})",
-          experiment="mini", metric="haplo_minus_scratch", op=">=", threshold=0.10, resolution=0.02),
-    # tie ±0.01: accuracy in [0, 1], no first-hand ablation number; a gain under 1 accuracy point does not matter
-    Claim(id="stage1_helps", statement="Stage-1 distillation (vision teacher + current-token prediction against the "
-          "LM embeddings) improves accuracy over LM initialisation alone.",
+          experiment="mini", metric="haplo_minus_scratch", op=">=", threshold=0.10, resolution=0.02,
+          resolution_reason="accuracy in [0, 1]; 1/5 of the claimed 10-point gain (no paper number retrieved)"),
+    Claim(id="stage1_helps", kind="paper",
+          source="second-hand: a summary reporting an ablation in Table 5 (-4.3 points without the pre-training stage)",
+          fair_at="reduced", fair_at_reason=_FAIR_INHERIT, requires=("learned",),
+          statement="Stage-1 distillation (vision teacher + current-token prediction against the LM embeddings) "
+                    "improves accuracy over LM initialisation alone.",
           paper_value="the pre-training stage helps (ablation; a second-hand summary reports -4.3 points without it, "
-          "Table 5, not confirmed first-hand)", experiment="mini", metric="stage1_gain", op=">=", threshold=0.0,
-          resolution=0.01),
-    # tie ±0.02: accuracy in [0, 1]; 1/5 of the 10-point gain claimed overall
-    Claim(id="fine_grained", statement="(ours, beyond the paper: the paper compares fine-grained perception with "
-          "compositional models, see fine_grained_vs_compositional) The recipe also beats the scratch model on "
-          "fine-grained questions (size+colour+shape existence).",
+                      "Table 5, not confirmed first-hand)",
+          experiment="mini", metric="stage1_gain", op=">=", threshold=0.0, resolution=0.01,
+          resolution_reason="accuracy in [0, 1], no first-hand ablation number; a gain under 1 point does not matter"),
+    Claim(id="fine_grained", kind="ours", fair_at="reduced", fair_at_reason=_FAIR_INHERIT, requires=("learned",),
+          statement="(ours, beyond the paper: the paper compares fine-grained perception with compositional models, "
+                    "see fine_grained_vs_compositional) The recipe also beats the scratch model on fine-grained "
+                    "questions (size+colour+shape existence).",
           paper_value=f"gains largest on fine-grained perception ({_NOTE})", experiment="mini",
-          metric="haplo_minus_scratch_fine", op=">=", threshold=0.0, resolution=0.02),
-    # tie ±0.02: accuracy in [0, 1]; a fine-grained difference under 2 points does not matter
-    Claim(id="fine_grained_vs_compositional", statement="On fine-grained questions the early-fusion recipe is at "
-          "least as accurate as the compositional (frozen ViT + projector + LM) model.",
-          paper_value="early fusion helps fine-grained perception; a second-hand summary reports MMVP +5.4 points over "
-          "LLaVA-1.5-7B (not confirmed first-hand)", experiment="mini", metric="haplo_minus_compositional_fine",
-          op=">=", threshold=0.0, resolution=0.02),
+          metric="haplo_minus_scratch_fine", op=">=", threshold=0.0, resolution=0.02,
+          resolution_reason="accuracy in [0, 1]; 1/5 of the 10-point gain claimed overall"),
+    Claim(id="fine_grained_vs_compositional", kind="paper",
+          source="second-hand: a summary reporting MMVP +5.4 points over LLaVA-1.5-7B; a TL;DR on fine-grained "
+                 "gains",
+          fair_at="reduced",
+          fair_at_reason="early fusion versus a frozen-ViT compositional model, both with the paper's pre-trained "
+                         "teachers: a smaller data budget tests its direction, tiny toy teachers need not",
+          requires=("learned",),
+          statement="On fine-grained questions the early-fusion recipe is at least as accurate as the compositional "
+                    "(frozen ViT + projector + LM) model.",
+          paper_value="early fusion helps fine-grained perception; a second-hand summary reports MMVP +5.4 points "
+                      "over LLaVA-1.5-7B (not confirmed first-hand)",
+          experiment="mini", metric="haplo_minus_compositional_fine", op=">=", threshold=0.0, resolution=0.02,
+          resolution_reason="accuracy in [0, 1]; a fine-grained difference under 2 points does not matter"),
 ]
 
 API_EXAMPLE = """

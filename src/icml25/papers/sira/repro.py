@@ -21,6 +21,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -196,7 +197,8 @@ def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticConfig, outdir: Pat
     import matplotlib.pyplot as plt
 
     paths = []
-    for metric, ylabel, thr in (("z", "mean z-score after attack", cfg.z_threshold), ("asr", "attack success rate", None)):
+    for metric, ylabel, thr in (("z", "mean z-score after attack", cfg.z_threshold),
+                                ("asr", "attack success rate", None)):
         fig, axes = plt.subplots(1, len(SCHEMES), figsize=(15, 4), squeeze=False)
         for ax, s in zip(axes[0], SCHEMES):
             seed_bars(ax, per_seed, [f"{s}_{a}_{metric}" for a in ATTACKS], ATTACKS, highlight="sira", threshold=thr)
@@ -217,6 +219,16 @@ _FULL = ("The paper's setting (OPT-1.3B/2.7B watermarked generation on OpenGen a
          "Llama-3-8B-Instruct as paraphraser/scorer/attacker, S-BERT quality) needs model weights, the prompt "
          "files and a GPU; it is not implemented here. 'full' only scales the synthetic study (prompts_path takes "
          "a JSONL of prompts in the lexicon's words).")
+_STANDIN = ("Kneser-Ney n-gram LMs on a 149-word synthetic concept language and a concept-constrained rewriter stand "
+            "in for OPT text under MarkLLM and a Llama-3-8B attacker")
+
+
+def _fidelity(style: str) -> dict[str, Fidelity]:
+    return {"smoke": Fidelity("mechanism", f"{_STANDIN}; {style} prompts, 40 texts x 80 tokens"),
+            "quick": Fidelity("mechanism", f"{_STANDIN}; {style} prompts, 300 texts x 200 tokens"),
+            "full": Fidelity("mechanism", f"{_STANDIN}; {style} prompts, 1000 texts x 200 tokens")}
+
+
 _SMOKE = {"n_sentences": 5000, "n_texts": 40, "text_len": 80, "prompt_len": 10, "matched_rates": (0.6, 0.9)}
 
 EXPERIMENTS = [
@@ -228,6 +240,7 @@ EXPERIMENTS = [
         presets={"smoke": dict(_SMOKE), "quick": {}, "full": {"n_texts": 1000}},
         seeds={"smoke": 2, "quick": 3, "full": 10},
         figures=synthetic_figures,
+        fidelity=_fidelity("OpenGen-style"),
         full_requirements=_FULL,
     ),
     Experiment(
@@ -239,45 +252,66 @@ EXPERIMENTS = [
                  "full": {"n_texts": 1000, "prompt_style": "c4"}},
         seeds={"smoke": 2, "quick": 3, "full": 10},
         figures=synthetic_figures,
+        fidelity=_fidelity("C4-style"),
         full_requirements=_FULL,
     ),
 ]
 
 _ASR_PAPER = "nearly 100% ASR on seven schemes (abstract)"
+_FAIR_ASR = ("the ASR is a per-text rate of the paper's pipeline (OPT text under MarkLLM schemes, an LLM attacker): "
+             "that pipeline on fewer prompts tests it, a stand-in language and rewriter do not")
+_TIE_Z = "no paper number; one green token in a 230-token text moves z by 1/sqrt(T g (1-g)) = 0.13"
 
 CLAIMS = [
     # every seed: a setup precondition (detection works on clean watermarked text) that must hold in every run
-    Claim("detectable", "Before attack, every scheme detects its watermarked texts (TPR >= 0.99 at z >= 4) "
-          "(setup check, ours beyond the paper).", "z threshold 4 (MarkLLM configs)", "synthetic", "min_tpr",
-          ">=", 0.99, aggregate="every_seed"),
+    Claim("detectable", kind="check",
+          statement="Before attack, every scheme detects its watermarked texts (TPR >= 0.99 at z >= 4) "
+                    "(setup check, ours beyond the paper).",
+          paper_value="z threshold 4 (MarkLLM configs)", experiment="synthetic", metric="min_tpr",
+          op=">=", threshold=0.99, aggregate="every_seed"),
     # every seed: a setup precondition (the z >= 4 detector rarely flags plain text) that must hold in every run
-    Claim("low_fpr", "Unwatermarked texts are rarely flagged (FPR <= 0.01 at z >= 4, every scheme) "
-          "(setup check, ours beyond the paper).", "z threshold 4 (MarkLLM configs)", "synthetic", "max_fpr",
-          "<=", 0.01, aggregate="every_seed"),
+    Claim("low_fpr", kind="check",
+          statement="Unwatermarked texts are rarely flagged (FPR <= 0.01 at z >= 4, every scheme) "
+                    "(setup check, ours beyond the paper).",
+          paper_value="z threshold 4 (MarkLLM configs)", experiment="synthetic", metric="max_fpr",
+          op="<=", threshold=0.01, aggregate="every_seed"),
     # every seed: the paper reports ~100% ASR per evaluation run; ">= 90% on every scheme" is a per-run claim
-    Claim("sira_asr", "SIRA (p=30) removes the watermark: attack success >= 0.9 on every scheme, OpenGen-style "
-          "prompts.", _ASR_PAPER, "synthetic", "min_sira_asr", ">=", 0.9, aggregate="every_seed"),
+    Claim("sira_asr", kind="paper", source="abstract", fair_at="reduced", fair_at_reason=_FAIR_ASR,
+          requires=("detectable",),
+          statement="SIRA (p=30) removes the watermark: attack success >= 0.9 on every scheme, OpenGen-style "
+                    "prompts.",
+          paper_value=_ASR_PAPER, experiment="synthetic", metric="min_sira_asr", op=">=", threshold=0.9,
+          aggregate="every_seed"),
     # every seed: meaning preservation holds by construction of the rewriter, so it must hold in every run
-    Claim("sira_meaning", "SIRA keeps the meaning: concept-sequence accuracy >= 0.95 on every scheme "
-          "(true by construction of the concept-constrained rewriter).", "semantics preserved (abstract)",
-          "synthetic", "min_sira_concept_acc", ">=", 0.95, aggregate="every_seed"),
-    # tie ±0.13 z: no paper number; one green token in a 230-token text moves z by 1/sqrt(T g (1-g)) = 0.13
-    Claim("high_si_beats_random", "At SIRA's edit rate, masking high-SI tokens leaves a lower mean z than "
-          "random masking, for every scheme (max over schemes of the gap <= 0) (ours, beyond the paper).",
-          "watermarks sit on high-entropy tokens (abstract)", "synthetic", "max_sira_minus_random_z_matched_edit",
-          "<=", 0.0, aggregate="mean", resolution=0.13),
-    # tie ±0.13 z: as high_si_beats_random (about one green token per text)
-    Claim("high_si_beats_low_si", "At SIRA's edit rate, masking high-SI tokens leaves a lower mean z than "
-          "masking low-SI tokens, for every scheme (ours, beyond the paper).",
-          "watermarks sit on high-entropy tokens (abstract)", "synthetic", "max_sira_minus_lowsi_z_matched_edit",
-          "<=", 0.0, aggregate="mean", resolution=0.13),
+    Claim("sira_meaning", kind="check",
+          statement="SIRA keeps the meaning: concept-sequence accuracy >= 0.95 on every scheme "
+                    "(true by construction of the concept-constrained rewriter).",
+          paper_value="semantics preserved (abstract)",
+          experiment="synthetic", metric="min_sira_concept_acc", op=">=", threshold=0.95, aggregate="every_seed"),
+    Claim("high_si_beats_random", kind="ours",
+          statement="At SIRA's edit rate, masking high-SI tokens leaves a lower mean z than random masking, for "
+                    "every scheme (max over schemes of the gap <= 0) (ours, beyond the paper).",
+          paper_value="watermarks sit on high-entropy tokens (abstract)", experiment="synthetic",
+          metric="max_sira_minus_random_z_matched_edit", op="<=", threshold=0.0, aggregate="mean", resolution=0.13,
+          resolution_reason=_TIE_Z),
+    Claim("high_si_beats_low_si", kind="ours",
+          statement="At SIRA's edit rate, masking high-SI tokens leaves a lower mean z than masking low-SI tokens, "
+                    "for every scheme (ours, beyond the paper).",
+          paper_value="watermarks sit on high-entropy tokens (abstract)", experiment="synthetic",
+          metric="max_sira_minus_lowsi_z_matched_edit", op="<=", threshold=0.0, aggregate="mean", resolution=0.13,
+          resolution_reason=_TIE_Z + " (as high_si_beats_random)"),
     # every seed: the C4-prompt pipeline (README) repeats the setup and the ASR claim
-    Claim("detectable_c4", "As detectable, C4-style prompts (setup check, ours beyond the paper).",
-          "z threshold 4 (MarkLLM configs)", "synthetic_c4", "min_tpr", ">=", 0.99, aggregate="every_seed"),
-    Claim("low_fpr_c4", "As low_fpr, C4-style prompts (setup check, ours beyond the paper).",
-          "z threshold 4 (MarkLLM configs)", "synthetic_c4", "max_fpr", "<=", 0.01, aggregate="every_seed"),
-    Claim("sira_asr_c4", "SIRA (p=30) attack success >= 0.9 on every scheme, C4-style prompts.", _ASR_PAPER,
-          "synthetic_c4", "min_sira_asr", ">=", 0.9, aggregate="every_seed"),
+    Claim("detectable_c4", kind="check",
+          statement="As detectable, C4-style prompts (setup check, ours beyond the paper).",
+          paper_value="z threshold 4 (MarkLLM configs)", experiment="synthetic_c4", metric="min_tpr", op=">=",
+          threshold=0.99, aggregate="every_seed"),
+    Claim("low_fpr_c4", kind="check", statement="As low_fpr, C4-style prompts (setup check, ours beyond the paper).",
+          paper_value="z threshold 4 (MarkLLM configs)", experiment="synthetic_c4", metric="max_fpr", op="<=",
+          threshold=0.01, aggregate="every_seed"),
+    Claim("sira_asr_c4", kind="paper", source="abstract", fair_at="reduced", fair_at_reason=_FAIR_ASR,
+          requires=("detectable_c4",),
+          statement="SIRA (p=30) attack success >= 0.9 on every scheme, C4-style prompts.", paper_value=_ASR_PAPER,
+          experiment="synthetic_c4", metric="min_sira_asr", op=">=", threshold=0.9, aggregate="every_seed"),
 ]
 
 API_EXAMPLE = """

@@ -27,6 +27,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -415,6 +416,14 @@ EXPERIMENTS = [
         presets={"smoke": {"n_train": (10, 30)}, "quick": {}, "full": {}},
         seeds={"smoke": 2, "quick": 5, "full": 20},
         figures=polynomial_figures,
+        fidelity={
+            "smoke": Fidelity("mechanism", "our targets, gamma=1.05, alpha=1e-8, n in {10, 30}; Fig. 1a-c's targets, "
+                                           "gamma, n and x-range were not retrieved"),
+            "quick": Fidelity("mechanism", "our targets (sin(3x)cos(9x^2), x + cos(pi x) + noise, N(0, 1)), "
+                                           "gamma=1.05, alpha=1e-8, n in {10, 30, 100} stand in for Fig. 1a-c's "
+                                           "unretrieved settings"),
+            "full": Fidelity("mechanism", "as quick with 20 seeds; the paper's settings are still unknown"),
+        },
     ),
     Experiment(
         name="gp_label_noise",
@@ -425,6 +434,12 @@ EXPERIMENTS = [
         presets={"smoke": {"n_train": 300}, "quick": {}, "full": {}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=gp_figures,
+        fidelity={
+            "smoke": Fidelity("mechanism", "RBF GP on 300 digits stands in for Fig. 1d's GP on CIFAR-10"),
+            "quick": Fidelity("mechanism", "RBF GP on 1000 digits (5 label-noise levels) stands in for Fig. 1d's GP "
+                                           "on CIFAR-10"),
+            "full": Fidelity("mechanism", "as quick with 10 seeds; still digits instead of CIFAR-10"),
+        },
         full_requirements="The paper's version uses CIFAR-10 (" + _DIGITS + ").",
     ),
     Experiment(
@@ -436,6 +451,13 @@ EXPERIMENTS = [
         presets={"smoke": {"n_train": 100, "p_min": 10, "p_max": 1000, "n_grid": 10}, "quick": {}, "full": {}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=double_descent_figures,
+        fidelity={
+            "smoke": Fidelity("mechanism", "ReLU random features on 100 digits, p up to 1000; Fig. 1g's data and "
+                                           "sizes were not retrieved"),
+            "quick": Fidelity("mechanism", "ReLU random features on 400 digits, p = 40..8000, stand in for Fig. 1g's "
+                                           "linear random-feature model (its data and sizes were not retrieved)"),
+            "full": Fidelity("mechanism", "as quick with 10 seeds"),
+        },
         full_requirements="The paper's Fig. 1f is a ResNet-18 width sweep on CIFAR-100 (" + _DIGITS + ").",
     ),
     Experiment(
@@ -447,6 +469,14 @@ EXPERIMENTS = [
         presets={"smoke": {"n_train": 400, "dims": (8, 16), "steps": 100}, "quick": {}, "full": {"steps": 2000}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=compression_figures,
+        fidelity={
+            "smoke": Fidelity("mechanism", "a 2,410-parameter MLP on 400 digits, subspaces k in {8, 16}, 100 steps, "
+                                           "stands in for Lotfi et al.'s CIFAR-10 subspace compression"),
+            "quick": Fidelity("mechanism", "a 2,410-parameter MLP on 1300 digits, subspaces k <= 64, 500 steps, "
+                                           "stands in for Lotfi et al.'s CIFAR-10 compression (thousands of "
+                                           "subspace dimensions)"),
+            "full": Fidelity("mechanism", "as quick with 2000 steps and 10 seeds; still digits and k <= 64"),
+        },
         full_requirements="Lotfi et al.'s CIFAR-10 / LLM-scale bounds need the datasets and a GPU (" + _DIGITS + ").",
     ),
 ]
@@ -454,64 +484,115 @@ EXPERIMENTS = [
 # Panel letters follow the paper's Fig. 1: (a) simple, (b) complex structured, (c) pure noise (polynomial), (d) GP on
 # CIFAR-10, (e) ResNet-20 marginal likelihood, (f) ResNet-18 double descent, (g) linear random features. Quoted text
 # is the caption's (or the abstract's) wording; every threshold is ours (the paper's figures give no numbers).
+_CAPTION = "Fig. 1 caption, second-hand (verbatim quote in a reproducibility sheet; panel titles first-hand)"
+_BOUNDS = "second-hand: Sec. 3 per a machine-generated paper note and review (the section was not read first-hand)"
+_RATIO_TIE = "ratio metric (no paper number); within 5% of the 1.25x bar makes no difference"
+_MECH_GP = ("the panel shows a mechanism (a GP fits any labels, yet generalisation and marginal likelihood track "
+            "label noise) that does not depend on CIFAR-10 or its size")
+_MECH_DD = "double descent at the interpolation threshold p ~ n is a mechanism of any min-norm random-feature model"
 CLAIMS = [
-    # every seed: interpolating pure noise is a per-run property of the near-ridgeless fit (a certificate)
-    Claim("poly_fits_noise", "A 150th-order polynomial with order-dependent regularisation fits pure noise: "
-          "train MSE below 1e-6 of var(y) at every n.",
-          '"able to perfectly fit (c) pure noise" (Fig. 1c)', "polynomial", "noise_train_mse_over_var_max", "<=",
-          1e-6, aggregate="every_seed"),
-    # tie ±0.05: ratio metric (no paper number); within 5% of the 1.25x bar makes no difference
-    Claim("poly_soft_generalises", "The same model generalises on structured data: its test MSE is within 1.25x "
-          "of the best competitor on both structured targets at every n.",
-          '"reasonably describes (a) simple and (b) complex structured data" (Fig. 1a-b)', "polynomial",
-          "soft_worst_ratio_to_best_competitor", "<=", 1.25, resolution=0.05),
-    # tie ±0.05: ratio metric (no paper number); within 5% of the 1.25x bar makes no difference
-    Claim("poly_no_hard_competitor", "No single competitor (uniform ridge, cubic LS, min-norm interpolant) is within "
-          "1.25x of the best other model across all structured targets and n.",
-          '"rather than restricting the hypothesis space to avoid overfitting, embrace a flexible hypothesis '
-          'space, with a soft preference for simpler solutions" (abstract)', "polynomial",
-          "best_competitor_worst_ratio", ">=", 1.25, resolution=0.05),
+    # every seed: interpolating pure noise is a per-run property of the near-ridgeless fit; it holds by
+    # construction: gamma was chosen (from the inputs only) so that every singular value^2 of the n = 100 design is
+    # >= 1e3 alpha, which bounds the relative train residual by about (1e-3)^2 = 1e-6
+    Claim("poly_fits_noise",
+          statement="A 150th-order polynomial with order-dependent regularisation fits pure noise: "
+                    "train MSE below 1e-6 of var(y) at every n.",
+          paper_value='"able to perfectly fit (c) pure noise" (Fig. 1c)', experiment="polynomial",
+          metric="noise_train_mse_over_var_max", op="<=", threshold=1e-6, aggregate="every_seed",
+          kind="check", source="Fig. 1c (the paper states it; here it holds by construction, see the comment)"),
+    Claim("poly_soft_generalises",
+          statement="The same model generalises on structured data: its test MSE is within 1.25x "
+                    "of the best competitor on both structured targets at every n.",
+          paper_value='"reasonably describes (a) simple and (b) complex structured data" (Fig. 1a-b)',
+          experiment="polynomial", metric="soft_worst_ratio_to_best_competitor", op="<=", threshold=1.25,
+          resolution=0.05, resolution_reason=_RATIO_TIE,
+          kind="paper", source=_CAPTION + ", panels (a)-(b); the 1.25x bar is ours",
+          fair_at="mechanism",
+          fair_at_reason="the panels show qualitatively that a soft-bias polynomial fits structured 1-D data; their "
+                         "targets, gamma and n were not retrieved, so any such target is a fair instance"),
+    Claim("poly_no_hard_competitor",
+          statement="No single competitor (uniform ridge, cubic LS, min-norm interpolant) is within "
+                    "1.25x of the best other model across all structured targets and n.",
+          paper_value='"rather than restricting the hypothesis space to avoid overfitting, embrace a flexible '
+                      'hypothesis space, with a soft preference for simpler solutions" (abstract)',
+          experiment="polynomial", metric="best_competitor_worst_ratio", op=">=", threshold=1.25, resolution=0.05,
+          resolution_reason=_RATIO_TIE,
+          kind="ours",
+          source="abstract (the thesis); the paper runs no hard-bias competitors, so this test is ours"),
     # every seed: interpolation of the training labels (train accuracy 1.0) must hold in every run
-    Claim("gp_fits_any_labels", "A GP with an RBF kernel reaches train accuracy 1.0 at every label-noise level.",
-          '"perfectly fitting noisy labels" (Fig. 1d, GP on CIFAR-10)', "gp_label_noise", "train_acc_min",
-          ">=", 0.9995, aggregate="every_seed"),
+    Claim("gp_fits_any_labels",
+          statement="A GP with an RBF kernel reaches train accuracy 1.0 at every label-noise level.",
+          paper_value='"perfectly fitting noisy labels" (Fig. 1d, GP on CIFAR-10)', experiment="gp_label_noise",
+          metric="train_acc_min", op=">=", threshold=0.9995, aggregate="every_seed",
+          kind="paper", source=_CAPTION + ", panel (d)", fair_at="mechanism", fair_at_reason=_MECH_GP),
     # every seed: per-run monotonicity of the curve ("decreases at every step"), a min over steps
-    Claim("gp_test_acc_falls", "GP test accuracy decreases at every step of label noise.",
-          '"exactly reproduces the CIFAR-10 results in Zhang et al. (2016)" (Fig. 1d): test accuracy falls as '
-          'labels are randomised', "gp_label_noise", "test_acc_min_decrease", ">=", 0.0, aggregate="every_seed"),
+    Claim("gp_test_acc_falls",
+          statement="GP test accuracy decreases at every step of label noise.",
+          paper_value='"exactly reproduces the CIFAR-10 results in Zhang et al. (2016)" (Fig. 1d): test accuracy '
+                      'falls as labels are randomised',
+          experiment="gp_label_noise", metric="test_acc_min_decrease", op=">=", threshold=0.0,
+          aggregate="every_seed",
+          kind="paper", source=_CAPTION + ", panel (d)", fair_at="mechanism", fair_at_reason=_MECH_GP),
     # every seed: per-run monotonicity of the curve ("decreases at every step"), a min over steps
-    Claim("gp_marglik_falls", "GP log marginal likelihood decreases at every step of label noise.",
-          '"the marginal likelihood ... decreases with more altered labels" (Fig. 1d for the GP; 1e, the '
-          'ResNet-20, is not reproduced)', "gp_label_noise", "lml_min_decrease", ">=", 0.0,
-          aggregate="every_seed"),
+    Claim("gp_marglik_falls",
+          statement="GP log marginal likelihood decreases at every step of label noise.",
+          paper_value='"the marginal likelihood ... decreases with more altered labels" (Fig. 1d for the GP; 1e, the '
+                      'ResNet-20, is not reproduced)',
+          experiment="gp_label_noise", metric="lml_min_decrease", op=">=", threshold=0.0, aggregate="every_seed",
+          kind="paper", source=_CAPTION + ", panel (d)", fair_at="mechanism", fair_at_reason=_MECH_GP),
     # every seed: a generalisation bound is a per-run certificate; an average of bounds is not a bound
-    Claim("gp_bound_true_nonvacuous", "PAC-Bayes bound (Gibbs classifier) is non-vacuous on true labels: < 0.6.",
-          "non-vacuous bound on true labels (Sec. 3)", "gp_label_noise", "bound_p0", "<=", 0.6,
-          aggregate="every_seed"),
+    Claim("gp_bound_true_nonvacuous",
+          statement="PAC-Bayes bound (Gibbs classifier) is non-vacuous on true labels: < 0.6.",
+          paper_value="non-vacuous bound on true labels (Sec. 3)", experiment="gp_label_noise", metric="bound_p0",
+          op="<=", threshold=0.6, aggregate="every_seed",
+          kind="paper", source=_BOUNDS + "; the 0.6 bar is ours", fair_at="mechanism",
+          fair_at_reason="the paper argues that PAC-Bayes bounds of models with a soft simplicity bias are "
+                         "non-vacuous on real labels; it gives no data set size or bound level for a GP"),
     # every seed: vacuity of the per-run bound certificate must hold in every run
-    Claim("gp_bound_random_vacuous", "PAC-Bayes bound is vacuous on fully random labels: > 0.85.",
-          "vacuous on random labels (Sec. 3)", "gp_label_noise", "bound_p1", ">=", 0.85,
-          aggregate="every_seed"),
+    Claim("gp_bound_random_vacuous",
+          statement="PAC-Bayes bound is vacuous on fully random labels: > 0.85.",
+          paper_value="vacuous on random labels (Sec. 3)", experiment="gp_label_noise", metric="bound_p1", op=">=",
+          threshold=0.85, aggregate="every_seed",
+          kind="paper", source=_BOUNDS, fair_at="mechanism",
+          fair_at_reason="random labels carry no structure to compress, at any scale or data set"),
     # every seed: the peak location is a discrete argmax of each run's curve (theory puts it at p = n)
-    Claim("dd_peak_low", "Random-feature test MSE peaks at p >= 0.7 n (interpolation threshold).",
-          '"linear random feature model display[s] double descent" (Fig. 1g): peak at p ~ n', "double_descent",
-          "peak_p_over_n", ">=", 0.7, aggregate="every_seed"),
+    Claim("dd_peak_low",
+          statement="Random-feature test MSE peaks at p >= 0.7 n (interpolation threshold).",
+          paper_value='"linear random feature model display[s] double descent" (Fig. 1g): peak at p ~ n',
+          experiment="double_descent", metric="peak_p_over_n", op=">=", threshold=0.7, aggregate="every_seed",
+          kind="paper", source=_CAPTION + ", panel (g)", fair_at="mechanism", fair_at_reason=_MECH_DD),
     # every seed: the peak location is a discrete argmax of each run's curve (theory puts it at p = n)
-    Claim("dd_peak_high", "Random-feature test MSE peaks at p <= 1.4 n.",
-          '"linear random feature model display[s] double descent" (Fig. 1g): peak at p ~ n', "double_descent",
-          "peak_p_over_n", "<=", 1.4, aggregate="every_seed"),
-    # tie ±0.025: ratio metric (no paper number); 5% of the 0.5 bar does not matter
-    Claim("dd_second_descent", "Second descent: test MSE at p = 8000 is below half the peak.",
-          '"linear random feature model display[s] double descent" (Fig. 1g): error descends again for p >> n',
-          "double_descent", "mse_largest_over_peak", "<=", 0.5, resolution=0.025),
+    Claim("dd_peak_high",
+          statement="Random-feature test MSE peaks at p <= 1.4 n.",
+          paper_value='"linear random feature model display[s] double descent" (Fig. 1g): peak at p ~ n',
+          experiment="double_descent", metric="peak_p_over_n", op="<=", threshold=1.4, aggregate="every_seed",
+          kind="paper", source=_CAPTION + ", panel (g)", fair_at="mechanism", fair_at_reason=_MECH_DD),
+    Claim("dd_second_descent",
+          statement="Second descent: test MSE at p = 8000 is below half the peak.",
+          paper_value='"linear random feature model display[s] double descent" (Fig. 1g): error descends again for '
+                      'p >> n',
+          experiment="double_descent", metric="mse_largest_over_peak", op="<=", threshold=0.5, resolution=0.025,
+          resolution_reason="ratio metric (no paper number); 5% of the 0.5 bar does not matter",
+          kind="paper", source=_CAPTION + ", panel (g)", fair_at="mechanism", fair_at_reason=_MECH_DD),
     # every seed: a compression bound is a per-run certificate; an average of bounds is not a bound
-    Claim("compression_true_nonvacuous", "Compression bound on true labels is non-vacuous: best bound < 0.5.",
-          "non-vacuous compression bounds, e.g. 16.6% on CIFAR-10 (Lotfi et al. 2022)", "compression",
-          "best_bound_true", "<=", 0.5, aggregate="every_seed"),
+    Claim("compression_true_nonvacuous",
+          statement="Compression bound on true labels is non-vacuous: best bound < 0.5.",
+          paper_value="non-vacuous compression bounds, e.g. 16.6% on CIFAR-10 (Lotfi et al. 2022)",
+          experiment="compression", metric="best_bound_true", op="<=", threshold=0.5, aggregate="every_seed",
+          kind="paper",
+          source="second-hand: a machine-generated paper note; the paper cites Lotfi et al. (2022a)'s 16.6% "
+                 "CIFAR-10 bound, another paper's number",
+          fair_at="paper",
+          fair_at_reason="the non-vacuous bounds the paper cites rest on Lotfi et al.'s protocol (CIFAR-10, "
+                         "subspaces of thousands of dimensions); a k <= 64 subspace of a tiny MLP is not that "
+                         "protocol"),
     # every seed: vacuity of the per-run bound certificate must hold in every run
-    Claim("compression_random_vacuous", "Compression bound on random labels is vacuous: best bound > 0.85.",
-          "random labels cannot be compressed (Sec. 3)", "compression", "best_bound_random", ">=", 0.85,
-          aggregate="every_seed"),
+    Claim("compression_random_vacuous",
+          statement="Compression bound on random labels is vacuous: best bound > 0.85.",
+          paper_value="random labels cannot be compressed (Sec. 3)", experiment="compression",
+          metric="best_bound_random", op=">=", threshold=0.85, aggregate="every_seed",
+          kind="paper", source=_BOUNDS, fair_at="mechanism",
+          fair_at_reason="random labels are incompressible (a counting argument), at any scale or data set"),
 ]
 
 API_EXAMPLE = """

@@ -21,6 +21,7 @@ from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -211,6 +212,15 @@ EXPERIMENTS = [
         presets={"smoke": {"n": 200, "p_values": (60, 300)}, "quick": {},
                  "full": {"p_values": (500, 1000, 2000)}},
         seeds={"smoke": 2, "quick": 3, "full": 10},
+        fidelity={
+            "smoke": Fidelity("mechanism", "n=200, p in {60, 300}: a tiny AR(1) synthetic regression stands in for "
+                                           "the paper's instances (not retrieved)"),
+            "quick": Fidelity("mechanism", "the card's AR(1) synthetic regression (n=1000, p in {500, 2000}) stands in "
+                                           "for the paper's synthetic and real instances (not retrieved); cvxpy + "
+                                           "Clarabel stands in for the paper's conic solvers"),
+            "full": Fidelity("mechanism", "as quick with p = 1000 added and 10 seeds; the paper's instances, its "
+                                          "large p and its solvers are still missing"),
+        },
         full_requirements="Runs on a CPU; the paper's larger instances (p up to 1e4-1e5) and its real data sets "
                           "are out of reach of the cvxpy baseline and were not retrieved.",
         timed=True,
@@ -224,40 +234,61 @@ EXPERIMENTS = [
         run=run_certification,
         presets={"smoke": {"n": 60, "p": 12, "k": 3, "bc_fraction": 0.4, "bc_k": 2}, "quick": {}, "full": {}},
         seeds={"smoke": 2, "quick": 3, "full": 10},
+        fidelity={
+            "smoke": Fidelity("mechanism", "p=12, k=3 synthetic and a 40% breast-cancer subsample with k=2, small "
+                                           "enough for brute force; stand-ins for the paper's certification instances"),
+            "quick": Fidelity("mechanism", "p=25 synthetic and breast cancer (p=30), small enough for brute-force "
+                                           "enumeration; stand-ins for the paper's (not retrieved) instances"),
+            "full": Fidelity("mechanism", "as quick with 10 seeds"),
+        },
     ),
 ]
 
+# Only the abstract and the opening of the introduction were read (no tables, no official code): the paper claims
+# below are the abstract's qualitative statements; the thresholds are ours. The exactness claims compare our code
+# with an oracle (Clarabel, brute force) and are checks.
+_SCALE = ("the abstract's claim is about scaling to large p against conic solvers on the paper's instances (not "
+          "retrieved); it needs those instances, at least at a fraction of their size")
 CLAIMS = [
     # every seed: agreement with the SOCP oracle (Clarabel) must hold in every run
-    Claim("relax_accuracy", "The first-order solver (exact prox, restarts) reaches the SOCP optimum of the "
+    Claim("relax_accuracy", statement="The first-order solver (exact prox, restarts) reaches the SOCP optimum of the "
           "perspective relaxation: relative error against cvxpy + Clarabel at most 1e-5 at every p.",
-          "same bound as the SOCP solvers, no conic solver needed (abstract; tables not retrieved)",
-          "relaxation", "max_rel_err", "<=", 1e-5, aggregate="every_seed"),
-    # tie ±0.5: no paper speedup retrieved; a speedup within 5% of the 10x threshold does not matter
-    Claim("relax_speedup", "At p=2000 the first-order solver reaches that accuracy at least 10x faster "
+          paper_value="same bound as the SOCP solvers, no conic solver needed (abstract; tables not retrieved)",
+          experiment="relaxation", metric="max_rel_err", op="<=", threshold=1e-5, kind="check", aggregate="every_seed"),
+    Claim("relax_speedup", statement="At p=2000 the first-order solver reaches that accuracy at least 10x faster "
           "(wall clock) than cvxpy + Clarabel on the SOCP.",
-          "dual bounds 'significantly faster' than SOCP solvers (abstract; exact speedups not retrieved)",
-          "relaxation", "speedup_largest_p", ">=", 10.0, aggregate="mean", resolution=0.5),
-    # tie ±0.05: iteration-count ratio; a restart effect under 5% of the iterations does not matter (no paper number)
-    Claim("restart_helps", "Restarted FISTA needs no more iterations than plain FISTA to reach a 1e-6 "
+          paper_value="dual bounds 'significantly faster' than SOCP solvers (abstract; exact speedups not retrieved)",
+          experiment="relaxation", metric="speedup_largest_p", op=">=", threshold=10.0, kind="paper", source="abstract",
+          aggregate="mean", resolution=0.5,
+          resolution_reason="no paper speedup retrieved; a speedup within 5% of the 10x threshold does not matter",
+          requires=("relax_accuracy",), fair_at="reduced", fair_at_reason=_SCALE),
+    Claim("restart_helps", statement="Restarted FISTA needs no more iterations than plain FISTA to reach a 1e-6 "
           "relative duality gap (ratio <= 1 at every p).",
-          "restarts speed up convergence at low per-iteration cost (abstract)",
-          "relaxation", "max_restart_iter_ratio", "<=", 1.0, aggregate="mean", resolution=0.05),
+          paper_value="restarts speed up convergence at low per-iteration cost (abstract)",
+          experiment="relaxation", metric="max_restart_iter_ratio", op="<=", threshold=1.0, kind="paper",
+          source="abstract", aggregate="mean", resolution=0.05,
+          resolution_reason="iteration-count ratio; a restart effect under 5% of the iterations does not matter (no "
+                            "paper number)",
+          fair_at="mechanism", fair_at_reason="a property of the solver (restarted vs plain FISTA on the same "
+                                               "relaxation) that any instance of the composite problem should show"),
     # every seed: weak duality makes every dual bound valid, a guarantee that must hold in every run
-    Claim("bound_valid", "The Fenchel dual bound is valid at every iteration: it never exceeds the SOCP "
+    Claim("bound_valid", statement="The Fenchel dual bound is valid at every iteration: it never exceeds the SOCP "
           "optimum by more than 1e-7 (relative, solver round-off).",
-          "a valid lower bound at every iteration, usable for early pruning (Sec. 3)",
-          "relaxation", "max_lb_excess", "<=", 1e-7, aggregate="every_seed"),
+          paper_value="a valid lower bound at every iteration, usable for early pruning (Sec. 3)",
+          experiment="relaxation", metric="max_lb_excess", op="<=", threshold=1e-7, kind="check",
+          aggregate="every_seed"),
     # every seed: an optimality certificate matching brute force is a correctness check of each run
-    Claim("certify_synthetic", "BnB certifies optimality (gap <= 1e-4) on the synthetic p=25, k=4 instance and "
-          "returns the brute-force support and objective.",
-          "optimality certificates on synthetic data (abstract)",
-          "certification", "syn_certified_matches_bruteforce", ">=", 1.0, aggregate="every_seed"),
+    Claim("certify_synthetic", statement="BnB certifies optimality (gap <= 1e-4) on the synthetic p=25, k=4 instance "
+          "and returns the brute-force support and objective.",
+          paper_value="optimality certificates on synthetic data (abstract)",
+          experiment="certification", metric="syn_certified_matches_bruteforce", op=">=", threshold=1.0, kind="check",
+          aggregate="every_seed"),
     # every seed: as certify_synthetic
-    Claim("certify_breast_cancer", "BnB certifies optimality (gap <= 1e-4) for logistic regression on breast "
+    Claim("certify_breast_cancer", statement="BnB certifies optimality (gap <= 1e-4) for logistic regression on breast "
           "cancer (p=30, k=3) and returns the brute-force support and objective.",
-          "optimality certificates on real data (abstract)",
-          "certification", "bc_certified_matches_bruteforce", ">=", 1.0, aggregate="every_seed"),
+          paper_value="optimality certificates on real data (abstract)",
+          experiment="certification", metric="bc_certified_matches_bruteforce", op=">=", threshold=1.0, kind="check",
+          aggregate="every_seed"),
 ]
 
 API_EXAMPLE = """

@@ -27,6 +27,7 @@ from scipy.stats import spearmanr
 from icml25.core.experiment import (
     Experiment,
     ExperimentConfig,
+    Fidelity,
     Metrics,
     ProgressFn,
     check_fields,
@@ -179,6 +180,17 @@ EXPERIMENTS = [
                  "full": {"difficulty": diff, "vae_steps": 3000, "flow_steps": 5000, "predictor_steps": 2000,
                           "J": 39, "alpha": 1000.0 * 5 / 39}},
         seeds={"smoke": 2, "quick": 5, "full": 5},
+        fidelity={
+            "smoke": Fidelity("mechanism", f"a synthetic AAV-like Potts landscape (L = 28, GGS-style {diff} split) "
+                                           "and networks trained here stand in for GGS AAV/GFP and its checkpoints; "
+                                           "48 samples, 4 ODE steps, J = 2"),
+            "quick": Fidelity("mechanism", f"a synthetic AAV-like Potts landscape (L = 28, GGS-style {diff} split) "
+                                           "with an MLP VAE, MLP flow prior and CNN predictor trained here stands in "
+                                           "for GGS AAV/GFP with the GGS predictor and oracle; the paper's 512 "
+                                           "samples, 32 ODE steps and top-128, J = 5 vs the released 19-39"),
+            "full": Fidelity("mechanism", "the same synthetic Potts stand-in at the paper's sampling scale (512 "
+                                          "samples, 32 ODE steps, J = 39, top-128), longer training"),
+        },
         figures=task_figures,
         full_requirements=_FULL_REQ,
     )
@@ -188,39 +200,55 @@ EXPERIMENTS = [
 _PAPER_SOTA = "VLGPO state of the art on GGS AAV/GFP {} (Table 1; numbers not retrieved)"
 _ABLATION = ("no such baseline in the paper (ours, beyond the paper: an ablation of the prior / of the manifold "
              "constraint)")
+_LEARNED = ("{0}_predictor_learned", "{0}_vae_learned")
 CLAIMS = [
-    # tie ±0.01: fitness is min-max normalised to [0,1] over the library; 1% of it does not matter (no Table 1 values)
-    Claim(f"{diff}_beats_adalead",
-          f"{diff.capitalize()} split: VLGPO's median oracle fitness of the top-128 exceeds AdaLead-style "
+    Claim(f"{diff}_beats_adalead", kind="paper",
+          statement=f"{diff.capitalize()} split: VLGPO's median oracle fitness of the top-128 exceeds AdaLead-style "
           "evolution's (paired per-seed difference >= 0; the paper compares with AdaLead on GGS GFP/AAV).",
-          _PAPER_SOTA.format(diff), diff, "fitness_vlgpo_minus_adalead", ">=", 0.0, resolution=0.01)
+          paper_value=_PAPER_SOTA.format(diff),
+          source="abstract ('state-of-the-art results on two different protein benchmarks'); Table 1, whose values "
+          "were not retrieved, holds the per-split comparison with AdaLead",
+          experiment=diff, metric="fitness_vlgpo_minus_adalead", op=">=", threshold=0.0, resolution=0.01,
+          resolution_reason="fitness is min-max normalised to [0,1] over the library; 1% of it does not matter (no "
+          "Table 1 values)",
+          requires=tuple(r.format(diff) for r in _LEARNED), fair_at="reduced",
+          fair_at_reason="the paper ranks VLGPO against AdaLead on the GGS AAV/GFP splits with the GGS predictor "
+          "and oracle; fewer samples or seeds there would still test the direction, but a method ranking against "
+          "evolutionary search depends on the landscape, so a synthetic Potts proxy does not")
     for diff in ("medium", "hard")
 ] + [
-    # tie ±0.01: as above
-    Claim(f"{diff}_beats_{base}",
-          f"(ours, beyond the paper) {diff.capitalize()} split: VLGPO's median oracle fitness of the top-128 "
-          f"exceeds {label}'s (paired per-seed difference >= 0).",
-          _ABLATION, diff, f"fitness_vlgpo_minus_{base}", ">=", 0.0, resolution=0.01)
+    Claim(f"{diff}_beats_{base}", kind="ours",
+          statement=f"(ours, beyond the paper) {diff.capitalize()} split: VLGPO's median oracle fitness of the "
+          f"top-128 exceeds {label}'s (paired per-seed difference >= 0).",
+          paper_value=_ABLATION, experiment=diff, metric=f"fitness_vlgpo_minus_{base}", op=">=", threshold=0.0,
+          resolution=0.01,
+          resolution_reason="fitness is min-max normalised to [0,1] over the library; 1% of it does not matter",
+          requires=tuple(r.format(diff) for r in _LEARNED))
     for diff in ("medium", "hard")
     for base, label in (("prior", "prior-only sampling"), ("latent_ascent", "unconstrained latent ascent"))
 ] + [
     # every seed: a collapse of the designs in any run is a fail (card: "a collapse to one sequence is a fail");
     # the median pairwise distance, so that a few outliers cannot hide a collapse of most designs
-    Claim(f"{diff}_no_collapse", f"(ours, beyond the paper) {diff.capitalize()} split: VLGPO's designs do not "
-          "collapse (median pairwise Levenshtein distance of the top-128 >= 2).",
-          "diversity reported in Table 1 (mean pairwise distance; numbers not retrieved)", diff,
-          "diversity_median_vlgpo", ">=", 2.0, aggregate="every_seed")
+    Claim(f"{diff}_no_collapse", kind="ours",
+          statement=f"(ours, beyond the paper) {diff.capitalize()} split: VLGPO's designs do not collapse (median "
+          "pairwise Levenshtein distance of the top-128 >= 2).",
+          paper_value="diversity reported in Table 1 (mean pairwise distance; numbers not retrieved)",
+          experiment=diff, metric="diversity_median_vlgpo", op=">=", threshold=2.0, aggregate="every_seed")
     for diff in ("medium", "hard")
 ] + [
     # every seed: the learned pieces beat their trivial stand-ins in the same run (threshold 0 by construction)
-    Claim(f"{diff}_predictor_learned", f"(ours, beyond the paper) {diff.capitalize()} split: the CNN predictor "
-          "ranks the held-out library at least as well as a constant (Spearman >= 0).",
-          "no number (a sanity check)", diff, "predictor_spearman_heldout", ">=", 0.0, aggregate="every_seed")
+    Claim(f"{diff}_predictor_learned", kind="check",
+          statement=f"(ours, beyond the paper) {diff.capitalize()} split: the CNN predictor ranks the held-out "
+          "library at least as well as a constant (Spearman >= 0).",
+          paper_value="no number (a sanity check)", experiment=diff, metric="predictor_spearman_heldout", op=">=",
+          threshold=0.0, aggregate="every_seed")
     for diff in ("medium", "hard")
 ] + [
-    Claim(f"{diff}_vae_learned", f"(ours, beyond the paper) {diff.capitalize()} split: the VAE reconstructs more "
-          "training positions than the per-position consensus sequence does.", "no number (a sanity check)", diff,
-          "vae_minus_consensus_reconstruction", ">=", 0.0, aggregate="every_seed")
+    Claim(f"{diff}_vae_learned", kind="check",
+          statement=f"(ours, beyond the paper) {diff.capitalize()} split: the VAE reconstructs more training "
+          "positions than the per-position consensus sequence does.",
+          paper_value="no number (a sanity check)", experiment=diff,
+          metric="vae_minus_consensus_reconstruction", op=">=", threshold=0.0, aggregate="every_seed")
     for diff in ("medium", "hard")
 ]
 
