@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: run test bench clean
+.PHONY: run test test-portable bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ run: $(VENV)/.run-installed
 
 test: $(VENV)/.dev-installed
 	$(BIN)/python -m pytest -q
+
+# The torch paper tests again with one thread and torch's portable kernels (ATEN_CPU_CAPABILITY=default):
+# they must not depend on the machine's vector unit or thread count (CI runs this after `make test`).
+test-portable: $(VENV)/.dev-installed
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q -p no:cacheprovider \
+		$$(grep -l "^import torch\|^from torch\|^torch = " tests/papers/test_*.py)
 
 bench: $(VENV)/.dev-installed
 	$(PIP) -e ".[all,dev,bench]"

@@ -8,8 +8,15 @@ interrupted by SIGINT or SIGTERM (finished jobs are kept).
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # python -m icml25.cli: signals are handled before the imports below
+    from icml25._entry import install_early_handlers
+
+    install_early_handlers()
+
 import dataclasses
 import json
+import os
+import signal
 import sys
 import typing
 from pathlib import Path
@@ -61,6 +68,67 @@ def _open_store(readonly: bool = False, rebuild: bool = False):  # noqa: ANN202
         _fail_storage(str(exc))
 
 
+MIN_FREE_BYTES = 64 * 2**20
+"""Free space a run needs up front for its reports (figures, pages) and the store (a few MB each)."""
+
+
+def _check_free_space(path: Path, what: str, fix: str) -> None:
+    """Fail with exit status 3 when the file system holding ``path`` has less than :data:`MIN_FREE_BYTES` free."""
+    import shutil
+
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        free = shutil.disk_usage(probe).free
+    except OSError:  # pragma: no cover - cannot tell: the write checks still apply
+        return
+    if free < MIN_FREE_BYTES:
+        _fail_storage(f"{what} {path} has {free / 2**20:.1f} MB free, a run needs {MIN_FREE_BYTES // 2**20} MB: "
+                      f"free space or {fix}")
+
+
+def _check_json_path(path: Path) -> None:
+    """``--json FILE`` must be a file that can be written: checked before anything is created (exit status 3)."""
+    if path.exists() and path.is_dir():
+        _fail_storage(f"--json {path} is a folder: pass a file path")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        _fail_storage(f"--json {path} cannot be written ({parent} is not a writable folder): pass another path")
+    if path.exists() and not os.access(path, os.W_OK):
+        _fail_storage(f"--json {path} is not writable: pass another path")
+
+
+RAY_CONNECT_TIMEOUT_S = 10.0
+"""How long ``--ray-address`` gets to accept a connection before the run fails with exit status 2."""
+
+
+def check_ray_address(address: str) -> None:
+    """Raise :class:`ConfigError` unless the Ray cluster at ``address`` accepts a TCP connection in time.
+
+    ``auto`` (Ray finds a local cluster) is left to Ray. ``host:port`` and ``ray://host:port`` are tried
+    for :data:`RAY_CONNECT_TIMEOUT_S` seconds, so an unreachable address fails in seconds, before the store
+    is touched, instead of Ray retrying for minutes.
+    """
+    import socket
+
+    if address == "auto":
+        return
+    hostport = address.split("://", 1)[-1]
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise ConfigError(f"--ray-address takes host:port, ray://host:port or auto, got {address!r}")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=RAY_CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"cannot reach the Ray cluster at {address} ({reason}): check the address, or drop "
+                          "--ray-address to start a local Ray") from None
+
+
 def _check_reports_dir(path: Path) -> None:
     """Fail with exit status 3 unless ``path`` is (or can be made) a writable folder."""
     if path.exists() and not path.is_dir():
@@ -74,7 +142,60 @@ def _check_reports_dir(path: Path) -> None:
         _fail_storage(f"cannot write the reports folder {path} ({exc.strerror}): pass --reports DIR")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM outside the job phase (start-up, planning, waiting, writing reports)."""
+
+
+_STARTED = [False]
+"""Whether the command is running inside :class:`_OneLineGroup`'s handler (else a signal exits at once)."""
+
+
+def _on_signal(signum: int, frame: Any) -> None:  # noqa: ANN401
+    name = signal.Signals(signum).name
+    if not _STARTED[0]:  # still importing: nothing has been opened or written
+        sys.stderr.write(f"interrupted ({name}) while starting: nothing was run\n")
+        os._exit(130)
+    raise _Interrupted(name)
+
+
+def install_signal_handlers() -> None:
+    """SIGINT and SIGTERM raise an interrupt the command ends with exit status 130 and one line.
+
+    The job phase replaces the SIGTERM handler with the runner's own (it stops the workers first);
+    every other phase gets this one. The permissions of what the command creates are fixed too:
+    the store and the reports are 0o644 files in 0o755 folders whatever the caller's umask.
+    """
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+    os.umask(0o022)
+
+
+class _OneLineGroup(click.Group):
+    """The command group: usage errors are one line (and a --help hint), interrupts exit 130 with one line."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,  # noqa: ANN401
+             standalone_mode: bool = True, **extra: Any) -> Any:  # noqa: ANN401
+        if not standalone_mode:  # called as a library (click's test runner): click's own behaviour
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        install_signal_handlers()
+        _STARTED[0] = True
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            path = exc.ctx.command_path if exc.ctx else "icml25"
+            click.echo(f"error: {exc.format_message()} (see '{path} --help')", err=True)
+            sys.exit(2)
+        except click.ClickException as exc:
+            click.echo(f"error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except (KeyboardInterrupt, click.Abort) as exc:
+            what = str(exc) if isinstance(exc, KeyboardInterrupt) and str(exc) else "SIGINT"
+            click.echo(f"interrupted ({what}): stopped before anything more was written", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=_OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="icml25")
 def main() -> None:
     """Reference implementations of ICML 2025 papers, with self-checking reproductions."""
@@ -289,6 +410,10 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
                 import ray  # noqa: F401
             except ImportError:
                 raise ConfigError("--backend ray needs Ray: pip install 'icml25[ray]'") from None
+            if ray_address:
+                check_ray_address(ray_address)
+        elif ray_address:
+            raise ConfigError("--ray-address needs --backend ray (the local backend runs no cluster)")
         skipped: list[MissingExtraError] = []
         if slugs:
             chosen = list(slugs)
@@ -303,13 +428,19 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
     for exc in skipped:
         err_console.print(f"skipped: {exc}", markup=False, highlight=False)
 
-    # storage is checked before any job runs: a problem is one line and exit status 3
+    # storage is checked before any job runs, and before anything is created: one line and exit status 3
+    from icml25.core.store import StoreError, default_home
+
+    if json_path is not None:
+        _check_json_path(json_path)
     _check_reports_dir(reports_dir)
-    if json_path is not None and json_path.exists() and json_path.is_dir():
-        _fail_storage(f"--json {json_path} is a folder: pass a file path")
+    _check_free_space(reports_dir, "the reports folder", "pass --reports DIR")
+    _check_free_space(default_home(), "the results store folder", "set ICML25_HOME to another folder")
     store = _open_store(rebuild=rebuild_store)
     try:
         _reproduce(store, planned, max_seeds, n_jobs, backend, ray_address, force, reports_dir, json_path, strict)
+    except StoreError as exc:  # a damaged row met during the run
+        _fail_storage(str(exc))
     except (sqlite3.OperationalError, OSError) as exc:  # the disk filled up, the folder went away...
         _fail_storage(f"storage failed during the run ({exc}); finished jobs are kept in {store.path}")
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the workers are already stopped
@@ -414,12 +545,16 @@ def results(markdown: bool, as_json: bool, preset: str, out_path: Path | None) -
         out_path = Path(f"docs/results/{preset}.json") if as_json else Path("docs/RESULTS.md")
     if (markdown or as_json) and out_path.is_dir():
         _fail_usage(f"--out {out_path} is a folder: pass a file path")
+    from icml25.core.store import StoreError
+
     with _open_store(readonly=True) as store:
         try:
             text = (json.dumps(results_json(store, preset), indent=1) + "\n") if as_json else \
                 results_markdown(store, preset)
         except MissingExtraError as exc:
             _fail_usage(f"{exc} (every runnable paper's claims are listed, so every extra is needed)")
+        except StoreError as exc:
+            _fail_storage(str(exc))
     if markdown or as_json:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(text)

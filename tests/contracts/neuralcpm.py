@@ -47,14 +47,22 @@ _J = np.array([[0.0, 2.5, 1.0], [2.5, 1.0, 4.5], [1.0, 4.5, 1.0]])
 _H = CellsortHamiltonian(_J, 0.5, 9.0)
 _SYM = SymbolicHamiltonian(2, v_star=9.0)
 
+
+def _short_type_table():
+    sigma, types = random_init(20, 20, 4, [1, 2, 1, 2], 3.0)
+    return sigma, types[:2]  # types of ids 0 and 1 only; sigma holds ids up to 4
+
+
 BAD_INPUTS = [
     ("cellsort_asymmetric_J", lambda: CellsortHamiltonian(np.array([[0.0, 1.0], [2.0, 0.0]]), 0.5, 9.0), ValueError),
     ("cellsort_nan_lam", lambda: CellsortHamiltonian(_J, float("nan"), 9.0), ValueError),
     ("random_init_too_many_cells", lambda: random_init(3, 3, 10, [1] * 10, 1.0), ValueError),
     ("random_init_type_zero", lambda: random_init(6, 6, 2, [0, 1], 1.0), ValueError),
+    ("random_init_nan_radius", lambda: random_init(20, 20, 4, [1, 2, 1, 2], np.nan), ValueError),
     ("volumes_float_lattice", lambda: volumes(np.zeros((3, 3)), 1), TypeError),
     ("volumes_id_out_of_range", lambda: volumes(np.full((3, 3), 5), 2), ValueError),
     ("contact_matrix_bad_cell_types", lambda: contact_matrix(np.zeros((3, 3), int), np.array([1, 1])), ValueError),
+    ("contact_matrix_short_cell_types", lambda: contact_matrix(*_short_type_table()), ValueError),
     ("sorting_index_1d_lattice", lambda: sorting_index(np.zeros(9, int), np.array([0])), ValueError),
     ("shape_stats_negative_cells", lambda: cell_shape_stats(np.zeros((3, 3), int), -1), ValueError),
     ("metropolis_nan_temperature", lambda: metropolis_cpm(_H, _SIGMA[0].numpy(), _CT.numpy(), 5, T=float("nan")),

@@ -85,6 +85,8 @@ BAD_INPUTS = [
     ("median_heuristic_one_row", lambda: median_heuristic_lengthscale(_X[:1]), ValueError),
     ("gp_study_column_mismatch", lambda: gp_label_noise_study(_X, _labels, _X[:, :3], _labels), ValueError),
     ("neff_alpha_zero", lambda: effective_dimensionality(np.ones(3), 0.0), ValueError),
+    ("neff_eigvals_nan", lambda: effective_dimensionality([3, np.nan, 1], 1), ValueError),
+    ("neff_eigvals_negative", lambda: effective_dimensionality([3, -2, 1], 1), ValueError),
     ("feature_weights_p_zero", lambda: draw_feature_weights(4, 0, np.random.default_rng(0)), ValueError),
     ("min_norm_nan", lambda: min_norm_least_squares(np.full((3, 2), np.nan), np.ones(3)), ValueError),
     ("double_descent_grid_not_increasing", lambda: random_features_double_descent(

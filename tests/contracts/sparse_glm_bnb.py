@@ -11,7 +11,7 @@ from sklearn.exceptions import NotFittedError
 
 from icml25.papers.sparse_glm_bnb import (
     SparseGLMBnB, breast_cancer_logistic, brute_force_best_subset, fenchel_lower_bound, perspective_prox,
-    perspective_value, solve_perspective_relaxation, synthetic_sparse_regression,
+    perspective_value, ridge_coefficients, solve_perspective_relaxation, synthetic_sparse_regression,
 )
 
 _rng = np.random.default_rng(0)
@@ -70,4 +70,7 @@ BAD_INPUTS = [
     ("data_n_zero", lambda: synthetic_sparse_regression(0, 5, 2), ValueError),
     ("breast_cancer_fraction_zero", lambda: breast_cancer_logistic(0.0), ValueError),
     ("breast_cancer_fraction_above_one", lambda: breast_cancer_logistic(1.5), ValueError),
+    ("ridge_lam2_negative", lambda: ridge_coefficients(_X, _y, -1e9), ValueError),
+    ("ridge_lam2_nan", lambda: ridge_coefficients(_X, _y, lam2=float("nan")), ValueError),
+    ("ridge_y_length_mismatch", lambda: ridge_coefficients(_X, _y[:-3], 0.1), ValueError),
 ]

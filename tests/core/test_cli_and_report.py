@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from icml25.core import report as rep
 from icml25.core.paper import Claim
 from icml25.core.registry import load_reproduction
@@ -116,3 +118,34 @@ def test_claims_table_prints_brackets_as_text():
     console.print(claims_table([res]))
     text = console.export_text()
     assert "[bold]12%[/] of [tables]" in text and "icml25[tables]" in text and "PASS" in text
+
+
+def test_an_interrupted_report_write_leaves_the_last_report_whole(tmp_path, monkeypatch):
+    """Issue 28: reports are written into a temporary folder and moved into place."""
+    reports = tmp_path / "reports"
+    with Store(tmp_path / "h") as store:
+        good = _result(store, tmp_path)
+        out = rep.write_paper_report(good, reports)
+        before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+        def interrupted(*args, **kwargs):  # noqa: ANN002, ANN003
+            raise KeyboardInterrupt("SIGTERM")
+
+        monkeypatch.setattr(rep, "_write_pages", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            rep.write_paper_report(_result(store, tmp_path), reports)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # untouched, not emptied
+    assert sorted(p.name for p in reports.iterdir()) == [out.name]  # no temporary folder left behind
+
+
+def test_reports_and_store_ignore_the_umask(tmp_path):
+    """Issue 28: under umask 000 the store and the reports are still 0o644 files in 0o755 folders."""
+    home, reports = tmp_path / "h", tmp_path / "reports"
+    env = {**os.environ, "ICML25_HOME": str(home)}
+    proc = subprocess.run(["sh", "-c", f"umask 000 && exec {sys.executable} -m icml25.cli reproduce r1vi --preset "
+                           f"smoke --seeds 1 --jobs 1 --reports {reports}"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    for path in [home, reports, *reports.rglob("*"), *home.glob("results.sqlite*")]:
+        mode = path.stat().st_mode & 0o777
+        assert mode == (0o755 if path.is_dir() else 0o644), (path, oct(mode))

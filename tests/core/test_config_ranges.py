@@ -3,8 +3,10 @@
 ``ExperimentConfig.validate`` runs on construction, so a value out of range fails in
 ``plan`` with one line, exit 2, before any job runs. The battery below sets each field
 of every experiment to a value no count, size or index can take (a large negative
-int, an empty tuple, NaN) and requires a :class:`ConfigError`; a config lists the
-fields for which any value is valid in ``OPEN_FIELDS``.
+int, an empty tuple, NaN, +-inf, 10**18) and requires a :class:`ConfigError`; a config
+lists the fields for which any value is valid in ``OPEN_FIELDS``. Every other int field
+also declares an upper bound below ``ExperimentConfig.INT_LIMIT`` (issue 28: a size or
+count too large to run fails before any job, not inside one), so 10**9 is rejected too.
 """
 
 from __future__ import annotations
@@ -41,6 +43,14 @@ def _kind(cfg_type: type, name: str) -> str:
     return "other"
 
 
+def _int_items(cfg_type: type, name: str) -> bool:
+    typ = typing.get_type_hints(cfg_type)[name]
+    args = [a for a in typing.get_args(typ) if a is not type(None)]
+    if typing.get_origin(typ) in (typing.Union, __import__("types").UnionType) and len(args) == 1:
+        typ = args[0]
+    return typing.get_origin(typ) in (tuple, list) and typing.get_args(typ)[:1] == (int,)
+
+
 CASES = []
 for slug, exp in EXPERIMENTS:
     open_fields = set(exp.config.OPEN_FIELDS)
@@ -50,10 +60,42 @@ for slug, exp in EXPERIMENTS:
         kind = _kind(exp.config, f.name)
         if kind == "int":
             CASES.append(pytest.param(exp, f.name, -1_000_000, id=f"{slug}.{exp.name}.{f.name}=-1e6"))
+            CASES.append(pytest.param(exp, f.name, 10**9, id=f"{slug}.{exp.name}.{f.name}=1e9"))
         elif kind == "float":
             CASES.append(pytest.param(exp, f.name, math.nan, id=f"{slug}.{exp.name}.{f.name}=nan"))
+            CASES.append(pytest.param(exp, f.name, math.inf, id=f"{slug}.{exp.name}.{f.name}=inf"))
+            CASES.append(pytest.param(exp, f.name, -math.inf, id=f"{slug}.{exp.name}.{f.name}=-inf"))
         elif kind == "sequence":
             CASES.append(pytest.param(exp, f.name, (), id=f"{slug}.{exp.name}.{f.name}=()"))
+            if _int_items(exp.config, f.name):
+                CASES.append(pytest.param(exp, f.name, (10**9,), id=f"{slug}.{exp.name}.{f.name}=(1e9,)"))
+
+
+HUGE = []  # every field, open ones included: no int may be 10**18 and no float infinite
+for slug, exp in EXPERIMENTS:
+    for f in dataclasses.fields(exp.config):
+        kind = _kind(exp.config, f.name)
+        if kind == "int":
+            HUGE.append(pytest.param(exp, f.name, 10**18, id=f"{slug}.{exp.name}.{f.name}=1e18"))
+        elif kind == "float":
+            HUGE.append(pytest.param(exp, f.name, math.inf, id=f"{slug}.{exp.name}.{f.name}=inf"))
+
+
+@pytest.mark.parametrize(("exp", "name", "value"), HUGE)
+def test_huge_and_infinite_values_are_config_errors_even_for_open_fields(exp, name, value):
+    with pytest.raises(ConfigError, match=name):
+        exp.make_config("smoke", {name: value})
+
+
+def test_set_rejects_infinite_text():
+    from icml25.core.experiment import parse_value
+
+    exp = EXPERIMENTS[0][1]
+    floats = [f.name for f in dataclasses.fields(exp.config) if _kind(exp.config, f.name) == "float"]
+    for text in ("inf", "-inf", "1e400", "nan"):
+        for name in floats[:1]:
+            with pytest.raises(ConfigError, match="finite"):
+                parse_value(exp.config, name, text)
 
 
 @pytest.mark.parametrize(("exp", "name", "value"), CASES)
@@ -84,6 +126,23 @@ def test_base_checks():
     assert ExperimentConfig(device="cuda:1").device == "cuda:1"
 
 
+def test_at_most_bounds_elementwise():
+    @dataclasses.dataclass
+    class Cfg(ExperimentConfig):
+        n: int = 3
+        sizes: tuple[int, ...] = (1, 2)
+
+        def validate(self) -> None:
+            super().validate()
+            check_fields(self, positive=("n", "sizes"), at_most={"n": 100, "sizes": 10})
+
+    Cfg(n=100, sizes=(10,))
+    with pytest.raises(ConfigError, match=r"Cfg.n must be <= 100"):
+        Cfg(n=101)
+    with pytest.raises(ConfigError, match="sizes"):
+        Cfg(sizes=(1, 11))
+
+
 def test_check_fields_rules():
     @dataclasses.dataclass
     class Cfg(ExperimentConfig):
@@ -100,7 +159,7 @@ def test_check_fields_rules():
 
     Cfg()
     for bad in ({"n": 0}, {"frac": 1.0}, {"frac": 0.0}, {"xs": (1.0, -2.0)}, {"xs": ()}, {"opt": 0},
-                {"mode": "c"}, {"frac": math.nan}):
+                {"mode": "c"}, {"frac": math.nan}, {"frac": math.inf}, {"n": 10**10}, {"opt": -(10**10)}):
         with pytest.raises(ConfigError):
             Cfg(**bad)
     assert Cfg(opt=None).opt is None

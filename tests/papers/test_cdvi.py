@@ -72,7 +72,7 @@ def _toy_data(n=300, seed=0):
     x = rng.normal(size=n)
     u = A * rng.normal(size=n) + B * x + C + S * rng.normal(size=n)
     c = rng.normal(0.3, 1.0, n)
-    return x[:, None], make_survival_array(u <= c, np.minimum(u, c))
+    return x[:, None], make_survival_array(u <= c, np.minimum(u, c), allow_negative=True)  # times on the real line
 
 
 def _toy_model(X, y, encoder="dense", enc_weight=(0.0, 0.0, 0.0), enc_logvar=0.0):
@@ -149,7 +149,7 @@ def test_exact_posteriors_differ_between_event_and_censoring():
 def test_all_events_dense_encoder_reduces_to_cvae():
     """With delta = 1 everywhere, a dense CD-CVAE equals a CVAE whose first layer absorbs the delta column."""
     X, y = _toy_data(200)
-    y = make_survival_array(np.ones(len(y), bool), y["time"])
+    y = make_survival_array(np.ones(len(y), bool), y["time"], allow_negative=True)
     dense = CDCVAE(latent_dim=2, encoder="dense", log_time=False, epochs=2, seed=3).fit(X, y)
     cvae = CDCVAE(latent_dim=2, encoder="none", log_time=False, epochs=1, seed=4).fit(X, y)
     cvae.t_mean_, cvae.t_scale_ = dense.t_mean_, dense.t_scale_
@@ -172,7 +172,7 @@ def test_all_events_dense_encoder_reduces_to_cvae():
 def test_split_encoder_routes_by_delta():
     X, y = _toy_data(100)
     m = CDCVAE(latent_dim=2, encoder="split", log_time=False, epochs=2, seed=0).fit(X, y)
-    flipped = make_survival_array(~y["event"], y["time"])
+    flipped = make_survival_array(~y["event"], y["time"], allow_negative=True)
     mean, _ = m.encode(X, y)
     mean_f, _ = m.encode(X, flipped)
     x_t, t_t, _ = m._tensors(X, y)
@@ -196,8 +196,8 @@ def test_learned_cd_encoder_tracks_the_censor_dependent_true_posterior():
         resid = truth - A @ np.linalg.lstsq(A, truth, rcond=None)[0]
         r2[enc] = 1 - resid.var() / truth.var()
         if enc == "split":  # same (x, y), flipped delta: the two encoders give different means
-            q1 = m.encode(X, make_survival_array(np.ones(len(truth), bool), y["time"]))[0]
-            q0 = m.encode(X, make_survival_array(np.zeros(len(truth), bool), y["time"]))[0]
+            q1 = m.encode(X, make_survival_array(np.ones(len(truth), bool), y["time"], allow_negative=True))[0]
+            q0 = m.encode(X, make_survival_array(np.zeros(len(truth), bool), y["time"], allow_negative=True))[0]
             assert np.linalg.norm(q1 - q0, axis=1).mean() > 0.2
     assert r2["split"] > 0.2 and r2["none"] < 0.1
 
@@ -220,7 +220,7 @@ def test_standardisation_does_not_change_reported_densities():
     """ELBO / IWAE are reported on the time scale: rescaling time by c shifts them by -log(c) per event."""
     X, y = _toy_data(200)
     m1 = CDCVAE(latent_dim=2, log_time=False, epochs=3, seed=0).fit(X, y)
-    y2 = make_survival_array(y["event"], 10.0 * y["time"])
+    y2 = make_survival_array(y["event"], 10.0 * y["time"], allow_negative=True)
     m2 = CDCVAE(latent_dim=2, log_time=False, epochs=3, seed=0).fit(X, y2)
     shift = -math.log(10.0) * y["event"].mean()
     assert m2.iwae_loglik(X, y2, K=20) == pytest.approx(m1.iwae_loglik(X, y, K=20) + shift, abs=1e-4)
@@ -319,7 +319,7 @@ def test_fit_keeps_the_weights_of_the_best_validation_ctd():
         CDCVAE(criterion="ctdpycox").fit(Xtr, ytr)
     with pytest.raises(ValueError, match="at least one event"):
         CDCVAE(log_time=False, epochs=1).fit(Xtr, ytr, Xva, make_survival_array(np.zeros(len(yva), bool),
-                                                                                 yva["time"]))
+                                                                                 yva["time"], allow_negative=True))
 
 
 def test_official_normal_censored_term_saturates_where_ours_is_exact():

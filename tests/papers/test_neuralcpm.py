@@ -575,3 +575,15 @@ def test_points_init_puts_single_pixel_cells_near_the_centre():
     np.testing.assert_array_equal(volumes(sigma, 6)[:, 1:], 1)
     ii, jj = np.nonzero(sigma[0])
     assert np.all(np.hypot(ii - 15, jj - 15) < 9.0)
+
+
+def test_bad_inputs_name_the_wrong_argument():
+    with pytest.raises(ValueError, match="radius must be a finite number >= 0"):
+        random_init(20, 20, 4, [1, 2, 1, 2], np.nan)
+    sigma, ct = random_init(20, 20, 4, [1, 2, 1, 2], 3.0)
+    with pytest.raises(ValueError, match=r"cell_types must give a type for every id in sigma \(length >= 5"):
+        contact_matrix(sigma, ct[:2])  # the type table is too short, not sigma wrong
+    with pytest.raises(ValueError, match="sigma ids must be >= 0"):
+        contact_matrix(sigma - 1, ct)
+    with pytest.raises(ValueError, match="cell_types must give a type for every id in sigma"):
+        SymbolicHamiltonian(2, v_star=9.0)(torch.from_numpy(sigma)[None], torch.from_numpy(ct[:2]))

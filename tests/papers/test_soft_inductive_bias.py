@@ -306,6 +306,11 @@ def test_effective_dimensionality_is_trace_formula():
     assert effective_dimensionality(np.linalg.eigvalsh(H), 1e-12) == pytest.approx(10, abs=1e-6)
     with pytest.raises(ValueError, match="alpha"):
         effective_dimensionality([1.0], 0.0)
+    with pytest.raises(ValueError, match="eigvals must be finite"):
+        effective_dimensionality([3, np.nan, 1], 1)
+    with pytest.raises(ValueError, match="eigvals must be >= 0"):
+        effective_dimensionality([3, -2, 1], 1)
+    assert effective_dimensionality([3.0, -1e-15, 1.0], 1.0) == pytest.approx(0.75 + 0.5)  # round-off clipped
 
 
 # ----------------------------------------------------------------------------------------------- compression

@@ -161,6 +161,17 @@ def test_ridge_closed_form_when_k_equals_p():
     assert res.primal_value == pytest.approx(np.sum((y - X @ ridge) ** 2) + lam2 * ridge @ ridge, rel=1e-10)
 
 
+def test_ridge_rejects_bad_penalty_and_lengths():
+    X, y, _, _, _ = _instance(n=50, p=8)
+    for lam2 in (-1e9, np.nan, np.inf):
+        with pytest.raises(ValueError, match="lam2 must be a finite ridge weight >= 0"):
+            ridge_coefficients(X, y, lam2)
+    with pytest.raises(ValueError, match="y must have 50 entries"):
+        ridge_coefficients(X, y[:-3], 0.1)
+    with pytest.raises(ValueError, match="X must be a 2-D array"):
+        ridge_coefficients(X[0], y, 0.1)
+
+
 def test_restart_needs_fewer_iterations():
     X, y, k, lam2, M = _instance(n=200, p=100, k=5, seed=2)
     fast = solve_perspective_relaxation(X, y, k, lam2, M, restart=True, tol=1e-7)

@@ -58,6 +58,11 @@ class ExperimentConfig:
     tuple). The range battery in the tests skips them; every other int field must
     reject a large negative value and every other tuple field an empty one."""
 
+    INT_LIMIT: typing.ClassVar[int] = 10**9
+    """Upper bound of every int field (and every int in a tuple field) unless the config declares a
+    tighter one with :func:`check_fields` ``at_most``: no count, size or budget here comes near it, and a
+    larger value would only fail later, inside a job (memory, time or an index overflow)."""
+
     def __post_init__(self) -> None:
         self.validate()
 
@@ -66,16 +71,20 @@ class ExperimentConfig:
 
         Runs on construction, so every preset and every ``--set`` value is checked
         before a job is planned. The base checks apply to every config: ``device`` is
-        ``cpu`` or ``cuda[:N]`` and no float field is NaN. A subclass declares the
-        ranges of its own fields by overriding this method, calling
-        ``super().validate()`` and then :func:`check_fields` (or its own checks).
+        ``cpu`` or ``cuda[:N]``, no float field is NaN or infinite, and no int field exceeds
+        :attr:`INT_LIMIT`. A subclass declares the ranges of its own fields by overriding
+        this method, calling ``super().validate()`` and then :func:`check_fields` (or its
+        own checks).
         """
         if not isinstance(self.device, str) or not _DEVICE.fullmatch(self.device):
             raise ConfigError(f"{type(self).__name__}.device must be 'cpu' or 'cuda[:N]', got {self.device!r}")
         for f in dataclasses.fields(self):
             for value in _items(getattr(self, f.name)):
-                if isinstance(value, float) and math.isnan(value):
-                    raise ConfigError(f"{type(self).__name__}.{f.name} must be a number, got nan")
+                if isinstance(value, float) and not math.isfinite(value):
+                    raise ConfigError(f"{type(self).__name__}.{f.name} must be a finite number, got {value}")
+                if isinstance(value, int) and not isinstance(value, bool) and abs(value) > self.INT_LIMIT:
+                    raise ConfigError(f"{type(self).__name__}.{f.name} must be at most {self.INT_LIMIT:.0e} in "
+                                      f"absolute value, got {value}")
 
 
 _DEVICE = re.compile(r"cpu|cuda(:\d+)?")
@@ -94,6 +103,7 @@ def check_fields(
     open_fraction: Iterable[str] = (),
     nonempty: Iterable[str] = (),
     at_least: Mapping[str, float] | None = None,
+    at_most: Mapping[str, float] | None = None,
     choices: Mapping[str, Iterable[Any]] | None = None,
 ) -> None:
     """Check declared ranges of ``cfg``'s fields; raise :class:`ConfigError` on the first violation.
@@ -105,6 +115,7 @@ def check_fields(
     * ``fraction``: in [0, 1]; ``open_fraction``: in (0, 1);
     * ``nonempty``: a tuple, list or string with at least one element;
     * ``at_least``: ``{name: lo}``, >= lo;
+    * ``at_most``: ``{name: hi}``, <= hi (sizes and counts whose larger values would fail inside a job);
     * ``choices``: ``{name: allowed}``, every element in ``allowed``.
     """
     name = type(cfg).__name__
@@ -128,6 +139,8 @@ def check_fields(
         each(f, lambda v: 0 < v < 1, "in (0, 1)")
     for f, lo in (at_least or {}).items():
         each(f, lambda v, lo=lo: v >= lo, f">= {lo}")
+    for f, hi in (at_most or {}).items():
+        each(f, lambda v, hi=hi: v <= hi, f"<= {hi:g}")
     for f, allowed in (choices or {}).items():
         allowed = tuple(allowed)
         each(f, lambda v, allowed=allowed: v in allowed, f"one of {', '.join(map(repr, allowed))}")
@@ -332,8 +345,8 @@ def _parse(typ: Any, text: str, key: str) -> Any:
             value = float(text)
         except ValueError:
             raise ConfigError(f"setting {key!r} takes a float, got {text!r}") from None
-        if math.isnan(value):
-            raise ConfigError(f"setting {key!r} takes a number, got NaN")
+        if not math.isfinite(value):
+            raise ConfigError(f"setting {key!r} takes a finite number, got {text!r}")
         return value
     if typ is str:
         return text

@@ -8,11 +8,15 @@ registry with the latest verdicts recorded in the store.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import math
+import os
+import shutil
+import signal
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +70,7 @@ class ClaimResult:
     fidelity: str = ""
     fidelity_note: str = ""
     code_hash: str = ""
+    machine: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def verdict(self) -> Verdict:
@@ -84,7 +89,8 @@ class ClaimResult:
                 "reading": d.reading, "seeds_to_decide": d.seeds_to_decide, "check": c.check_text,
                 "paper_value": c.paper_value, "kind": c.kind, "source": c.source, "fair_at": c.fair_at,
                 "experiment": c.experiment, "fidelity": self.fidelity, "fidelity_note": self.fidelity_note,
-                "resolution_reason": c.resolution_reason, "code_fingerprint": self.code_hash}
+                "resolution_reason": c.resolution_reason, "code_fingerprint": self.code_hash,
+                "machine": dict(self.machine)}
 
 
 GROUP_ORDER: tuple[str, ...] = tuple(f"paper@{f}" for f in reversed(FIDELITIES)) + ("ours", "check")
@@ -168,10 +174,29 @@ def collect(store: Store, jobs: Sequence[Job],
         decisions = decide_claims(repro.claims, {name: r.per_seed for name, r in exp_results.items()},
                                   {name: r.schedule for name, r in exp_results.items()}, fidelity)
         claims = [ClaimResult(c, decisions[c.id], fidelity[c.experiment].level, fidelity[c.experiment].note,
-                              exp_results[c.experiment].code_hash)
+                              exp_results[c.experiment].code_hash, machine_of(exp_results[c.experiment].libraries))
                   for c in repro.claims if c.id in decisions]
         results.append(PaperResult(repro.paper, preset, list(exp_results.values()), claims))
     return results
+
+
+def machine_of(libraries: Mapping[str, str]) -> dict[str, str]:
+    """The part of a job's recorded libraries that says where it computed (CPU, torch kernels, BLAS, threads)."""
+    from icml25.core.worker import MACHINE_KEYS
+
+    return {k: str(libraries[k]) for k in MACHINE_KEYS if k in libraries}
+
+
+def machine_text(machine: Mapping[str, str]) -> str:
+    """``"x86_64, torch AVX512 x2, BLAS openblas 0.3 (SkylakeX) x2"``, or ``""``."""
+    if not machine:
+        return ""
+    parts = [machine.get("cpu", "?")]
+    if "torch_cpu_capability" in machine:
+        parts.append(f"torch {machine['torch_cpu_capability']} x{machine.get('torch_threads', '?')}")
+    if "blas" in machine:
+        parts.append(f"BLAS {machine['blas']} x{machine.get('blas_threads', '?')}")
+    return ", ".join(parts)
 
 
 def verdict_counts(results: Sequence[PaperResult]) -> dict[str, int]:
@@ -310,9 +335,63 @@ def write_paper_report(result: PaperResult, out_root: Path) -> Path:
     the report of a run without failures, its metrics and figures are kept, the
     failures go to ``failed.json``, and both pages show the failure above the last
     good results, marked as such. Figures that the current run did not draw are removed.
+
+    The folder is written as a whole: into a temporary copy beside it, then moved into
+    place, so an interrupted write never leaves an empty or half-written report.
     """
-    out = out_root / result.paper.slug
-    out.mkdir(parents=True, exist_ok=True)
+    final = out_root / result.paper.slug
+    with _replaced_atomically(final) as out:
+        _write_paper_report(result, out)
+    return final
+
+
+@contextlib.contextmanager
+def _replaced_atomically(final: Path) -> Iterator[Path]:
+    """Yield a working copy of folder ``final`` (0o755); on success, swap it into place.
+
+    The swap is two renames with SIGINT and SIGTERM held back, so an interrupt lands before or after it,
+    never between; on any error the working copy is removed and ``final`` is left as it was.
+    """
+    final.parent.mkdir(parents=True, exist_ok=True)
+    work = final.parent / f".{final.name}.tmp-{os.getpid()}"
+    old = final.parent / f".{final.name}.old-{os.getpid()}"
+    for leftover in (work, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    if final.is_dir():
+        shutil.copytree(final, work)
+    else:
+        work.mkdir()
+    os.chmod(work, 0o755)
+    try:
+        yield work
+        blocked = {signal.SIGINT, signal.SIGTERM}
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+        try:
+            if final.exists():
+                final.rename(old)
+            work.rename(final)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write ``path`` through a temporary file in the same folder and an atomic rename (mode 0o644)."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_paper_report(result: PaperResult, out: Path) -> None:
+    """The body of :func:`write_paper_report`, in the working folder ``out``."""
     previous = _read_json(out / "metrics.json")
     if result.n_failed_jobs and previous is not None and not previous.get("failed_jobs"):
         failures = {e.experiment.name: {str(k): v for k, v in e.failures.items()}
@@ -321,7 +400,7 @@ def write_paper_report(result: PaperResult, out_root: Path) -> Path:
                    "failed_jobs": result.n_failed_jobs, "failures": failures}
         (out / "failed.json").write_text(json.dumps(failure, indent=2))
         _write_pages(out, previous, failure)
-        return out
+        return
 
     figures, figure_errors = _draw_figures(result, out)
     for stale in out.glob("*.png"):
@@ -331,7 +410,6 @@ def write_paper_report(result: PaperResult, out_root: Path) -> Path:
     payload = _paper_payload(result, figures, figure_errors)
     (out / "metrics.json").write_text(json.dumps(payload, indent=2))
     _write_pages(out, payload, None)
-    return out
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -529,7 +607,7 @@ def write_index(store: Store, out_root: Path) -> Path:
             f"<table><tr><th>paper</th><th>title</th><th>method, reproduction</th><th>preset</th><th>seeds</th><th>claims</th></tr>"
             f"{''.join(rows)}</table></body></html>")
     path = out_root / "index.html"
-    path.write_text(page)
+    _write_atomically(path, page)
     return path
 
 
@@ -658,6 +736,9 @@ def results_markdown(store: Store, preset: str = "quick") -> str:
                 why = f" ({_md(d.reason)})" if d.verdict == "NOT_TESTED" else ""
                 body.append(f"| `{r['id']}` | {_md(r['paper_value'] + src)} | {d.interval} | {seeds_text(d)} | "
                             f"`{r['check']}` | **{verdict_text(d)}**{why} |")
+        machines = sorted({machine_text(r.get("machine") or {}) for r in recs} - {""})
+        if machines:
+            body += ["", "Computed on: " + "; ".join(machines) + "."]
         fingerprint = code_fingerprint(paper.slug)
         failed = sorted({(rec.key.experiment, rec.key.seed, _last_line(rec.error or "failed"))
                          for rec in store.records(paper.slug)
@@ -683,7 +764,9 @@ def results_markdown(store: Store, preset: str = "quick") -> str:
             "fidelity is NOT_TESTED, with the verdict its values would give shown as a reading (`reads FAIL`). "
             "`ours` is the mean over seeds and, for `mean` claims, the group-sequential confidence interval at "
             "the look where the claim was decided (see the README). `seeds` is the number of seeds used; for "
-            "INCONCLUSIVE, `~N to decide` is a rough estimate of the seeds that would decide it."]
+            "INCONCLUSIVE, `~N to decide` is a rough estimate of the seeds that would decide it. Each paper says "
+            "where its jobs computed (torch's CPU kernels and the BLAS): torch-based metrics can differ in their "
+            "last digits between CPU kernels, so a claim near a boundary can change verdict between machines."]
     return "\n".join(head + body) + "\n"
 
 

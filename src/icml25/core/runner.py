@@ -259,11 +259,41 @@ def _drain(progress_queue: Any, on_progress: OnProgress, stop: threading.Event) 
         on_progress(key, fraction)
 
 
-def _die_with_parent() -> None:
-    """Worker initializer: on Linux, the worker is killed when its parent process dies.
+WATCH_INTERVAL_S = 0.25
+"""How often a helper process checks that the run that started it is still alive."""
 
-    A worker's parent is the forkserver, which exits when the main process does, so a
-    killed ``reproduce`` leaves no orphan computing a result that nobody will store.
+
+def _start_time(pid: int) -> str | None:
+    """The start time of process ``pid`` (field 22 of /proc/<pid>/stat), or None when it does not exist."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def _watch_run(pid: int, started: str | None) -> None:
+    """In a helper process (worker, progress manager): SIGKILL itself once the run ``pid`` is gone.
+
+    A worker's parent is the forkserver, not the run, so the kernel's parent-death signal alone does
+    not fire when the run is killed with ``kill -9``; this thread does, within :data:`WATCH_INTERVAL_S`.
+    Comparing start times guards against a recycled pid.
+    """
+    def watch() -> None:
+        while _start_time(pid) == started:
+            time.sleep(WATCH_INTERVAL_S)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if started is not None:
+        threading.Thread(target=watch, name="icml25-watch-run", daemon=True).start()
+
+
+def _die_with_parent(run_pid: int | None = None, run_started: str | None = None) -> None:
+    """Initializer of every helper process: it dies with the run that started it, and leaves Ctrl-C to it.
+
+    On Linux the parent-death signal kills the process when its parent (the forkserver) dies, and a
+    watch thread kills it when the run itself dies (see :func:`_watch_run`), so a killed ``reproduce``
+    leaves no orphan computing a result that nobody will store.
     """
     if sys.platform.startswith("linux"):
         import ctypes
@@ -272,7 +302,10 @@ def _die_with_parent() -> None:
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         except OSError:  # pragma: no cover - no glibc
             pass
+        if run_pid is not None:
+            _watch_run(run_pid, run_started)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -298,7 +331,13 @@ def _run_local(jobs: list[Job], n_jobs: int, on_result: OnResult, on_progress: O
     threads = max(1, (os.cpu_count() or 1) // n_jobs)
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["icml25.core.runner"])
-    manager = context.Manager() if on_progress else None
+    me = (os.getpid(), _start_time(os.getpid()))
+    manager = None
+    if on_progress:
+        from multiprocessing.managers import SyncManager
+
+        manager = SyncManager(ctx=context)
+        manager.start(_die_with_parent, me)
     progress_queue = manager.Queue() if manager else None
     stop = threading.Event()
     drainer = None
@@ -308,7 +347,7 @@ def _run_local(jobs: list[Job], n_jobs: int, on_result: OnResult, on_progress: O
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_interrupted) if in_main else None
     pool = ProcessPoolExecutor(max_workers=n_jobs, mp_context=context, max_tasks_per_child=1,
-                               initializer=_die_with_parent)
+                               initializer=_die_with_parent, initargs=me)
     try:
         futures = {pool.submit(execute, job, threads, progress_queue): job for job in jobs}
         for future in as_completed(futures):

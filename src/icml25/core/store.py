@@ -14,6 +14,7 @@ under ``$ICML25_HOME`` when that is set.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -44,6 +45,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     libraries   TEXT,
     backend     TEXT,
     finished_at REAL NOT NULL,
+    metrics_sha TEXT,
     PRIMARY KEY (paper, experiment, config_hash, seed, version, code_hash)
 );
 CREATE TABLE IF NOT EXISTS leases (
@@ -100,6 +102,8 @@ class JobRecord:
     libraries: dict[str, str]
     backend: str
     finished_at: float
+    verified: bool = True
+    """Whether its metrics passed their checksum (a row from before checksums did not have one)."""
 
 
 class StoreError(Exception):
@@ -107,6 +111,15 @@ class StoreError(Exception):
 
     The message is one line that names the path and says what to do.
     """
+
+
+class CorruptRowError(StoreError):
+    """A job row whose metrics fail their checksum, are not JSON, or are missing from an ``ok`` row."""
+
+
+def metrics_checksum(status: str, metrics_text: str | None) -> str:
+    """SHA-256 of a job row's status and metrics text: what :meth:`Store.put` writes beside them."""
+    return hashlib.sha256(f"{status}\n{metrics_text}".encode()).hexdigest()
 
 
 class Store:
@@ -134,7 +147,10 @@ class Store:
 
     def _open_writable(self, rebuild: bool) -> sqlite3.Connection:
         try:
+            created = not self.home.exists()
             self.home.mkdir(parents=True, exist_ok=True)
+            if created:
+                os.chmod(self.home, 0o755)  # whatever the umask
         except OSError as exc:
             raise StoreError(f"cannot create the results store folder {self.home} ({exc.strerror}): "
                              "set ICML25_HOME to a writable folder") from None
@@ -154,7 +170,10 @@ class Store:
             db.execute("BEGIN IMMEDIATE")
             for statement in _statements(SCHEMA):
                 db.execute(statement)
+            if "metrics_sha" not in {r[1] for r in db.execute("PRAGMA table_info(jobs)")}:  # a store from before
+                db.execute("ALTER TABLE jobs ADD COLUMN metrics_sha TEXT")
             db.execute("COMMIT")
+            _private(self.path)
         except sqlite3.OperationalError as exc:
             db.close()
             if "readonly" in str(exc) or "unable to open" in str(exc) or "disk" in str(exc):
@@ -173,6 +192,12 @@ class Store:
                 db.execute(statement)
             return db
         for flags in ("mode=ro", "mode=ro&immutable=1"):  # immutable: a read-only folder has no room for -shm
+            if flags.endswith("immutable=1"):
+                wal = Path(f"{self.path}-wal")
+                if wal.exists() and wal.stat().st_size > 0:  # immutable would ignore it and show old results
+                    raise StoreError(f"the results store {self.path} has changes not yet merged ({wal.name}) that a "
+                                     "read-only folder cannot apply: open it once where it is writable, or copy "
+                                     "the folder (with its -wal file) somewhere writable and set ICML25_HOME there")
             db = sqlite3.connect(f"file:{self.path}?{flags}", uri=True, timeout=30, isolation_level=None)
             try:
                 _check_integrity(db)
@@ -204,16 +229,16 @@ class Store:
         self._db.execute("COMMIT")
 
     def put(self, record: JobRecord) -> None:
-        """Insert or replace one job, atomically."""
+        """Insert or replace one job, atomically, with the checksum of its status and metrics."""
         k = record.key
+        metrics = None if record.metrics is None else json.dumps(record.metrics)
         with self._transaction() as db:
             db.execute(
-                "INSERT OR REPLACE INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (k.paper, k.experiment, k.config_hash, k.seed, k.version, k.code_hash, record.preset,
-                 json.dumps(record.config, sort_keys=True), record.status,
-                 None if record.metrics is None else json.dumps(record.metrics), record.error,
+                 json.dumps(record.config, sort_keys=True), record.status, metrics, record.error,
                  record.wall_s, record.peak_mem_mb, json.dumps(record.libraries), record.backend,
-                 record.finished_at),
+                 record.finished_at, metrics_checksum(record.status, metrics)),
             )
 
     def get(self, key: JobKey) -> JobRecord | None:
@@ -222,17 +247,21 @@ class Store:
             "AND code_hash=?",
             (key.paper, key.experiment, key.config_hash, key.seed, key.version, key.code_hash),
         ).fetchone()
-        return None if row is None else _record(row)
+        return None if row is None else _record(row, self.path)
 
     def finished(self, keys: Iterable[JobKey]) -> set[JobKey]:
-        """The subset of ``keys`` whose job finished successfully."""
-        return {k for k in keys if (r := self.get(k)) is not None and r.status == "ok"}
+        """The subset of ``keys`` whose job finished successfully (a row from before checksums is not).
+
+        Raises:
+            CorruptRowError: an ``ok`` row without metrics, or whose metrics fail their checksum.
+        """
+        return {k for k in keys if (r := self.get(k)) is not None and r.status == "ok" and r.verified}
 
     def records(self, paper: str | None = None) -> list[JobRecord]:
         query, args = "SELECT * FROM jobs", ()
         if paper is not None:
             query, args = query + " WHERE paper=?", (paper,)
-        return [_record(r) for r in self._db.execute(query + " ORDER BY finished_at", args)]
+        return [_record(r, self.path) for r in self._db.execute(query + " ORDER BY finished_at", args)]
 
     def put_verdicts(self, paper: str, preset: str, rows: Iterable[Mapping[str, Any]]) -> None:
         """Record the latest decision of each claim at ``preset``.
@@ -268,14 +297,21 @@ class Store:
     def acquire(self, keys: Iterable[JobKey], holder: str, ttl_s: float) -> set[JobKey]:
         """Lease the unfinished jobs among ``keys`` that no live run holds; return those leased.
 
+        A job that has finished (an ``ok`` row with valid checksum) is never leased, checked in
+        the same transaction as the lease, so a run cannot compute again a job another run just stored.
+
         A lease expires ``ttl_s`` after its last renewal, or at once when its holder is a
         process of this machine that no longer exists.
         """
         now = time.time()
         got: set[JobKey] = set()
-        with self._transaction() as db:
+        with self._transaction() as db:  # one write transaction: no run can store a job between check and lease
             for k in keys:
                 args = (k.paper, k.experiment, k.config_hash, k.seed, k.version, k.code_hash)
+                done = db.execute("SELECT status, metrics, metrics_sha FROM jobs WHERE paper=? AND experiment=? AND "
+                                  "config_hash=? AND seed=? AND version=? AND code_hash=?", args).fetchone()
+                if done is not None and done[0] == "ok" and done[2] == metrics_checksum("ok", done[1]):
+                    continue  # it finished meanwhile (another run stored it): nothing to lease
                 row = db.execute("SELECT holder, expires_at FROM leases WHERE paper=? AND experiment=? AND "
                                  "config_hash=? AND seed=? AND version=? AND code_hash=?", args).fetchone()
                 if row is not None and row[0] != holder and row[1] > now and holder_alive(row[0]):
@@ -340,28 +376,64 @@ def _check_integrity(db: sqlite3.Connection) -> None:
 
 
 def _healthy(path: Path) -> bool:
+    """Whether the store passes SQLite's integrity check and every job row its checksum."""
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             _check_integrity(db)
+            for row in db.execute("SELECT * FROM jobs"):
+                _record(row, path)
         finally:
             db.close()
         return True
-    except sqlite3.DatabaseError:
+    except (sqlite3.DatabaseError, CorruptRowError):
         return False
+
+
+def _private(path: Path) -> None:
+    """Give the store's files mode 0o644 whatever the umask (the folder is 0o755 when we create it)."""
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            if p.exists() and p.stat().st_uid == os.getuid():
+                os.chmod(p, 0o644)
+        except OSError:  # pragma: no cover - not ours to change
+            pass
 
 
 def _statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
 
-def _record(row: tuple) -> JobRecord:
+def _record(row: tuple, path: Path | str = "the results store") -> JobRecord:
+    """A job row as a :class:`JobRecord`, its metrics checked against their checksum.
+
+    Raises:
+        CorruptRowError: an ``ok`` row without metrics, metrics that are not JSON, or a checksum that does
+            not match (the row was edited or damaged). A row from before checksums (no checksum) is read,
+            marked unverified, and so never reused: the job is computed again.
+    """
     (paper, experiment, chash, seed, version, code_hash, preset, config, status, metrics, error, wall_s, peak,
-     libraries, backend, finished_at) = row
+     libraries, backend, finished_at, *rest) = row
+    sha = rest[0] if rest else None
+    where = f"{paper}/{experiment} seed {seed}"
+    fix = "rerun with --rebuild-store (moves the store aside) or --force (recomputes the jobs)"
+    if sha is not None and sha != metrics_checksum(status, metrics):
+        raise CorruptRowError(f"the results store {path} has a damaged row ({where}: its metrics do not match "
+                              f"their checksum): {fix}")
+    if status == "ok" and metrics is None:
+        raise CorruptRowError(f"the results store {path} has a damaged row ({where}: finished but no metrics): "
+                              f"{fix}")
+    try:
+        parsed = None if metrics is None else json.loads(metrics)
+        if parsed is not None and not isinstance(parsed, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        raise CorruptRowError(f"the results store {path} has a damaged row ({where}: its metrics are not JSON): "
+                              f"{fix}") from None
     return JobRecord(
         key=JobKey(paper, experiment, chash, int(seed), version, code_hash),
         preset=preset, config=json.loads(config), status=status,
-        metrics=None if metrics is None else json.loads(metrics), error=error, wall_s=wall_s or 0.0,
+        metrics=parsed, error=error, wall_s=wall_s or 0.0,
         peak_mem_mb=peak or 0.0, libraries=json.loads(libraries or "{}"), backend=backend or "",
-        finished_at=finished_at,
+        finished_at=finished_at, verified=sha is not None,
     )

@@ -58,6 +58,7 @@ class JobOutcome:
 
 
 def library_versions() -> dict[str, str]:
+    """Versions of the libraries results depend on, and where the job computed (:func:`machine_info`)."""
     names = ("numpy", "scipy", "scikit-learn", "torch", "torch-geometric", "gymnasium")
     out = {"python": sys.version.split()[0]}
     for name in names:
@@ -65,6 +66,41 @@ def library_versions() -> dict[str, str]:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             pass
+    out.update(machine_info())
+    return out
+
+
+MACHINE_KEYS: tuple[str, ...] = ("cpu", "torch_cpu_capability", "torch_threads", "blas", "blas_threads")
+"""The keys of :func:`machine_info` (kept with a job's library versions)."""
+
+
+def machine_info() -> dict[str, str]:
+    """Where a job computed: the processor, torch's CPU kernels and threads, the BLAS and its threads.
+
+    Torch picks its CPU kernels by the processor (``DEFAULT``, ``AVX2``, ``AVX512``...), so torch-based
+    metrics can differ in their last digits between machines; this is recorded with every job. Torch is
+    reported only when the experiment imported it (importing it here would cost every NumPy job a second).
+    """
+    import platform
+
+    out = {"cpu": platform.machine() or "?"}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            out["torch_cpu_capability"] = str(torch.backends.cpu.get_cpu_capability())
+            out["torch_threads"] = str(torch.get_num_threads())
+        except Exception:  # noqa: BLE001 - an old or partial torch: the versions still say which
+            pass
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    except Exception:  # noqa: BLE001 - threadpoolctl cannot inspect this process: say nothing rather than fail
+        blas = []
+    if blas:
+        out["blas"] = ", ".join(f"{i.get('internal_api', '?')} {i.get('version') or ''}".strip()
+                                + (f" ({i['architecture']})" if i.get("architecture") else "") for i in blas)
+        out["blas_threads"] = ", ".join(str(i.get("num_threads", "?")) for i in blas)
     return out
 
 

@@ -84,6 +84,11 @@ class SyntheticSearchConfig(ExperimentConfig):
                      nonnegative=("std_lam", "learning_starts", "l1_alpha"),
                      at_least={"n_stocks": 2, "n_days": 81, "n_quantiles": 4},  # market: n_days > 60 + horizon 20
                      choices={"encoder": ENCODERS})
+        # bounds: a job beyond these would need > ~100 GB or days (panel, replay memory of env_steps, network widths)
+        check_fields(self, at_most={"n_stocks": 10**5, "n_days": 10**5, "max_len": 10**3, "capacity": 10**4,
+                                    "env_steps": 10**7, "n_quantiles": 10**4, "d_model": 10**4, "hidden": 10**4,
+                                    "batch_size": 10**5, "learning_starts": 10**7, "update_every": 10**7,
+                                    "target_update": 10**7, "eps_decay_steps": 10**7})
 
 
 def _pool_test_ic(pool: AlphaPool, tokens: TokenSet, panel: dict, target: np.ndarray, test: slice,

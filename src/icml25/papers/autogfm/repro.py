@@ -85,6 +85,10 @@ class SuiteConfig(ExperimentConfig):
                      choices={"loss_form": ("paper", "batch_mean")},
                      # 4 SBM classes; at least one training graph after the 40/20/40 split; fit_gfm's batch
                      at_least={"n_nodes": 4, "n_graphs": 3, "batch_size": 2})
+        # bounds: a job beyond these would need > ~100 GB or days (one NOI graph per node/graph/target, widths)
+        check_fields(self, at_most={"n_nodes": 10**6, "n_graphs": 10**6, "n_link_targets": 10**6, "feature_dim": 10**4,
+                                    "hops": 10**3, "link_hops": 10**3, "hid": 10**4, "n_layers": 10**3,
+                                    "batch_size": 10**5})
 
 
 def _build(method: str, cfg: SuiteConfig, specs) -> torch.nn.Module:

@@ -87,7 +87,8 @@ def simulate_censored_gibbs(n: int, level: str = "high", burn_in: int = 25000, n
         ys[i], ds[i], us[i], zs[i] = y, d, u, (z1, z2)
     keep = slice(int(burn_in), total)
     X = xs[keep, None]
-    return SyntheticSurvival(X=X, y=make_survival_array(ds[keep], ys[keep]), z=zs[keep], u=us[keep],
+    y_surv = make_survival_array(ds[keep], ys[keep], allow_negative=True)  # u and c live on the whole real line
+    return SyntheticSurvival(X=X, y=y_surv, z=zs[keep], u=us[keep],
                              posterior_mean=true_posterior_mean(X[:, 0], ys[keep], ds[keep]))
 
 
@@ -133,7 +134,11 @@ def load_bundled(name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def split_indices(n: int, fractions=(0.7, 0.15, 0.15), seed: int = 0) -> list[np.ndarray]:
-    """Row indices of a random train/validation/test split of ``n`` rows."""
+    """Row indices of a random train/validation/test split of ``n`` rows (``n`` a positive int)."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be a positive int (the number of rows), got {type(n).__name__} {n!r}")
+    if n < 1:
+        raise ValueError(f"n must be a positive int (the number of rows), got {n!r}")
     if len(fractions) != 3 or not math.isclose(sum(fractions), 1.0) or min(fractions) <= 0:
         raise ValueError(f"fractions must be three positive numbers summing to 1, got {fractions!r}")
     perm = np.random.default_rng(seed).permutation(n)

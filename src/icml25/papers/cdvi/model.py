@@ -100,14 +100,23 @@ def _censored_loglik(u, delta, loc, scale, primitive: str = "normal", beta: floa
 
 
 # ----------------------------------------------------------------------------- structured survival arrays
-def make_survival_array(event, time) -> np.ndarray:
-    """Structured array with fields ``event`` (bool) and ``time`` (float), as scikit-survival uses."""
+def make_survival_array(event, time, *, allow_negative: bool = False) -> np.ndarray:
+    """Structured array with fields ``event`` (bool) and ``time`` (float), as scikit-survival uses.
+
+    ``time`` must be finite and, as in scikit-survival, >= 0; ``allow_negative=True`` admits times on the
+    whole real line (the synthetic generator's outcomes, modelled with ``log_time=False``).
+    """
     event = np.asarray(event)
     time = np.asarray(time, dtype=float)
     if event.ndim != 1 or time.shape != event.shape:
         raise ValueError(f"event and time must be 1-D of equal length, got shapes {event.shape} and {time.shape}")
     if not np.all(np.isin(event, (0, 1, True, False))):
         raise ValueError("event must hold only 0/1 or booleans")
+    if not np.all(np.isfinite(time)):
+        raise ValueError(f"time must hold only finite numbers, got {time[~np.isfinite(time)][0]}")
+    if not allow_negative and np.any(time < 0):
+        raise ValueError(f"time must be >= 0 (pass allow_negative=True for times on the real line), "
+                         f"got {time.min()}")
     out = np.empty(event.shape[0], dtype=[("event", bool), ("time", float)])
     out["event"], out["time"] = event.astype(bool), time
     return out

@@ -92,8 +92,12 @@ class SyntheticConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days (the Gibbs chain is a Python loop over
+        # n + burn_in sweeps; IWAE and S(t | x) hold iwae_k / n_mc draws per test row)
         check_fields(self, positive=("latent_dim", "epochs", "batch_size", "lr", "iwae_k", "n_mc"),
-                     nonnegative=("burn_in",), at_least={"n": self.MIN_N}, choices={"criterion": CRITERIA})
+                     nonnegative=("burn_in",), at_least={"n": self.MIN_N}, choices={"criterion": CRITERIA},
+                     at_most={"n": 10**7, "burn_in": 10**7, "latent_dim": 10**4, "epochs": 10**6,
+                              "batch_size": 10**7, "iwae_k": 10**5, "n_mc": 10**5})
 
 
 def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -163,6 +167,9 @@ class RealConfig(ExperimentConfig):
         check_fields(self, positive=("latent_dim", "epochs", "batch_size", "lr", "n_mc", "iwae_k"),
                      at_least={"grid_points": 2}, nonnegative=("max_rows", "beta"), nonempty=("datasets",),
                      choices={"datasets": DATASETS, "criterion": CRITERIA, "primitive": PRIMITIVES})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"max_rows": 10**7, "latent_dim": 10**4, "epochs": 10**6, "batch_size": 10**7,
+                                    "n_mc": 10**5, "iwae_k": 10**5, "grid_points": 10**4})
         if 0 < self.max_rows < SyntheticConfig.MIN_N:
             raise ConfigError(f"{type(self).__name__}.max_rows must be 0 (all rows) or >= {SyntheticConfig.MIN_N}, "
                               f"got {self.max_rows}")

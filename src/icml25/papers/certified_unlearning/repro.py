@@ -185,6 +185,8 @@ class DigitsUnlearningConfig(ExperimentConfig):
                                      "ft_lr"),
                      nonnegative=("train_weight_decay", "gc_lam", "mc_lam"),
                      open_fraction=("forget_fraction", "delta"), nonempty=("budgets",))
+        # bounds: a job beyond these would need > ~100 GB or days (MLP width, epochs over the digits set)
+        check_fields(self, at_most={"hidden": 10**6, "train_epochs": 10**5, "batch_size": 10**6, "budgets": 10**5})
         if self.gc_eta * self.gc_lam >= 1:
             raise ConfigError(f"DigitsUnlearningConfig.gc_lam must be < 1 / gc_eta = {1 / self.gc_eta:g} (each noisy "
                               f"step must contract), got {self.gc_lam}")

@@ -82,6 +82,9 @@ class HarnessConfig(ExperimentConfig):
                                      "denial_of_service_duration", "probe_timeout_s", "max_busy_s"),
                      nonempty=("targets", "variants", "ks"),
                      choices={"targets": APPS, "variants": VARIANTS})
+        # bounds: a job beyond these would need days (agent runs and HTTP requests per task, DoS probes)
+        check_fields(self, at_most={"n_attempts": 10**4, "ks": 10**4, "fuzz_requests": 10**6, "max_requests": 10**6,
+                                    "denial_of_service_duration": 10**3})
         if len(set(self.targets)) != len(self.targets):
             raise ConfigError(f"{name}.targets must not repeat a target, got {self.targets!r}")
         if self.ks and self.n_attempts < max(self.ks):

@@ -96,6 +96,11 @@ class SelectionConfig(ExperimentConfig):
                                      "head_lr", "episodes"),
                      nonnegative=("weight_decay", "sgld_burnin", "backbone_lr_ratio", "momenta", "target_loss"),
                      nonempty=("lrs", "batch_sizes", "momenta", "hidden"), choices={"dataset": ("digits", "teacher")})
+        # bounds: a job beyond these would need > ~100 GB or days (hidden x hidden weights, SGLD/fine-tuning steps)
+        check_fields(self, at_most={"batch_sizes": 10**5, "epochs": 10**5, "hidden": 10**4, "sgld_chains": 10**4,
+                                    "sgld_burnin": 10**7, "sgld_draws": 10**7, "sgld_batch": 10**5,
+                                    "hessian_probes": 10**5, "n_shot": 10**3, "finetune_steps": 10**7,
+                                    "episodes": 10**5})
         if any(m >= 1 for m in self.momenta):
             raise ConfigError(f"SelectionConfig.momenta must be in [0, 1), got {self.momenta!r}")
         if len(self.lrs) * len(self.batch_sizes) * len(self.momenta) < 3:

@@ -84,6 +84,12 @@ class SyntheticCarsConfig(ExperimentConfig):
                                      "mc_samples", "shift_scale", "latency_cars"),
                      nonnegative=("subdivide_max",), nonempty=("scales",),
                      at_least={"n_train": 2, "n_test": 2, "n_ood": 1})
+        # bounds: a job beyond these would need > ~100 GB or days (meshes x points, attention over sum of S tokens;
+        # each re-tessellation level quadruples a mesh: level 11 alone is > 100 GB for one car)
+        check_fields(self, at_most={"n_train": 10**6, "n_test": 10**6, "n_ood": 10**6, "n_points": 10**6,
+                                    "scales": 10**4, "d_model": 10**4, "depth": 10**3, "heads": 10**4, "epochs": 10**5,
+                                    "batch_size": 10**5, "mc_samples": 10**5, "subdivide_max": 10,
+                                    "latency_cars": 10**5})
         name = type(self).__name__
         if len(self.scales) % 2:
             raise ConfigError(f"{name}.scales must be a flat tuple S1, k1, S2, k2, ... of even length, "

@@ -96,6 +96,11 @@ class EntropyToyConfig(ExperimentConfig):
                                      "lr_linear", "reps_est1", "reps_est2", "baseline_calls", "baseline_samples",
                                      "bo_init"),
                      nonnegative=("radius",), at_least={"n_samples": 2, "n_samples_est2": 2, "truth_points": 3})
+        # bounds: a job beyond these would need > ~100 GB or days (samples x modes, sampler steps x calls)
+        check_fields(self, at_most={"n_modes": 10**4, "sampler_steps": 10**6, "iters": 10**5, "n_samples": 10**6,
+                                    "n_samples_est2": 10**6, "reps_est1": 10**4, "reps_est2": 10**4,
+                                    "baseline_calls": 10**4, "baseline_samples": 10**6, "bo_init": 10**4,
+                                    "truth_points": 10**6})
         if not self.lam_hi > self.lam_lo:
             raise ConfigError(f"{type(self).__name__}.lam_hi must be > lam_lo={self.lam_lo}, got {self.lam_hi!r}")
 
@@ -260,6 +265,10 @@ class ScheduleConfig(ExperimentConfig):
         check_fields(self, positive=("n_val", "n_test", "hidden", "iters", "batch_size", "lr", "lr_beta", "gamma",
                                      "n_samples", "ddim_steps", "clip_x0", "n_random", "eval_samples"),
                      nonnegative=("moons_noise",), at_least={"n_train": 2, "T": 2})
+        # bounds: a job beyond these would need > ~100 GB or days (back-propagation through DDIM over n_samples)
+        check_fields(self, at_most={"n_train": 10**7, "n_val": 10**7, "n_test": 10**7, "T": 10**6, "hidden": 10**4,
+                                    "iters": 10**7, "batch_size": 10**6, "n_samples": 10**5, "ddim_steps": 10**6,
+                                    "n_random": 10**4, "eval_samples": 10**7})
         if self.ddim_steps > self.T:
             raise ConfigError(f"{type(self).__name__}.ddim_steps must be <= T={self.T}, got {self.ddim_steps}")
 

@@ -100,6 +100,10 @@ class RankingConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"k_shot": 10**4, "n_query": 10**4, "score_shots": 10**4, "n_score_episodes": 10**4,
+                                    "meta_iters": 10**7, "meta_batch": 10**4, "inner_steps": 10**5,
+                                    "test_episodes": 10**6, "rfs_steps": 10**7, "rfs_batch": 10**5})
         check_fields(self, positive=("k_shot", "n_query", "score_shots", "n_score_episodes", "proxy_inner_lr",
                                      "meta_batch", "inner_lr", "outer_lr", "test_episodes", "top_fraction"),
                      nonnegative=("beta", "meta_iters", "inner_steps", "rfs_steps"), fraction=("top_fraction",),

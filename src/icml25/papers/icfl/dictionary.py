@@ -657,7 +657,12 @@ def dictionary_recovery(W, W_true, thr: float = 0.9, absolute: bool = False) -> 
 
 
 def reconstruction_cosine(X, X_hat) -> float:
-    """Mean cosine similarity between samples and their reconstructions (rows)."""
+    """Mean cosine similarity between samples and their reconstructions (rows).
+
+    Raises:
+        ValueError: ``X`` and ``X_hat`` not 2-D of the same shape with at least one row, not finite, or
+            with an all-zero row (a zero-norm row has no cosine).
+    """
     X, X_hat = np.asarray(X, dtype=float), np.asarray(X_hat, dtype=float)
     if X.shape != X_hat.shape or X.ndim != 2:
         raise ValueError(f"X and X_hat must be 2-D of the same shape, got {X.shape} and {X_hat.shape}")
@@ -665,6 +670,12 @@ def reconstruction_cosine(X, X_hat) -> float:
         raise ValueError("X and X_hat need at least one row")
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(X_hat))):
         raise ValueError("X and X_hat must be finite (no NaN or inf)")
+    norm, norm_hat = np.linalg.norm(X, axis=1), np.linalg.norm(X_hat, axis=1)
+    for name, nrm in (("X", norm), ("X_hat", norm_hat)):
+        zero = np.flatnonzero(nrm == 0)
+        if zero.size:
+            raise ValueError(f"{name} row {zero[0]} is all zeros ({zero.size} such rows): a zero-norm row has no "
+                             f"cosine; every row of X and X_hat must be non-zero")
     num = (X * X_hat).sum(1)
-    den = np.maximum(np.linalg.norm(X, axis=1) * np.linalg.norm(X_hat, axis=1), 1e-12)
+    den = np.maximum(norm * norm_hat, 1e-12)
     return float((num / den).mean())

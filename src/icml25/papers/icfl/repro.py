@@ -104,11 +104,16 @@ class ScreenConfig(ExperimentConfig):
     def validate(self) -> None:
         super().validate()
         name = type(self).__name__
+        # bounds: a job beyond these would need > ~100 GB or days (dense n x d data, d x d whitener, n x M codes,
+        # steps of a Python training loop); the paper's MAE-G setting (d=1664, M=8192, 300k steps) stays inside
         check_fields(self, positive=("n_perturbed", "d", "n_atoms", "n_labels", "n_features", "J", "L", "k", "lr",
                                      "batch_size", "n_steps", "reset_every", "dead_window"),
                      nonnegative=("aux_k", "nuisance_std"), open_fraction=("test_fraction",),
                      at_least={"n_control": 2, "recovery_thr": -1.0, "selectivity_thr": -1.0,
-                               "selectivity_thr_low": -1.0})
+                               "selectivity_thr_low": -1.0},
+                     at_most={"n_control": 10**7, "n_perturbed": 10**7, "d": 10**4, "n_atoms": 10**5, "n_labels": 10**4,
+                              "n_features": 10**5, "J": 10**4, "L": 10**5, "k": 10**5, "aux_k": 10**5,
+                              "batch_size": 10**6, "n_steps": 10**8, "reset_every": 10**8, "dead_window": 10**8})
         for field in ("recovery_thr", "selectivity_thr", "selectivity_thr_low"):
             if getattr(self, field) > 1:
                 raise ConfigError(f"{name}.{field} must be in [-1, 1] (a cosine / selectivity), "

@@ -111,6 +111,11 @@ class SSMConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"size": 100, "n_tasks": 10**4, "max_steps": 10**6, "env_steps": 10**8,
+                                    "subgoal_steps": 10**6, "her_batch": 10**6, "evaluator_updates": 10**7,
+                                    "target_every": 10**7, "batch_size": 10**6, "n_bins": 10**4, "hidden": 10**4,
+                                    "n_test_states": 10**6, "eval_episodes": 10**6})
         check_fields(self, positive=("max_steps", "env_steps", "subgoal_steps", "her_batch", "evaluator_lr",
                                      "target_every", "batch_size", "hidden", "n_test_states", "eval_episodes",
                                      "n_tasks", "dist_cutoff"),

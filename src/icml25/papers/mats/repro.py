@@ -63,6 +63,10 @@ class WorldConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"n_train": 10**6, "n_test": 10**6, "clip_dim": 10**4, "clap_steps": 10**7,
+                                    "lm_pretrain_steps": 10**7, "train_steps": 10**7, "mapper_layers": 10**3,
+                                    "n_clusters": 10**6, "k": 10**6})
         check_fields(self, positive=("n_train", "n_test", "clip_dim", "prefix_len", "mapper_layers", "n_clusters", "k",
                                      "temperature"),
                      nonnegative=("clap_steps", "lm_pretrain_steps", "train_steps", "noise_variance"),

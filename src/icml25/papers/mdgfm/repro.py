@@ -86,6 +86,10 @@ class TransferConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"shots": 10**4, "n_tasks": 10**5, "hidden": 10**4, "pretrain_epochs": 10**7,
+                                    "prompt_steps": 10**7, "baseline_steps": 10**7, "k_homophilic": 10**4,
+                                    "k_heterophilic": 10**4, "learner_layers": 10**3})
         check_fields(self, nonempty=("targets",), choices={"targets": [s.name for s in SIX_DOMAINS]},
                      positive=("size_scale", "shots", "n_tasks", "hidden", "pretrain_epochs", "pretrain_lr",
                                "prompt_lr", "k_homophilic", "k_heterophilic"),

@@ -81,6 +81,10 @@ class BurgersTransferConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"n_train": 10**6, "n_test": 10**6, "res": 10**5, "solver_res": 10**5,
+                                    "ks": 10**5, "n_lrs": 10**3, "width": 10**3, "n_layers": 10**3, "epochs": 10**6,
+                                    "batch_size": 10**6})
         check_fields(self, positive=("n_train", "n_test", "nu", "T", "lr_center", "width", "n_layers", "epochs",
                                      "batch_size"),
                      at_least={"res": 4, "ks": 2, "k_proxy": 2, "k_target": 2, "n_lrs": 3}, nonempty=("ks",),

@@ -44,10 +44,19 @@ def top_n_recall(y_true, y_pred, n: int, minimize: bool = True) -> float:
 
     "Most extreme" is the most negative when ``minimize`` (growth screens), else the most
     positive (official ``find_top_n_perturbations`` at one N). Ties are broken by position.
+
+    Raises:
+        ValueError: ``y_true`` and ``y_pred`` not 1-D of equal, non-zero length or not finite; ``n`` outside
+            [1, len(y_true)].
+        TypeError: ``n`` not an integer.
     """
     y_true, y_pred = np.asarray(y_true, dtype=float), np.asarray(y_pred, dtype=float)
     if y_true.ndim != 1 or y_true.shape != y_pred.shape:
         raise ValueError(f"y_true and y_pred must be 1-D of equal length, got {y_true.shape} and {y_pred.shape}")
+    if y_true.size == 0:
+        raise ValueError("y_true and y_pred are empty: top_n_recall needs at least one pair")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be an integer, got {n!r} ({type(n).__name__})")
     if not 1 <= n <= y_true.size:
         raise ValueError(f"n must be in [1, {y_true.size}], got {n}")
     if not (np.all(np.isfinite(y_true)) and np.all(np.isfinite(y_pred))):
@@ -68,6 +77,8 @@ def top_n_tpr(y_true, y_pred, n_values=TPR_N_VALUES, minimize: bool = True) -> n
     y_true, y_pred = np.asarray(y_true, dtype=float), np.asarray(y_pred, dtype=float)
     if y_true.ndim != 1 or y_true.shape != y_pred.shape:
         raise ValueError(f"y_true and y_pred must be 1-D of equal length, got {y_true.shape} and {y_pred.shape}")
+    if y_true.size == 0:
+        raise ValueError("y_true and y_pred are empty: top_n_tpr needs at least one pair")
     if not (np.all(np.isfinite(y_true)) and np.all(np.isfinite(y_pred))):
         raise ValueError("y_true and y_pred must be finite")
     ns = _check_n_values(n_values, y_true.size)

@@ -68,9 +68,13 @@ class SmallSampleConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days (n_genes (n_genes - 1) / 2 pairs, H x H layers,
+        # a Python loop over epochs); sizes of pairs stay below 10**7 (a user's screen included)
         check_fields(self, positive=("n_train", "n_val", "n_epoch", "d_pheno_hid", "recall_n"),
                      nonnegative=("additive_check_n",), open_fraction=("test_frac",), nonempty=("n_train",),
-                     at_least={"n_genes": 3})
+                     at_least={"n_genes": 3},
+                     at_most={"n_genes": 10**4, "n_train": 10**7, "n_val": 10**7, "n_epoch": 10**6,
+                              "d_pheno_hid": 10**4, "recall_n": 10**7, "additive_check_n": 10**7})
         _check_data_path(self)
         if not self.data_path:  # the synthetic screen's size is known: every split must fit in it
             pairs = self.n_genes * (self.n_genes - 1) // 2
@@ -178,8 +182,12 @@ class ActiveLearningConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days (n_genes (n_genes - 1) / 2 pairs, H x H layers,
+        # ensembles retrained every round); counts of pairs stay below 10**7 (a user's screen included)
         check_fields(self, positive=("schedule", "n_ensemble", "n_epoch", "d_pheno_hid", "top_n", "tpr_n"),
                      nonnegative=("beta",), nonempty=("schedule", "methods", "tpr_n"), at_least={"n_genes": 3},
+                     at_most={"n_genes": 10**4, "schedule": 10**7, "n_ensemble": 10**3, "n_epoch": 10**6,
+                              "d_pheno_hid": 10**4, "top_n": 10**7, "tpr_n": 10**7},
                      choices={"methods": ACQUISITIONS})
         if not 0 <= self.test_frac < 1:
             raise ConfigError(f"ActiveLearningConfig.test_frac must be in [0, 1), got {self.test_frac}")

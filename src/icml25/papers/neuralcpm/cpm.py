@@ -27,8 +27,11 @@ def _check_lattice(sigma: np.ndarray, cell_types: np.ndarray) -> tuple[np.ndarra
         raise ValueError(f"cell_types must be 1-D with cell_types[0] == 0 (medium), got {cell_types}")
     if sigma.dtype.kind not in "biu":
         raise TypeError(f"sigma must hold integer cell ids, got dtype {sigma.dtype}")
-    if sigma.size and (sigma.min() < 0 or sigma.max() >= cell_types.size):
-        raise ValueError(f"sigma ids must lie in [0, {cell_types.size - 1}], got [{sigma.min()}, {sigma.max()}]")
+    if sigma.size and sigma.min() < 0:
+        raise ValueError(f"sigma ids must be >= 0 (0 = medium), got {sigma.min()}")
+    if sigma.size and sigma.max() >= cell_types.size:
+        raise ValueError(f"cell_types must give a type for every id in sigma (length >= {sigma.max() + 1}, as sigma "
+                         f"holds id {sigma.max()}), got length {cell_types.size}")
     return sigma.astype(np.int64), cell_types.astype(np.int64)
 
 
@@ -53,8 +56,8 @@ def random_init(h: int, w: int, n_cells: int, types, radius: float, seed: int = 
         raise ValueError(f"n_cells must be in [1, {h * w}], got {n_cells}")
     if types.shape != (n_cells,) or types.min() < 1:
         raise ValueError(f"types must hold n_cells={n_cells} type ids >= 1, got {types}")
-    if radius < 0:
-        raise ValueError(f"radius must be >= 0, got {radius}")
+    if not np.isfinite(radius) or radius < 0:
+        raise ValueError(f"radius must be a finite number >= 0, got {radius}")
     rng = np.random.default_rng(seed)
     centres = rng.choice(h * w, size=n_cells, replace=False)
     ci, cj = centres // w, centres % w

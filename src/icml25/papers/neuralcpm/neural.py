@@ -36,9 +36,11 @@ def _check_lattices(sigma: torch.Tensor, cell_types: torch.Tensor) -> None:
         raise ValueError(f"sigma must be a batch of lattices (N, h, w), got shape {tuple(sigma.shape)}")
     if cell_types.ndim != 1 or cell_types.numel() < 1:
         raise ValueError(f"cell_types must have shape (C + 1,), got {tuple(cell_types.shape)}")
-    if not sigma.is_meta and sigma.numel() and (int(sigma.min()) < 0 or int(sigma.max()) >= cell_types.numel()):
-        raise ValueError(f"sigma ids must lie in [0, {cell_types.numel() - 1}], got "
-                         f"[{int(sigma.min())}, {int(sigma.max())}]")
+    if not sigma.is_meta and sigma.numel() and int(sigma.min()) < 0:
+        raise ValueError(f"sigma ids must be >= 0 (0 = medium), got {int(sigma.min())}")
+    if not sigma.is_meta and sigma.numel() and int(sigma.max()) >= cell_types.numel():
+        raise ValueError(f"cell_types must give a type for every id in sigma (length >= {int(sigma.max()) + 1}, as "
+                         f"sigma holds id {int(sigma.max())}), got length {cell_types.numel()}")
 
 
 def _contact_features(sigma: torch.Tensor, cell_types: torch.Tensor, n_types: int,

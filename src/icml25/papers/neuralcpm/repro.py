@@ -112,6 +112,9 @@ class RecoveryConfig(ExperimentConfig):
         check_fields(self, positive=("size", "v_star", "n_samples", "mcs_per_step", "batch_size", "lr",
                                      "init_radius_frac"),
                      nonnegative=("data_mcs", "steps"), open_fraction=("flip_frac",), at_least={"n_cells": 2})
+        # bounds: a job beyond these would need > ~100 GB or days (size**2 sites per lattice)
+        check_fields(self, at_most={"size": 10**4, "n_cells": 10**6, "n_samples": 10**5, "steps": 10**7,
+                                    "batch_size": 10**5})
         if self.n_cells > self.size ** 2:
             raise ConfigError(f"RecoveryConfig.n_cells must be <= size^2 = {self.size ** 2}, got {self.n_cells}")
 
@@ -217,6 +220,10 @@ class ClosureConfig(ExperimentConfig):
                                      "node_dims", "pools", "mlp_dim"),
                      nonnegative=("lam", "data_sweeps", "steps", "eval_steps", "reg"),
                      nonempty=("node_dims", "pools"), at_least={"n_cells": 2})
+        # bounds: a job beyond these would need > ~100 GB or days (size**2 sites per lattice)
+        check_fields(self, at_most={"size": 10**4, "n_cells": 10**6, "n_samples": 10**5, "steps": 10**7,
+                                    "mcmc_steps": 10**6, "n_parallel": 10**6, "n_chains": 10**5, "node_dims": 10**4,
+                                    "pools": 10**4, "mlp_dim": 10**4, "eval_steps": 10**7})
         _check_lattice_config(self)
         for field in ("v_star", "lam"):
             if len(getattr(self, field)) != 2:

@@ -104,6 +104,9 @@ class RateConfig(ExperimentConfig):
                                      "stop_const_grid", "calibration_n", "bound_slack", "n_centers"),
                      nonnegative=("rkhs_norm",), nonempty=("ns", "dists", "stop_const_grid"),
                      at_least={"d": 2, "overrun": 1}, choices={"dists": DISTRIBUTIONS, "stop_rule": STOP_RULES})
+        # bounds: a job beyond these would need > ~100 GB or days (dense n x n kernel matrices, n x width activations)
+        check_fields(self, at_most={"d": 10**4, "ns": 10**5, "n_test": 10**6, "width": 10**6, "calibration_n": 10**5,
+                                    "overrun": 10**4, "n_centers": 10**6, "early_stop_max_n": 10**5})
         _check_even_widths(self, (self.width,), "width")
         if len(set(self.ns)) < 2:
             raise ConfigError(f"RateConfig.ns must hold at least two different sizes (the rate is a slope), "
@@ -262,6 +265,9 @@ class TrackingConfig(ExperimentConfig):
                                      "check_every", "n_centers"),
                      nonnegative=("rkhs_norm",), nonempty=("widths",), at_least={"d": 2},
                      choices={"dist": DISTRIBUTIONS, "stop_rule": STOP_RULES})
+        # bounds: a job beyond these would need > ~100 GB or days (dense n x n kernel matrices, n x width activations)
+        check_fields(self, at_most={"d": 10**4, "n": 10**5, "widths": 10**6, "n_test": 10**6, "check_every": 10**6,
+                                    "n_centers": 10**6})
         _check_even_widths(self, self.widths, "widths")
         if len(set(self.widths)) < 2:
             raise ConfigError(f"TrackingConfig.widths must hold at least two different widths (the claim compares "

@@ -92,6 +92,8 @@ class GrowthConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"n_states": 10**4, "n_actions": 10**3, "horizon": 10**4, "K_grid": 10**7})
         check_fields(self, positive=("n_states", "n_actions", "horizon", "K_grid", "alpha", "beta", "eta", "eta_kl",
                                      "eta_pd"),
                      nonnegative=("penalty", "eta_dual_kl", "eta_dual_pd", "bonus_scale"), fraction=("tightness",),
@@ -212,6 +214,8 @@ class Fig2Config(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"n_states": 10**4, "n_actions": 10**3, "horizon": 10**4, "K_grid": 10**7})
         check_fields(self, positive=("n_states", "n_actions", "horizon", "K_grid", "concentration", "alpha", "beta",
                                      "eta"),
                      nonnegative=("bonus_scale",), open_fraction=("delta",), nonempty=("K_grid", "cost_values"),

@@ -87,7 +87,7 @@ def _as_problems(name: str, arrays: ArrayList, min_size: int) -> list[np.ndarray
         raise ValueError(f"{name} must be a non-empty list of 1-D arrays, one per problem")
     out = []
     for j, a in enumerate(arrays):
-        a = np.asarray(a, dtype=float)
+        a = _as_reals(f"{name}[{j}]", a)
         if a.ndim != 1:
             raise ValueError(f"{name}[{j}] must be 1-D, got shape {a.shape}")
         if a.size < min_size:
@@ -96,6 +96,30 @@ def _as_problems(name: str, arrays: ArrayList, min_size: int) -> list[np.ndarray
             raise ValueError(f"{name}[{j}] contains NaN or infinite values")
         out.append(a)
     return out
+
+
+def _as_reals(name: str, value) -> np.ndarray:
+    """``value`` as a float array; TypeError naming ``name`` for strings or anything else not numeric."""
+    try:
+        raw = np.asarray(value)
+        if raw.dtype.kind in "USV":
+            raise TypeError
+        return raw.astype(float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must hold real numbers, got {type(value).__name__} "
+                        f"{value!r:.60}") from None
+
+
+def _check_real(name: str, value) -> float:
+    """A real scalar (bool and strings rejected) as a float; TypeError naming ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r:.60}")
+    return float(value)
+
+
+def _check_flag(name: str, value) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r:.60}")
 
 
 def _segment_sums(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -157,7 +181,9 @@ def problem_moments(y_labelled: ArrayList, pred_labelled: ArrayList, pred_unlabe
             _segment_sums((FU - np.repeat(f_mean_all, Ni)) ** 2, Ni)
         var_f = ss_f / (n + N - 1)
     if known_moments is not None:
-        known = [np.asarray(v, dtype=float) for v in known_moments]
+        if isinstance(known_moments, (str, bytes)):
+            raise TypeError(f"known_moments must be three arrays (var_y, cov_yf, var_f), got {known_moments!r:.60}")
+        known = [_as_reals(f"known_moments[{i}]", v) for i, v in enumerate(known_moments)]
         if len(known) != 3 or any(v.shape != (len(y),) or not np.all(np.isfinite(v)) for v in known):
             raise ValueError(f"known_moments must be three finite arrays (var_y, cov_yf, var_f) of shape ({len(y)},)")
         if np.any(known[0] < 0) or np.any(known[2] < 0):
@@ -332,7 +358,22 @@ def pas_fit(y_labelled: ArrayList, pred_labelled: ArrayList, pred_unlabelled: Ar
             omega: float | None = None,
             known_moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
             variance: str = "pooled") -> PASFit:
-    """Like :func:`pas_mean_pointestimate`, returning a :class:`PASFit` with the global omega too."""
+    """Like :func:`pas_mean_pointestimate`, returning a :class:`PASFit` with the global omega too.
+
+    Raises:
+        TypeError: a non-numeric value (e.g. strings) in the arrays, ``cutoff``, ``omega``, ``lam`` or
+            ``known_moments``; ``clip_lambda`` or ``share_var`` not a bool.
+        ValueError: see :func:`problem_moments`; ``cutoff`` outside (0, 1), ``omega`` < 0 or NaN, ``lam`` not
+            finite, or an unknown ``variance``.
+    """
+    _check_flag("clip_lambda", clip_lambda)
+    _check_flag("share_var", share_var)
+    if not 0 < _check_real("cutoff", cutoff) < 1:
+        raise ValueError(f"cutoff must be in (0, 1), got {cutoff}")
+    if omega is not None:
+        _check_real("omega", omega)
+    if lam is not None:
+        lam = _as_reals("lam", lam)
     check_variance(variance)
     mom = problem_moments(y_labelled, pred_labelled, pred_unlabelled, share_var, known_moments)
     m = mom.n.size

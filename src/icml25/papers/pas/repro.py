@@ -101,8 +101,11 @@ class SyntheticConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
-        # each problem needs two labelled points (sample variances) and one unlabelled point
-        check_fields(self, positive=("m", "N", "replicates"), at_least={"n": 2})
+        # each problem needs two labelled points (sample variances) and one unlabelled point;
+        # bounds: a job beyond these would need > ~100 GB or days (m (n + N) draws per data set, a Python loop
+        # over replicates, each with a CURE search)
+        check_fields(self, positive=("m", "N", "replicates"), at_least={"n": 2},
+                     at_most={"m": 10**6, "n": 10**6, "N": 10**7, "replicates": 10**6})
 
 
 def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -139,7 +142,10 @@ class DigitsConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days (k-means clusters and labelled points far beyond
+        # any data set here, a Python loop over replicates, each with a CURE search)
         check_fields(self, positive=("n_clusters", "replicates"), at_least={"n_labelled": 2},
+                     at_most={"n_clusters": 10**4, "n_labelled": 10**5, "replicates": 10**6},
                      open_fraction=("train_fraction", "labelled_fraction"), choices={"variance": VARIANCES})
         if self.data_path and (not Path(self.data_path).is_file()
                                or Path(self.data_path).suffix.lower() not in (".csv", ".h5", ".hdf5", ".npz")):

@@ -70,6 +70,10 @@ class PatternConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"n_train": 10**6, "n_test": 10**6, "min_nodes": 10**4, "max_nodes": 10**4,
+                                    "hidden": 10**4, "n_layers": 10**3, "heads": 10**3, "rank": 10**4,
+                                    "sampled_nodes": 10**4, "rwse_dim": 10**3, "epochs": 10**6, "batch_size": 10**6})
         check_fields(self, positive=("n_train", "n_test", "min_nodes", "max_nodes", "hidden", "n_layers", "heads",
                                      "rank", "rwse_dim", "epochs", "batch_size", "lr"),
                      nonnegative=("eta", "sampled_nodes"), nonempty=("methods",),
@@ -177,6 +181,9 @@ class ScalingConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"sizes": 10**7, "reference_size": 10**7, "dim": 10**4, "heads": 10**3,
+                                    "rank": 10**4, "repeats": 10**4})
         check_fields(self, positive=("sizes", "reference_size", "dim", "heads", "rank", "avg_degree", "repeats",
                                      "memory_cap_gb", "time_cap_s"),
                      nonempty=("sizes", "methods"), choices={"methods": METHODS})

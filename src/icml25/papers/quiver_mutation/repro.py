@@ -110,6 +110,10 @@ class GeneralisationConfig(ExperimentConfig):
                                      "epochs", "lr", "batch_size"),
                      nonnegative=("max_train_per_class", "max_test_per_class"),
                      nonempty=("train_sizes", "test_types", "curve_sizes"), choices={"test_types": QUIVER_TYPES})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"train_sizes": 10**3, "test_size": 10**3, "curve_sizes": 10**3,
+                                    "curve_per_class": 10**5, "hidden": 10**4, "layers": 10**3, "epochs": 10**5,
+                                    "batch_size": 10**6, "max_train_per_class": 10**7, "max_test_per_class": 10**7})
         if self.test_size in self.train_sizes:
             raise ConfigError(f"GeneralisationConfig.test_size must differ from every training size (near-duplicates "
                               f"inflate accuracy), got {self.test_size} in train_sizes={self.train_sizes}")
@@ -222,6 +226,8 @@ class OracleConfig(ExperimentConfig):
     def validate(self) -> None:
         super().validate()
         check_fields(self, positive=("sizes",), nonempty=("sizes",))
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"sizes": 10**3})
 
 
 def run_oracle(cfg: OracleConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -290,6 +296,12 @@ class ExplainabilityConfig(ExperimentConfig):
                      nonnegative=("extra_cluster_size", "n_mask", "n_explain", "top_motifs"), nonempty=("train_sizes",),
                      at_least={"study_size": 5},  # D~_{n-1} needs n >= 5 vertices (and D_n needs n >= 4)
                      choices={"explainer": EXPLAINERS})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"train_sizes": 10**3, "hidden": 10**4, "layers": 10**3, "epochs": 10**5,
+                                    "batch_size": 10**6, "study_size": 10**3, "extra_cluster_size": 10**3,
+                                    "latent_layer": 10**3, "explainer_epochs": 10**5, "explainer_train": 10**6,
+                                    "n_mask": 10**6, "mask_arrows": 10**4, "n_explain": 10**6, "motif_arrows": 10**4,
+                                    "random_draws": 10**5, "top_motifs": 10**4})
         if self.extra_cluster_size and self.extra_cluster_size < 4:
             raise ConfigError(f"ExplainabilityConfig.extra_cluster_size must be 0 (skip) or >= 4 (type D_n needs "
                               f"n >= 4 vertices), got {self.extra_cluster_size}")

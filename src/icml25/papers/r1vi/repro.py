@@ -80,6 +80,9 @@ class PlanningConfig(ExperimentConfig):
         super().validate()
         check_fields(self, positive=("n_states", "n_actions", "branching", "n_mdps", "rel_accuracy", "max_iter"),
                      nonnegative=("power_steps",), open_fraction=("gammas",), nonempty=("gammas",))
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"n_states": 10**4, "n_actions": 10**3, "branching": 10**4, "n_mdps": 10**4,
+                                    "max_iter": 10**8, "power_steps": 10**4})
         if self.branching > self.n_states:
             raise ConfigError(f"PlanningConfig.branching must be <= n_states = {self.n_states}, got {self.branching}")
 
@@ -159,6 +162,9 @@ class LearningConfig(ExperimentConfig):
         super().validate()
         check_fields(self, positive=("n_states", "n_actions", "branching", "n_iter", "n_runs"),
                      at_least={"gamma": 0.0})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"n_states": 10**4, "n_actions": 10**3, "branching": 10**4, "n_iter": 10**8,
+                                    "n_runs": 10**4})
         if not self.gamma < 1.0:
             raise ConfigError(f"LearningConfig.gamma must be in [0, 1), got {self.gamma!r}")
         if self.branching > self.n_states:

@@ -62,6 +62,9 @@ class HarnessConfig(ExperimentConfig):
         check_fields(self, positive=("n_attempts", "max_score_calls", "time_limit_s", "timing_repeats", "ks",
                                      "budgets", "n_boot"),
                      nonempty=("ks", "budgets"), at_least={"prefix_n": 10})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"n_attempts": 10**3, "max_score_calls": 10**4, "prefix_n": 10**8,
+                                    "timing_repeats": 10**3, "ks": 10**3, "n_boot": 10**6})
         if self.ks and self.n_attempts < max(self.ks):
             raise ConfigError(f"HarnessConfig.n_attempts must be >= max(ks) = {max(self.ks)}, got {self.n_attempts}")
 

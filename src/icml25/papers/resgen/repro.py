@@ -89,6 +89,11 @@ class DigitsConfig(ExperimentConfig):
                                      "sample_steps", "samples_per_class", "rvq_fit_points"),
                      nonnegative=("temperature", "choice_temperature"), nonempty=("rvq_depths", "resgen_depths"),
                      choices={"extra_baselines": EXTRA_BASELINES})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"codebook_size": 10**5, "rvq_depths": 10**3, "resgen_depths": 10**3,
+                                    "baseline_depth": 10**3, "dim": 10**4, "n_layers": 10**3, "n_heads": 10**3,
+                                    "n_mix": 10**3, "train_steps": 10**7, "batch_size": 10**5, "sample_steps": 10**4,
+                                    "samples_per_class": 10**5, "rvq_fit_points": 10**7})
         name = type(self).__name__
         if not 0.0 < self.top_p <= 1.0:
             raise ConfigError(f"{name}.top_p must be in (0, 1], got {self.top_p!r}")

@@ -69,6 +69,9 @@ class FHDConfig(ExperimentConfig):
                                      "last_rounds"),
                      nonnegative=("a", "eta", "n_attackers", "attack_scale"), at_least={"n_clients": 3},
                      choices={"dataset": ("digits", "gmm20")})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"n_clients": 10**4, "rounds": 10**6, "local_epochs": 10**4, "batch_size": 10**6,
+                                    "n_attackers": 10**4, "last_rounds": 10**6})
         if self.n_attackers >= self.n_clients / 2:
             raise ConfigError(f"FHDConfig.n_attackers must be below half of n_clients = {self.n_clients}, "
                               f"got {self.n_attackers}")

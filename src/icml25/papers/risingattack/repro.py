@@ -93,6 +93,8 @@ class AttackSettings(ExperimentConfig):
                                      "quad_coef_decay"),
                      nonnegative=("margin", "cw_c", "quad_norm_weight", "rising_competitors"),
                      choices={"rising_constraints": ("condensed", "all")})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"max_iter": 10**5, "rising_competitors": 10**4, "n_images": 10**5})
         if self.quad_coef_decay > 1:
             raise ConfigError(f"{type(self).__name__}.quad_coef_decay must be in (0, 1], got {self.quad_coef_decay!r}")
 
@@ -198,6 +200,10 @@ class TemplatesConfig(AttackSettings):
         check_fields(self, positive=("n_train_per_class", "n_test_per_class", "epochs", "width", "feat_dim",
                                      "smooth"),
                      nonnegative=("noise",), nonempty=("ks",), at_least={"n_classes": 2, "size": 4})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"n_classes": 10**4, "size": 10**3, "n_train_per_class": 10**4,
+                                    "n_test_per_class": 10**4, "epochs": 10**5, "width": 10**4, "feat_dim": 10**5,
+                                    "ks": 10**4})
         _check_ks(self, self.n_classes)
         if self.n_images > self.n_classes * self.n_test_per_class:
             raise ConfigError(f"TemplatesConfig.n_images must be <= n_classes * n_test_per_class = "
@@ -243,6 +249,8 @@ class DigitsConfig(AttackSettings):
         super().validate()
         check_fields(self, positive=("epochs",), open_fraction=("train_fraction",), nonempty=("models", "ks"),
                      choices={"models": ("mlp", "cnn")})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"epochs": 10**5})
         _check_ks(self, 10)
         n_test = DIGITS_SIZE - int(self.train_fraction * DIGITS_SIZE)
         if self.n_images > n_test:

@@ -98,6 +98,10 @@ class ScalingConfig(ExperimentConfig):
                                      "joint_n_grid", "joint_planning_K", "target_fraction", "c_alpha"),
                      nonnegative=("c_bonus",),
                      fraction=("sigma", "target_fraction"), nonempty=("agents", "K_grid", "curve_K", "joint_n_grid"))
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"agents": 100, "n_states": 10**3, "horizon": 10**4, "n_actions": 100, "N": 10**4,
+                                    "K_grid": 10**6, "curve_K": 10**6, "joint_n_grid": 10**4,
+                                    "joint_planning_K": 10**6})
         if not set(self.curve_K) <= set(self.K_grid):
             raise ConfigError(f"ScalingConfig.curve_K must be a subset of K_grid = {self.K_grid}, got {self.curve_K}")
         if len(set(self.curve_K)) < 2:

@@ -94,6 +94,10 @@ class SharpConfig(ExperimentConfig):
                                      "baseline_epochs", "batch_size", "lr", "timing_repeats", "threads"),
                      at_least={"per_user": 2},  # one held-out item and at least one training item per user
                      choices={"loss": LOSSES, "baseline_loss": LOSSES})
+        # bounds: a job beyond these would need > ~100 GB or days (dense n_users x n_items score matrices)
+        check_fields(self, at_most={"n_users": 10**5, "n_items": 10**5, "per_user": 10**4, "dim": 10**4,
+                                    "teacher_epochs": 10**6, "student_epochs": 10**6, "baseline_epochs": 10**6,
+                                    "batch_size": 10**6, "timing_repeats": 10**4, "threads": 10**3})
         if self.per_user >= self.n_items:
             raise ConfigError(f"SharpConfig.per_user must be below n_items={self.n_items}, got {self.per_user}")
 

@@ -84,6 +84,11 @@ class MiniConfig(ExperimentConfig):
                                      "batch", "lr", "ctp_logit_scale"),
                      nonnegative=("vit_steps", "lm_steps", "n_pre", "s1_steps", "s2_steps"),
                      choices={"distill_loss": TEXT_LOSSES, "visual_distill_loss": VISUAL_LOSSES})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"n_train": 10**7, "n_test": 10**6, "img": 10**3, "patch": 10**3, "d": 10**4,
+                                    "n_heads": 10**3, "vit_layers": 10**3, "vit_steps": 10**7, "lm_layers": 10**3,
+                                    "lm_steps": 10**7, "n_pre": 10**3, "s1_steps": 10**7, "s2_steps": 10**7,
+                                    "batch": 10**5})
         for name in ("lr", "ctp_logit_scale"):
             if math.isinf(getattr(self, name)):
                 raise ConfigError(f"MiniConfig.{name} must be finite, got {getattr(self, name)!r}")

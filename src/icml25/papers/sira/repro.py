@@ -90,6 +90,8 @@ class SyntheticConfig(ExperimentConfig):
                      open_fraction=("gamma",), fraction=("substitution_rate", "matched_rates"),
                      nonempty=("matched_rates",), at_least={"text_len": 2},
                      choices={"prompt_style": PROMPT_STYLES})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"n_sentences": 10**7, "n_texts": 10**5, "text_len": 10**5, "prompt_len": 10**5})
         if not 0.0 <= self.percentile <= 100.0:
             raise ConfigError(f"SyntheticConfig.percentile must be in [0, 100], got {self.percentile!r}")
         if self.prompts_path and not Path(self.prompts_path).is_file():

@@ -50,11 +50,23 @@ def min_norm_least_squares(Phi: np.ndarray, Y: np.ndarray) -> np.ndarray:
     return np.linalg.lstsq(Phi, Y, rcond=None)[0]
 
 
+_NEG_TOL = 1e-8  # relative negative round-off of a PSD matrix's eigenvalues clipped to 0, not rejected
+
+
 def effective_dimensionality(eigvals: np.ndarray, alpha: float) -> float:
-    """N_eff = sum_i lam_i / (lam_i + alpha) for the eigenvalues of a PSD matrix; alpha > 0."""
+    """N_eff = sum_i lam_i / (lam_i + alpha) for the eigenvalues of a PSD matrix; alpha > 0.
+
+    ``eigvals`` must be finite and >= 0; round-off negatives of a PSD matrix's eigenvalues (down to
+    ``-1e-8 * max |eigvals|``) are clipped to 0.
+    """
+    lam = np.asarray(eigvals, float)
+    if not np.all(np.isfinite(lam)):
+        raise ValueError(f"eigvals must be finite, got {lam[~np.isfinite(lam)][0]}")
+    if lam.size and lam.min() < -_NEG_TOL * np.abs(lam).max():
+        raise ValueError(f"eigvals must be >= 0 (eigenvalues of a PSD matrix), got {lam.min()}")
     if not (np.isfinite(alpha) and alpha > 0):
         raise ValueError(f"alpha must be finite and > 0, got {alpha}")
-    lam = np.maximum(np.asarray(eigvals, float), 0.0)
+    lam = np.maximum(lam, 0.0)
     return float(np.sum(lam / (lam + alpha)))
 
 

@@ -113,6 +113,8 @@ class PolynomialConfig(ExperimentConfig):
         check_fields(self, positive=("n_train", "n_test"), nonnegative=("degree", "alpha", "ridge_alpha", "low_degree",
                                                                         "structured_noise"),
                      at_least={"gamma": 1.0}, nonempty=("n_train",))
+        # bounds: a job beyond these would need > ~100 GB or days (dense n x (degree + 1) designs)
+        check_fields(self, at_most={"n_train": 10**6, "degree": 10**4, "low_degree": 10**4, "n_test": 10**6})
 
 
 def _poly_models(cfg: PolynomialConfig) -> dict[str, OrderDependentPolyRegressor]:
@@ -292,6 +294,9 @@ class DoubleDescentConfig(ExperimentConfig):
     def validate(self) -> None:
         super().validate()
         check_fields(self, positive=("n_train", "p_min", "p_max", "n_grid", "neff_alpha_rel"))
+        # bounds: a job beyond these would need > ~100 GB or days (dense digits x p feature matrices;
+        # n_train is bounded by the digits split below)
+        check_fields(self, at_most={"p_min": 10**6, "p_max": 10**6, "n_grid": 10**4})
         _check_digits_split(self)
         if self.p_max < self.p_min:
             raise ConfigError(f"{type(self).__name__}.p_max must be >= p_min={self.p_min}, got {self.p_max}")
@@ -364,6 +369,9 @@ class CompressionConfig(ExperimentConfig):
         super().validate()
         check_fields(self, positive=("n_train", "dims", "n_hidden", "steps", "lr"), at_least={"levels": 2},
                      open_fraction=("delta",), nonempty=("dims", "levels"))
+        # bounds: a job beyond these would need > ~100 GB or days (a dense n_params x k subspace basis per k;
+        # n_train is bounded by the digits split below)
+        check_fields(self, at_most={"dims": 10**5, "levels": 10**6, "n_hidden": 10**5, "steps": 10**7})
         _check_digits_split(self)
 
 

@@ -61,7 +61,19 @@ def synthetic_sparse_regression(n: int, p: int, k: int, rho: float = 0.5, snr: f
 
 
 def ridge_coefficients(X: np.ndarray, y: np.ndarray, lam2: float) -> np.ndarray:
-    """``argmin ||y - X b||^2 + lam2 ||b||^2``, via the n x n system when p > n."""
+    """``argmin ||y - X b||^2 + lam2 ||b||^2``, via the n x n system when p > n.
+
+    Raises:
+        ValueError: unless ``X`` is 2-D, ``y`` has one entry (or row) per row of ``X`` and ``lam2`` is finite
+            and >= 0.
+    """
+    X, y = np.asarray(X), np.asarray(y)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array (n_samples, n_features), got shape {X.shape}")
+    if y.ndim not in (1, 2) or y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must have {X.shape[0]} entries (one per row of X), got shape {y.shape}")
+    if not np.isfinite(lam2) or lam2 < 0:
+        raise ValueError(f"lam2 must be a finite ridge weight >= 0, got lam2={lam2!r}")
     n, p = X.shape
     if p > n:
         return X.T @ np.linalg.solve(X @ X.T + lam2 * np.eye(n), y)

@@ -59,6 +59,8 @@ class RelaxationConfig(ExperimentConfig):
         super().validate()
         check_fields(self, positive=("n", "p_values", "k", "snr", "M_factor", "tol", "max_iter"),
                      nonnegative=("lam2_per_n",), nonempty=("p_values",))
+        # bounds: a job beyond these would need > ~100 GB or days (dense n x p designs, FISTA iterations)
+        check_fields(self, at_most={"n": 10**6, "p_values": 10**6, "k": 10**6, "max_iter": 10**7})
         _check_ar1(self)
         if self.k > min(self.p_values):
             raise ConfigError(f"RelaxationConfig.k must be <= every p in p_values, got k={self.k}, "
@@ -139,6 +141,9 @@ class CertificationConfig(ExperimentConfig):
         super().validate()
         check_fields(self, positive=("n", "p", "k", "snr", "M_factor", "bc_k", "bc_M", "gap_tol", "time_limit"),
                      nonnegative=("lam2_per_n", "bc_lam2"))
+        # bounds: a job beyond these would need > ~100 GB or days (the brute-force oracle enumerates all
+        # C(p, k) supports; bc_k is bounded by the breast-cancer features below)
+        check_fields(self, at_most={"n": 10**6, "p": 10**3, "k": 10**3})
         _check_ar1(self)
         if self.k > self.p:
             raise ConfigError(f"CertificationConfig.k must be <= p={self.p}, got {self.k}")

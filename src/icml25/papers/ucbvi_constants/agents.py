@@ -127,13 +127,30 @@ def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     return value
 
 
+def _check_scalar(name: str, value: Any, *, positive: bool) -> float:
+    """``value`` as a float: a real number (bool rejected), finite and > 0 (``positive``) or >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+    if not (np.isfinite(value) and (value > 0 if positive else value >= 0)):
+        raise ValueError(f"{name} must be finite and {'> 0' if positive else '>= 0'}, got {value!r}")
+    return float(value)
+
+
 def bonus_ch(n: Any, H: int, L: float, *, c: float = 7.0) -> np.ndarray:
     """UCBVI-CH bonus of Azar et al. (2017): ``c H L sqrt(1 / N)`` with ``c = 7``.
 
     Args:
         n: visit counts N(s, a), any shape; 0 is treated as 1.
         H: horizon. L: ``ln(5 S A T / delta)`` (:func:`log_term`).
+
+    Raises:
+        TypeError: ``H``, ``L`` or ``c`` not a real number.
+        ValueError: ``H`` not finite and > 0, ``L`` or ``c`` not finite and >= 0, or a count negative or
+            not finite.
     """
+    _check_scalar("H", H, positive=True)
+    _check_scalar("L", L, positive=False)
+    _check_scalar("c", c, positive=False)
     return c * H * L / np.sqrt(_check_counts(n))
 
 

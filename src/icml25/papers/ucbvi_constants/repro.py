@@ -101,10 +101,14 @@ class RegretConfig(ExperimentConfig):
     def validate(self) -> None:
         super().validate()
         name = type(self).__name__
+        # bounds: a job beyond these would need > ~100 GB or days (dense H x A x S x S transitions, a Python loop
+        # over H K steps); mdp_seed is capped only to keep seeds in a sane, finite range
         check_fields(self, positive=("n_actions", "horizon", "episodes", "curve_points"),
                      nonnegative=("mdp_seed", "ch_scales", "ch_refined_constants", "bf_refined_constants"),
                      fraction=("delta", "mvp_delta"), open_fraction=(), nonempty=("algorithms",),
                      at_least={"n_states": 2},
+                     at_most={"n_states": 10**4, "n_actions": 10**4, "horizon": 10**4, "episodes": 10**8,
+                              "mdp_seed": 10**8, "curve_points": 10**6},
                      choices={"env": ("riverswim", "illustrative", "random"), "algorithms": MAIN,
                               "tie_break": TIE_BREAKS, "variance": VARIANCES, "regret": REGRETS})
         if not 0.0 < self.delta <= 1.0:

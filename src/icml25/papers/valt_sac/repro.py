@@ -78,6 +78,10 @@ class RobustnessConfig(ExperimentConfig):
                      nonnegative=("eps", "learning_starts", "pgd_steps", "attack_steps"),
                      fraction=("kappa_worst", "adv_ratio"), nonempty=("env_id", "methods"),
                      choices={"methods": VARIANTS})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"total_steps": 10**7, "learning_starts": 10**7, "hidden": 10**4,
+                                    "batch_size": 10**6, "pgd_steps": 10**4, "attack_steps": 10**4,
+                                    "eval_episodes": 10**5})
         if "none" not in self.methods:
             raise ConfigError(f"RobustnessConfig.methods must include 'none' (the SAC baseline), got {self.methods!r}")
         if not math.isfinite(self.eps):

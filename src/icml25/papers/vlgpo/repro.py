@@ -81,6 +81,10 @@ class TaskConfig(ExperimentConfig):
                      nonnegative=("vae_steps", "flow_steps", "predictor_steps", "J", "alpha"),
                      at_least={"seq_len": 5, "n_library": 100},  # seq_len >= the predictor's kernel width
                      choices={"difficulty": ("medium", "hard")})
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, at_most={"seq_len": 10**4, "n_library": 10**7, "latent_dim": 10**4, "vae_steps": 10**7,
+                                    "flow_steps": 10**7, "predictor_steps": 10**7, "n_samples": 10**6,
+                                    "top_k": 10**6, "ode_steps": 10**4, "J": 10**4, "adalead_rounds": 10**4})
 
 
 def _train(task, cfg: TaskConfig, seed: int):
