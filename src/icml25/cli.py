@@ -177,22 +177,35 @@ class _OneLineGroup(click.Group):
              standalone_mode: bool = True, **extra: Any) -> Any:  # noqa: ANN401
         if not standalone_mode:  # called as a library (click's test runner): click's own behaviour
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        previous = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM), os.umask(0o022))
         install_signal_handlers()
         _STARTED[0] = True
+        try:
+            code = self._run(args, prog_name, complete_var, **extra)
+        finally:  # when called in-process (a test's runner), leave the caller's handlers and umask as they were
+            signal.signal(signal.SIGINT, previous[0])
+            signal.signal(signal.SIGTERM, previous[1])
+            os.umask(previous[2])
+        sys.exit(code)
+
+    def _run(self, args: Any, prog_name: str | None, complete_var: str | None, **extra: Any) -> int:  # noqa: ANN401
+        """Run the command; return its exit status (usage errors and interrupts: one line)."""
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:
             path = exc.ctx.command_path if exc.ctx else "icml25"
             click.echo(f"error: {exc.format_message()} (see '{path} --help')", err=True)
-            sys.exit(2)
+            return 2
         except click.ClickException as exc:
             click.echo(f"error: {exc.format_message()}", err=True)
-            sys.exit(exc.exit_code)
+            return exc.exit_code
         except (KeyboardInterrupt, click.Abort) as exc:
             what = str(exc) if isinstance(exc, KeyboardInterrupt) and str(exc) else "SIGINT"
             click.echo(f"interrupted ({what}): stopped before anything more was written", err=True)
-            sys.exit(130)
-        sys.exit(code if isinstance(code, int) else 0)
+            return 130
+        except SystemExit as exc:  # a command's own sys.exit(status)
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return code if isinstance(code, int) else 0
 
 
 @click.group(cls=_OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -437,6 +450,12 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
     _check_free_space(reports_dir, "the reports folder", "pass --reports DIR")
     _check_free_space(default_home(), "the results store folder", "set ICML25_HOME to another folder")
     store = _open_store(rebuild=rebuild_store)
+    if not force:  # a damaged row among the planned jobs: one line and exit 3 before anything runs
+        try:
+            store.finished(j.key for j in planned)
+        except StoreError as exc:
+            store.close()
+            _fail_storage(str(exc))
     try:
         _reproduce(store, planned, max_seeds, n_jobs, backend, ray_address, force, reports_dir, json_path, strict)
     except StoreError as exc:  # a damaged row met during the run

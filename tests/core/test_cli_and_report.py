@@ -149,3 +149,25 @@ def test_reports_and_store_ignore_the_umask(tmp_path):
     for path in [home, reports, *reports.rglob("*"), *home.glob("results.sqlite*")]:
         mode = path.stat().st_mode & 0o777
         assert mode == (0o755 if path.is_dir() else 0o644), (path, oct(mode))
+
+
+def test_ray_options_fail_fast_with_one_line(tmp_path):
+    """Issue 28: an unreachable cluster fails within seconds, before the store; a Ray option without Ray is an error."""
+    home = tmp_path / "h"
+    start = time.time()
+    out = icml25("reproduce", "pas", "--preset", "smoke", "--backend", "ray", "--ray-address", "127.0.0.1:1",
+                 home=home, cwd=tmp_path)
+    if "needs Ray" in out.stderr:
+        pytest.skip("Ray is not installed")
+    assert time.time() - start < 30 and out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "cannot reach the Ray cluster" in out.stderr and not home.exists()
+    local = icml25("reproduce", "pas", "--preset", "smoke", "--ray-address", "127.0.0.1:6379", home=home, cwd=tmp_path)
+    assert local.returncode == 2 and "--backend ray" in local.stderr and local.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("args", [["reproduce", "pas", "--seeds", "abc"], ["reproduce", "--no-such-flag"],
+                                  ["no-such-command"], ["results", "--preset"]])
+def test_usage_errors_are_one_line(tmp_path, args):
+    out = icml25(*args, home=tmp_path / "h", cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and out.stderr.startswith("error: "), out.stderr
+    assert "--help" in out.stderr

@@ -87,8 +87,18 @@ def _start(tmp_path: Path, mark: str, tty: bool, *extra: str, seeds: int = 6) ->
     stderr = subprocess.PIPE
     if tty:  # a terminal on stderr: the progress bar's Manager process is started too
         import pty
+        import threading
 
-        _, stderr = pty.openpty()
+        master, stderr = pty.openpty()
+
+        def read_terminal() -> None:  # a terminal is read: an unread pty would block writers once its buffer fills
+            try:
+                while os.read(master, 4096):
+                    pass
+            except OSError:
+                pass
+
+        threading.Thread(target=read_terminal, daemon=True).start()
     return subprocess.Popen([sys.executable, "-m", "icml25.cli", "reproduce", "pas", "--preset", "smoke", "--seeds",
                              str(seeds), "--jobs", "2", "--set", "replicates=300", "--reports", str(tmp_path / "r"),
                              *extra], env=env, stdout=subprocess.DEVNULL, stderr=stderr, text=True,

@@ -244,17 +244,24 @@ def test_svgp_with_inducing_points_at_the_data_is_the_exact_gp():
 
 
 def test_svgp_training_improves_the_elbo():
+    """150 Adam steps at lr 0.01 raise the ELBO from -1.60 to about -0.39 on every CPU kernel (default, AVX2,
+    AVX-512; 1 or 2 threads: the end values agree to ~0.01). At lr 0.05 this deep-kernel SVGP's training is chaotic
+    (one step can cost several nats, when two inducing points cross in 1-D or the feature map takes a large step;
+    in float64 too), so its end point depends on rounding; the test stays in the regime where it does not."""
     torch.manual_seed(0)
     gp = SVGP(1, 10, feature_widths=(8, 4))
     x = torch.linspace(-2, 2, 40)[:, None]
     y = torch.sin(3 * x[:, 0])
-    opt = torch.optim.Adam(gp.parameters(), lr=0.05)
-    first = float(gp.elbo(x, y, 40))
+    opt = torch.optim.Adam(gp.parameters(), lr=0.01)
+    with torch.no_grad():
+        first = float(gp.elbo(x, y, 40))
     for _ in range(150):
         opt.zero_grad()
         (-gp.elbo(x, y, 40)).backward()
         opt.step()
-    assert float(gp.elbo(x, y, 40)) > first + 0.5
+    with torch.no_grad():
+        last = float(gp.elbo(x, y, 40))
+    assert last > first + 0.5, (first, last)
 
 
 def _tiny_model(n_levels=3):

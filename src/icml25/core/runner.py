@@ -308,6 +308,16 @@ def _die_with_parent(run_pid: int | None = None, run_started: str | None = None)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def _in_forkserver() -> bool:
+    """Whether this process is multiprocessing's forkserver (which preloads this module)."""
+    return sys.argv[:1] == ["-c"] and "multiprocessing.forkserver" in sys.modules and \
+        multiprocessing.parent_process() is None and os.getppid() != 1
+
+
+if sys.platform.startswith("linux") and _in_forkserver():  # the forkserver dies with the run that started it
+    _watch_run(os.getppid(), _start_time(os.getppid()))
+
+
 class Interrupted(KeyboardInterrupt):
     """SIGINT or SIGTERM reached the runner: running jobs were stopped, finished ones are stored."""
 
@@ -461,7 +471,7 @@ def run_jobs(
     reused = [j for j in jobs if j.key in done]
 
     holder = new_holder()
-    held = store.acquire([j.key for j in todo], holder, LEASE_TTL_S)  # every key this run leased
+    held = store.acquire([j.key for j in todo], holder, LEASE_TTL_S, recompute=force)  # every key this run leased
     elsewhere = [j for j in todo if j.key not in held]
     todo = [j for j in todo if j.key in held]
     if on_start:

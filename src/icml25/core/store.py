@@ -294,11 +294,12 @@ class Store:
 
     # -- leases: two runs on one store never compute the same job twice ------------------------------
 
-    def acquire(self, keys: Iterable[JobKey], holder: str, ttl_s: float) -> set[JobKey]:
+    def acquire(self, keys: Iterable[JobKey], holder: str, ttl_s: float, recompute: bool = False) -> set[JobKey]:
         """Lease the unfinished jobs among ``keys`` that no live run holds; return those leased.
 
         A job that has finished (an ``ok`` row with valid checksum) is never leased, checked in
-        the same transaction as the lease, so a run cannot compute again a job another run just stored.
+        the same transaction as the lease, so a run cannot compute again a job another run just stored;
+        ``recompute=True`` (``--force``) leases finished jobs too.
 
         A lease expires ``ttl_s`` after its last renewal, or at once when its holder is a
         process of this machine that no longer exists.
@@ -310,7 +311,8 @@ class Store:
                 args = (k.paper, k.experiment, k.config_hash, k.seed, k.version, k.code_hash)
                 done = db.execute("SELECT status, metrics, metrics_sha FROM jobs WHERE paper=? AND experiment=? AND "
                                   "config_hash=? AND seed=? AND version=? AND code_hash=?", args).fetchone()
-                if done is not None and done[0] == "ok" and done[2] == metrics_checksum("ok", done[1]):
+                if not recompute and done is not None and done[0] == "ok" and done[2] == metrics_checksum("ok",
+                                                                                                        done[1]):
                     continue  # it finished meanwhile (another run stored it): nothing to lease
                 row = db.execute("SELECT holder, expires_at FROM leases WHERE paper=? AND experiment=? AND "
                                  "config_hash=? AND seed=? AND version=? AND code_hash=?", args).fetchone()

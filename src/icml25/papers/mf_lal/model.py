@@ -36,6 +36,26 @@ def _softplus_inv(x: float) -> float:
     return math.log(math.expm1(x))
 
 
+# gpytorch's defaults: ``settings.variational_cholesky_jitter`` (added to K_ZZ and to k(x, x)) by the model's dtype,
+# and ``psd_safe_cholesky``'s retries (jitter 1e-8 for float64 times 10^i, 3 tries) if the factorisation fails.
+_VARIATIONAL_JITTER = {torch.float32: 1e-4, torch.float64: 1e-6}
+_SAFE_CHOLESKY_JITTER, _SAFE_CHOLESKY_TRIES = 1e-8, 3
+
+
+def _psd_safe_cholesky(a: torch.Tensor) -> torch.Tensor:
+    """Lower Cholesky factor of ``a`` (float64); on failure retry with ``1e-8 * 10^i`` added (gpytorch's rule)."""
+    chol, info = torch.linalg.cholesky_ex(a)
+    if a.is_meta or not bool(info.any()):  # a meta tensor has no values to check
+        return chol
+    eye = torch.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+    for i in range(_SAFE_CHOLESKY_TRIES):
+        chol, info = torch.linalg.cholesky_ex(a + _SAFE_CHOLESKY_JITTER * 10 ** i * eye)
+        if not bool(info.any()):
+            return chol
+    raise torch.linalg.LinAlgError("K_ZZ is not positive definite even with jitter "
+                                   f"{_SAFE_CHOLESKY_JITTER * 10 ** (_SAFE_CHOLESKY_TRIES - 1):g} added")
+
+
 class SVGP(nn.Module):
     """Whitened sparse variational GP with a deep Matern-5/2 kernel and a Gaussian likelihood.
 
@@ -44,16 +64,35 @@ class SVGP(nn.Module):
     ``CholeskyVariationalDistribution``; initial values as gpytorch's: ``q(v) = N(0, I)``, ``s = l = noise =
     softplus(0)``).
 
+    Numerics as gpytorch's ``VariationalStrategy``: the kernel is evaluated in the model's dtype, ``jitter`` (by
+    default gpytorch's ``variational_cholesky_jitter``: 1e-4 for float32, 1e-6 for float64) is added to ``K_ZZ``
+    and to ``k(x, x)``, and the Cholesky factor of ``K_ZZ`` and ``L^{-1} K_Zx`` are computed in float64 (with
+    ``psd_safe_cholesky``'s retries) and cast back. Distances are computed directly (``torch.cdist`` without the
+    ``|a|^2 + |b|^2 - 2 a.b`` shortcut, which loses the digits of small distances in float32 and whose rounding
+    depends on the CPU's matmul kernel). A float32 factorisation with a 1e-6 jitter (our earlier code) amplifies
+    rounding by up to ``1 / sqrt(jitter)`` when two inducing points come close.
+
+    Training is still sensitive at large step sizes, in exact arithmetic too: the whitened ``v`` of two nearby
+    inducing points is tied to their order in ``L``, so the ELBO is steep where they meet (in a 1-D input they
+    must cross), and large steps of the deep feature map move the kernel a lot. With Adam at lr 0.05 (435 times
+    the code's 1.15e-4) the ELBO can lose several nats in one step, so where a short run ends depends on rounding;
+    at lr 0.01 the test's run ends at the same ELBO (to ~0.01) on every CPU kernel.
+
     Args:
         in_dim: dimension of the inputs (the latent dimension).
         n_inducing: number of inducing points (learnable, drawn N(0, I) at the start as in the code).
         feature_widths: hidden and output widths of the deep feature map ``g``; ``()`` means ``g`` = identity.
+        jitter: added to the diagonal of ``K_ZZ`` and of ``k(x, x)``; ``None`` (default) = gpytorch's default for
+            the parameters' dtype at the time of the call (1e-4 float32, 1e-6 float64).
     """
 
-    def __init__(self, in_dim: int, n_inducing: int, feature_widths: Sequence[int] = (512, 256, 32)):
+    def __init__(self, in_dim: int, n_inducing: int, feature_widths: Sequence[int] = (512, 256, 32),
+                 jitter: float | None = None):
         super().__init__()
         if in_dim < 1 or n_inducing < 1:
             raise ValueError(f"in_dim and n_inducing must be >= 1, got {in_dim} and {n_inducing}")
+        if jitter is not None and not (math.isfinite(jitter) and jitter >= 0):
+            raise ValueError(f"jitter must be a finite float >= 0 or None, got {jitter!r}")
         self.features = _mlp((in_dim, *feature_widths)) if feature_widths else nn.Identity()
         self.inducing = nn.Parameter(torch.randn(n_inducing, in_dim))
         self.q_mean = nn.Parameter(torch.zeros(n_inducing))
@@ -62,7 +101,7 @@ class SVGP(nn.Module):
         self.raw_outputscale = nn.Parameter(torch.zeros(()))
         self.raw_lengthscale = nn.Parameter(torch.zeros(()))
         self.raw_noise = nn.Parameter(torch.zeros(()))
-        self.jitter = 1e-6
+        self.jitter = jitter
 
     @property
     def outputscale(self) -> torch.Tensor:
@@ -76,29 +115,39 @@ class SVGP(nn.Module):
     def noise(self) -> torch.Tensor:
         return F.softplus(self.raw_noise) + 1e-4  # gpytorch's GreaterThan(1e-4) noise constraint
 
+    def _jitter(self) -> float:
+        if self.jitter is not None:
+            return float(self.jitter)
+        return _VARIATIONAL_JITTER.get(self.inducing.dtype, 1e-4)
+
     def kernel(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         """``s * Matern52(|g(a) - g(b)| / l)``, shape ``(len(a), len(b))``."""
         ga, gb = self.features(a), self.features(b)
-        r = torch.cdist(ga, gb).clamp_min(1e-12) / self.lengthscale
+        r = torch.cdist(ga, gb, compute_mode="donot_use_mm_for_euclid_dist").clamp_min(1e-12) / self.lengthscale
         r5 = math.sqrt(5.0) * r
         return self.outputscale * (1 + r5 + r5 ** 2 / 3) * torch.exp(-r5)
 
     def _chol_q(self) -> torch.Tensor:
         return torch.tril(self.q_chol)
 
+    def _interp(self, z: torch.Tensor) -> torch.Tensor:
+        """``L^{-1} K_Zz`` (M, n) with ``L L^T = K_ZZ + jitter I``, factorised and solved in float64, in float64."""
+        m = self.inducing.shape[0]
+        kzz = self.kernel(self.inducing, self.inducing).double()
+        kzz = kzz + self._jitter() * torch.eye(m, dtype=torch.float64, device=kzz.device)
+        chol = _psd_safe_cholesky(kzz)
+        return torch.linalg.solve_triangular(chol, self.kernel(self.inducing, z).double(), upper=False)
+
     def forward(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Latent posterior mean and variance of ``f(z)`` under q, each shape ``(n,)``.
 
-        ``A = L^{-1} K_Zz``; mean ``c + A^T m``; variance ``k(z, z) - |A|^2 + |S^T A|^2`` (per column).
+        ``A = L^{-1} K_Zz``; mean ``c + A^T m``; variance ``k(z, z) + jitter - |A|^2 + |S^T A|^2`` (per column).
         """
         if z.ndim != 2 or z.shape[1] != self.inducing.shape[1]:
             raise ValueError(f"z must have shape (n, {self.inducing.shape[1]}), got {tuple(z.shape)}")
-        m = self.inducing.shape[0]
-        kzz = self.kernel(self.inducing, self.inducing) + self.jitter * torch.eye(m, dtype=z.dtype, device=z.device)
-        chol = torch.linalg.cholesky(kzz)
-        a = torch.linalg.solve_triangular(chol, self.kernel(self.inducing, z), upper=False)
+        a = self._interp(z).to(z.dtype)
         mean = self.constant + a.T @ self.q_mean
-        kxx = self.outputscale.expand(z.shape[0])  # k(z, z) of a stationary kernel
+        kxx = self.outputscale.expand(z.shape[0]) + self._jitter()  # k(z, z) of a stationary kernel
         var = kxx - (a ** 2).sum(0) + ((self._chol_q().T @ a) ** 2).sum(0)
         return mean, var.clamp_min(1e-10)
 
@@ -119,18 +168,17 @@ class SVGP(nn.Module):
     def set_optimal_variational(self, z: torch.Tensor, y: torch.Tensor) -> None:
         """Set q(v) to the optimum of the ELBO for data (z, y) at the current kernel (Titsias 2009):
         ``Sigma_u = K_ZZ (K_ZZ + K_Zz K_zZ / noise)^{-1} K_ZZ``, ``mu_u = Sigma_u K_ZZ^{-1} K_Zz (y - c) / noise``,
-        whitened by ``L^{-1}``. With ``Z = z`` the predictive is then the exact GP posterior."""
+        whitened by ``L^{-1}``. With ``Z = z`` the predictive is then the exact GP posterior. Computed in float64."""
         m = self.inducing.shape[0]
-        kzz = self.kernel(self.inducing, self.inducing) + self.jitter * torch.eye(m, dtype=z.dtype, device=z.device)
-        kzx = self.kernel(self.inducing, z)
-        noise = self.noise
-        chol = torch.linalg.cholesky(kzz)
-        b = torch.linalg.solve_triangular(chol, kzx, upper=False)  # L^{-1} K_Zz
+        b = self._interp(z)  # L^{-1} K_Zz, float64
+        noise = float(self.noise)
+        eye = torch.eye(m, dtype=torch.float64, device=b.device)
         # in whitened coordinates: S S^T = (I + B B^T / noise)^{-1}, m = S S^T B (y - c) / noise
-        prec = torch.eye(m, dtype=z.dtype, device=z.device) + b @ b.T / noise
+        prec = eye + b @ b.T / noise
         cov = torch.cholesky_inverse(torch.linalg.cholesky(prec))
-        self.q_mean.copy_(cov @ b @ (y - self.constant) / noise)
-        self.q_chol.copy_(torch.linalg.cholesky(cov + 1e-10 * torch.eye(m, dtype=z.dtype, device=z.device)))
+        resid = (y - self.constant).double()
+        self.q_mean.copy_(cov @ b @ resid / noise)
+        self.q_chol.copy_(torch.linalg.cholesky(cov + 1e-10 * eye))
 
 
 class MFLAL(nn.Module):

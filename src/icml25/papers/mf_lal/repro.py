@@ -116,6 +116,15 @@ class DockingLadderConfig(ExperimentConfig):
                      at_least={"max_len": 8, "max_heavy_atoms": 5, "n_l0_fit": 2},
                      nonempty=("methods", "kernel_widths"),
                      choices={"target": TARGETS, "mol_filter": ("code", "paper"), "methods": METHODS})
+        # bounds: a job beyond these would need > ~100 GB or days (docking runs, Vina exhaustiveness, model widths,
+        # K_ZZ of n_inducing^2 in float64, training and acquisition steps); n_l2_structures: a target has <= 8
+        check_fields(self, at_most={"pool_size": 10**6, "max_heavy_atoms": 10**3, "n_l0_fit": 10**5,
+                                    "n_l2_seeds": 10**4, "n_top_seeds": 10**4, "exhaustiveness": 10**3,
+                                    "top_exhaustiveness": 10**3, "n_l2_structures": 8, "top_k": 10**4,
+                                    "max_len": 10**3, "latent_dim": 10**4, "embedding_dim": 10**4, "hidden": 10**4,
+                                    "kernel_widths": 10**4, "n_inducing": 10**5, "train_iters": 10**6,
+                                    "pretrain_iters": 10**6, "M": 10**4, "acq_steps": 10**6, "max_resample": 10**5,
+                                    "max_iters": 10**6})
         if len(self.max_iters) != 3:
             raise ConfigError(f"DockingLadderConfig.max_iters must have 3 entries (l0, l1, l2), got {self.max_iters}")
         if self.top_exhaustiveness < self.exhaustiveness:
