@@ -152,17 +152,38 @@ def test_reports_and_store_ignore_the_umask(tmp_path):
 
 
 def test_ray_options_fail_fast_with_one_line(tmp_path):
-    """Issue 28: an unreachable cluster fails within seconds, before the store; a Ray option without Ray is an error."""
+    """Issue 28: an unreachable cluster fails with one line before the store; a Ray option without Ray is an error."""
     home = tmp_path / "h"
-    start = time.time()
     out = icml25("reproduce", "pas", "--preset", "smoke", "--backend", "ray", "--ray-address", "127.0.0.1:1",
                  home=home, cwd=tmp_path)
     if "needs Ray" in out.stderr:
         pytest.skip("Ray is not installed")
-    assert time.time() - start < 30 and out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert "cannot reach the Ray cluster" in out.stderr and not home.exists()
     local = icml25("reproduce", "pas", "--preset", "smoke", "--ray-address", "127.0.0.1:6379", home=home, cwd=tmp_path)
     assert local.returncode == 2 and "--backend ray" in local.stderr and local.stderr.count("\n") == 1
+
+
+def test_the_ray_address_check_is_bounded_in_time(monkeypatch):
+    """The connection attempt has a deadline well under the issue's 30 s (no wall-clock race in the test)."""
+    import socket
+
+    from icml25.cli import RAY_CONNECT_TIMEOUT_S, check_ray_address
+    from icml25.core.experiment import ConfigError
+
+    seen = []
+
+    def fake(address, timeout=None):  # noqa: ANN001
+        seen.append((address, timeout))
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", fake)
+    with pytest.raises(ConfigError, match="cannot reach the Ray cluster at ray://10.9.8.7:10001"):
+        check_ray_address("ray://10.9.8.7:10001")
+    assert seen == [(("10.9.8.7", 10001), RAY_CONNECT_TIMEOUT_S)] and RAY_CONNECT_TIMEOUT_S <= 10
+    with pytest.raises(ConfigError, match="host:port"):
+        check_ray_address("no-port")
+    check_ray_address("auto")  # left to Ray
 
 
 @pytest.mark.parametrize("args", [["reproduce", "pas", "--seeds", "abc"], ["reproduce", "--no-such-flag"],

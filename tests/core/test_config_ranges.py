@@ -172,6 +172,11 @@ def test_check_fields_rules():
     ["sparse_glm_bnb", "--set", "p_values=0"],
     ["sparse_glm_bnb", "--set", "tol=-1"],
     ["pas", "--seeds", "100000000"],
+    # issue 28's probes: infinite floats and huge ints exit 2 before anything runs
+    ["r1vi", "--set", "rel_accuracy=inf"],
+    ["r1vi", "--set", "n_states=1e23"],
+    ["r1vi", "--set", "n_states=1000000000000000000"],
+    ["pas", "--set", "replicates=1000000000000000000"],
 ])
 def test_issue_probes_exit_2_with_one_line(args, tmp_path, monkeypatch):
     monkeypatch.setenv("ICML25_HOME", str(tmp_path))
