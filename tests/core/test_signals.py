@@ -184,3 +184,19 @@ def test_a_signal_while_waiting_for_another_runs_lease_exits_130(tmp_path):
             if p is not None and p.poll() is None:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.communicate()
+
+
+def test_a_worker_that_cannot_start_because_the_run_let_go_is_silent(capsys):
+    """The forkserver's excepthook: a semaphore or pipe the stopping run released is no error worth a traceback
+    (CI once printed one under the run's "interrupted" line); any other start-up error still prints."""
+    from icml25.core.runner import _quiet_when_the_run_let_go
+
+    for exc in (FileNotFoundError(2, "No such file or directory"), EOFError(), BrokenPipeError()):
+        _quiet_when_the_run_let_go(type(exc), exc, None)
+    assert capsys.readouterr().err == ""
+    try:
+        raise ValueError("a real start-up error")
+    except ValueError as exc:
+        _quiet_when_the_run_let_go(ValueError, exc, exc.__traceback__)
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "a real start-up error" in err

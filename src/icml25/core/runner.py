@@ -311,11 +311,30 @@ def _die_with_parent(run_pid: int | None = None, run_started: str | None = None)
 def _in_forkserver() -> bool:
     """Whether this process is multiprocessing's forkserver (which preloads this module)."""
     return sys.argv[:1] == ["-c"] and "multiprocessing.forkserver" in sys.modules and \
-        multiprocessing.parent_process() is None and os.getppid() != 1
+        multiprocessing.parent_process() is None
 
 
-if sys.platform.startswith("linux") and _in_forkserver():  # the forkserver dies with the run that started it
-    _watch_run(os.getppid(), _start_time(os.getppid()))
+def _quiet_when_the_run_let_go(exc_type: type[BaseException], exc: BaseException, tb: Any) -> None:  # noqa: ANN401
+    """``sys.excepthook`` of the forkserver, which it calls when a worker it forked fails to start.
+
+    A worker starts by reading its task's pipe and reopening the pool's semaphores. When the run is
+    stopping (Ctrl-C, SIGTERM, an error), it releases those while a worker may still be starting: the
+    worker (even one the forkserver forks after the run has exited) then meets a missing semaphore
+    (FileNotFoundError) or a closed pipe (EOFError, ConnectionError). Those mean only that nobody waits
+    for the worker any more, so it exits without a traceback that would follow the run's one-line
+    "interrupted" message. Anything else prints as usual.
+    """
+    if issubclass(exc_type, (FileNotFoundError, EOFError, ConnectionError)):
+        return
+    sys.__excepthook__(exc_type, exc, tb)
+
+
+if _in_forkserver():
+    # Also when the run is already gone (the forkserver's parent is then init, pid 1): a signal that
+    # stops the run while the forkserver is still importing leaves it one queued request to serve.
+    sys.excepthook = _quiet_when_the_run_let_go
+    if sys.platform.startswith("linux") and os.getppid() != 1:  # the forkserver dies with the run that started it
+        _watch_run(os.getppid(), _start_time(os.getppid()))
 
 
 class Interrupted(KeyboardInterrupt):
