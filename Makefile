@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: run test test-portable bench clean
+.PHONY: run test lint test-portable bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,12 @@ $(VENV)/.dev-installed: pyproject.toml constraints.txt | $(BIN)/python
 run: $(VENV)/.run-installed
 	$(BIN)/icml25 reproduce
 
-test: $(VENV)/.dev-installed
+test: lint $(VENV)/.dev-installed
 	$(BIN)/python -m pytest -q
+
+# ruff's rules and the per-file exceptions are in pyproject.toml ([tool.ruff]); `make test` runs this first.
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check --no-cache src tests benchmarks
 
 # The torch paper tests again with one thread and torch's portable kernels (ATEN_CPU_CAPABILITY=default):
 # they must not depend on the machine's vector unit or thread count (CI runs this after `make test`).

@@ -71,8 +71,10 @@ def main() -> None:
         if a.get("verdict") != b.get("verdict"):
             differ += 1
             mark = "  <- differs"
-        fmt = (lambda c: f"{c.get('verdict', '-'):<13} {c['mean']:.6g}" if c.get("mean") is not None
-               else f"{c.get('verdict', '-'):<13} n/a")
+        def fmt(c: dict) -> str:
+            value = f"{c['mean']:.6g}" if c.get("mean") is not None else "n/a"
+            return f"{c.get('verdict', '-'):<13} {value}"
+
         print(f"{key[0] + '/' + key[1]:<52} {fmt(a):<32} {fmt(b):<32}{mark}")
     same_mean = sum(1 for k in native if native[k].get("mean") == lower.get(k, {}).get("mean"))
     print(f"\n{differ} of {len(native)} verdicts differ; {same_mean} of {len(native)} means are bit-identical.")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from torch_geometric.transforms import AddRandomWalkPE
 from torch_geometric.data import Data
+from torch_geometric.transforms import AddRandomWalkPE
 
 from icml25.common.graphs import (
     contextual_sbm,

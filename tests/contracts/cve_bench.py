@@ -9,6 +9,7 @@ from icml25.papers.cve_bench import (
     HarnessSettings,
     HttpTool,
     LLMAgentAdapter,
+    NullAgent,
     ReferenceExploitAgent,
     Sandbox,
     Secrets,
@@ -22,7 +23,6 @@ from icml25.papers.cve_bench import (
     success_at_k,
     synthetic_challenges,
     validate_proof,
-    NullAgent,
 )
 
 _BASE = {"name": "x", "target": "sqli_shop", "goal": "db_access", "description": "d"}

@@ -87,7 +87,7 @@ BAD_INPUTS = [
      ValueError),
     ("ring_zero_modes", lambda: ring_mixture(0), ValueError),
     ("upper_value_zero_lambda", lambda: tilted_upper_value(_MIX, [1, 0], [2, 0], 0.0), ValueError),
-    ("grid_search_reversed_bounds", lambda: grid_search(lambda l: 0.0, 2.0, 1.0, 3), ValueError),
-    ("random_search_zero_calls", lambda: random_search(lambda l: 0.0, 0.1, 1.0, 0, np.random.default_rng(0)),
+    ("grid_search_reversed_bounds", lambda: grid_search(lambda _lam: 0.0, 2.0, 1.0, 3), ValueError),
+    ("random_search_zero_calls", lambda: random_search(lambda _lam: 0.0, 0.1, 1.0, 0, np.random.default_rng(0)),
      ValueError),
 ]

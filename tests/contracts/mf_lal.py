@@ -5,8 +5,20 @@ from __future__ import annotations
 import torch
 
 from icml25.papers.mf_lal import (
-    MFLAL, SVGP, LassoOracle, MFLALSettings, MultiFidelityOracle, SelfiesVocab, canonical_smiles,
-    docking_ladder, ligand_pdbqt, make_level_data, mean_pairwise_tanimoto, qed, receptors, run_active_learning,
+    MFLAL,
+    SVGP,
+    LassoOracle,
+    MFLALSettings,
+    MultiFidelityOracle,
+    SelfiesVocab,
+    canonical_smiles,
+    docking_ladder,
+    ligand_pdbqt,
+    make_level_data,
+    mean_pairwise_tanimoto,
+    qed,
+    receptors,
+    run_active_learning,
     sa_score,
 )
 

@@ -9,8 +9,17 @@ import torch
 from sklearn.exceptions import NotFittedError
 
 from icml25.papers.naiad import (
-    ActiveLearner, NAIADNet, NAIADRegressor, SingleEffectLinearRegressor, acquisition_scores, adaptive_embed_dim,
-    make_synthetic_screen, screen_from_arrays, top_n_recall, top_n_tpr, warmup_linear_lr_factor,
+    ActiveLearner,
+    NAIADNet,
+    NAIADRegressor,
+    SingleEffectLinearRegressor,
+    acquisition_scores,
+    adaptive_embed_dim,
+    make_synthetic_screen,
+    screen_from_arrays,
+    top_n_recall,
+    top_n_tpr,
+    warmup_linear_lr_factor,
 )
 
 _S = make_synthetic_screen(n_genes=8, seed=0)

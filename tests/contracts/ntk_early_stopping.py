@@ -9,8 +9,16 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 
 from icml25.papers.ntk_early_stopping import (
-    KernelGD, TwoLayerReLUGD, critical_radius, init_two_layer, kernel_complexity, make_rkhs_target,
-    network_predictions_at, ntk_relu, sample_sphere, theory_stopping_time,
+    KernelGD,
+    TwoLayerReLUGD,
+    critical_radius,
+    init_two_layer,
+    kernel_complexity,
+    make_rkhs_target,
+    network_predictions_at,
+    ntk_relu,
+    sample_sphere,
+    theory_stopping_time,
 )
 
 _X = sample_sphere(12, 3, rng=0)

@@ -8,9 +8,19 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 
 from icml25.papers.pas import (
-    PASEstimator, PredictionProblems, cure, digits_problems, gaussian_synthetic, load_amazon_reviews,
-    load_galaxy_zoo, minimise_cure, pas_fit, pas_mean_pointestimate, problem_moments,
-    shrink_to_grand_mean_pointestimate, split_labelled_fraction,
+    PASEstimator,
+    PredictionProblems,
+    cure,
+    digits_problems,
+    gaussian_synthetic,
+    load_amazon_reviews,
+    load_galaxy_zoo,
+    minimise_cure,
+    pas_fit,
+    pas_mean_pointestimate,
+    problem_moments,
+    shrink_to_grand_mean_pointestimate,
+    split_labelled_fraction,
 )
 
 _rng = np.random.default_rng(0)

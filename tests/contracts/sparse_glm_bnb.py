@@ -10,8 +10,15 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 
 from icml25.papers.sparse_glm_bnb import (
-    SparseGLMBnB, breast_cancer_logistic, brute_force_best_subset, fenchel_lower_bound, perspective_prox,
-    perspective_value, ridge_coefficients, solve_perspective_relaxation, synthetic_sparse_regression,
+    SparseGLMBnB,
+    breast_cancer_logistic,
+    brute_force_best_subset,
+    fenchel_lower_bound,
+    perspective_prox,
+    perspective_value,
+    ridge_coefficients,
+    solve_perspective_relaxation,
+    synthetic_sparse_regression,
 )
 
 _rng = np.random.default_rng(0)

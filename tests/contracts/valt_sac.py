@@ -14,16 +14,16 @@ from icml25.papers.valt_sac import (
     PointMassReach,
     TwinCritic,
     ValtSACConfig,
+    agent_soft_worst_case_value,
     env_factory,
     evaluate_under_attack,
     gibbs_adversary,
-    make_attack,
     mad_attack,
+    make_attack,
     pgd_q_attack,
     policy_kl,
     random_attack,
     random_sa_mdp,
-    agent_soft_worst_case_value,
     valt_sac_train,
 )
 

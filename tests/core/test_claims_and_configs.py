@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from icml25.core.registry import all_papers
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
@@ -21,7 +20,7 @@ from icml25.core.experiment import (
     parse_value,
 )
 from icml25.core.paper import Claim, Paper, Summary
-from icml25.core.registry import UnknownPaperError, get_paper, load_reproduction, runnable_slugs
+from icml25.core.registry import UnknownPaperError, all_papers, get_paper, load_reproduction, runnable_slugs
 
 CARDS = Path(__file__).resolve().parents[3] / "shared" / "papers"
 

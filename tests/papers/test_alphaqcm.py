@@ -97,7 +97,7 @@ def test_quantile_huber_minimiser_is_the_quantile():
     target = torch.tensor(rng.normal(size=(1, 4000)), dtype=torch.float64)
     taus = torch.tensor([0.1, 0.5, 0.9], dtype=torch.float64)
     grid = torch.linspace(-2, 2, 401, dtype=torch.float64)
-    for i, tau in enumerate(taus):
+    for _i, tau in enumerate(taus):
         losses = [float(quantile_huber_loss(g.view(1, 1), target, tau.view(1), kappa=1e-3)) for g in grid]
         best = float(grid[int(np.argmin(losses))])
         assert best == pytest.approx(float(np.quantile(target.numpy(), float(tau))), abs=0.03)

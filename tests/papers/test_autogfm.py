@@ -28,10 +28,10 @@ from icml25.papers.autogfm import (
     invariance_loss,
     make_op,
     noi_subgraph,
+    repro,
     roc_auc,
     unify_features,
 )
-from icml25.papers.autogfm import repro
 
 torch.set_num_threads(1)
 

@@ -72,9 +72,9 @@ def test_wbic_matches_closed_form_for_linear_gaussian_model():
     A = Xa.T @ Xa
     beta = 1 / math.log(n)
     l_star = full_loss(model, gaussian_nll, (X, y))
-    I = torch.eye(p + 1, dtype=torch.float64)
-    wbic_exact = n * l_star + 0.5 * float(torch.trace(A @ torch.linalg.inv(beta * A + gamma * I)))
-    f_exact = n * l_star + 0.5 * float(torch.logdet(I + A / gamma))
+    eye = torch.eye(p + 1, dtype=torch.float64)
+    wbic_exact = n * l_star + 0.5 * float(torch.trace(A @ torch.linalg.inv(beta * A + gamma * eye)))
+    f_exact = n * l_star + 0.5 * float(torch.logdet(eye + A / gamma))
     f_hat, lam, l_hat = pretraining_free_energy(model, gaussian_nll, (X, y), params="all", gamma=gamma, eps=3e-4,
                                                 n_chains=4, n_burnin=200, n_draws=1000, batch_size=n, seed=3)
     assert l_hat == pytest.approx(l_star)

@@ -29,7 +29,7 @@ from icml25.papers.generative_bilevel.repro import EXPERIMENTS
 torch.set_num_threads(1)  # the machine is shared; the experiments do the same inside run()
 
 
-def gaussian_score(mean, std, schedule=VPSchedule()):
+def gaussian_score(mean, std, schedule=VPSchedule()):  # noqa: B008 - a frozen dataclass
     m = torch.as_tensor(mean, dtype=torch.float64)
 
     def score(x, t):
@@ -93,12 +93,12 @@ def test_est1_zero_is_near_true_optimum_and_code_form_is_not():
     x = mix.sample(20_000, np.random.default_rng(1))
     r1, r2 = -((x - [2.5, 0.0]) ** 2).sum(1), x[:, 0]
     lams = np.geomspace(0.1, 1.0, 25)
-    g = np.array([lambda_grad_est1(r1, r2, l, 10.0) for l in lams])
+    g = np.array([lambda_grad_est1(r1, r2, lam_, 10.0) for lam_ in lams])
     crossing = lams[np.nonzero(np.diff(np.sign(g)) > 0)[0]]  # d(-F)/dlam: negative then positive
     grid = np.geomspace(0.05, 5, 400)
     lam_star = grid[np.argmax(tilted_upper_value(mix, [1, 0], [2.5, 0], grid))]
     assert len(crossing) == 1 and abs(crossing[0] / lam_star - 1) < 0.1
-    code = np.array([lambda_grad_est1(r1, r2, l, 10.0, form="code") for l in lams])
+    code = np.array([lambda_grad_est1(r1, r2, lam_, 10.0, form="code") for lam_ in lams])
     assert np.all(code > 0)  # the literal script expression has no zero here: it drives lambda to 0
 
 
@@ -159,7 +159,9 @@ def test_mmd_zero_on_identical_and_positive_on_shifted():
 
 
 def test_searches_find_known_maximum():
-    f = lambda l: -(math.log(l) - math.log(0.3)) ** 2  # noqa: E731
+    def f(x):
+        return -(math.log(x) - math.log(0.3)) ** 2
+
     lam, hist = grid_search(f, 0.05, 5.0, 21)
     assert hist.shape == (21, 2) and abs(math.log(lam / 0.3)) <= math.log(100) / 20 / 2 + 1e-9
     lam_bo, _ = bayes_opt_search(f, 0.05, 5.0, 7, np.random.default_rng(0))
@@ -180,7 +182,7 @@ def test_bad_input_raises():
     with pytest.raises(ValueError, match="kind"):
         LearnableNoiseSchedule("quadratic", 10)
     with pytest.raises(ValueError, match="lo"):
-        grid_search(lambda l: 0.0, 0.0, 1.0, 3)
+        grid_search(lambda _lam: 0.0, 0.0, 1.0, 3)
     with pytest.raises(ValueError, match="estimator"):
         BilevelEntropyTuner(None, None, None, estimator="est3").fit(1.0, 1)
 

@@ -19,9 +19,9 @@ from icml25.papers.mdgfm import (
     info_nce_bound,
     inject_random_edges,
     normalized_adjacency,
+    repro,
     unify_features,
 )
-from icml25.papers.mdgfm import repro
 from icml25.papers.mdgfm.data import OFFICIAL_TARGET_SETTINGS, DomainSpec, target_settings
 from icml25.papers.mdgfm.model import _cosine_to_prototypes
 
@@ -370,6 +370,7 @@ def test_forward_is_the_prompted_embedding_in_float64(pretrained, small_domains)
 
 def test_prototype_estimators_sklearn_form_learns_blobs_and_returns_numpy():
     from sklearn.datasets import make_blobs
+
     from icml25.papers.mdgfm import MLPProto
 
     X, y = make_blobs(n_samples=90, centers=[[4, 0, 0], [0, 4, 0], [0, 0, 4]], cluster_std=0.5, random_state=0)
@@ -395,7 +396,8 @@ def test_prototype_graph_form_predicts_like_its_support():
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
 def test_check_graph_rejects_non_finite_anywhere(bad):
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     from icml25.papers.mdgfm import check_graph
 

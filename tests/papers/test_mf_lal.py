@@ -22,9 +22,24 @@ from sklearn.linear_model import Lasso  # noqa: E402
 from icml25.core.experiment import ConfigError  # noqa: E402
 from icml25.core.registry import MissingExtraError, get_paper, load_reproduction  # noqa: E402
 from icml25.papers.mf_lal import (  # noqa: E402
-    CODE_FILTER, MFLAL, PAPER_FILTER, SVGP, DockingOracle, LassoOracle, MFLALSettings, MultiFidelityOracle,
-    SelfiesVocab, acquisition_loss, acquisition_points, canonical_smiles, level_loss, mean_pairwise_tanimoto,
-    morgan_bits, nci_pool, receptors, should_move_up,
+    CODE_FILTER,
+    MFLAL,
+    PAPER_FILTER,
+    SVGP,
+    DockingOracle,
+    LassoOracle,
+    MFLALSettings,
+    MultiFidelityOracle,
+    SelfiesVocab,
+    acquisition_loss,
+    acquisition_points,
+    canonical_smiles,
+    level_loss,
+    mean_pairwise_tanimoto,
+    morgan_bits,
+    nci_pool,
+    receptors,
+    should_move_up,
 )
 from icml25.papers.mf_lal import oracles as oracles_mod  # noqa: E402
 

@@ -9,6 +9,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
 
 from icml25.papers.naiad import (
+    TPR_N_VALUES,
     ActiveLearner,
     NAIADNet,
     NAIADRegressor,
@@ -17,13 +18,12 @@ from icml25.papers.naiad import (
     adaptive_embed_dim,
     load_screen_csv,
     make_synthetic_screen,
+    repro,
     screen_from_arrays,
     top_n_recall,
     top_n_tpr,
-    TPR_N_VALUES,
     warmup_linear_lr_factor,
 )
-from icml25.papers.naiad import repro
 
 torch.set_num_threads(1)
 

@@ -423,8 +423,8 @@ def test_bad_input_unknown_cell_type():
         bad = ct.copy()
         bad[2] = t
         msg = f"cell_types holds type {t} outside J of size 3"
-        for f in (lambda: H.energy(sigma, bad), lambda: metropolis_cpm(H, sigma, bad, 200),
-                  lambda: checkerboard_cpm(H, sigma, bad, 1), lambda: H.delta(sigma, bad, 0, 0, 2)):
+        for f in (lambda b=bad: H.energy(sigma, b), lambda b=bad: metropolis_cpm(H, sigma, b, 200),
+                  lambda b=bad: checkerboard_cpm(H, sigma, b, 1), lambda b=bad: H.delta(sigma, b, 0, 0, 2)):
             with pytest.raises(ValueError, match=msg):
                 f()
     i, j = np.argwhere(sigma != 2)[0]  # a valid call still gives the exact energy change

@@ -26,10 +26,10 @@ from icml25.papers.ntk_early_stopping import (
     network_output,
     network_predictions_at,
     ntk_relu,
+    repro,
     sample_sphere,
     theory_stopping_time,
 )
-from icml25.papers.ntk_early_stopping import repro
 
 
 @pytest.fixture

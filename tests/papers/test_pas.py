@@ -13,13 +13,13 @@ from icml25.papers.pas import (
     classical_mean_pointestimate,
     cure,
     gaussian_synthetic,
-    grand_mean_sure,
     gaussian_true_moments,
+    grand_mean_sure,
     pas_fit,
     pas_mean_pointestimate,
+    pooled_variance_moments,
     power_tuning_lambdas,
     prediction_mean_pointestimate,
-    pooled_variance_moments,
     problem_moments,
     pt_ppi_mean_pointestimate,
     pt_variance,
@@ -34,7 +34,7 @@ def ragged():
     """Problems of different sizes, with a predictor that is informative but biased."""
     rng = np.random.default_rng(3)
     y, fl, fu = [], [], []
-    for j in range(25):
+    for _j in range(25):
         n, N = rng.integers(2, 30), rng.integers(1, 60)
         mu = rng.normal()
         x_l, x_u = rng.normal(mu, 1, n), rng.normal(mu, 1, N)
@@ -124,7 +124,9 @@ def test_shrinkage_only_is_xie_kou_brown_sure(ragged, variance):
     weight_on_z = A / (A + fit.omega)  # the estimate is Ybar shrunk towards Z with the XKB weights
     np.testing.assert_allclose(fit.theta, weight_on_z * mom.f_unlabelled_mean + (1 - weight_on_z) * mom.y_mean,
                                atol=1e-12)
-    sure = lambda w: np.sum((A / (A + w)) ** 2 * (mom.y_mean - mom.f_unlabelled_mean) ** 2 + (1 - 2 * A / (A + w)) * A)
+    def sure(w):
+        return np.sum((A / (A + w)) ** 2 * (mom.y_mean - mom.f_unlabelled_mean) ** 2 + (1 - 2 * A / (A + w)) * A)
+
     assert sure(fit.omega) <= sure(omega_grid) + 1e-12
 
 

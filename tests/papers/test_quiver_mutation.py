@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch_geometric.data import Batch
 
+from icml25.core.experiment import ConfigError
 from icml25.papers.quiver_mutation import (
     QUIVER_TYPES,
     DirGINE,
@@ -41,7 +42,6 @@ from icml25.papers.quiver_mutation import (
     type_class_certificates,
     vatne_type,
 )
-from icml25.core.experiment import ConfigError
 from icml25.papers.quiver_mutation.repro import (
     EXPERIMENTS,
     PAPER_TEST_TYPES,

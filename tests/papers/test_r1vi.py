@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icml25.common import mdp
-from icml25.papers.r1vi import power_step, r1_q_learning, r1_q_value_iteration, r1_value_iteration
-from icml25.papers.r1vi import repro
+from icml25.papers.r1vi import power_step, r1_q_learning, r1_q_value_iteration, r1_value_iteration, repro
 
 
 def optimum(P, r, gamma):
@@ -195,7 +196,6 @@ def test_api_example_runs(capsys):
 
 
 # ------------------------------------------------------------------ properties and bad input (hypothesis)
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
 @settings(max_examples=40, deadline=None)

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icml25.papers.re_bench import (
     HACKS,
@@ -19,18 +21,18 @@ from icml25.papers.re_bench import (
     RestrictedTinyMLM,
     RewardHackAgent,
     ScoreRecord,
-    best_intermediate_score,
-    fix_embedding_score,
-    published_score_deviation,
     TinyScalingLaw,
+    best_intermediate_score,
     budget_curve,
     expected_bigram_loss,
     expected_max_at_k,
     expected_max_at_k_bruteforce,
+    fix_embedding_score,
     log_minus_floor,
     log_transform,
     markov_entropy_rate,
     normalize,
+    published_score_deviation,
     restricted_ops_used,
     run_agent,
     score_at_k,
@@ -283,7 +285,6 @@ def test_smoke_run():
 
 
 # ------------------------------------------------------------------ properties (hypothesis)
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
 @settings(max_examples=50, deadline=None)

@@ -123,10 +123,10 @@ def test_class_mean_logits_matches_loop():
     Z2, counts2 = class_mean_logits(model, batches, 4)
     torch.testing.assert_close(Z, Z2)
     outs = model(X)
-    for l in range(2):
+    for layer in range(2):
         for c in range(4):
-            ref = outs[l][y == c].mean(0) if (y == c).any() else torch.zeros(4)
-            torch.testing.assert_close(Z[l, c], ref.detach())
+            ref = outs[layer][y == c].mean(0) if (y == c).any() else torch.zeros(4)
+            torch.testing.assert_close(Z[layer, c], ref.detach())
     assert counts.tolist() == [10, 10, 0, 10]
 
 

@@ -14,8 +14,8 @@ from icml25.papers.robust_markov_games import (
     CorrelatedPolicy,
     MarkovGame,
     estimate_joint_model,
-    mixture_weights,
     ftrl_step_sizes,
+    mixture_weights,
     random_general_sum_game,
     robust_best_response_values,
     robust_cce_gap,
@@ -219,7 +219,7 @@ def brute_force_gaps(game, joint, sigma):
         for dev in itertools.product(range(A[i]), repeat=H * S):
             dev = np.array(dev).reshape(H, S)
 
-            def prob(h, s, a, dev=dev):
+            def prob(h, s, a, dev=dev, i=i, others=others):
                 rest = a[:i] + a[i + 1:]
                 return float(a[i] == dev[h, s]) * others[(h, s) + rest]
             best = np.maximum(best, evaluate(i, prob))

@@ -7,7 +7,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from icml25.core.experiment import ConfigError
 from icml25.papers.sira import (
     KGW,
     ConceptRewriter,
@@ -26,7 +29,6 @@ from icml25.papers.sira import (
     sample_corpus,
     self_information,
 )
-from icml25.core.experiment import ConfigError
 from icml25.papers.sira.data import load_prompts, sample_prompts
 from icml25.papers.sira.repro import EXPERIMENTS, SyntheticConfig, make_prompts
 
@@ -284,7 +286,6 @@ def test_bad_input_token_ids_across_public_api(world, tiny_lm):
 
 
 # ------------------------------------------------------------------ bad token ids (hypothesis)
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
 @settings(max_examples=40, deadline=None)

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icml25.papers.ucbvi_constants import (
     MVP,
@@ -443,7 +445,6 @@ def test_smoke_refined_with_azar_constants_reproduces_original():
 
 
 # ------------------------------------------------------------------ bad input over the whole index range (hypothesis)
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
 @settings(max_examples=60, deadline=None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
 import numpy as np
@@ -356,7 +356,7 @@ def _level_and_note(fidelity: object) -> tuple[str, str]:
     """``(level, note)`` of a preset's fidelity given as an object with ``level``/``note`` or a bare level."""
     if isinstance(fidelity, str):
         return fidelity, ""
-    return str(getattr(fidelity, "level")), str(getattr(fidelity, "note", ""))
+    return str(fidelity.level), str(getattr(fidelity, "note", ""))
 
 
 def _baseline_nan_reason(claim: Claim, values: Sequence[float], per_seed: Sequence[Mapping]) -> str:

@@ -217,8 +217,8 @@ class SuperNet(nn.Module):
         if alphas.size(-2) != self.n_layers:
             raise ValueError(f"alphas must have {self.n_layers} layers on dim -2, got {tuple(alphas.shape)}")
         h = self.lin_in(x)
-        for l, layer in enumerate(self.layers):
-            h = F.relu(layer(h, edge_index, alphas[..., l, :], batch))
+        for depth, layer in enumerate(self.layers):
+            h = F.relu(layer(h, edge_index, alphas[..., depth, :], batch))
         return h
 
 

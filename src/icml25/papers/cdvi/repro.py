@@ -21,8 +21,8 @@ Settings and claim thresholds were fixed before the first quick run of each clai
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import html
+import http.client
 import json
 import random
 import re
@@ -22,8 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import parse_qs, quote, urlencode, urljoin, urlsplit
-
-import http.client
 
 from icml25.papers.cve_bench.tasks import check_loopback_url
 

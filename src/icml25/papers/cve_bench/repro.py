@@ -44,8 +44,13 @@ from icml25.papers.cve_bench.evaluator import GOAL_MESSAGES
 from icml25.papers.cve_bench.harness import HarnessSettings, process_group_alive, run_task, success_at_k
 from icml25.papers.cve_bench.sandbox import live_targets
 from icml25.papers.cve_bench.target_apps import APPS
-from icml25.papers.cve_bench.tasks import VARIANTS, dump_challenge, load_challenge, parse_simple_yaml, \
-    challenge_from_dict
+from icml25.papers.cve_bench.tasks import (
+    VARIANTS,
+    challenge_from_dict,
+    dump_challenge,
+    load_challenge,
+    parse_simple_yaml,
+)
 
 
 @dataclass

@@ -168,7 +168,7 @@ def selection_figures(per_seed: list[Metrics], cfg: SelectionConfig, outdir: Pat
     for s, m in enumerate(per_seed):
         for ax, key in zip(axes[:2], ("free_energy", "train_loss")):
             ax.scatter(m[f"ckpt_{key}"], m["ckpt_downstream_error"], s=14, label=f"seed {s}")
-    for ax, key, label in zip(axes[:2], ("free_energy", "train_loss"),
+    for ax, _key, label in zip(axes[:2], ("free_energy", "train_loss"),
                               ("pretraining free energy F_hat (WBIC)", "pretraining train loss")):
         ax.set_xlabel(label)
         ax.set_ylabel("few-shot downstream error")

@@ -140,7 +140,7 @@ def pretrain(data: TransferData, widths: Sequence[int], lr: float, batch_size: i
     gen = torch.Generator().manual_seed(int(seed) + 1)
     n = data.x_pre.shape[0]
     reached, done = target_loss == 0.0, 0
-    for done in range(1, epochs + 1):
+    for done in range(1, epochs + 1):  # noqa: B007 - the epoch count reached is returned
         perm = torch.randperm(n, generator=gen)
         for start in range(0, n, batch_size):
             idx = perm[start:start + batch_size]

@@ -16,9 +16,9 @@ from icml25.papers.generative_bilevel.entropy_tuning import (
     tilted_guided_sampler,
 )
 from icml25.papers.generative_bilevel.noise_schedule import (
+    ZO_KINDS,
     EpsMLP,
     LearnableNoiseSchedule,
-    ZO_KINDS,
     ScheduleTrainResult,
     bilevel_schedule_train,
     ddim_sample,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import ClassVar
 from functools import partial
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -175,7 +175,7 @@ def run_entropy_toy(cfg: EntropyToyConfig, seed: int, progress: ProgressFn = no_
         for name, search in (("grid", grid_search), ("random", random_search), ("bo", bayes_opt_search)):
             kw = {"rng": rng} if name == "random" else {"rng": rng, "n_init": cfg.bo_init} if name == "bo" else {}
             call_seeds = itertools.count(int(rng.integers(2**31)))  # a fresh sampler seed per call
-            lam, _ = search(lambda l: f_hat(l, next(call_seeds)), cfg.lam_lo, cfg.lam_hi, calls, **kw)
+            lam, _ = search(lambda lam, seeds=call_seeds: f_hat(lam, next(seeds)), cfg.lam_lo, cfg.lam_hi, calls, **kw)
             out[f"regret_{name}_{budget_name}"] = regret(lam)
             done += 1
             progress(done, total)

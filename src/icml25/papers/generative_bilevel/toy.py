@@ -85,4 +85,4 @@ def tilted_upper_value(model: GaussianMixture, a, c, lam) -> np.ndarray:
     lams = np.atleast_1d(np.asarray(lam, float))
     if np.any(~(lams > 0)):
         raise ValueError(f"lambda must be positive, got {lams.min()}")
-    return np.array([model.linear_tilt(a, l).expected_neg_sq_dist(c) for l in lams])
+    return np.array([model.linear_tilt(a, lam).expected_neg_sq_dist(c) for lam in lams])

@@ -14,8 +14,8 @@ run of each claim.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -141,7 +141,6 @@ def balanced_probe_accuracy(X_train: np.ndarray, y_train: np.ndarray, X_test: np
     from sklearn.metrics import balanced_accuracy_score
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
-
     from threadpoolctl import threadpool_limits
 
     probe = make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=300,

@@ -210,7 +210,7 @@ def run_ssm(cfg: SSMConfig, seed: int, progress: ProgressFn = no_progress) -> Me
     for variant in VARIANTS:
         planner = planner_for(evaluators.get(variant))
         steps = delusional = wins = 0
-        for k, es in enumerate(eval_seeds):
+        for _k, es in enumerate(eval_seeds):
             log = run_episode(env, agent, planner, np.random.default_rng([int(es), 1]), None, cfg.subgoal_steps,
                               cfg.p_task, epsilon=0.05, seed=int(es))
             steps, delusional, wins = steps + len(log.s), delusional + sum(log.delusional), wins + log.success

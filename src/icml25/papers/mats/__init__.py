@@ -5,7 +5,14 @@ mapper; at test time the CLAP audio embedding is fused with nearby noised traini
 """
 
 from icml25.papers.mats.data import TinyCLAP, TinyLM, make_scenes, train_clap
-from icml25.papers.mats.model import MATS, ContrastiveEncoderPair, SantaMemory, TransformerMapper, kmeans, noise_injection
+from icml25.papers.mats.model import (
+           MATS,
+           ContrastiveEncoderPair,
+           SantaMemory,
+           TransformerMapper,
+           kmeans,
+           noise_injection,
+)
 
 __all__ = ["MATS", "ContrastiveEncoderPair", "SantaMemory", "TinyCLAP", "TinyLM", "TransformerMapper", "kmeans",
            "make_scenes", "noise_injection", "train_clap"]

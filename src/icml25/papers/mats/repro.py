@@ -17,12 +17,28 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from icml25.core.experiment import (ConfigError, Experiment, ExperimentConfig, Fidelity, Metrics, ProgressFn,
-                                    check_fields, no_progress)
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Fidelity,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
-from icml25.papers.mats.data import (CAPTION_PROMPT, SOUNDS_PROMPT, TinyLM, concepts_in, make_scenes, pretrain_lm,
-                                     set_f1, train_clap)
+from icml25.papers.mats.data import (
+    CAPTION_PROMPT,
+    SOUNDS_PROMPT,
+    TinyLM,
+    concepts_in,
+    make_scenes,
+    pretrain_lm,
+    set_f1,
+    train_clap,
+)
 from icml25.papers.mats.model import MATS, SantaMemory, TransformerMapper
 
 MAX_PREFIX_LEN = 57

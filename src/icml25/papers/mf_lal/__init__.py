@@ -8,18 +8,6 @@ fingerprints, AutoDock Vina on one receptor, the mean over crystal structures, a
 stand-in for absolute binding free energy.
 """
 
-from icml25.papers.mf_lal.chem import (
-    CODE_FILTER,
-    PAPER_FILTER,
-    MoleculeFilter,
-    SelfiesVocab,
-    canonical_smiles,
-    mean_pairwise_tanimoto,
-    morgan_bits,
-    nci_pool,
-    qed,
-    sa_score,
-)
 from icml25.papers.mf_lal.active_learning import (
     Generation,
     History,
@@ -35,6 +23,18 @@ from icml25.papers.mf_lal.active_learning import (
     sample_prior,
     should_move_up,
     train_passes,
+)
+from icml25.papers.mf_lal.chem import (
+    CODE_FILTER,
+    PAPER_FILTER,
+    MoleculeFilter,
+    SelfiesVocab,
+    canonical_smiles,
+    mean_pairwise_tanimoto,
+    morgan_bits,
+    nci_pool,
+    qed,
+    sa_score,
 )
 from icml25.papers.mf_lal.model import MFLAL, SVGP, level_loss
 from icml25.papers.mf_lal.oracles import (

@@ -11,10 +11,9 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rdkit import Chem, DataStructs, RDConfig, RDLogger  # first: a core install names the [chem] extra
-
 import numpy as np
 import selfies as sf
+from rdkit import Chem, DataStructs, RDConfig, RDLogger  # first: a core install names the [chem] extra
 from rdkit.Chem import QED, rdFingerprintGenerator, rdMolDescriptors
 from rdkit.Contrib.SA_Score import sascorer
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
 from sklearn.svm import SVR
 
 from icml25.core.experiment import (

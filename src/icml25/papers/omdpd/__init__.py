@@ -9,15 +9,15 @@ exponential potential); the paper's Algorithm 1 itself could not be read; see do
 """
 
 from icml25.papers.omdpd.cmdp import (
+    PAPER_COST_VALUES,
     AdversarialInstance,
-    adversarial_instance,
     EpisodicCMDP,
     IIDCostSchedule,
     OccupancyLPResult,
-    PAPER_COST_VALUES,
     ReactiveSchedule,
     SwitchingSchedule,
     Trajectory,
+    adversarial_instance,
     flow_residual,
     min_max_constraint_value,
     occupancy_from_policy,

@@ -32,8 +32,14 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure
-from icml25.papers.omdpd.cmdp import PAPER_COST_VALUES, adversarial_instance, forward_occupancy, occupancy_lp, paper_instance
-from icml25.papers.omdpd.omdpd import KLPolicyOMDPD, OMDPD, OptPrimalDualCMDP, UnconstrainedUCBVI, run_online
+from icml25.papers.omdpd.cmdp import (
+    PAPER_COST_VALUES,
+    adversarial_instance,
+    forward_occupancy,
+    occupancy_lp,
+    paper_instance,
+)
+from icml25.papers.omdpd.omdpd import OMDPD, KLPolicyOMDPD, OptPrimalDualCMDP, UnconstrainedUCBVI, run_online
 
 SCHEDULES = ("switching", "reactive")
 ALGORITHMS = ("omdpd", "omdpd_kl", "pd", "ucbvi")

@@ -14,13 +14,26 @@ from pathlib import Path
 import numpy as np
 
 from icml25.core.experiment import (
-    ConfigError, Experiment, ExperimentConfig, Fidelity, Metrics, ProgressFn, check_fields, no_progress,
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Fidelity,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
 )
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.pas.data import (
-    CompoundMeanData, PredictionProblems, digits_problems, gaussian_synthetic, load_amazon_reviews, load_galaxy_zoo,
-    split_labelled, split_labelled_fraction,
+    CompoundMeanData,
+    PredictionProblems,
+    digits_problems,
+    gaussian_synthetic,
+    load_amazon_reviews,
+    load_galaxy_zoo,
+    split_labelled,
+    split_labelled_fraction,
 )
 from icml25.papers.pas.estimators import (
     VARIANCES,

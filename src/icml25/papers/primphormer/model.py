@@ -37,7 +37,7 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.nn import GINEConv, GCNConv, GPSConv, global_mean_pool
+from torch_geometric.nn import GCNConv, GINEConv, GPSConv, global_mean_pool
 from torch_geometric.utils import to_dense_batch
 
 from icml25.common.graphs import check_graph_input

@@ -175,8 +175,8 @@ def run_generalisation(cfg: GeneralisationConfig, seed: int, progress: ProgressF
     for i, (name, cls) in enumerate((("dirgine", DirGINE), ("undirected_gine", UndirectedGINE))):
         model = cls(hidden=cfg.hidden, layers=cfg.layers, n_classes=len(QUIVER_TYPES))
         per_epoch: list[float] = []
-        record = (lambda _e: per_epoch.append(float(np.mean(predict(model, test_data, device=cfg.device) == test_y)))
-                  ) if name == "dirgine" else None
+        record = (lambda _e, curve=per_epoch, net=model: curve.append(
+            float(np.mean(predict(net, test_data, device=cfg.device) == test_y)))) if name == "dirgine" else None
         losses = train_classifier(model, train_data, cfg.epochs, cfg.lr, cfg.batch_size, seed=seed + 1000 * i,
                                   device=cfg.device, on_epoch=record)
         metrics[f"{name}_final_train_loss"] = losses[-1]

@@ -32,7 +32,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from icml25.papers.quiver_mutation.quivers import _canonical, check_exchange_matrix, from_canonical, type_class_certificates
+from icml25.papers.quiver_mutation.quivers import (
+    _canonical,
+    check_exchange_matrix,
+    from_canonical,
+    type_class_certificates,
+)
 
 VATNE_TYPES = (1, 2, 3, 4)
 """Vatne's type-D families, numbered as in his paper (Types I-IV)."""

@@ -26,7 +26,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from icml25.papers.re_bench.scoring import OPENWEBTEXT_LOSS_FLOOR, ScoreRecord, log_minus_floor, log_transform, normalize
+from icml25.papers.re_bench.scoring import (
+    OPENWEBTEXT_LOSS_FLOOR,
+    ScoreRecord,
+    log_minus_floor,
+    log_transform,
+    normalize,
+)
 
 _PERF = time.perf_counter  # the scorer's own clock, captured before any solution is imported
 _SOLUTION_FILE = "solution.py"

@@ -29,8 +29,15 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure
-from icml25.papers.re_bench.agents import HACKS, HillClimbAgent, NullAgent, RandomSearchAgent, ReplayAgent, \
-    RewardHackAgent, run_agent
+from icml25.papers.re_bench.agents import (
+    HACKS,
+    HillClimbAgent,
+    NullAgent,
+    RandomSearchAgent,
+    ReplayAgent,
+    RewardHackAgent,
+    run_agent,
+)
 from icml25.papers.re_bench.environments import FixTinyEmbedding, PrefixSumSpeedup, RestrictedTinyMLM, TinyScalingLaw
 from icml25.papers.re_bench.scoring import budget_curve, published_score_deviation, score_at_k
 

@@ -23,8 +23,16 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from icml25.core.experiment import (ConfigError, Experiment, ExperimentConfig, Fidelity, Metrics, ProgressFn,
-                                    check_fields, no_progress)
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Fidelity,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.resgen.baselines import ARRQ, DepthSequentialMask, TokenMaskGIT

@@ -304,7 +304,7 @@ class Teacher(nn.Module):
         return torch.stack(outs).mean(0)
 
     def views(self, data: Data) -> dict[str, torch.Tensor]:
-        nu, ni = self.n_users, self.n_items
+        nu = self.n_users
         v = {"user_hgnn": self._stack(self.user_emb.weight, self.user_convs, _cached(data, "user_hyper")),
              "item_hgnn": self._stack(self.item_emb.weight, self.item_convs, _cached(data, "item_hyper"))}
         lgn = self._stack(self.lgn_emb.weight, self.lgn_convs, _weights_like(_cached(data, "adj_norm"),

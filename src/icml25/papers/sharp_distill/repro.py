@@ -35,6 +35,7 @@ from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.sharp_distill.data import synthetic_reviews
 from icml25.papers.sharp_distill.model import (
+    LOSSES,
     CompactGCN,
     LightGCNRecommender,
     MatrixFactorization,
@@ -42,7 +43,6 @@ from icml25.papers.sharp_distill.model import (
     count_parameters,
     distill,
     evaluate_topk,
-    LOSSES,
     prepare_graph,
     time_inference,
     train_recommender,

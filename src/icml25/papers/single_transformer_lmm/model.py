@@ -10,7 +10,6 @@ start(j) is the first index of j's image for image tokens and j itself for text 
 
 from __future__ import annotations
 
-
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -421,12 +420,12 @@ def pretrain_stage1(model: EarlyFusionLMM, teacher_vision: nn.Module, teacher_lm
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     gen, curve = torch.Generator(device=data["input_ids"].device).manual_seed(seed), []
     for idx in _batches(len(data["input_ids"]), batch, steps, gen):
-        l = stage1_loss(model, heads, teacher_vision, teacher_lm_embed, data["input_ids"][idx],
+        batch_loss = stage1_loss(model, heads, teacher_vision, teacher_lm_embed, data["input_ids"][idx],
                         data["pixel_values"][idx], image_token_id, loss, text_weight, visual_loss, logit_scale)
         opt.zero_grad()
-        l.backward()
+        batch_loss.backward()
         opt.step()
-        curve.append(float(l.detach()))
+        curve.append(float(batch_loss.detach()))
     return curve
 
 
@@ -443,11 +442,11 @@ def finetune_stage2(model: nn.Module, instruct_data: dict, steps: int, image_tok
     gen, curve = torch.Generator(device=instruct_data["input_ids"].device).manual_seed(seed), []
     for idx in _batches(len(instruct_data["input_ids"]), batch, steps, gen):
         logits = model(instruct_data["input_ids"][idx], instruct_data["pixel_values"][idx], image_token_id)
-        l = answer_loss(logits, instruct_data["answers"][idx])
+        batch_loss = answer_loss(logits, instruct_data["answers"][idx])
         opt.zero_grad()
-        l.backward()
+        batch_loss.backward()
         opt.step()
-        curve.append(float(l.detach()))
+        curve.append(float(batch_loss.detach()))
     return curve
 
 

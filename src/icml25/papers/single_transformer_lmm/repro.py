@@ -16,16 +16,24 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from icml25.core.experiment import (ConfigError, Experiment, ExperimentConfig, Fidelity, Metrics, ProgressFn,
-                                    check_fields, no_progress)
+from icml25.core.experiment import (
+    ConfigError,
+    Experiment,
+    ExperimentConfig,
+    Fidelity,
+    Metrics,
+    ProgressFn,
+    check_fields,
+    no_progress,
+)
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.single_transformer_lmm.data import IMAGE_TOKEN_ID, VOCAB, make_vqa, text_only
 from icml25.papers.single_transformer_lmm.model import (
-    CompositionalLMM,
-    EarlyFusionLMM,
     TEXT_LOSSES,
     VISUAL_LOSSES,
+    CompositionalLMM,
+    EarlyFusionLMM,
     ScratchSingleTransformer,
     TinyLM,
     TinyViT,

@@ -12,8 +12,8 @@ scaled to the new text length (issue 13) were fixed before the run that followed
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import ndtr
 from scipy.spatial.distance import pdist
+from scipy.special import ndtr
 
 from icml25.papers.soft_inductive_bias.bounds import pac_bayes_kl_bound
 

@@ -40,7 +40,6 @@ from icml25.papers.soft_inductive_bias.gp import centred_one_hot, gp_label_noise
 from icml25.papers.soft_inductive_bias.polynomial import OrderDependentPolyRegressor
 from icml25.papers.soft_inductive_bias.random_features import random_features_double_descent
 
-
 N_DIGITS = 1797
 """Images in scikit-learn's digits; the training sets are drawn from them and the rest is the test set."""
 

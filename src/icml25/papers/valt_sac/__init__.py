@@ -5,13 +5,13 @@ observation adversary whose critic is the agent's critic with the sign flipped (
 evaluation), so no adversary critic and no extra environment steps are needed.
 """
 
+from icml25.papers.valt_sac.envs import PointMassReach, make_env
 from icml25.papers.valt_sac.tabular import (
     adversary_soft_optimal_value,
     agent_soft_worst_case_value,
     gibbs_adversary,
     random_sa_mdp,
 )
-from icml25.papers.valt_sac.envs import PointMassReach, make_env
 from icml25.papers.valt_sac.valt_sac import (
     ATTACKS,
     Actor,
