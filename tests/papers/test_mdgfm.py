@@ -23,7 +23,7 @@ from icml25.papers.mdgfm import (
     unify_features,
 )
 from icml25.papers.mdgfm.data import OFFICIAL_TARGET_SETTINGS, DomainSpec, target_settings
-from icml25.papers.mdgfm.model import _cosine_to_prototypes
+from icml25.papers.mdgfm.model import cosine_to_prototypes
 
 torch.set_num_threads(1)
 
@@ -154,9 +154,9 @@ def test_prototype_classifier_invariant_to_positive_rescaling():
     emb = torch.randn(30, 8)
     y = torch.tensor([0, 1, 2, 0, 1, 2])
     sup = emb[:6]
-    base = _cosine_to_prototypes(emb, sup, y, 3).argmax(1)
+    base = cosine_to_prototypes(emb, sup, y, 3).argmax(1)
     scale = torch.rand(30, 1) * 10 + 0.1
-    torch.testing.assert_close(_cosine_to_prototypes(emb * scale, sup * 3.0, y, 3).argmax(1), base)
+    torch.testing.assert_close(cosine_to_prototypes(emb * scale, sup * 3.0, y, 3).argmax(1), base)
 
 
 # ---------------------------------------------------------------- pre-training and prompt tuning

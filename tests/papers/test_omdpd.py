@@ -32,7 +32,7 @@ from icml25.papers.omdpd import (
     random_cmdp,
     run_online,
 )
-from icml25.papers.omdpd.cmdp import _flow_equalities
+from icml25.papers.omdpd.cmdp import flow_equalities
 
 S, A, H = 4, 3, 4
 
@@ -338,7 +338,7 @@ def test_smoke_growth_experiment():
 def _cvxpy_projection(z, P, mu=0):
     cp = pytest.importorskip("cvxpy")
     Pf = np.broadcast_to(P, (z.shape[0], *P.shape[-3:])) if P.ndim == 3 else P
-    M, b = _flow_equalities(np.asarray(Pf, dtype=float), np.eye(z.shape[1])[mu])
+    M, b = flow_equalities(np.asarray(Pf, dtype=float), np.eye(z.shape[1])[mu])
     x = cp.Variable(z.size)
     cp.Problem(cp.Minimize(cp.sum_squares(x - z.ravel())), [M @ x == b, x >= 0]).solve(
         solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)

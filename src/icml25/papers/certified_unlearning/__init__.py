@@ -5,7 +5,7 @@ clipping (contraction of the hockey-stick divergence), gives (epsilon, delta)-un
 :class:`Certificate` holds every constant so the guarantee can be recomputed.
 """
 
-from icml25.papers.certified_unlearning.repro import TensorBatches, accuracy, digits_split, mia_auc, mlp
+from icml25.papers.certified_unlearning.digits import TensorBatches, accuracy, digits_split, mia_auc, mlp
 from icml25.papers.certified_unlearning.unlearning import (
     DP_SGD_ORDERS,
     Certificate,

@@ -27,16 +27,16 @@ from torch_geometric.nn import GCNConv
 
 from icml25.papers.mdgfm.model import (
     GCNEncoder,
-    _check_support,
-    _class_prototypes,
-    _cosine_to_prototypes,
-    _untouched_rng_prompt,
-    _xavier_row,
-    _xavier_rows,
     check_graph,
+    check_support,
+    class_prototypes,
+    cosine_to_prototypes,
     normalized_adjacency,
     unified_graph_input,
     unify_features,
+    untouched_rng_prompt,
+    xavier_row,
+    xavier_rows,
 )
 
 __all__ = ["GCNProto", "MLPProto", "PretrainNoRefine"]
@@ -155,7 +155,7 @@ class _ProtoNet(ClassifierMixin, BaseEstimator):
                 raise ValueError("the graph form takes the edge_index as its second argument, not edge_index=")
             X = validate_data(self, X, dtype=[np.float64, np.float32])
             x, ei = check_graph(X, y, "target")
-            idx, labels = _check_support(support_idx, support_y, x.size(0))
+            idx, labels = check_support(support_idx, support_y, x.size(0))
             self.classes_ = np.arange(int(labels.max()) + 1)
         else:
             X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
@@ -173,12 +173,12 @@ class _ProtoNet(ClassifierMixin, BaseEstimator):
             for _ in range(steps):
                 opt.zero_grad()
                 emb = net(x, *graph)[idx]
-                logits = _cosine_to_prototypes(emb, emb, labels, n_classes) / self.temperature
+                logits = cosine_to_prototypes(emb, emb, labels, n_classes) / self.temperature
                 F.cross_entropy(logits, labels).backward()
                 opt.step()
         net.eval()
         with torch.no_grad():
-            self.prototypes_ = _class_prototypes(net(x, *graph)[idx], labels, n_classes)
+            self.prototypes_ = class_prototypes(net(x, *graph)[idx], labels, n_classes)
         self.module_ = net
         self.support_ = (idx, labels, n_classes)
         return self
@@ -230,14 +230,14 @@ class PretrainNoRefine(nn.Module):
             raise ValueError(f"n_sources must be >= 1 (or None), got {n_sources}")
         self.unify_dim, self.tau, self.n_negatives, self.weight_decay = unify_dim, tau, n_negatives, weight_decay
         self.encoder = GCNEncoder(unify_dim, hidden, n_layers, dropout)
-        self.shared_token = _xavier_row(unify_dim)
+        self.shared_token = xavier_row(unify_dim)
         self.register_buffer("is_pretrained", torch.tensor(False))
         self.n_sources = n_sources
         self._init_tokens(n_sources or 0)
 
     def _init_tokens(self, n_sources: int) -> None:
-        self.domain_tokens = _xavier_rows(n_sources, self.unify_dim)
-        self.prompt_ = _untouched_rng_prompt(n_sources, self.unify_dim, k=1, learner_layers=0, dropedge=0.0)
+        self.domain_tokens = xavier_rows(n_sources, self.unify_dim)
+        self.prompt_ = untouched_rng_prompt(n_sources, self.unify_dim, k=1, learner_layers=0, dropedge=0.0)
         self.to(self.shared_token.device, self.shared_token.dtype)
 
     def _link_loss(self, z, ei, gen) -> torch.Tensor:
@@ -307,7 +307,7 @@ class PretrainNoRefine(nn.Module):
         if steps < 0 or not lr > 0:
             raise ValueError(f"need steps >= 0 and lr > 0, got {steps}, {lr}")
         x, adj, _ = self._prepare(X, A, "target")
-        idx, y = _check_support(support_idx, support_y, x.size(0), x.device)
+        idx, y = check_support(support_idx, support_y, x.size(0), x.device)
         for name, p in self.named_parameters():
             p.requires_grad_(name.startswith("prompt_."))
         self.prompt_.reset_parameters()  # new prompts for every task
@@ -317,7 +317,7 @@ class PretrainNoRefine(nn.Module):
             opt.zero_grad()
             xp = self.prompt_.features(x, self.domain_tokens, self.shared_token)
             emb = self.encoder(xp, *adj)[idx]
-            loss = F.cross_entropy(F.softmax(_cosine_to_prototypes(emb, emb, y, n_classes), dim=1), y)
+            loss = F.cross_entropy(F.softmax(cosine_to_prototypes(emb, emb, y, n_classes), dim=1), y)
             loss.backward()
             opt.step()
         self.support_ = (idx, y, n_classes)
@@ -333,4 +333,4 @@ class PretrainNoRefine(nn.Module):
         if int(idx.max()) >= x.size(0):
             raise ValueError("predict must get the graph that prompt_tune was fitted on")
         emb = self.encoder(self.prompt_.features(x, self.domain_tokens, self.shared_token), *adj)
-        return _cosine_to_prototypes(emb, emb[idx], y, n_classes).argmax(dim=1).cpu()
+        return cosine_to_prototypes(emb, emb[idx], y, n_classes).argmax(dim=1).cpu()

@@ -290,7 +290,7 @@ def _info_nce_sum(z1, z2, positives: list[torch.Tensor], tau: float) -> torch.Te
 
 # ----------------------------------------------------------------------------- step 4: prompts
 
-def _xavier_row(dim: int) -> nn.Parameter:
+def xavier_row(dim: int) -> nn.Parameter:
     w = torch.empty(1, dim)
     nn.init.xavier_uniform_(w)
     return nn.Parameter(w.squeeze(0))
@@ -338,13 +338,13 @@ class TargetPrompt(nn.Module):
         return self.features(x, domain_tokens, shared_token)
 
 
-def _xavier_rows(n_rows: int, dim: int) -> nn.Parameter:
+def xavier_rows(n_rows: int, dim: int) -> nn.Parameter:
     """``n_rows`` tokens, each drawn as a Xavier-uniform (1, dim) row (the official initialisation)."""
-    rows = [_xavier_row(dim).data for _ in range(n_rows)]
+    rows = [xavier_row(dim).data for _ in range(n_rows)]
     return nn.Parameter(torch.stack(rows) if rows else torch.empty(0, dim))
 
 
-def _untouched_rng_prompt(n_sources: int, dim: int, k: int, learner_layers: int, dropedge: float) -> TargetPrompt:
+def untouched_rng_prompt(n_sources: int, dim: int, k: int, learner_layers: int, dropedge: float) -> TargetPrompt:
     """A :class:`TargetPrompt` built without advancing the global RNG.
 
     Every ``prompt_tune`` call redraws the prompts (``reset_parameters``); building them at
@@ -403,7 +403,7 @@ class MDGFM(nn.Module):
         self.unify_dim, self.tau, self.dropedge = unify_dim, tau, dropedge
         self.learner_layers, self.refine_downstream, self.weight_decay = learner_layers, refine_downstream, weight_decay
         self.encoder = GCNEncoder(unify_dim, hidden, n_layers, dropout)
-        self.shared_token = _xavier_row(unify_dim)
+        self.shared_token = xavier_row(unify_dim)
         self.learner = GraphLearner(2 * unify_dim, n_layers=learner_layers, k=30, dropedge=dropedge)
         self.register_buffer("is_pretrained", torch.tensor(False))
         self.n_sources = n_sources
@@ -411,9 +411,9 @@ class MDGFM(nn.Module):
 
     def _init_tokens(self, n_sources: int) -> None:
         # the same draws, in the same order, as the official code: all domain tokens, then all balance tokens
-        self.domain_tokens = _xavier_rows(n_sources, self.unify_dim)
-        self.balance_tokens = _xavier_rows(n_sources, 2 * self.unify_dim)
-        self.prompt_ = _untouched_rng_prompt(n_sources, self.unify_dim, 30, self.learner_layers, self.dropedge)
+        self.domain_tokens = xavier_rows(n_sources, self.unify_dim)
+        self.balance_tokens = xavier_rows(n_sources, 2 * self.unify_dim)
+        self.prompt_ = untouched_rng_prompt(n_sources, self.unify_dim, 30, self.learner_layers, self.dropedge)
         self.to(self.shared_token.device, self.shared_token.dtype)
 
     # -- pre-training ------------------------------------------------------------------------
@@ -517,7 +517,7 @@ class MDGFM(nn.Module):
         if steps < 0 or not lr > 0 or k_down < 1:
             raise ValueError(f"need steps >= 0, lr > 0 and k_down >= 1, got {steps}, {lr}, {k_down}")
         x, adj = self._prepare_target(X, A)
-        idx, y = _check_support(support_idx, support_y, x.size(0), x.device)
+        idx, y = check_support(support_idx, support_y, x.size(0), x.device)
         for p in self.frozen_parameters().values():
             p.requires_grad_(False)
         self.prompt_.reset_parameters()  # new prompts for every task
@@ -529,7 +529,7 @@ class MDGFM(nn.Module):
         for _ in range(steps):
             opt.zero_grad()
             emb = self._target_embeddings(x, adj)[idx]
-            probs = F.softmax(_cosine_to_prototypes(emb, emb, y, n_classes), dim=1)
+            probs = F.softmax(cosine_to_prototypes(emb, emb, y, n_classes), dim=1)
             loss = F.cross_entropy(probs, y)  # CE on softmax(cos), as the official code does
             loss.backward()
             opt.step()
@@ -547,7 +547,7 @@ class MDGFM(nn.Module):
         if int(idx.max()) >= x.size(0):
             raise ValueError("predict must get the graph that prompt_tune was fitted on")
         emb = self._target_embeddings(x, adj)
-        return _cosine_to_prototypes(emb, emb[idx], y, n_classes).argmax(dim=1).cpu()
+        return cosine_to_prototypes(emb, emb[idx], y, n_classes).argmax(dim=1).cpu()
 
 
 def _integer_ids(values, name: str) -> torch.Tensor:
@@ -557,7 +557,7 @@ def _integer_ids(values, name: str) -> torch.Tensor:
     return t.long()
 
 
-def _check_support(support_idx, support_y, n: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+def check_support(support_idx, support_y, n: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
     idx = _integer_ids(support_idx, "support_idx")
     y = _integer_ids(support_y, "support_y")
     if idx.numel() == 0 or idx.numel() != y.numel():
@@ -570,12 +570,12 @@ def _check_support(support_idx, support_y, n: int, device=None) -> tuple[torch.T
     return idx.to(device), y.to(device)
 
 
-def _class_prototypes(support_emb: torch.Tensor, y: torch.Tensor, n_classes: int) -> torch.Tensor:
+def class_prototypes(support_emb: torch.Tensor, y: torch.Tensor, n_classes: int) -> torch.Tensor:
     """(C, D) mean embedding of each class's support rows."""
     protos = support_emb.new_zeros(n_classes, support_emb.size(1)).index_add_(0, y, support_emb)
     return protos / torch.bincount(y, minlength=n_classes).clamp(min=1).unsqueeze(1)
 
 
-def _cosine_to_prototypes(emb: torch.Tensor, support_emb: torch.Tensor, y: torch.Tensor, n_classes: int):
+def cosine_to_prototypes(emb: torch.Tensor, support_emb: torch.Tensor, y: torch.Tensor, n_classes: int):
     """(N, C) cosine similarity of each row of ``emb`` to the class means of ``support_emb``."""
-    return F.normalize(emb, dim=1) @ F.normalize(_class_prototypes(support_emb, y, n_classes), dim=1).t()
+    return F.normalize(emb, dim=1) @ F.normalize(class_prototypes(support_emb, y, n_classes), dim=1).t()

@@ -29,11 +29,10 @@ from icml25.papers.ntk_early_stopping.network import (
     network_output,
     network_predictions_at,
 )
-from icml25.papers.ntk_early_stopping.repro import run_rate_experiment
 
 __all__ = [
     "DISTRIBUTIONS", "KernelGD", "TwoLayerReLUGD", "check_sphere", "critical_radius", "data_dependent_stopping_time", "empirical_ntk",
     "gradient_descent", "init_two_layer", "kernel_complexity", "kernel_gd_iterative", "loss_gradient",
-    "make_rkhs_target", "network_output", "network_predictions_at", "ntk_relu", "run_rate_experiment",
+    "make_rkhs_target", "network_output", "network_predictions_at", "ntk_relu",
     "sample_sphere", "theory_stopping_time",
 ]

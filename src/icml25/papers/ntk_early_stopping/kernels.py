@@ -67,7 +67,7 @@ def project_to_sphere(X: np.ndarray, name: str = "X") -> np.ndarray:
 _NO_Y = object()
 
 
-def _sphere_input(estimator: BaseEstimator, X, y=_NO_Y):
+def sphere_input(estimator: BaseEstimator, X, y=_NO_Y):
     """``validate_data`` for the sphere estimators (``fit`` passes y, ``predict`` does not),
     then the optional projection and the sphere check."""
     if y is _NO_Y:
@@ -383,7 +383,7 @@ class KernelGD(RegressorMixin, BaseEstimator):
             raise ValueError(f"eta must be > 0, got {self.eta!r}")
         if self.n_steps is not None and (int(self.n_steps) != self.n_steps or self.n_steps < 0):
             raise ValueError(f"n_steps must be a non-negative integer or None, got {self.n_steps!r}")
-        X, y = _sphere_input(self, X, y)
+        X, y = sphere_input(self, X, y)
         lam, V = np.linalg.eigh(self._k(X, X))
         order = np.argsort(lam)[::-1]
         self.X_fit_, self.eigvals_, self.eigvecs_ = X, lam[order], V[:, order]
@@ -405,7 +405,7 @@ class KernelGD(RegressorMixin, BaseEstimator):
     def predict_path(self, X: np.ndarray, ts) -> np.ndarray:
         """Predictions ``f_t(X)`` for each t in ``ts``: shape (len(ts), len(X))."""
         check_is_fitted(self, "eigvals_")
-        X = _sphere_input(self, X)
+        X = sphere_input(self, X)
         return self.coef_path(ts) @ self._k(self.X_fit_, X)
 
     def predict(self, X: np.ndarray, t: int | None = None) -> np.ndarray:

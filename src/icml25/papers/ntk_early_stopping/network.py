@@ -25,12 +25,12 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from icml25.papers.ntk_early_stopping.kernels import (
-    _sphere_input,
     check_sphere,
     critical_radius,
     data_dependent_stopping_time,
     ntk_relu,
     project_to_sphere,
+    sphere_input,
     theory_stopping_time,
 )
 
@@ -195,7 +195,7 @@ class TwoLayerReLUGD(RegressorMixin, BaseEstimator):
             f_eval: np.ndarray | None = None) -> "TwoLayerReLUGD":
         """Train on (X, y); X_eval, f_eval (optional) are points and noiseless targets for the risk path."""
         self._validate()
-        X, y = _sphere_input(self, X, y)
+        X, y = sphere_input(self, X, y)
         n, d = X.shape
         if (X_eval is None) != (f_eval is None):
             raise ValueError("pass X_eval and f_eval together")
@@ -243,7 +243,7 @@ class TwoLayerReLUGD(RegressorMixin, BaseEstimator):
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Network output f(W_, x) for each row of X (points on the unit sphere)."""
         check_is_fitted(self, "W_")
-        X = _sphere_input(self, X)
+        X = sphere_input(self, X)
         return eval_predictions(X, self.W_, self.a_, self.symmetric_init)
 
 

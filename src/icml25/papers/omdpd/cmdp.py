@@ -181,7 +181,7 @@ def flow_residual(P: Any, q: Any, mu: Any = 0) -> float:
 # --------------------------------------------------------------------------- the occupancy LP
 
 
-def _flow_equalities(P: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def flow_equalities(P: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``A_eq q = b_eq`` over ``q`` flattened in (H, S, A) order."""
     H, A, S, _ = P.shape
     n = S * A
@@ -241,7 +241,7 @@ def occupancy_lp(P: Any, r: Any, constraints: Any = None, mu: Any = 0, horizon: 
     H, A, S, _ = P.shape
     r_arr = check_stage_function("r", r_arr, (H, S, A))
     G = _stack_constraints(constraints, (H, S, A))
-    A_eq, b_eq = _flow_equalities(P, check_initial_distribution(mu, S))
+    A_eq, b_eq = flow_equalities(P, check_initial_distribution(mu, S))
     res = linprog(-r_arr.ravel(), A_ub=G if len(G) else None, b_ub=np.zeros(len(G)) if len(G) else None,
                   A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs")
     if res.status == 2:
@@ -260,7 +260,7 @@ def min_max_constraint_value(P: Any, constraints: Sequence[Any], mu: Any = 0, ho
     if not constraints:
         raise ValueError("constraints must hold at least one constraint g_i")
     G = _stack_constraints(constraints, (H, S, A))
-    A_eq, b_eq = _flow_equalities(P, check_initial_distribution(mu, S))
+    A_eq, b_eq = flow_equalities(P, check_initial_distribution(mu, S))
     n = H * S * A  # variables (q, t): minimise t s.t. G q - t <= 0
     c = np.zeros(n + 1)
     c[-1] = 1.0

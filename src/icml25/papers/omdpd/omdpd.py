@@ -34,12 +34,12 @@ from icml25.common.mdp import check_count
 from icml25.papers.omdpd.cmdp import (
     EpisodicCMDP,
     Trajectory,
-    _flow_equalities,
     check_episodic_transitions,
     check_initial_distribution,
     check_policy,
     check_stage_function,
     check_trajectory,
+    flow_equalities,
     forward_occupancy,
     policy_from_occupancy,
 )
@@ -148,7 +148,7 @@ def project_occupancy(z: Any, P: Any, mu: Any = 0, tol: float = 1e-10, max_iter:
         raise ValueError(f"z must have shape (H, S, A) = {(P.shape[0], P.shape[2], P.shape[1])}, got {z.shape}")
     tol = _check_positive("tol", tol)
     max_iter = check_count("max_iter", max_iter)
-    M, b = _flow_equalities(P, check_initial_distribution(mu, P.shape[2]))
+    M, b = flow_equalities(P, check_initial_distribution(mu, P.shape[2]))
     return _project_flow_polytope(z.ravel(), M, b, tol, max_iter)[0].reshape(z.shape)
 
 
@@ -373,7 +373,7 @@ class OMDPD(_PolicyMirrorDescentLearner):
         G = self.alpha * (-r_opt + (self.potential_derivative(self.lam) * d_opt if active else 0.0))
         self._variation += float(np.sum((G - self._grad_prev) ** 2))
         eta_k = self.eta * np.sqrt(2 * self.H) / max(np.sqrt(self._variation), 1e-300)
-        M, b = _flow_equalities(P_hat, self.mu)
+        M, b = flow_equalities(P_hat, self.mu)
         q_hat, y_hat = _project_flow_polytope((self.q_hat - eta_k * G).ravel(), M, b, y0=self._y[0])
         q, y = _project_flow_polytope(q_hat - eta_k * G.ravel(), M, b, y0=self._y[1])  # hint M_{k+1} = G_k
         self._y = (y_hat, y)

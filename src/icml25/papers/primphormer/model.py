@@ -211,7 +211,7 @@ def ksvd_loss(aux_list: list[dict[str, Tensor]]) -> Tensor:
     return torch.stack([ksvd_objective(a) ** 2 for a in aux_list]).mean()
 
 
-def _mpnn(kind: str, dim: int) -> nn.Module:
+def mpnn_conv(kind: str, dim: int) -> nn.Module:
     if kind == "gine":
         return GINEConv(nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, dim)), edge_dim=dim)
     if kind == "gcn":
@@ -231,7 +231,7 @@ class PrimphormerLayer(nn.Module):
                  sampled_nodes: int | None = None):
         super().__init__()
         self.mpnn_kind = mpnn
-        self.conv = _mpnn(mpnn, dim)
+        self.conv = mpnn_conv(mpnn, dim)
         self.attn = PrimalGraphAttention(dim, heads, rank, sampled_nodes=sampled_nodes)
         self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(2 * dim, dim))
         self.norm1, self.norm2, self.norm3 = nn.BatchNorm1d(dim), nn.BatchNorm1d(dim), nn.BatchNorm1d(dim)
@@ -334,12 +334,12 @@ class Primphormer(_GraphNet):
         return self.readout(h, batch), aux_list
 
 
-class _MPNNBlock(nn.Module):
+class MPNNBlock(nn.Module):
     """The GPS block without its attention branch (MPNN-only baseline)."""
 
     def __init__(self, dim: int, dropout: float):
         super().__init__()
-        self.conv = _mpnn("gine", dim)
+        self.conv = mpnn_conv("gine", dim)
         self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(2 * dim, dim))
         self.norm1, self.norm3 = nn.BatchNorm1d(dim), nn.BatchNorm1d(dim)
         self.dropout = dropout
@@ -362,10 +362,10 @@ class GPSBaseline(_GraphNet):
             raise ValueError(f"attn must be 'multihead', 'performer' or 'none', got {attn!r}")
         self.attn = attn
         if attn == "none":
-            self.layers = nn.ModuleList(_MPNNBlock(hidden, dropout) for _ in range(n_layers))
+            self.layers = nn.ModuleList(MPNNBlock(hidden, dropout) for _ in range(n_layers))
         else:
             self.layers = nn.ModuleList(
-                GPSConv(hidden, _mpnn("gine", hidden), heads=heads, dropout=dropout, attn_type=attn)
+                GPSConv(hidden, mpnn_conv("gine", hidden), heads=heads, dropout=dropout, attn_type=attn)
                 for _ in range(n_layers))
 
     def forward(self, x, edge_index=None, batch=None, edge_attr=None, pe=None):

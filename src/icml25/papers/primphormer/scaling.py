@@ -51,14 +51,14 @@ def build_layer(method: str, dim: int, heads: int, rank: int):
     """One GPS-style layer with GINE as the local MPNN and the named global attention."""
     from torch_geometric.nn import GPSConv
 
-    from icml25.papers.primphormer.model import PrimphormerLayer, _mpnn, _MPNNBlock
+    from icml25.papers.primphormer.model import MPNNBlock, PrimphormerLayer, mpnn_conv
 
     if method == "primphormer":
         return PrimphormerLayer(dim, "gine", heads, rank)
     if method in ("multihead", "performer"):
-        return GPSConv(dim, _mpnn("gine", dim), heads=heads, attn_type=method)
+        return GPSConv(dim, mpnn_conv("gine", dim), heads=heads, attn_type=method)
     if method == "mpnn":
-        return _MPNNBlock(dim, 0.0)
+        return MPNNBlock(dim, 0.0)
     raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 

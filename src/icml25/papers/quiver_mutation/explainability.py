@@ -22,7 +22,7 @@ import numpy as np
 
 from icml25.papers.quiver_mutation.quivers import (
     QUIVER_TYPES,
-    _canonical,
+    canonical_form_unchecked,
     check_exchange_matrix,
     is_mutation_type_A,
     type_class_certificates,
@@ -82,7 +82,7 @@ def identify_mutation_type(B: np.ndarray) -> str | None:
     B = check_exchange_matrix(B)
     if is_mutation_type_A(B):
         return "A"
-    cert = _canonical(B)
+    cert = canonical_form_unchecked(B)
     for kind in QUIVER_TYPES[1:]:
         if cert in _class_set(kind, B.shape[0]):
             return kind

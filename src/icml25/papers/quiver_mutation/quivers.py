@@ -205,10 +205,10 @@ def canonical_form(B: np.ndarray) -> bytes:
     B = check_exchange_matrix(B)
     if np.abs(B).max(initial=0) > 127:
         raise ValueError("canonical_form supports arrow multiplicities up to 127")
-    return _canonical(B)
+    return canonical_form_unchecked(B)
 
 
-def _canonical(B: np.ndarray) -> bytes:
+def canonical_form_unchecked(B: np.ndarray) -> bytes:
     n = B.shape[0]
     nz = [np.nonzero(B[i])[0] for i in range(n)]
     nbrs = [[(int(j), int(B[i, j])) for j in nz[i]] for i in range(n)]
@@ -254,7 +254,7 @@ def _mutation_class_certs(start: bytes, max_size: int | None = None) -> tuple[by
     while queue:
         Q = from_canonical(queue.popleft())
         for k in range(n):
-            cert = _canonical(_mutate_unchecked(Q, k))
+            cert = canonical_form_unchecked(_mutate_unchecked(Q, k))
             if cert not in seen:
                 if np.abs(from_canonical(cert)).max() > 100:
                     raise ValueError("arrow multiplicities exceed 100: the class looks mutation-infinite; pass max_size")
@@ -324,7 +324,7 @@ def sample_mutation_class(kind: str, n: int, count: int, rng: np.random.Generato
         Q = seeds[int(rng.integers(len(seeds)))]
         for k in rng.integers(0, int(n), size=steps):
             Q = _mutate_unchecked(Q, int(k))
-        seen.setdefault(_canonical(Q), None)
+        seen.setdefault(canonical_form_unchecked(Q), None)
         if len(seen) >= count:
             break
     return [from_canonical(c) for c in seen]

@@ -33,7 +33,7 @@ from functools import lru_cache
 import numpy as np
 
 from icml25.papers.quiver_mutation.quivers import (
-    _canonical,
+    canonical_form_unchecked,
     check_exchange_matrix,
     from_canonical,
     type_class_certificates,
@@ -126,7 +126,7 @@ def vatne_family_sets(n: int) -> dict[int, frozenset[bytes]]:
         raise ValueError(f"Vatne's families are defined for n >= 4 vertices, got {n!r}")
     families: dict[int, set[bytes]] = {t: set() for t in VATNE_TYPES}
     for t, B in _family_members(int(n)):
-        families[t].add(_canonical(B))
+        families[t].add(canonical_form_unchecked(B))
     return {t: frozenset(s) for t, s in families.items()}
 
 
@@ -148,7 +148,7 @@ def vatne_type(B: np.ndarray) -> int:
     """
     B = check_exchange_matrix(B)
     table = vatne_type_table(B.shape[0])
-    cert = _canonical(B)
+    cert = canonical_form_unchecked(B)
     if cert not in table:
         raise ValueError(f"the quiver is not of mutation type D_{B.shape[0]}")
     return table[cert]

@@ -14,15 +14,15 @@ from torch import Tensor, nn
 
 from icml25.papers.resgen.model import (
     MaskedTokenTrunk,
-    _batch_size,
-    _check_codes,
-    _check_integer_tensor,
-    _check_positive,
-    _check_sampling,
-    _device,
-    _guided_forward,
+    check_codes,
+    check_integer_tensor,
+    check_positive,
+    check_sampling,
+    guided_forward,
     gumbel,
     masked_counts,
+    param_device,
+    sample_batch_size,
     select_prefix_tokens,
 )
 from icml25.papers.resgen.rvq import ResidualVQ, forward_mask, mask_schedule
@@ -84,15 +84,15 @@ class TokenMaskGIT(nn.Module):
                  choice_temperature: float = 1.0, schedule: str = "cosine",
                  generator: torch.Generator | None = None) -> Tensor:
         """T steps of coarse-to-fine unmasking, every masked token sampled from its own categorical."""
-        _check_positive(steps=steps)
-        _check_sampling(cfg_scale, choice_temperature)
+        check_positive(steps=steps)
+        check_sampling(cfg_scale, choice_temperature)
         t_ = self.trunk
-        b = _batch_size(class_labels, n_samples)
-        tokens = torch.zeros(b, t_.n_pos, t_.depth, dtype=torch.long, device=_device(self))
+        b = sample_batch_size(class_labels, n_samples)
+        tokens = torch.zeros(b, t_.n_pos, t_.depth, dtype=torch.long, device=param_device(self))
         masked = torch.ones_like(tokens, dtype=torch.bool)
         counts = masked_counts(steps, t_.n_pos * t_.depth, schedule)
         for t in range(steps):
-            logits = _guided_forward(self, tokens, masked, class_labels, cfg_scale, b)
+            logits = guided_forward(self, tokens, masked, class_labels, cfg_scale, b)
             new = _sample_logits(logits, temperature, top_p, generator)
             conf = torch.log_softmax(logits, -1).gather(-1, new[..., None]).squeeze(-1)
             conf = conf + choice_temperature * (1 - (t + 1) / steps) * gumbel(tuple(conf.shape), generator,
@@ -129,16 +129,16 @@ class DepthSequentialMask(TokenMaskGIT):
                  choice_temperature: float = 1.0, schedule: str = "cosine",
                  generator: torch.Generator | None = None) -> Tensor:
         """For each depth j = 1..D, T MaskGIT steps over the L positions of depth j."""
-        _check_positive(steps=steps)
-        _check_sampling(cfg_scale, choice_temperature)
+        check_positive(steps=steps)
+        check_sampling(cfg_scale, choice_temperature)
         t_ = self.trunk
-        b = _batch_size(class_labels, n_samples)
-        tokens = torch.zeros(b, t_.n_pos, t_.depth, dtype=torch.long, device=_device(self))
+        b = sample_batch_size(class_labels, n_samples)
+        tokens = torch.zeros(b, t_.n_pos, t_.depth, dtype=torch.long, device=param_device(self))
         masked = torch.ones_like(tokens, dtype=torch.bool)
         counts = masked_counts(steps, t_.n_pos, schedule)
         for j in range(t_.depth):
             for t in range(steps):
-                logits = _guided_forward(self, tokens, masked, class_labels, cfg_scale, b)[:, :, j]
+                logits = guided_forward(self, tokens, masked, class_labels, cfg_scale, b)[:, :, j]
                 new = _sample_logits(logits, temperature, top_p, generator)
                 conf = torch.log_softmax(logits, -1).gather(-1, new[..., None]).squeeze(-1)
                 conf = conf + choice_temperature * (1 - (t + 1) / steps) * gumbel(tuple(conf.shape), generator,
@@ -180,13 +180,13 @@ class ARRQ(nn.Module):
         output predicts the next token.
         """
         t = self.trunk
-        _check_integer_tensor(prefix, "prefix")
+        check_integer_tensor(prefix, "prefix")
         if prefix.dim() != 2:
             raise ValueError(f"prefix must have shape (B, S), got {tuple(prefix.shape)}")
         s = prefix.shape[1]
         if s >= t.n_pos * t.depth:
             raise ValueError(f"prefix length must be < {t.n_pos * t.depth}, got {s}")
-        _check_codes(prefix, t.codebook_size, name="prefix")
+        check_codes(prefix, t.codebook_size, name="prefix")
         device = prefix.device
         depth_of = torch.arange(s, device=device) % t.depth
         h = t.token_emb(prefix + depth_of * (t.codebook_size + 1))  # (B, S, dim)
@@ -215,9 +215,9 @@ class ARRQ(nn.Module):
                  n_samples: int | None = None, generator: torch.Generator | None = None, **_: object) -> Tensor:
         """Sample token by token (``steps`` is ignored: NFE = L * D)."""
         t = self.trunk
-        _check_sampling(cfg_scale, 0.0)
-        b = _batch_size(class_labels, n_samples)
-        device = _device(self)
+        check_sampling(cfg_scale, 0.0)
+        b = sample_batch_size(class_labels, n_samples)
+        device = param_device(self)
         flat = torch.zeros(b, 0, dtype=torch.long, device=device)
         guided = class_labels is not None and cfg_scale != 1.0
         for _s in range(t.n_pos * t.depth):

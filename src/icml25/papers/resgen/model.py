@@ -24,18 +24,18 @@ from torch import Tensor, nn
 from icml25.papers.resgen.rvq import ResidualVQ, cumulative_masked_embedding, forward_mask, mask_schedule
 
 
-def _check_positive(**kwargs: int) -> None:
+def check_positive(**kwargs: int) -> None:
     for name, value in kwargs.items():
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
-def _check_integer_tensor(x: Tensor, name: str) -> None:
+def check_integer_tensor(x: Tensor, name: str) -> None:
     if not isinstance(x, Tensor) or x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
         raise TypeError(f"{name} must be an integer tensor, got {getattr(x, 'dtype', type(x).__name__)}")
 
 
-def _check_codes(tokens: Tensor, codebook_size: int, free: Tensor | None = None, name: str = "tokens") -> None:
+def check_codes(tokens: Tensor, codebook_size: int, free: Tensor | None = None, name: str = "tokens") -> None:
     """Token ids must lie in [0, codebook_size) wherever ``free`` (masked slots, whose ids are ignored) is False.
 
     The check needs values, so it is skipped for meta tensors (shape-only tracing).
@@ -50,7 +50,7 @@ def _check_codes(tokens: Tensor, codebook_size: int, free: Tensor | None = None,
                          f"[{int(tokens.min())}, {int(tokens.max())}]")
 
 
-def _device(model: nn.Module) -> torch.device:
+def param_device(model: nn.Module) -> torch.device:
     """The device of a model's parameters (where its inputs and generators must live)."""
     return next(model.parameters()).device
 
@@ -66,7 +66,7 @@ class MaskedTokenTrunk(nn.Module):
     def __init__(self, n_pos: int, depth: int, codebook_size: int, dim: int, n_layers: int, n_heads: int,
                  n_classes: int, causal: bool = False, seq_len: int | None = None):
         super().__init__()
-        _check_positive(n_pos=n_pos, depth=depth, codebook_size=codebook_size, dim=dim, n_layers=n_layers,
+        check_positive(n_pos=n_pos, depth=depth, codebook_size=codebook_size, dim=dim, n_layers=n_layers,
                         n_heads=n_heads, n_classes=n_classes)
         if dim % n_heads:
             raise ValueError(f"dim={dim} must be divisible by n_heads={n_heads}")
@@ -96,13 +96,13 @@ class MaskedTokenTrunk(nn.Module):
 
     def embed_tokens(self, tokens: Tensor, mask: Tensor) -> Tensor:
         """(B, L, D) tokens and mask -> (B, L, dim) sum of per-depth (or mask) embeddings."""
-        _check_integer_tensor(tokens, "tokens")
+        check_integer_tensor(tokens, "tokens")
         if tokens.dim() != 3 or tokens.shape[1:] != (self.n_pos, self.depth):
             raise ValueError(f"tokens must have shape (B, {self.n_pos}, {self.depth}), got {tuple(tokens.shape)}")
         if not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.shape != tokens.shape:
             raise ValueError(f"mask must be a bool tensor of the tokens' shape {tuple(tokens.shape)}, got "
                              f"{getattr(mask, 'dtype', type(mask).__name__)} {tuple(getattr(mask, 'shape', ()))}")
-        _check_codes(tokens, self.codebook_size, mask)
+        check_codes(tokens, self.codebook_size, mask)
         idx = torch.where(mask, torch.full_like(tokens, self.codebook_size), tokens.clamp(min=0))
         offset = torch.arange(self.depth, device=tokens.device) * (self.codebook_size + 1)
         return self.token_emb(idx + offset).sum(-2)
@@ -172,7 +172,7 @@ class ResGenTransformer(nn.Module):
     def __init__(self, n_pos: int, depth: int, codebook_size: int, dim: int, n_layers: int, n_heads: int,
                  n_mix: int, n_classes: int, code_dim: int, min_scale: float = 1e-3):
         super().__init__()
-        _check_positive(n_mix=n_mix, code_dim=code_dim)
+        check_positive(n_mix=n_mix, code_dim=code_dim)
         if not min_scale > 0:
             raise ValueError(f"min_scale must be > 0, got {min_scale!r}")
         self.min_scale = float(min_scale)
@@ -249,7 +249,7 @@ def split_mog_loss(params: MoGParams, z: Tensor, weight: Tensor) -> Tensor:
 
 def masked_counts(steps: int, total: int, schedule: str = "cosine") -> list[int]:
     """Tokens still masked after each of ``steps`` sampling steps: strictly decreasing, ending at 0."""
-    _check_positive(steps=steps, total=total)
+    check_positive(steps=steps, total=total)
     counts, prev = [], total
     for t in range(steps):
         m = int(math.floor(float(mask_schedule(1.0 - (t + 1) / steps, schedule)) * total))
@@ -340,21 +340,21 @@ def sample(model: nn.Module, rvq: ResidualVQ, steps: int, cfg_scale: float = 1.0
         return model.generate(rvq, steps, cfg_scale=cfg_scale, temperature=temperature, top_p=top_p,
                               class_labels=class_labels, n_samples=n_samples,
                               choice_temperature=choice_temperature, schedule=schedule, generator=generator)
-    _check_positive(steps=steps)
+    check_positive(steps=steps)
     if not (0.0 < top_p <= 1.0) or not (0 <= temperature < math.inf):
         raise ValueError(f"need 0 < top_p <= 1 and a finite temperature >= 0, got top_p={top_p}, "
                          f"temperature={temperature}")
-    _check_sampling(cfg_scale, choice_temperature)
+    check_sampling(cfg_scale, choice_temperature)
     trunk = model.trunk
-    device = _device(model)
-    b = _batch_size(class_labels, n_samples)
+    device = param_device(model)
+    b = sample_batch_size(class_labels, n_samples)
     l_, d_ = trunk.n_pos, trunk.depth
     tokens = torch.zeros(b, l_, d_, dtype=torch.long, device=device)
     masked = torch.ones(b, l_, d_, dtype=torch.bool, device=device)
     counts = masked_counts(steps, l_ * d_, schedule)
     books = rvq._check().to(device)
     for t in range(steps):
-        p = _guided_forward(model, tokens, masked, class_labels, cfg_scale, b)
+        p = guided_forward(model, tokens, masked, class_labels, cfg_scale, b)
         z, log_s = _sample_mog(p, temperature, top_p, generator)
         start = d_ - masked.sum(-1)  # first masked depth per position
         new = rvq.residual_quantize(z, start)
@@ -376,7 +376,7 @@ def sample(model: nn.Module, rvq: ResidualVQ, steps: int, cfg_scale: float = 1.0
     return tokens
 
 
-def _check_sampling(cfg_scale: float, choice_temperature: float) -> None:
+def check_sampling(cfg_scale: float, choice_temperature: float) -> None:
     """Clear errors for a guidance scale or a choice temperature that is not a finite number (>= 0)."""
     if not -math.inf < cfg_scale < math.inf:
         raise ValueError(f"cfg_scale must be a finite number, got {cfg_scale!r}")
@@ -384,7 +384,7 @@ def _check_sampling(cfg_scale: float, choice_temperature: float) -> None:
         raise ValueError(f"choice_temperature must be a finite number >= 0, got {choice_temperature!r}")
 
 
-def _batch_size(class_labels: Tensor | None, n_samples: int | None) -> int:
+def sample_batch_size(class_labels: Tensor | None, n_samples: int | None) -> int:
     if class_labels is None:
         if n_samples is None or n_samples < 1:
             raise ValueError(f"give class_labels or a positive n_samples, got n_samples={n_samples!r}")
@@ -392,7 +392,7 @@ def _batch_size(class_labels: Tensor | None, n_samples: int | None) -> int:
     return int(torch.as_tensor(class_labels).numel())
 
 
-def _guided_forward(model: nn.Module, tokens: Tensor, masked: Tensor, class_labels: Tensor | None,
+def guided_forward(model: nn.Module, tokens: Tensor, masked: Tensor, class_labels: Tensor | None,
                     cfg_scale: float, b: int):
     """One network evaluation with classifier-free guidance (conditional and null rows in one batch)."""
     if class_labels is None or cfg_scale == 1.0:
@@ -421,13 +421,13 @@ def train_generator(model: nn.Module, tokens: Tensor, class_labels: Tensor, rvq:
     Returns:
         the training loss every 50 steps.
     """
-    _check_positive(steps=steps, batch_size=batch_size)
+    check_positive(steps=steps, batch_size=batch_size)
     if not 0 < lr < math.inf:
         raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
     if tokens.dim() != 3 or class_labels.shape != tokens.shape[:1]:
         raise ValueError(f"need (N, L, D) tokens and (N,) class_labels, got {tuple(tokens.shape)} and "
                          f"{tuple(class_labels.shape)}")
-    device = _device(model)
+    device = param_device(model)
     tokens, class_labels = tokens.to(device), class_labels.to(device)
     g = torch.Generator(device=device).manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)

@@ -69,7 +69,7 @@ def _check_distributions(name: str, p: Any) -> np.ndarray:
     return np.clip(p, 0.0, None)
 
 
-def _tv_robust(p: np.ndarray, v: np.ndarray, sigma: np.ndarray | float) -> np.ndarray:
+def tv_robust(p: np.ndarray, v: np.ndarray, sigma: np.ndarray | float) -> np.ndarray:
     """Unchecked batched dual: ``max_j [sum_{l<j} p_l v_l + v_j sum_{l>=j} p_l - sigma (v_j - v_min)]``.
 
     With ``v`` sorted ascending, ``P [V]_alpha`` at ``alpha = v_(j)`` is the cumulative sum below ``j``
@@ -111,7 +111,7 @@ def tv_robust_expectation(p: Any, v: Any, sigma: float) -> float:
     sig = _check_sigma_value(sigma)
     if sig.ndim != 0:
         raise ValueError(f"sigma must be a scalar, got shape {sig.shape}")
-    return float(_tv_robust(p, v, sig))
+    return float(tv_robust(p, v, sig))
 
 
 def tv_robust_expectation_batch(p: Any, v: Any, sigma: Any) -> np.ndarray:
@@ -130,7 +130,7 @@ def tv_robust_expectation_batch(p: Any, v: Any, sigma: Any) -> np.ndarray:
         raise ValueError(f"shapes do not broadcast: p {p.shape}, v {v.shape}, sigma {np.shape(sigma)}") from None
     if not np.all(np.isfinite(v)):
         raise ValueError("v must be finite")
-    return _tv_robust(p, v, sig)
+    return tv_robust(p, v, sig)
 
 
 # --------------------------------------------------------------------------- the game
@@ -340,13 +340,13 @@ def robust_policy_values(game: MarkovGame, policy: CorrelatedPolicy, sigma: Any)
             fallback = _sum_others(policy.others_marginal(i)[h][..., None] * game.P[h], i, m)
             played = pi_i > 0
             center = np.where(played[..., None], mass / np.where(played, pi_i, 1.0)[..., None], fallback)
-            robust = _tv_robust(center, V[i, h + 1], sig[i])          # (S, A_i)
+            robust = tv_robust(center, V[i, h + 1], sig[i])          # (S, A_i)
             reward = (pi * game.R[i, h]).reshape(S, -1).sum(axis=1)
             V[i, h] = reward + (pi_i * robust).sum(axis=1)
     return V
 
 
-def _others_model(game: MarkovGame, others: np.ndarray, i: int, h: int) -> tuple[np.ndarray, np.ndarray]:
+def others_model(game: MarkovGame, others: np.ndarray, i: int, h: int) -> tuple[np.ndarray, np.ndarray]:
     """Agent i's (r, P) at step h when the others play ``others`` (S, A_1..1..A_m): (S, A_i), (S, A_i, S')."""
     m = game.n_agents
     r = _sum_others(others * game.R[i, h], i, m)
@@ -368,8 +368,8 @@ def robust_best_response_values(game: MarkovGame, policy: CorrelatedPolicy, sigm
     for i in range(m):
         others = policy.others_marginal(i)
         for h in range(H - 1, -1, -1):
-            r, P = _others_model(game, others[h], i, h)
-            V[i, h] = (r + _tv_robust(P, V[i, h + 1], sig[i])).max(axis=1)
+            r, P = others_model(game, others[h], i, h)
+            V[i, h] = (r + tv_robust(P, V[i, h + 1], sig[i])).max(axis=1)
     return V
 
 

@@ -32,9 +32,9 @@ from icml25.common.mdp import check_count
 from icml25.papers.robust_markov_games.game import (
     CorrelatedPolicy,
     MarkovGame,
-    _others_model,
-    _tv_robust,
     check_sigmas,
+    others_model,
+    tv_robust,
 )
 
 
@@ -81,15 +81,15 @@ def _others_product(pis: list[np.ndarray], i: int) -> np.ndarray:
 def _robust_targets(r: list[np.ndarray], P: list[np.ndarray], v_next: np.ndarray, sig: np.ndarray) -> list[np.ndarray]:
     """``q_i = r_i + inf_{TV(P', P_i) <= sigma_i} P' V_{i,h+1}`` for every agent (one batched call if shapes agree)."""
     if len({x.shape for x in P}) == 1:
-        q = np.stack(r) + _tv_robust(np.stack(P), v_next[:, None, None, :], sig[:, None, None])
+        q = np.stack(r) + tv_robust(np.stack(P), v_next[:, None, None, :], sig[:, None, None])
         return list(q)
-    return [ri + _tv_robust(Pi, v_next[i], sig[i]) for i, (ri, Pi) in enumerate(zip(r, P))]
+    return [ri + tv_robust(Pi, v_next[i], sig[i]) for i, (ri, Pi) in enumerate(zip(r, P))]
 
 
 def _exact_targets(game: MarkovGame, h: int, pis: list[np.ndarray], v_next: np.ndarray,
                    sig: np.ndarray) -> list[np.ndarray]:
     """Step 2 with exact expectations: the fictitious model of each agent under the others' product policy."""
-    models = [_others_model(game, _others_product(pis, i), i, h) for i in range(game.n_agents)]
+    models = [others_model(game, _others_product(pis, i), i, h) for i in range(game.n_agents)]
     return _robust_targets([x[0] for x in models], [x[1] for x in models], v_next, sig)
 
 

@@ -147,10 +147,10 @@ def perspective_value(beta: np.ndarray, k: float, M: float, lam2: float, *, fixe
     if np.any(beta[zero] != 0):
         return np.inf
     free = ~zero & ~one
-    return _value_kernel(np.abs(beta[free | one]), one[free | one], k_free, M, lam2)
+    return value_kernel(np.abs(beta[free | one]), one[free | one], k_free, M, lam2)
 
 
-def _value_kernel(a: np.ndarray, one: np.ndarray, k_free: float, M: float, lam2: float) -> float:
+def value_kernel(a: np.ndarray, one: np.ndarray, k_free: float, M: float, lam2: float) -> float:
     """G on |beta| = ``a`` without fixed-zero coordinates; ``one`` masks the fixed-one ones."""
     slack = FEASIBILITY_TOL * max(M, 1.0)
     if a.size and a.max() > M + slack:
@@ -201,10 +201,10 @@ def perspective_conjugate(alpha: np.ndarray, k: float, M: float, lam2: float, *,
     zero, one = coordinate_masks(alpha.size, fixed_zero, fixed_one)
     k_free = _budget(k, one)
     keep = ~zero
-    return _conjugate_kernel(alpha[keep], one[keep], k_free, M, lam2)
+    return conjugate_kernel(alpha[keep], one[keep], k_free, M, lam2)
 
 
-def _conjugate_kernel(alpha: np.ndarray, one: np.ndarray, k_free: float, M: float, lam2: float) -> float:
+def conjugate_kernel(alpha: np.ndarray, one: np.ndarray, k_free: float, M: float, lam2: float) -> float:
     """G* without fixed-zero coordinates; ``one`` masks the fixed-one ones."""
     h = huber_conjugate_term(alpha, M, lam2)
     if one.any():
@@ -278,11 +278,11 @@ def perspective_prox(v: np.ndarray, rho: float, k: float, M: float, lam2: float,
     k_free = _budget(k, one)
     out = np.zeros_like(v)
     keep = ~zero
-    out[keep] = _prox_kernel(v[keep], rho, one[keep], k_free, M, lam2)
+    out[keep] = prox_kernel(v[keep], rho, one[keep], k_free, M, lam2)
     return out
 
 
-def _prox_kernel(v: np.ndarray, rho: float, one: np.ndarray, k_free: float, M: float, lam2: float) -> np.ndarray:
+def prox_kernel(v: np.ndarray, rho: float, one: np.ndarray, k_free: float, M: float, lam2: float) -> np.ndarray:
     """prox of rho G without fixed-zero coordinates; ``one`` masks the fixed-one ones."""
     c = 2 * rho * lam2
     a = np.abs(v)

@@ -31,12 +31,12 @@ import numpy as np
 from scipy.special import expit, xlogy
 
 from icml25.papers.sparse_glm_bnb.perspective import (
-    _conjugate_kernel,
-    _prox_kernel,
-    _value_kernel,
     check_perspective_args,
+    conjugate_kernel,
     coordinate_masks,
     perspective_z,
+    prox_kernel,
+    value_kernel,
 )
 
 LOSSES = ("squared", "logistic")
@@ -221,11 +221,11 @@ def solve_perspective_relaxation(X, y, k, lam2, M, loss: str = "squared", fixed_
         w = loss_gradient(Xy, y, loss)
         g = Xa.T @ w
         # Fenchel dual bound at w: -sum f*(w) - G*(-X^T w)
-        lb = -loss_conjugate(w, y, loss) - _conjugate_kernel(-g, one_a, k_free, M, lam2)
+        lb = -loss_conjugate(w, y, loss) - conjugate_kernel(-g, one_a, k_free, M, lam2)
         best_lb = max(best_lb, lb)
-        beta_new = _prox_kernel(yv - step * g, step, one_a, k_free, M, lam2)
+        beta_new = prox_kernel(yv - step * g, step, one_a, k_free, M, lam2)
         Xb_new = Xa @ beta_new
-        primal = loss_value(Xb_new, y, loss) + _value_kernel(np.abs(beta_new), one_a, k_free, M, lam2)
+        primal = loss_value(Xb_new, y, loss) + value_kernel(np.abs(beta_new), one_a, k_free, M, lam2)
         if primal < best_primal:
             best_primal, best_beta = primal, beta_new
         hist_primal.append(primal)
@@ -273,7 +273,7 @@ def fenchel_lower_bound(X, y, beta, k, lam2, M, loss: str = "squared", fixed_zer
     zero, one = coordinate_masks(X.shape[1], fixed_zero, fixed_one)
     w = loss_gradient(X @ beta, y, loss)
     keep = ~zero
-    return -loss_conjugate(w, y, loss) - _conjugate_kernel(-(X[:, keep].T @ w), one[keep], k - int(one.sum()), M,
+    return -loss_conjugate(w, y, loss) - conjugate_kernel(-(X[:, keep].T @ w), one[keep], k - int(one.sum()), M,
                                                            lam2)
 
 

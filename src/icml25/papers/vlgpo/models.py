@@ -20,7 +20,7 @@ from torch import nn
 from icml25.papers.vlgpo.landscape import encode_sequences
 
 
-def _tokens_tensor(x: Sequence[str] | np.ndarray | torch.Tensor, n_tokens: int, seq_len: int | None,
+def tokens_tensor(x: Sequence[str] | np.ndarray | torch.Tensor, n_tokens: int, seq_len: int | None,
                    device: torch.device | str = "cpu") -> torch.Tensor:
     """Token ids as an ``(n, L)`` long tensor on ``device``; ``seq_len=None`` accepts any length.
 
@@ -79,7 +79,7 @@ class SeqVAE(nn.Module):
     def encode(self, x: Sequence[str] | np.ndarray | torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Posterior mean and log-variance, each ``(n, latent_dim)``, of token sequences."""
         w = self.enc[0].weight
-        onehot = F.one_hot(_tokens_tensor(x, self.n_tokens, self.seq_len, w.device), self.n_tokens).to(w.dtype)
+        onehot = F.one_hot(tokens_tensor(x, self.n_tokens, self.seq_len, w.device), self.n_tokens).to(w.dtype)
         mu, logvar = self.enc(onehot.flatten(1)).chunk(2, dim=-1)
         return mu, logvar
 
@@ -122,7 +122,7 @@ class SeqVAE(nn.Module):
         """
         _check_fit_args(n_steps, batch_size, lr)
         device = self.enc[0].weight.device
-        tokens = _tokens_tensor(x, self.n_tokens, self.seq_len, device)
+        tokens = tokens_tensor(x, self.n_tokens, self.seq_len, device)
         gen = torch.Generator().manual_seed(seed)
         opt = torch.optim.Adam(self.parameters(), lr=lr)
         self.train()
@@ -141,7 +141,7 @@ class SeqVAE(nn.Module):
 
     def reconstruction_accuracy(self, x: Sequence[str] | np.ndarray) -> float:
         """Fraction of positions that argmax(D(E(x))) reproduces."""
-        tokens = _tokens_tensor(x, self.n_tokens, self.seq_len)
+        tokens = tokens_tensor(x, self.n_tokens, self.seq_len)
         return float((torch.as_tensor(self.decode_tokens(self.embed(tokens))) == tokens).float().mean())
 
 
@@ -322,7 +322,7 @@ class FitnessCNN(RegressorMixin, BaseEstimator, nn.Module):
     def forward(self, x: Sequence[str] | np.ndarray | torch.Tensor) -> torch.Tensor:
         """Predicted fitness ``(n,)`` of token sequences (strings, an ``(n, L)`` array or integer tensor)."""
         w = self.conv.weight
-        tokens = _tokens_tensor(x, self.n_tokens, self.seq_len, w.device)
+        tokens = tokens_tensor(x, self.n_tokens, self.seq_len, w.device)
         return self.forward_soft(F.one_hot(tokens, self.n_tokens).to(w.dtype))
 
     # ------------------------------------------------------------------ scikit-learn

@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from icml25.papers.vlgpo.landscape import AMINO_ACIDS, encode_sequences
-from icml25.papers.vlgpo.models import FitnessCNN, _tokens_tensor
+from icml25.papers.vlgpo.models import FitnessCNN, tokens_tensor
 
 OFFICIAL_ALPHABET = "ARNDCQEGHILKMFPSTWYV"
 """Token order of the official tokenizer (``utils/tokenizer.py``) and of every official checkpoint."""
@@ -198,7 +198,7 @@ class ConvSeqVAE(nn.Module):
 
     def encode(self, x) -> tuple[torch.Tensor, torch.Tensor]:
         """Posterior mean and log-variance ``(n, latent_dim)`` of padded token sequences ``(n, seq_len)``."""
-        tokens = _tokens_tensor(x, self.n_tokens, self.seq_len, self.fc_mu.weight.device)
+        tokens = tokens_tensor(x, self.n_tokens, self.seq_len, self.fc_mu.weight.device)
         h = self.encoder(self.embedding(tokens).transpose(1, 2)).flatten(1)
         return self.fc_mu(h), self.fc_logvar(h)
 
