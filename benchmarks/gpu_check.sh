@@ -18,11 +18,12 @@ fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-# the runnable papers whose code imports torch
+# the runnable papers with at least one experiment that runs PyTorch (a TorchConfig, which takes a device)
 PAPERS=$("$PYTHON" - <<'PY'
-from icml25.core.registry import PAPERS_ROOT, runnable_slugs
+from icml25.core.experiment import TorchConfig
+from icml25.core.registry import load_reproduction, runnable_slugs
 for slug in runnable_slugs():
-    if any("import torch" in p.read_text() for p in (PAPERS_ROOT / slug).glob("*.py")):
+    if any(issubclass(e.config, TorchConfig) for e in load_reproduction(slug).experiments):
         print(slug)
 PY
 ) || { echo "cannot list the papers (is icml25 installed?)"; exit 99; }

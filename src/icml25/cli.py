@@ -18,7 +18,6 @@ import json
 import os
 import signal
 import sys
-import typing
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from icml25.core.experiment import PRESETS, ConfigError, parse_overrides
+from icml25.core.experiment import PRESETS, ConfigError, build_config, get_setting, parse_overrides, setting_type
 from icml25.core.registry import (
     MissingExtraError,
     UnknownPaperError,
@@ -304,10 +303,9 @@ def show_payload(slug: str) -> dict[str, Any]:
     repro = load_reproduction(slug)
     experiments = []
     for exp in repro.experiments:
-        hints = typing.get_type_hints(exp.config)
-        fields = [{"name": f.name, "type": _type_name(hints[f.name]),
-                   "default": _jsonable(f.default if f.default is not dataclasses.MISSING else f.default_factory())}
-                  for f in dataclasses.fields(exp.config)]
+        defaults = build_config(exp.config, {})  # a nested method config's fields appear as outer.inner
+        fields = [{"name": key, "type": _type_name(setting_type(exp.config, key)),
+                   "default": _jsonable(get_setting(defaults, key))} for key in exp.fields]
         experiments.append({
             "name": exp.name, "description": exp.description, "timed": exp.timed,
             "full_requirements": exp.full_requirements, "fields": fields,

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from icml25.common.checks import check_fields, check_ranges
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
     ExperimentConfig,
+    TorchConfig,
     check_metrics,
     config_hash,
+    config_to_dict,
+    get_setting,
     parse_overrides,
     parse_value,
 )
@@ -116,6 +120,12 @@ def test_claim_and_paper_validation():
         Paper("x", "t", None, None, None, "position", method="not-a-system", method_note="n", reproduction="paper")
 
 
+@dataclass(frozen=True)
+class _Inner:
+    momentum: float = 0.9
+    """Momentum."""
+
+
 @dataclass
 class _Cfg(ExperimentConfig):
     n: int = 3
@@ -166,7 +176,87 @@ def test_parse_value_by_field_type():
 def test_config_hash_is_stable_and_sensitive():
     assert config_hash(_Cfg()) == config_hash(_Cfg())
     assert config_hash(_Cfg()) != config_hash(_Cfg(n=4))
-    assert config_hash(_Cfg()) != config_hash(_Cfg(device="cuda"))
+    assert config_hash(_Cfg()) != config_hash(_Cfg(rate=0.25))
+    assert config_hash(_TorchCfg()) != config_hash(_TorchCfg(device="cuda"))
+
+
+@dataclass
+class _TorchCfg(TorchConfig):
+    n: int = 3
+    """An int."""
+
+
+@dataclass(frozen=True)
+class _Method:
+    """A method's own config, as a method module writes it: validates itself, knows nothing of icml25.core."""
+
+    lr: float = 1e-3
+    """Step size."""
+    widths: tuple[int, ...] = (4, 8)
+    """Layer widths."""
+    inner: _Inner = field(default_factory=lambda: _Inner())
+    """A config inside the method's config."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, positive=("lr", "widths"))
+
+
+@dataclass
+class _NestedCfg(ExperimentConfig):
+    agent: _Method = field(default_factory=_Method)
+    """The method's config, whole."""
+    steps: int = 10
+    """Steps."""
+
+    def validate(self) -> None:
+        super().validate()
+        check_fields(self, positive=("steps",))
+
+
+NESTED = Experiment("nested", "d", _NestedCfg, _run, presets={"smoke": {"agent.lr": 0.5, "steps": 2}})
+
+
+def test_nested_configs_take_dotted_settings_everywhere():
+    assert set(NESTED.fields) == {"agent.lr", "agent.widths", "agent.inner.momentum", "steps"}
+    cfg = NESTED.make_config("smoke", {"agent.widths": (2,), "agent.inner.momentum": 0.5})
+    assert cfg.agent == _Method(lr=0.5, widths=(2,), inner=_Inner(momentum=0.5)) and cfg.steps == 2
+    assert NESTED.make_config("quick").agent == _Method()  # the method's own defaults
+    assert get_setting(cfg, "agent.inner.momentum") == 0.5
+    assert parse_value(_NestedCfg, "agent.lr", "1e-2") == 1e-2
+    assert parse_value(_NestedCfg, "agent.widths", "3,5") == (3, 5)
+    assert config_to_dict(cfg)["agent"] == {"lr": 0.5, "widths": [2], "inner": {"momentum": 0.5}}
+    assert config_hash(cfg) != config_hash(NESTED.make_config("smoke"))  # the hash sees nested values
+    with pytest.raises(ConfigError, match="group of settings; set its fields, e.g. agent.lr="):
+        parse_value(_NestedCfg, "agent", "x")
+    with pytest.raises(ConfigError, match="no setting 'agent.bogus'"):
+        NESTED.make_config("smoke", {"agent.bogus": 1})
+    with pytest.raises(ConfigError, match="experiment 'nested': _Method.lr must be > 0, got -1.0"):
+        NESTED.make_config("smoke", {"agent.lr": -1.0})  # the method config's own check, named
+    with pytest.raises(ConfigError, match=r"_NestedCfg.agent.inner.momentum must be a finite number"):
+        NESTED.make_config("smoke", {"agent.inner.momentum": float("inf")})  # the base checks recurse
+    with pytest.raises(ConfigError, match="at most"):
+        NESTED.make_config("smoke", {"agent.widths": (10**10,)})
+
+
+def test_only_pytorch_experiments_take_a_device():
+    assert "device" not in EXP.fields and "device" in Experiment("t", "d", _TorchCfg, _run).fields
+    with pytest.raises(ConfigError, match="experiment 'e' does not use a device"):
+        EXP.make_config("quick", {"device": "cuda"})
+    with pytest.raises(ConfigError, match="device must be 'cpu' or 'cuda"):
+        _TorchCfg(device="tpu")
+
+
+def test_check_ranges_names_the_owner_and_rejects_nan_and_text():
+    check_ranges("f", {"a": 1, "b": None, "c": (0.5, 1.0)}, positive=("a", "b"), fraction=("c",), integer=("a",))
+    for values, rule, match in [({"a": float("nan")}, {"positive": ("a",)}, "f.a must be > 0, got nan"),
+                                ({"a": "1"}, {"positive": ("a",)}, "f.a must be > 0"),
+                                ({"a": 1.0}, {"integer": ("a",)}, "f.a must be an integer"),
+                                ({"a": True}, {"integer": ("a",)}, "an integer"),
+                                ({"a": float("inf")}, {"finite": ("a",)}, "a finite number"),
+                                ({"a": ()}, {"nonempty": ("a",)}, "non-empty")]:
+        with pytest.raises(ConfigError, match=match):
+            check_ranges("f", values, **rule)
+    assert issubclass(ConfigError, ValueError)
 
 
 def test_check_metrics_normalises_and_rejects():

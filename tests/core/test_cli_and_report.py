@@ -34,7 +34,9 @@ def test_list_and_show_as_json(tmp_path):
     payload = json.loads(shown.stdout)
     assert payload["slug"] == "pas" and payload["claims"] and payload["experiments"]
     exp = payload["experiments"][0]
-    assert {f["name"] for f in exp["fields"]} >= {"device"} and set(exp["presets"]) == {"smoke", "quick", "full"}
+    names = {f["name"] for f in exp["fields"]}
+    assert {"m", "n"} <= names and "device" not in names  # pas runs NumPy only: no device
+    assert set(exp["presets"]) == {"smoke", "quick", "full"}
     assert all({"type", "default"} <= set(f) for f in exp["fields"])
     assert {c["aggregate"] for c in payload["claims"]} <= {"mean", "every_seed"}
 

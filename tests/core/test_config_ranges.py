@@ -13,13 +13,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 import typing
 
 import pytest
 from click.testing import CliRunner
 
 from icml25.cli import main
-from icml25.core.experiment import PRESETS, ConfigError, ExperimentConfig, check_fields
+from icml25.core.experiment import (
+    PRESETS,
+    ConfigError,
+    ExperimentConfig,
+    TorchConfig,
+    check_fields,
+    get_setting,
+    setting_type,
+)
 from icml25.core.registry import available_slugs, load_reproduction
 
 SLUGS, _ = available_slugs()
@@ -27,7 +36,7 @@ EXPERIMENTS = [(slug, exp) for slug in SLUGS for exp in load_reproduction(slug).
 
 
 def _kind(cfg_type: type, name: str) -> str:
-    typ = typing.get_type_hints(cfg_type)[name]
+    typ = setting_type(cfg_type, name)  # dotted names reach into nested method configs
     args = [a for a in typing.get_args(typ) if a is not type(None)]
     if typing.get_origin(typ) in (typing.Union, __import__("types").UnionType) and len(args) == 1:
         typ = args[0]
@@ -44,7 +53,7 @@ def _kind(cfg_type: type, name: str) -> str:
 
 
 def _int_items(cfg_type: type, name: str) -> bool:
-    typ = typing.get_type_hints(cfg_type)[name]
+    typ = setting_type(cfg_type, name)
     args = [a for a in typing.get_args(typ) if a is not type(None)]
     if typing.get_origin(typ) in (typing.Union, __import__("types").UnionType) and len(args) == 1:
         typ = args[0]
@@ -54,7 +63,7 @@ def _int_items(cfg_type: type, name: str) -> bool:
 CASES = []
 for slug, exp in EXPERIMENTS:
     open_fields = set(exp.config.OPEN_FIELDS)
-    for f in dataclasses.fields(exp.config):
+    for f in (types.SimpleNamespace(name=key) for key in exp.fields):  # every setting, nested ones dotted
         if f.name == "device" or f.name in open_fields:
             continue
         kind = _kind(exp.config, f.name)
@@ -73,7 +82,7 @@ for slug, exp in EXPERIMENTS:
 
 HUGE = []  # every field, open ones included: no int may be 10**18 and no float infinite
 for slug, exp in EXPERIMENTS:
-    for f in dataclasses.fields(exp.config):
+    for f in (types.SimpleNamespace(name=key) for key in exp.fields):
         kind = _kind(exp.config, f.name)
         if kind == "int":
             HUGE.append(pytest.param(exp, f.name, 10**18, id=f"{slug}.{exp.name}.{f.name}=1e18"))
@@ -91,7 +100,7 @@ def test_set_rejects_infinite_text():
     from icml25.core.experiment import parse_value
 
     exp = EXPERIMENTS[0][1]
-    floats = [f.name for f in dataclasses.fields(exp.config) if _kind(exp.config, f.name) == "float"]
+    floats = [key for key in exp.fields if _kind(exp.config, key) == "float"]
     for text in ("inf", "-inf", "1e400", "nan"):
         for name in floats[:1]:
             with pytest.raises(ConfigError, match="finite"):
@@ -109,21 +118,23 @@ def test_every_preset_is_in_range(slug, exp):
     for preset in PRESETS:
         cfg = exp.make_config(preset)  # raises if a preset's own values are out of range
         for name, value in exp.presets.get(preset, {}).items():  # validate() checks, never rewrites a value
-            assert getattr(cfg, name) == value, f"{slug}.{exp.name} {preset}: {name}"
-        assert type(cfg).validate is not ExperimentConfig.validate or not dataclasses.fields(cfg)[1:], (
+            if "." in name or not dataclasses.is_dataclass(value):
+                assert get_setting(cfg, name) == value, f"{slug}.{exp.name} {preset}: {name}"
+        own = [key for key in exp.fields if key != "device"]
+        assert type(cfg).validate not in (ExperimentConfig.validate, TorchConfig.validate) or not own, (
             f"{type(cfg).__name__} declares no ranges: override validate()")
 
 
 @pytest.mark.parametrize(("slug", "exp"), [pytest.param(s, e, id=f"{s}.{e.name}") for s, e in EXPERIMENTS])
 def test_open_fields_exist(slug, exp):
-    names = {f.name for f in dataclasses.fields(exp.config)}
-    assert set(exp.config.OPEN_FIELDS) <= names
+    assert set(exp.config.OPEN_FIELDS) <= set(exp.fields)
 
 
 def test_base_checks():
     with pytest.raises(ConfigError, match="device"):
-        ExperimentConfig(device="gpu")
-    assert ExperimentConfig(device="cuda:1").device == "cuda:1"
+        TorchConfig(device="gpu")
+    assert TorchConfig(device="cuda:1").device == "cuda:1"
+    assert not dataclasses.fields(ExperimentConfig)  # no device where no tensor lives
 
 
 def test_at_most_bounds_elementwise():
@@ -177,6 +188,9 @@ def test_check_fields_rules():
     ["r1vi", "--set", "n_states=1e23"],
     ["r1vi", "--set", "n_states=1000000000000000000"],
     ["pas", "--set", "replicates=1000000000000000000"],
+    # issue 24: a NumPy-only experiment takes no device; a dotted key must name a nested setting
+    ["pas", "--set", "device=cuda"],
+    ["r1vi", "--set", "n_states.x=3"],
 ])
 def test_issue_probes_exit_2_with_one_line(args, tmp_path, monkeypatch):
     monkeypatch.setenv("ICML25_HOME", str(tmp_path))
@@ -184,3 +198,5 @@ def test_issue_probes_exit_2_with_one_line(args, tmp_path, monkeypatch):
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1, result.output
+    if "device=cuda" in args:
+        assert "uses a device" in result.output

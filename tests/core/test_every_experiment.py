@@ -8,20 +8,19 @@ as the runner (:func:`icml25.core.worker.execute`: import, seeding, metrics chec
 * every config field of every preset survives a round trip through ``--set`` text.
 
 Claims whose metric is absent or NaN at the smoke scale for a documented reason are
-listed in ``NOT_AT_SMOKE`` and expected to fail (strictly: an entry that starts
-passing must be removed).
+declared by their experiment (``Experiment.not_at_smoke``, in the paper's own repro.py)
+and expected to fail (strictly: an entry that starts passing must be removed).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from functools import lru_cache
 
 import pytest
 
-from icml25.core.experiment import PRESETS, parse_value
+from icml25.core.experiment import PRESETS, get_setting, parse_value
 from icml25.core.registry import load_reproduction, runnable_slugs
 from icml25.core.runner import plan
 from icml25.core.worker import JobOutcome, execute
@@ -30,31 +29,6 @@ CASES = [(slug, exp.name) for slug in runnable_slugs() for exp in load_reproduct
 
 TIMING = re.compile(r"time|seconds|sec_per|latency|speedup|wall_s|peak_mb|_mem_|^(mlp_)?fom_")
 """Metrics that measure (or are derived from) wall-clock time or memory, by name."""
-
-TIMING_DEPENDENT: dict[tuple[str, str], re.Pattern] = {
-    # the prefix-sum environment is scored by measured speed, and the agents' aggregate scores include it
-    ("re_bench", "harness"): re.compile(r"prefix|hill|random_search"),
-}
-"""Metrics of ``timed`` experiments that depend on timings although their names do not say so."""
-
-NOT_AT_SMOKE: dict[tuple[str, str], str] = {
-    ("mdgfm", "homo_beats_gcn"): "the smoke preset runs the heterophilic suite only",
-    ("mdgfm", "homo_robust"): "the smoke preset runs the heterophilic suite only",
-    ("mdgfm", "homo_learned"): "the smoke preset runs the heterophilic suite only",
-    ("mf_lal", "top_candidates_diverse"): "the smoke budget buys MF-LAL one top-fidelity query; diversity needs two",
-    ("primphormer", "acc_vs_full_attention"): "the smoke preset skips the full-attention model",
-    ("resgen", "dsm_needs_t_times_d"): "the smoke preset stops at depth 2, the claim compares at depth 4",
-    ("resgen", "matches_depth_sequential"): "the smoke preset stops at depth 2, the claim compares at depth 4",
-    ("risingattack", "l2_vs_quadattack"): "NaN when no image is attacked successfully by both methods at smoke size",
-    ("risingattack", "l2_vs_quadattack_scaled"): "NaN when no image is attacked successfully by both methods at "
-                                                 "smoke size",
-}
-
-FLAKY_AT_SMOKE: dict[tuple[str, str], str] = {
-    ("primphormer", "linear_memory"): "in-process smoke runs can see a peak-RSS increase of 0 (freed memory reused), "
-                                      "which makes the memory ratio NaN in some runs",
-}
-
 
 @lru_cache(maxsize=None)
 def _smoke(slug: str, name: str, attempt: int) -> JobOutcome:
@@ -71,8 +45,8 @@ def test_smoke_run_is_deterministic(slug, name):
     keys = sorted(first.metrics)
     assert keys == sorted(second.metrics)
     keys = [k for k in keys if not TIMING.search(k)]
-    if exp.timed and (slug, name) in TIMING_DEPENDENT:
-        keys = [k for k in keys if not TIMING_DEPENDENT[slug, name].search(k)]
+    if exp.timed and exp.timing_metrics:  # declared on the experiment: timing-dependent under another name
+        keys = [k for k in keys if not re.search(exp.timing_metrics, k)]
     differ = [k for k in keys if first.metrics[k] != second.metrics[k]
               and not (_all_nan(first.metrics[k]) and _all_nan(second.metrics[k]))]
     assert not differ, f"{slug}/{name}: metrics differ between two runs of seed 0: {differ[:5]}"
@@ -87,12 +61,19 @@ CLAIM_CASES = [(slug, c.experiment, c.id, c.metric) for slug in runnable_slugs()
                for c in load_reproduction(slug).claims]
 
 
+def _smoke_marks(slug: str, name: str, metric: str) -> list:
+    """An experiment declares the metrics its smoke preset lacks (strict) or may lack (not strict), with why."""
+    exp = load_reproduction(slug).experiment(name)
+    if metric in exp.not_at_smoke:
+        return [pytest.mark.xfail(reason=exp.not_at_smoke[metric], strict=True)]
+    if metric in exp.flaky_at_smoke:
+        return [pytest.mark.xfail(reason=exp.flaky_at_smoke[metric], strict=False)]
+    return []
+
+
 @pytest.mark.parametrize(
     "slug, name, claim, metric",
-    [pytest.param(*case, marks=[pytest.mark.xfail(reason=NOT_AT_SMOKE[case[0], case[2]], strict=True)]
-                  if (case[0], case[2]) in NOT_AT_SMOKE else
-                  [pytest.mark.xfail(reason=FLAKY_AT_SMOKE[case[0], case[2]], strict=False)]
-                  if (case[0], case[2]) in FLAKY_AT_SMOKE else []) for case in CLAIM_CASES],
+    [pytest.param(*case, marks=_smoke_marks(case[0], case[1], case[3])) for case in CLAIM_CASES],
     ids=[f"{s}/{c}" for s, _, c, _ in CLAIM_CASES],
 )
 def test_every_claim_metric_is_present_and_finite(slug, name, claim, metric):
@@ -103,9 +84,12 @@ def test_every_claim_metric_is_present_and_finite(slug, name, claim, metric):
     assert math.isfinite(value), f"{slug}/{claim}: metric {metric!r} is {value}"
 
 
-def test_not_at_smoke_lists_only_registered_claims():
-    registered = {(s, c) for s, _, c, _ in CLAIM_CASES}
-    assert set(NOT_AT_SMOKE) | set(FLAKY_AT_SMOKE) <= registered
+def test_not_at_smoke_lists_only_claimed_metrics():
+    claimed = {(s, e, m) for s, e, _, m in CLAIM_CASES}
+    for slug in runnable_slugs():
+        for exp in load_reproduction(slug).experiments:
+            for metric in {**exp.not_at_smoke, **exp.flaky_at_smoke}:
+                assert (slug, exp.name, metric) in claimed, f"{slug}/{exp.name}: {metric} is no claim's metric"
 
 
 def _as_text(value) -> str:  # noqa: ANN001
@@ -125,9 +109,9 @@ def test_config_fields_round_trip_through_set(slug, name):
     exp = load_reproduction(slug).experiment(name)
     for preset in PRESETS:
         cfg = exp.make_config(preset)
-        for f in dataclasses.fields(cfg):
-            value = getattr(cfg, f.name)
-            parsed = parse_value(exp.config, f.name, _as_text(value))
+        for key in exp.fields:  # every setting, a nested method config's as outer.inner
+            value = get_setting(cfg, key)
+            parsed = parse_value(exp.config, key, _as_text(value))
             if isinstance(value, list):
                 parsed = list(parsed)
-            assert parsed == value, f"{slug}/{name} [{preset}] {f.name}: {value!r} -> {_as_text(value)!r} -> {parsed!r}"
+            assert parsed == value, f"{slug}/{name} [{preset}] {key}: {value!r} -> {_as_text(value)!r} -> {parsed!r}"

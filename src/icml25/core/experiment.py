@@ -8,7 +8,8 @@ dataclass (subclass of :class:`ExperimentConfig`) and three presets:
 * ``full``: the paper's scale; may need a GPU or data the user provides.
 
 A preset is a set of field overrides on the dataclass defaults; ``--set key=value``
-overrides fields on top of the preset.
+overrides fields on top of the preset. A field may hold a method's own config
+dataclass, whose fields are then set with dotted keys (``--set agent.lr=1e-3``).
 """
 
 from __future__ import annotations
@@ -20,10 +21,18 @@ import math
 import re
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from icml25.common.checks import ConfigError, check_fields, check_ranges
+
+__all__ = [
+    "PRESETS", "ConfigError", "Experiment", "ExperimentConfig", "Fidelity", "Metrics", "ProgressFn", "TorchConfig",
+    "build_config", "check_fields", "check_metrics", "check_ranges", "config_hash", "config_to_dict", "get_setting",
+    "leaf_fields", "no_progress", "parse_overrides", "parse_value", "resolve_device", "setting_type",
+]
 
 PRESETS: tuple[str, ...] = ("smoke", "quick", "full")
 
@@ -37,29 +46,26 @@ def no_progress(done: int, total: int) -> None:
     """The default progress callback: ignore progress reports."""
 
 
-class ConfigError(ValueError):
-    """A preset, override key or override value that the experiment does not accept."""
-
-
 @dataclass
 class ExperimentConfig:
     """Base class of every experiment config.
 
     Subclasses are dataclasses whose every field has a default and a one-line
-    docstring-style comment. ``device`` selects where tensors live for experiments
-    that use PyTorch (``cpu`` by default, ``cuda`` when asked and available).
+    docstring-style comment. A field may hold a method's own config dataclass (e.g.
+    ``agent: AgentConfig = field(default_factory=AgentConfig)``): its fields are then
+    settings too, named with dots (``--set agent.lr=1e-3``, ``presets={"quick":
+    {"agent.lr": 1e-3}}``), and the method config validates itself on construction.
+    An experiment that runs PyTorch uses :class:`TorchConfig`, which adds ``device``.
     """
 
-    device: str = "cpu"
-    """Where tensors live: ``cpu`` or ``cuda`` (PyTorch experiments only)."""
-
     OPEN_FIELDS: typing.ClassVar[tuple[str, ...]] = ()
-    """Fields for which every value of their type is valid (a negative int, an empty
-    tuple). The range battery in the tests skips them; every other int field must
-    reject a large negative value and every other tuple field an empty one."""
+    """Settings (dotted for a nested config's fields) for which every value of their type
+    is valid (a negative int, an empty tuple). The range battery in the tests skips them;
+    every other int setting must reject a large negative value and every other tuple
+    setting an empty one."""
 
     INT_LIMIT: typing.ClassVar[int] = 10**9
-    """Upper bound of every int field (and every int in a tuple field) unless the config declares a
+    """Upper bound of every int setting (and every int in a tuple setting) unless the config declares a
     tighter one with :func:`check_fields` ``at_most``: no count, size or budget here comes near it, and a
     larger value would only fail later, inside a job (memory, time or an index overflow)."""
 
@@ -67,24 +73,123 @@ class ExperimentConfig:
         self.validate()
 
     def validate(self) -> None:
-        """Raise :class:`ConfigError` when a field is outside its valid range.
+        """Raise :class:`ConfigError` when a setting is outside its valid range.
 
         Runs on construction, so every preset and every ``--set`` value is checked
-        before a job is planned. The base checks apply to every config: ``device`` is
-        ``cpu`` or ``cuda[:N]``, no float field is NaN or infinite, and no int field exceeds
-        :attr:`INT_LIMIT`. A subclass declares the ranges of its own fields by overriding
-        this method, calling ``super().validate()`` and then :func:`check_fields` (or its
-        own checks).
+        before a job is planned. The base checks apply to every setting, nested ones
+        included: no float is NaN or infinite and no int exceeds :attr:`INT_LIMIT`. A
+        subclass declares the ranges of its own fields by overriding this method, calling
+        ``super().validate()`` and then :func:`check_fields`.
         """
+        for key, value in _leaf_values(self):
+            for item in _items(value):
+                if isinstance(item, float) and not math.isfinite(item):
+                    raise ConfigError(f"{type(self).__name__}.{key} must be a finite number, got {item}")
+                if isinstance(item, int) and not isinstance(item, bool) and abs(item) > self.INT_LIMIT:
+                    raise ConfigError(f"{type(self).__name__}.{key} must be at most {self.INT_LIMIT:.0e} in "
+                                      f"absolute value, got {item}")
+
+
+@dataclass
+class TorchConfig(ExperimentConfig):
+    """Config of an experiment that runs PyTorch: it adds ``device``.
+
+    Only such experiments take ``--set device=...``; any other refuses it with one line.
+    """
+
+    device: str = "cpu"
+    """Where tensors live: ``cpu`` or ``cuda[:N]``."""
+
+    def validate(self) -> None:
+        super().validate()
         if not isinstance(self.device, str) or not _DEVICE.fullmatch(self.device):
             raise ConfigError(f"{type(self).__name__}.device must be 'cpu' or 'cuda[:N]', got {self.device!r}")
-        for f in dataclasses.fields(self):
-            for value in _items(getattr(self, f.name)):
-                if isinstance(value, float) and not math.isfinite(value):
-                    raise ConfigError(f"{type(self).__name__}.{f.name} must be a finite number, got {value}")
-                if isinstance(value, int) and not isinstance(value, bool) and abs(value) > self.INT_LIMIT:
-                    raise ConfigError(f"{type(self).__name__}.{f.name} must be at most {self.INT_LIMIT:.0e} in "
-                                      f"absolute value, got {value}")
+
+
+def _is_config_type(typ: Any) -> bool:  # noqa: ANN401
+    return isinstance(typ, type) and dataclasses.is_dataclass(typ)
+
+
+def _leaf_values(cfg: Any, prefix: str = "") -> list[tuple[str, Any]]:  # noqa: ANN401
+    """(dotted name, value) of every setting of a config instance, nested configs expanded."""
+    out = []
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out.extend(_leaf_values(value, f"{prefix}{f.name}."))
+        else:
+            out.append((prefix + f.name, value))
+    return out
+
+
+def leaf_fields(cfg_type: type) -> dict[str, dataclasses.Field]:
+    """Every setting of a config class by name: a nested config's fields appear as ``outer.inner``."""
+    hints = typing.get_type_hints(cfg_type)
+    out: dict[str, dataclasses.Field] = {}
+    for f in dataclasses.fields(cfg_type):
+        if _is_config_type(hints[f.name]):
+            out.update({f"{f.name}.{k}": v for k, v in leaf_fields(hints[f.name]).items()})
+        else:
+            out[f.name] = f
+    return out
+
+
+def setting_type(cfg_type: type, key: str) -> Any:  # noqa: ANN401
+    """The declared type of setting ``key`` (dotted for a nested config's field)."""
+    head, _, rest = key.partition(".")
+    try:
+        typ = typing.get_type_hints(cfg_type)[head]
+    except KeyError:
+        raise ConfigError(f"{cfg_type.__name__} has no setting {key!r}") from None
+    if rest:
+        if not _is_config_type(typ):
+            raise ConfigError(f"{cfg_type.__name__}.{head} is not a group of settings: {key!r} does not exist")
+        return setting_type(typ, rest)
+    if _is_config_type(typ):
+        raise ConfigError(f"setting {key!r} is a group of settings; set its fields, e.g. "
+                          f"{key}.{dataclasses.fields(typ)[0].name}=...")
+    return typ
+
+
+def get_setting(cfg: Any, key: str) -> Any:  # noqa: ANN401
+    """The value of setting ``key`` (dotted for a nested config's field) in a config instance."""
+    for part in key.split("."):
+        cfg = getattr(cfg, part)
+    return cfg
+
+
+def _split(values: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Top-level values, and the dotted ones grouped by their first name."""
+    top: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    for key, value in values.items():
+        head, dot, rest = key.partition(".")
+        if dot:
+            nested.setdefault(head, {})[rest] = value
+        else:
+            top[key] = value
+    return top, nested
+
+
+def _with(obj: Any, values: Mapping[str, Any]) -> Any:  # noqa: ANN401
+    """A copy of config instance ``obj`` with ``values`` (dotted keys reach into nested configs)."""
+    top, nested = _split(values)
+    for head, sub in nested.items():
+        top[head] = _with(top.get(head, getattr(obj, head)), sub)
+    return dataclasses.replace(obj, **top)
+
+
+def build_config(cfg_type: type, values: Mapping[str, Any]) -> Any:  # noqa: ANN401
+    """``cfg_type(**values)`` where dotted keys set fields of nested configs (on their defaults)."""
+    top, nested = _split(values)
+    fields = {f.name: f for f in dataclasses.fields(cfg_type)}
+    for head, sub in nested.items():
+        base = top.get(head)
+        if base is None:
+            f = fields[head]
+            base = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        top[head] = _with(base, sub)
+    return cfg_type(**top)
 
 
 _DEVICE = re.compile(r"cpu|cuda(:\d+)?")
@@ -92,62 +197,6 @@ _DEVICE = re.compile(r"cpu|cuda(:\d+)?")
 
 def _items(value: Any) -> tuple[Any, ...]:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
-
-
-def check_fields(
-    cfg: ExperimentConfig,
-    *,
-    positive: Iterable[str] = (),
-    nonnegative: Iterable[str] = (),
-    fraction: Iterable[str] = (),
-    open_fraction: Iterable[str] = (),
-    nonempty: Iterable[str] = (),
-    at_least: Mapping[str, float] | None = None,
-    at_most: Mapping[str, float] | None = None,
-    choices: Mapping[str, Iterable[Any]] | None = None,
-) -> None:
-    """Check declared ranges of ``cfg``'s fields; raise :class:`ConfigError` on the first violation.
-
-    Each keyword names fields. A tuple field is checked element-wise; ``None``
-    (an optional field left unset) passes every range.
-
-    * ``positive``: > 0; ``nonnegative``: >= 0;
-    * ``fraction``: in [0, 1]; ``open_fraction``: in (0, 1);
-    * ``nonempty``: a tuple, list or string with at least one element;
-    * ``at_least``: ``{name: lo}``, >= lo;
-    * ``at_most``: ``{name: hi}``, <= hi (sizes and counts whose larger values would fail inside a job);
-    * ``choices``: ``{name: allowed}``, every element in ``allowed``.
-    """
-    name = type(cfg).__name__
-
-    def fail(field_name: str, rule: str, value: Any) -> None:
-        raise ConfigError(f"{name}.{field_name} must be {rule}, got {value!r}")
-
-    def each(field_name: str, ok: Callable[[Any], bool], rule: str) -> None:
-        value = getattr(cfg, field_name)
-        for v in _items(value):
-            if v is not None and not ok(v):
-                fail(field_name, rule, value)
-
-    for f in positive:
-        each(f, lambda v: v > 0, "> 0")
-    for f in nonnegative:
-        each(f, lambda v: v >= 0, ">= 0")
-    for f in fraction:
-        each(f, lambda v: 0 <= v <= 1, "in [0, 1]")
-    for f in open_fraction:
-        each(f, lambda v: 0 < v < 1, "in (0, 1)")
-    for f, lo in (at_least or {}).items():
-        each(f, lambda v, lo=lo: v >= lo, f">= {lo}")
-    for f, hi in (at_most or {}).items():
-        each(f, lambda v, hi=hi: v <= hi, f"<= {hi:g}")
-    for f, allowed in (choices or {}).items():
-        allowed = tuple(allowed)
-        each(f, lambda v, allowed=allowed: v in allowed, f"one of {', '.join(map(repr, allowed))}")
-    for f in nonempty:
-        value = getattr(cfg, f)
-        if value is not None and len(value) == 0:
-            fail(f, "non-empty", value)
 
 
 def resolve_device(name: str) -> str:
@@ -215,6 +264,13 @@ class Experiment:
         fidelity: per preset (every one of :data:`PRESETS`), its :class:`Fidelity` to the
             paper's experiment. Every claim of the experiment is judged at that fidelity: a
             paper claim whose ``fair_at`` is higher is NOT_TESTED at that preset.
+        not_at_smoke: metrics the ``smoke`` preset does not produce, or produces as NaN, with
+            the reason (e.g. the smoke preset skips a model). The test suite expects exactly
+            these to be missing at smoke (an entry whose metric appears must be removed).
+        flaky_at_smoke: metrics that may be NaN at smoke on some runs, with the reason.
+        timing_metrics: a regular expression naming metrics of a ``timed`` experiment that
+            depend on wall-clock time although their names do not say so (the determinism
+            test skips them); empty when none.
     """
 
     name: str
@@ -229,6 +285,9 @@ class Experiment:
     max_seeds: Mapping[str, int] = field(default_factory=dict)
     requires: tuple[str, ...] = ()
     fidelity: Mapping[str, Fidelity] = field(default_factory=dict)
+    not_at_smoke: Mapping[str, str] = field(default_factory=dict)
+    flaky_at_smoke: Mapping[str, str] = field(default_factory=dict)
+    timing_metrics: str = ""
 
     def __post_init__(self) -> None:
         if not (dataclasses.is_dataclass(self.config) and issubclass(self.config, ExperimentConfig)):
@@ -246,25 +305,30 @@ class Experiment:
 
     @property
     def fields(self) -> dict[str, dataclasses.Field]:
-        return {f.name: f for f in dataclasses.fields(self.config)}
+        """Every setting of the config by name (a nested config's fields as ``outer.inner``)."""
+        return leaf_fields(self.config)
 
     def _check_keys(self, overrides: Mapping[str, Any]) -> None:
-        unknown = sorted(set(overrides) - set(self.fields))
+        valid = set(self.fields) | {f.name for f in dataclasses.fields(self.config)}  # a nested config may be set whole
+        unknown = sorted(set(overrides) - valid)
+        if "device" in unknown and not issubclass(self.config, TorchConfig):
+            raise ConfigError(f"experiment {self.name!r} does not use a device (it does not run PyTorch): "
+                              f"drop --set device=...")
         if unknown:
             raise ConfigError(
                 f"experiment {self.name!r} has no setting {unknown[0]!r}; valid: {', '.join(sorted(self.fields))}"
             )
 
     def make_config(self, preset: str = "quick", overrides: Mapping[str, Any] | None = None) -> ExperimentConfig:
-        """Build the config of ``preset`` with ``overrides`` (already typed) on top."""
+        """Build the config of ``preset`` with ``overrides`` (already typed; dotted keys for nested settings)."""
         if preset not in PRESETS:
             raise ConfigError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
         values = dict(self.presets.get(preset, {}))
         values.update(overrides or {})
         self._check_keys(values)
         try:
-            return self.config(**values)
-        except ConfigError as exc:
+            return build_config(self.config, values)
+        except ValueError as exc:  # ConfigError, or a method config's own check
             raise ConfigError(f"experiment {self.name!r}: {exc}") from None
 
     def missing_requirements(self) -> list[str]:
@@ -294,19 +358,13 @@ def config_hash(cfg: ExperimentConfig) -> str:
     return hashlib.sha256(f"{type(cfg).__name__}:{blob}".encode()).hexdigest()[:16]
 
 
-def _field_type(cfg_type: type, name: str) -> Any:
-    hints = typing.get_type_hints(cfg_type)
-    return hints[name]
-
-
-def parse_value(cfg_type: type[ExperimentConfig], key: str, text: str) -> Any:
-    """Convert the text of ``--set key=text`` to the type of field ``key``.
+def parse_value(cfg_type: type[ExperimentConfig], key: str, text: str) -> Any:  # noqa: ANN401
+    """Convert the text of ``--set key=text`` to the type of setting ``key`` (dotted for nested ones).
 
     Supports bool, int, float, str, optional versions of these, and tuples of them
     (comma-separated). Raises :class:`ConfigError` on a value of the wrong type.
     """
-    typ = _field_type(cfg_type, key)
-    return _parse(typ, text, key)
+    return _parse(setting_type(cfg_type, key), text, key)
 
 
 def _parse(typ: Any, text: str, key: str) -> Any:

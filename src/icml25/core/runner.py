@@ -39,6 +39,7 @@ from icml25.core import sequential
 from icml25.core.experiment import (
     PRESETS,
     ConfigError,
+    TorchConfig,
     config_hash,
     config_to_dict,
     parse_value,
@@ -177,6 +178,8 @@ def plan(
     # every --set key must belong to at least one selected experiment
     known = {name for r in repros for e in r.experiments for name in e.fields}
     for key in overrides:
+        if key == "device" and key not in known:
+            raise ConfigError("no selected experiment uses a device (none of them runs PyTorch): drop --set device=...")
         if key not in known:
             raise ConfigError(f"unknown setting {key!r}; valid: {', '.join(sorted(known))}")
 
@@ -190,7 +193,8 @@ def plan(
                 cfg = exp.make_config(preset, typed)
             except ConfigError as exc:
                 raise ConfigError(f"paper {repro.paper.slug!r}, {exc}") from None
-            resolve_device(cfg.device)
+            if isinstance(cfg, TorchConfig):
+                resolve_device(cfg.device)
             missing = exp.missing_requirements()
             if missing:
                 error = MissingExtraError(f"{repro.paper.slug}/{exp.name}", missing[0])

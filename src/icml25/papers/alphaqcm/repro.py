@@ -16,10 +16,10 @@ import numpy as np
 
 from icml25.core.experiment import (
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -35,7 +35,7 @@ METHODS = ("alphaqcm", "lam0", "random")
 
 
 @dataclass
-class SyntheticSearchConfig(ExperimentConfig):
+class SyntheticSearchConfig(TorchConfig):
     n_stocks: int = 100
     """Stocks in the synthetic market."""
     n_days: int = 750

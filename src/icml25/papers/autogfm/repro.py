@@ -21,10 +21,10 @@ import torch
 
 from icml25.core.experiment import (
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -40,7 +40,7 @@ METHODS = tuple(f"fixed_{op}" for op in OPS) + ("darts", "autogfm") + ABLATIONS
 
 
 @dataclass
-class SuiteConfig(ExperimentConfig):
+class SuiteConfig(TorchConfig):
     n_nodes: int = 400
     """Nodes of each node-level / link-level SBM graph."""
     n_graphs: int = 400

@@ -29,10 +29,10 @@ import numpy as np
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -67,7 +67,7 @@ def _qmean_r2(model: CDCVAE, X, y, true_mean: np.ndarray) -> float:
 
 # ----------------------------------------------------------------------------- synthetic
 @dataclass
-class SyntheticConfig(ExperimentConfig):
+class SyntheticConfig(TorchConfig):
     n: int = 10000
     """Samples kept from the Gibbs chain (split 70/15/15)."""
     burn_in: int = 25000
@@ -135,7 +135,7 @@ def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_pro
 
 # ----------------------------------------------------------------------------- real data
 @dataclass
-class RealConfig(ExperimentConfig):
+class RealConfig(TorchConfig):
     datasets: tuple[str, ...] = DATASETS
     """Data sets bundled in scikit-survival."""
     max_rows: int = 0

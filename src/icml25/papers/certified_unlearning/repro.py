@@ -20,10 +20,10 @@ from torch import nn
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -59,7 +59,7 @@ def _subseed(seed: int, *tags) -> int:
 
 
 @dataclass
-class DigitsUnlearningConfig(ExperimentConfig):
+class DigitsUnlearningConfig(TorchConfig):
     hidden: int = 20
     """Hidden units of the MLP 64 -> hidden -> 10."""
     train_epochs: int = 30

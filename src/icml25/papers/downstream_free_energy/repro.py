@@ -23,10 +23,10 @@ from torch.nn import functional as F
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -46,7 +46,7 @@ METRICS = ("free_energy", "train_loss", "llc", "hessian_trace")
 
 
 @dataclass
-class SelectionConfig(ExperimentConfig):
+class SelectionConfig(TorchConfig):
     dataset: str = "digits"
     """'digits' (pretrain digits 0-6, adapt to 7-9: new classes) or 'teacher' (shared teacher features, new readout)."""
     lrs: tuple[float, ...] = (0.01, 0.05, 0.2)

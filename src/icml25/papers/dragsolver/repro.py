@@ -20,10 +20,10 @@ from scipy import stats
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -44,7 +44,7 @@ BASELINES = ("pointnet", "dgcnn", "plain")
 
 
 @dataclass
-class SyntheticCarsConfig(ExperimentConfig):
+class SyntheticCarsConfig(TorchConfig):
     n_train: int = 256
     """Training meshes (squareback and fastback rears)."""
     n_test: int = 96

@@ -21,10 +21,10 @@ import torch
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -46,7 +46,7 @@ from icml25.papers.generative_bilevel.toy import ring_mixture, tilted_upper_valu
 
 
 @dataclass
-class EntropyToyConfig(ExperimentConfig):
+class EntropyToyConfig(TorchConfig):
     n_modes: int = 8
     """Modes of the pre-trained ring mixture."""
     radius: float = 2.0
@@ -224,7 +224,7 @@ def entropy_figures(per_seed: list[Metrics], cfg: EntropyToyConfig, outdir: Path
 
 
 @dataclass
-class ScheduleConfig(ExperimentConfig):
+class ScheduleConfig(TorchConfig):
     n_train: int = 2000
     """Training points of two-moons (standardised)."""
     n_val: int = 500

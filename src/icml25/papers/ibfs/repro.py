@@ -23,10 +23,10 @@ from scipy import stats
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -56,7 +56,7 @@ GROUND_TRUTHS = ("rfs", "fomaml")
 
 
 @dataclass
-class RankingConfig(ExperimentConfig):
+class RankingConfig(TorchConfig):
     n_archs: int = 12
     """Architectures sampled from the search space per seed."""
     n_way: int = 5

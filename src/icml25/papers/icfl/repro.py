@@ -22,10 +22,10 @@ import numpy as np
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -48,7 +48,7 @@ CONDITIONS = ("white", "raw")
 
 
 @dataclass
-class ScreenConfig(ExperimentConfig):
+class ScreenConfig(TorchConfig):
     n_control: int = 20_000
     """Control (unperturbed) samples; used only to fit the whitener."""
     n_perturbed: int = 60_000

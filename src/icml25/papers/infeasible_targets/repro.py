@@ -30,10 +30,10 @@ import torch
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -63,7 +63,7 @@ VARIANTS = ("none",) + tuple(MIXTURES)
 
 
 @dataclass
-class SSMConfig(ExperimentConfig):
+class SSMConfig(TorchConfig):
     size: int = 8
     """Side of the grid (paper: 12)."""
     difficulty: float = 0.4

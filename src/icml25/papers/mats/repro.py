@@ -20,10 +20,10 @@ import torch.nn.functional as F
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -47,7 +47,7 @@ CONDITIONS = {"a": "text, no noise", "b": "text + noise", "c": "text + noise + S
 
 
 @dataclass
-class WorldConfig(ExperimentConfig):
+class WorldConfig(TorchConfig):
     n_train: int = 2000
     """Training scenes (their captions are the text-only training data and the Santa memory bank)."""
     n_test: int = 400

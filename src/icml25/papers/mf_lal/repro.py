@@ -329,6 +329,7 @@ EXPERIMENTS = [
             "full": Fidelity("mechanism", "the code's model sizes and switch rule on CPU docking, but Vina for AD4, "
                                           "NCI molecules for ZINC250k and consensus docking standing in for ABFE"),
         },
+        not_at_smoke={"diversity_topk_mf_lal": "the smoke budget buys MF-LAL one top-fidelity query; diversity needs two"},
     ),
 ]
 

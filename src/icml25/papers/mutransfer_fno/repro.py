@@ -22,10 +22,10 @@ import torch
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -39,7 +39,7 @@ PARAMS = ("sp", "mup")
 
 
 @dataclass
-class BurgersTransferConfig(ExperimentConfig):
+class BurgersTransferConfig(TorchConfig):
     n_train: int = 200
     """Training pairs (a, u(., T))."""
     n_test: int = 100

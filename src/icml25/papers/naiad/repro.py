@@ -30,6 +30,7 @@ from icml25.core.experiment import (
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -45,7 +46,7 @@ official linear baseline (b0 + b1 s_a + b2 s_b), ``svr`` the official SVR(epsilo
 
 
 @dataclass
-class SmallSampleConfig(ExperimentConfig):
+class SmallSampleConfig(TorchConfig):
     n_genes: int = 150
     """Genes in the synthetic screen (all n(n-1)/2 pairs are measured)."""
     n_train: tuple[int, ...] = (150, 400, 1000, 3000)
@@ -155,7 +156,7 @@ def run_small_sample(cfg: SmallSampleConfig, seed: int, progress: ProgressFn = n
 
 
 @dataclass
-class ActiveLearningConfig(ExperimentConfig):
+class ActiveLearningConfig(TorchConfig):
     n_genes: int = 150
     """Genes in the synthetic screen."""
     test_frac: float = 0.3

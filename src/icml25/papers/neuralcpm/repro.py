@@ -26,6 +26,7 @@ from icml25.core.experiment import (
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -83,7 +84,7 @@ def _check_lattice_config(cfg: ExperimentConfig) -> None:
 
 
 @dataclass
-class RecoveryConfig(ExperimentConfig):
+class RecoveryConfig(TorchConfig):
     size: int = 54
     """Lattice side (periodic)."""
     n_cells: int = 6
@@ -179,7 +180,7 @@ def run_recovery(cfg: RecoveryConfig, seed: int, progress: ProgressFn = no_progr
 
 
 @dataclass
-class ClosureConfig(ExperimentConfig):
+class ClosureConfig(TorchConfig):
     size: int = 24
     """Lattice side (periodic, multiple of 3)."""
     n_cells: int = 6

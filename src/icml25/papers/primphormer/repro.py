@@ -19,6 +19,7 @@ from icml25.core.experiment import (
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -36,7 +37,7 @@ def weighted_accuracy(pred, y, n_classes: int = 2) -> float:
 
 
 @dataclass
-class PatternConfig(ExperimentConfig):
+class PatternConfig(TorchConfig):
     n_train: int = 2000
     """Training graphs (PATTERN-style, generated)."""
     n_test: int = 500
@@ -187,9 +188,6 @@ class ScalingConfig(ExperimentConfig):
         check_fields(self, positive=("sizes", "reference_size", "dim", "heads", "rank", "avg_degree", "repeats",
                                      "memory_cap_gb", "time_cap_s"),
                      nonempty=("sizes", "methods"), choices={"methods": METHODS})
-        if self.device != "cpu":
-            raise ConfigError(f"ScalingConfig.device must be 'cpu' (peak memory is the process's resident set size, "
-                              f"host memory), got {self.device!r}")
         if "primphormer" not in self.methods:
             raise ConfigError(f"ScalingConfig.methods must include 'primphormer', got {self.methods}")
         if self.reference_size not in self.sizes or self.reference_size == max(self.sizes):
@@ -304,6 +302,7 @@ EXPERIMENTS = [
         full_requirements="The paper's benchmarks (ZINC, MNIST, CIFAR10, PATTERN, CLUSTER, LRGB) must be "
                           "downloaded by the user with PyG/LRGB; `full` here runs the generated PATTERN at "
                           "the benchmarking-GNNs size (2,000/500 graphs of 40-150 nodes).",
+        not_at_smoke={"primphormer_minus_multihead": "the smoke preset skips the full-attention model"},
     ),
     Experiment(
         name="scaling",
@@ -329,6 +328,8 @@ EXPERIMENTS = [
         },
         figures=scaling_figures,
         timed=True,
+        flaky_at_smoke={"primphormer_mem_ratio_largest_over_ref": "in-process smoke runs can see a peak-RSS increase "
+                        "of 0 (freed memory reused), which makes the memory ratio NaN in some runs"},
     ),
 ]
 

@@ -39,6 +39,7 @@ from icml25.core.experiment import (
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -77,7 +78,7 @@ PAPER_TEST_TYPES = ("A", "D", "Atilde", "Dtilde")
 
 
 @dataclass
-class GeneralisationConfig(ExperimentConfig):
+class GeneralisationConfig(TorchConfig):
     train_sizes: tuple[int, ...] = (6, 7, 8)
     """Numbers of vertices of the training quivers, every type defined there (the paper uses 6..10)."""
     test_size: int = 9
@@ -245,7 +246,7 @@ EXPLAINERS = ("pgexplainer", "gnnexplainer")
 
 
 @dataclass
-class ExplainabilityConfig(ExperimentConfig):
+class ExplainabilityConfig(TorchConfig):
     train_sizes: tuple[int, ...] = (6, 7, 8)
     """Numbers of vertices of the training quivers (all six types), as in ``generalisation``."""
     hidden: int = 32

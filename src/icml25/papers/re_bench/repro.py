@@ -179,6 +179,8 @@ EXPERIMENTS = [
         full_requirements="The paper's own full configuration (METR's seven tasks on H100s via Vivaria, LLM "
                           "agents through provider APIs, human expert trajectories) is not available offline; "
                           "'full' here only enlarges the mini-environment study.",
+        # the prefix-sum environment is scored by measured speed, and the agents' aggregate scores include it
+        timing_metrics=r"prefix|hill|random_search",
     ),
 ]
 

@@ -16,10 +16,10 @@ import torch
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -33,7 +33,7 @@ METHODS = ("retfhd", "fd_t1", "fd_t4", "local", "no_elastic", "no_category")
 
 
 @dataclass
-class FHDConfig(ExperimentConfig):
+class FHDConfig(TorchConfig):
     dataset: str = "digits"
     """``digits`` (sklearn, 10 classes) or ``gmm20`` (20-class Gaussian mixture, 50-d)."""
     n_clients: int = 10

@@ -24,10 +24,10 @@ import torch
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -56,7 +56,7 @@ TIMED = ("mf", "lightgcn", "sharp", "teacher")
 
 
 @dataclass
-class SharpConfig(ExperimentConfig):
+class SharpConfig(TorchConfig):
     n_users: int = 1000
     """Users of the generated data set."""
     n_items: int = 800

@@ -19,10 +19,10 @@ import torch.nn.functional as F
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -47,7 +47,7 @@ MODELS = ("haplo", "no_stage1", "scratch", "compositional")
 
 
 @dataclass
-class MiniConfig(ExperimentConfig):
+class MiniConfig(TorchConfig):
     n_train: int = 10000
     """Training (scene, question, answer) examples."""
     n_test: int = 2000

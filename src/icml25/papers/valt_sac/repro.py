@@ -20,10 +20,10 @@ import torch
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -42,7 +42,7 @@ METHOD_LABELS = {"none": "SAC", "eps": "VALT-EPS-SAC", "soft": "VALT-SOFT-SAC", 
 
 
 @dataclass
-class RobustnessConfig(ExperimentConfig):
+class RobustnessConfig(TorchConfig):
     env_id: str = "PointMassReach"
     """Environment: ``PointMassReach`` or a gymnasium id (``Pendulum-v1``, ``HalfCheetah-v4``...)."""
     methods: tuple[str, ...] = ("none", "eps")

@@ -26,10 +26,10 @@ from scipy.stats import spearmanr
 
 from icml25.core.experiment import (
     Experiment,
-    ExperimentConfig,
     Fidelity,
     Metrics,
     ProgressFn,
+    TorchConfig,
     check_fields,
     no_progress,
 )
@@ -44,7 +44,7 @@ METHODS = ("vlgpo", "prior", "latent_ascent", "adalead")
 
 
 @dataclass
-class TaskConfig(ExperimentConfig):
+class TaskConfig(TorchConfig):
     """Settings of one GGS-style synthetic task and of every method run on it."""
 
     difficulty: str = "medium"
