@@ -15,6 +15,8 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from icml25.core import sequential
+
 Verdict = Literal["PASS", "FAIL", "TIE", "INCONCLUSIVE", "NOT_TESTED"]
 VERDICTS: tuple[str, ...] = ("PASS", "FAIL", "TIE", "INCONCLUSIVE", "NOT_TESTED")
 """The five verdicts. NOT_TESTED always comes with a one-line reason (see :func:`decide_claims`)."""
@@ -315,8 +317,6 @@ class Claim:
 
     def assess(self, values: Sequence[float], schedule: Sequence[int] | None = None) -> Decision:
         """Like :meth:`decide`, with the interval and the reason."""
-        from icml25.core import sequential
-
         x = np.asarray(values, dtype=float).ravel()
         n = int(x.size)
         mean = float(x.mean()) if n else math.nan
@@ -331,7 +331,27 @@ class Claim:
                 return Decision("FAIL", n, mean, reason=f"{len(violating)} of {n} seeds violate "
                                 f"{self.check_text} (first: seed {violating[0]}, {x[violating[0]]:.4g})")
             return Decision("PASS", n, mean, reason=f"all {n} seeds satisfy {self.check_text}")
-        return sequential.decide_mean(self, x, schedule)
+        return self._assess_mean(x, schedule)
+
+    def _assess_mean(self, x: np.ndarray, schedule: Sequence[int] | None) -> Decision:
+        """The ``mean`` rule of :meth:`decide` on finite per-seed values ``x``."""
+        n = int(x.size)
+        mean = float(x.mean())
+        lo, hi, level = sequential.interval(x, schedule)
+        if n < 2:
+            return Decision("INCONCLUSIVE", n, mean, level=level, reason="one seed gives no interval")
+        t, r = self.threshold, self.resolution
+        pct = f"{100 * level:.3g}%"
+        # TIE first: an interval within ± resolution of the threshold says any effect is smaller than what
+        # matters, even when it also lies on one side of the threshold
+        if r is not None and t - r <= lo and hi <= t + r:
+            return Decision("TIE", n, mean, lo, hi, level, f"{pct} interval within ±{r:g} of {t:g}")
+        if (self.op == ">=" and lo >= t) or (self.op == "<=" and hi <= t):
+            return Decision("PASS", n, mean, lo, hi, level, f"{pct} interval on the claimed side of {t:g}")
+        if (self.op == ">=" and hi < t) or (self.op == "<=" and lo > t):
+            return Decision("FAIL", n, mean, lo, hi, level, f"{pct} interval wholly on the wrong side of {t:g}")
+        return Decision("INCONCLUSIVE", n, mean, lo, hi, level, f"{pct} interval straddles {t:g}",
+                        seeds_to_decide=sequential.seeds_to_decide(x, t, r, level))
 
     @property
     def check_text(self) -> str:

@@ -35,13 +35,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from scipy import stats
-
-if TYPE_CHECKING:  # pragma: no cover
-    from icml25.core.paper import Claim, Decision, Verdict
 
 ALPHA = 0.05
 """Total two-sided error of the interval over all looks of a schedule."""
@@ -103,8 +100,8 @@ def interval(values: Sequence[float], schedule: Sequence[int] | None = None,
     return mean - half, mean + half, 1 - a_k
 
 
-def _seeds_to_decide(x: np.ndarray, claim: "Claim", level: float) -> int | None:
-    """Seeds at which the interval would likely clear the threshold or fit the tie band.
+def seeds_to_decide(x: np.ndarray, threshold: float, resolution: float | None, level: float) -> int | None:
+    """Seeds at which the interval would likely clear ``threshold`` or fit the tie band ``± resolution``.
 
     A rough normal-approximation estimate that keeps the current mean, spread and
     critical value: ``(z * sd / distance)**2``.
@@ -114,42 +111,28 @@ def _seeds_to_decide(x: np.ndarray, claim: "Claim", level: float) -> int | None:
         return None
     sd = float(x.std(ddof=1))
     z = float(stats.norm.ppf(1 - (1 - level) / 2))
-    dist = abs(float(x.mean()) - claim.threshold)
+    dist = abs(float(x.mean()) - threshold)
     candidates = []
     if dist > 0:
         candidates.append((z * sd / dist) ** 2)
-    if claim.resolution is not None and dist < claim.resolution:
-        candidates.append((z * sd / (claim.resolution - dist)) ** 2)
+    if resolution is not None and dist < resolution:
+        candidates.append((z * sd / (resolution - dist)) ** 2)
     if not candidates or sd == 0:
         return None
     return max(n + 1, math.ceil(min(candidates)))
 
 
-def decide_mean(claim: "Claim", x: np.ndarray, schedule: Sequence[int] | None) -> "Decision":
-    """The ``mean`` rule of :meth:`Claim.decide` on finite per-seed values ``x``."""
-    from icml25.core.paper import Decision
+class Decidable(Protocol):
+    """What :func:`run_until_decided` needs of a claim (:class:`icml25.core.paper.Claim` is one)."""
 
-    n = int(x.size)
-    mean = float(x.mean())
-    lo, hi, level = interval(x, schedule)
-    if n < 2:
-        return Decision("INCONCLUSIVE", n, mean, level=level, reason="one seed gives no interval")
-    t, r = claim.threshold, claim.resolution
-    pct = f"{100 * level:.3g}%"
-    # TIE first: an interval within ± resolution of the threshold says any effect is smaller than what
-    # matters, even when it also lies on one side of the threshold
-    if r is not None and t - r <= lo and hi <= t + r:
-        return Decision("TIE", n, mean, lo, hi, level, f"{pct} interval within ±{r:g} of {t:g}")
-    if (claim.op == ">=" and lo >= t) or (claim.op == "<=" and hi <= t):
-        return Decision("PASS", n, mean, lo, hi, level, f"{pct} interval on the claimed side of {t:g}")
-    if (claim.op == ">=" and hi < t) or (claim.op == "<=" and lo > t):
-        return Decision("FAIL", n, mean, lo, hi, level, f"{pct} interval wholly on the wrong side of {t:g}")
-    return Decision("INCONCLUSIVE", n, mean, lo, hi, level, f"{pct} interval straddles {t:g}",
-                    seeds_to_decide=_seeds_to_decide(x, claim, level))
+    @property
+    def aggregate(self) -> str: ...
+
+    def decide(self, values: Sequence[float], schedule: Sequence[int] | None = None) -> str: ...
 
 
-def run_until_decided(claim: "Claim", draw: Callable[[int], float], max_seeds: int,
-                      start: int = 3) -> tuple["Verdict", int]:
+def run_until_decided(claim: Decidable, draw: Callable[[int], float], max_seeds: int,
+                      start: int = 3) -> tuple[str, int]:
     """Draw seeds ``0, 1, ...`` at the looks of ``looks(start, max_seeds)`` until ``claim`` is decided.
 
     Args:
