@@ -32,8 +32,6 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import pytest
-
 SRC = Path(__file__).resolve().parents[2] / "src"
 ROOT = "icml25"
 MACHINERY = ("icml25.core", "icml25.cli", "icml25._entry")
@@ -332,7 +330,6 @@ def test_cycles_finder():
     assert _cycles({"a": {"b"}, "b": {"c"}}) == []
 
 
-@pytest.mark.xfail(strict=False, reason="issue 24: being removed")  # paper.py <-> sequential.py, in progress
 def test_core_has_no_import_cycle():
     core = f"{ROOT}.core"
     edges: dict[str, set[str]] = defaultdict(set)

@@ -454,9 +454,9 @@ def test_bad_data_and_steps(digits_model):
     bad = [(torch.full((4, 64), math.inf), torch.zeros(4, dtype=torch.long))]
     with pytest.raises(ValueError, match="NaN or inf"):
         unlearn_gradient_clipping(model, bad, C0=0.01, C1=10.0, eta=1e-4, lam=750.0, epsilon=1.0, delta=1e-5)
-    with pytest.raises(ValueError, match="steps must be a non-negative integer"):
+    with pytest.raises(ValueError, match="finetune.steps must be >= 0"):
         finetune(model, bad, -1)
-    with pytest.raises(ValueError, match="T must be a non-negative integer"):
+    with pytest.raises(ValueError, match="pabi_sigma.T must be >= 0"):
         pabi_sigma(0.01, 10.0, 1e-4, 750.0, -3, 1.0)
     with pytest.raises(ValueError, match="eta \\* lam must be < 1"):
         pabi_steps(0.01, 10.0, 0.1, 20.0)

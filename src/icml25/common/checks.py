@@ -60,7 +60,11 @@ def check_ranges(where: str, values: Mapping[str, Any], **rules: Any) -> None:  
       ``fraction`` (in [0, 1]), ``open_fraction`` (in (0, 1)), ``nonempty`` (a non-empty tuple,
       list or string): each takes the names it applies to;
     * ``at_least`` / ``at_most``: ``{name: bound}``; ``choices``: ``{name: allowed values}``.
+
+    A rule given ``True`` instead of names applies to every value:
+    ``check_ranges("pabi_sigma", {"C0": C0, "C1": C1}, finite=True, positive=True)``.
     """
+    rules = {rule: tuple(values) if names is True else names for rule, names in rules.items()}
     checks: list[tuple[str, Callable[[Any], bool], str]] = []
     for rule, names in rules.items():
         if rule in RULES:

@@ -33,6 +33,8 @@ import torch
 from scipy.special import gammaln, log_ndtr, logsumexp
 from torch import nn
 
+from icml25.common.checks import check_ranges
+
 Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 DEFAULT_ALPHAS = 1.0 + np.logspace(-4, 4, 4001)
 """Renyi orders scanned by the conversion (any finite set gives a valid bound)."""
@@ -48,19 +50,12 @@ def _check_eps_delta(epsilon: float, delta: float) -> None:
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
 
 
-def _check_positive(**values: float) -> None:
-    for name, v in values.items():
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
 
 
-def _check_steps(name: str, n: int) -> None:
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {n!r}")
 
 
 def _check_contraction(eta: float, lam: float) -> None:
-    _check_positive(eta=eta)
+    check_ranges("_check_contraction", {"eta": eta}, finite=True, positive=True)
     if not (math.isfinite(lam) and lam >= 0):
         raise ValueError(f"lam (weight decay) must be a finite number >= 0, got {lam!r}")
     if eta * lam >= 1:
@@ -89,7 +84,7 @@ def global_norm(tensors: Iterable[torch.Tensor]) -> float:
 
 def project_l2(params: Sequence[torch.Tensor], C: float) -> list[torch.Tensor]:
     """Pi_C: rescale the whole parameter vector to l2 norm <= C (identity inside the ball)."""
-    _check_positive(C=C)
+    check_ranges("project_l2", {"C": C}, finite=True, positive=True)
     norm = global_norm(params)
     factor = min(1.0, C / norm) if norm > 0 else 1.0
     return [p.detach() * factor for p in params]
@@ -127,7 +122,7 @@ def pabi_steps(C0: float, C1: float, eta: float, lam: float) -> int:
 
     The same rule as the official trainer: beyond T steps the bias term no longer shrinks.
     """
-    _check_positive(C0=C0, C1=C1)
+    check_ranges("pabi_steps", {"C0": C0, "C1": C1}, finite=True, positive=True)
     _check_contraction(eta, lam)
     T = math.ceil(C0 / (C1 * eta))
     if lam > 0:
@@ -228,9 +223,9 @@ def pabi_sigma(C0: float, C1: float, eta: float, lam: float, T: int, eps_renyi: 
     The lam = 0 line differs from the official trainer, whose denominator is 4 eps_R T: that noise only gives
     Renyi level 2 eps_R under the general bound (a tested round trip).
     """
-    _check_positive(C0=C0, C1=C1, eps_renyi=eps_renyi)
+    check_ranges("pabi_sigma", {"C0": C0, "C1": C1, "eps_renyi": eps_renyi}, finite=True, positive=True)
     _check_contraction(eta, lam)
-    _check_steps("T", T)
+    check_ranges("pabi_sigma", {"T": T}, integer=True, nonnegative=True)
     if T == 0:
         raise ValueError("T must be >= 1")
     diam = 2.0 * C0
@@ -273,7 +268,7 @@ def model_clip_delta_path(epsilon: float, delta0: float, radius_ratio: float, st
     delta_{t+1} = delta_t * theta_{eps~}(r), eps~ = log(1 + (e^eps - 1)/delta_t), r = 2 C2 / sigma
     (``radius_ratio``). Returns shape (steps + 1,), starting with ``delta0``.
     """
-    _check_steps("steps", steps)
+    check_ranges("model_clip_delta_path", {"steps": steps}, integer=True, nonnegative=True)
     if not 0 < delta0 <= 1:
         raise ValueError(f"delta0 must lie in (0, 1], got {delta0!r}")
     path = [delta0]
@@ -289,7 +284,7 @@ def model_clip_delta_path(epsilon: float, delta0: float, radius_ratio: float, st
 
 def output_perturbation_sigma(C0: float, epsilon: float, delta: float) -> float:
     """Classic Gaussian mechanism: sigma = sqrt(2 ln(1.25/delta)) * 2 C0 / epsilon (sensitivity 2 C0)."""
-    _check_positive(C0=C0)
+    check_ranges("output_perturbation_sigma", {"C0": C0}, finite=True, positive=True)
     _check_eps_delta(epsilon, delta)
     return math.sqrt(2 * math.log(1.25 / delta)) * 2 * C0 / epsilon
 
@@ -312,8 +307,8 @@ def subsampled_gaussian_rdp(q: float, noise_multiplier: float, steps: int,
     """
     if not (isinstance(q, (int, float)) and 0 < q <= 1):
         raise ValueError(f"q (sampling rate) must lie in (0, 1], got {q!r}")
-    _check_positive(noise_multiplier=noise_multiplier)
-    _check_steps("steps", steps)
+    check_ranges("subsampled_gaussian_rdp", {"noise_multiplier": noise_multiplier}, finite=True, positive=True)
+    check_ranges("subsampled_gaussian_rdp", {"steps": steps}, integer=True, nonnegative=True)
     orders = DP_SGD_ORDERS if orders is None else np.asarray(orders)
     if orders.ndim != 1 or orders.size == 0 or np.any(orders < 2) or np.any(orders != np.round(orders)):
         raise ValueError("orders must be a non-empty 1-D array of integers >= 2")
@@ -386,7 +381,7 @@ def dp_sgd_noise_multiplier(epsilon: float, delta: float, q: float, steps: int,
     """Smallest noise multiplier (bisection, result on the safe side) with which ``steps`` Poisson-subsampled
     Gaussian steps at rate ``q`` are (epsilon, delta)-DP under ``subsampled_gaussian_rdp`` + ``rdp_to_dp``."""
     _check_eps_delta(epsilon, delta)
-    _check_steps("steps", steps)
+    check_ranges("dp_sgd_noise_multiplier", {"steps": steps}, integer=True, nonnegative=True)
     if steps == 0:
         raise ValueError("steps must be >= 1")
     orders = DP_SGD_ORDERS if orders is None else np.asarray(orders)
@@ -581,18 +576,18 @@ def unlearn_model_clipping(model: nn.Module, retain_loader: Iterable, *, C2: flo
     eps~ = log(1 + (e^eps - 1)/delta_t) (``model_clip_delta_path``).
     """
     _check_eps_delta(epsilon, delta)
-    _check_positive(C2=C2, sigma=sigma, eta=eta)
-    _check_steps("max_steps", max_steps)
+    check_ranges("unlearn_model_clipping", {"C2": C2, "sigma": sigma, "eta": eta}, finite=True, positive=True)
+    check_ranges("unlearn_model_clipping", {"max_steps": max_steps}, integer=True, nonnegative=True)
     if not (math.isfinite(lam) and lam >= 0):
         raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
     if not (math.isfinite(sigma0) and sigma0 >= 0):
         raise ValueError(f"sigma0 must be a finite number >= 0, got {sigma0!r}")
     if C0 is not None:
-        _check_positive(C0=C0)
+        check_ranges("unlearn_model_clipping", {"C0": C0}, finite=True, positive=True)
     if noise_before_projection:
         if C1 is None:
             raise ValueError("noise_before_projection=True needs the update clipping radius C1")
-        _check_positive(C1=C1)
+        check_ranges("unlearn_model_clipping", {"C1": C1}, finite=True, positive=True)
     out = copy.deepcopy(model)
     delta_t = 1.0
     if sigma0 > 0:
@@ -659,8 +654,8 @@ def finetune(model: nn.Module, retain_loader: Iterable, steps: int, *, max_lr: f
 
     This is post-processing of an unlearned model, so it does not change its certificate.
     """
-    _check_steps("steps", steps)
-    _check_positive(max_lr=max_lr)
+    check_ranges("finetune", {"steps": steps}, integer=True, nonnegative=True)
+    check_ranges("finetune", {"max_lr": max_lr}, finite=True, positive=True)
     if not (math.isfinite(weight_decay) and weight_decay >= 0):
         raise ValueError(f"weight_decay must be a finite number >= 0, got {weight_decay!r}")
     out = copy.deepcopy(model)
@@ -706,7 +701,7 @@ def train_dp_sgd(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: 
     Returns a new model (``model`` is copied) and a certificate with method 'dp_sgd'.
     """
     _check_eps_delta(epsilon, delta)
-    _check_positive(clip=clip, max_lr=max_lr)
+    check_ranges("train_dp_sgd", {"clip": clip, "max_lr": max_lr}, finite=True, positive=True)
     for name, v in (("epochs", epochs), ("batch_size", batch_size)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from icml25.common.checks import check_ranges
+
 _PTS_PER_STROKE = 12
 
 
-def _check_pos_int(name: str, value: int) -> None:
-    if not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
 class GlyphClasses:
@@ -33,8 +32,8 @@ class GlyphClasses:
     """
 
     def __init__(self, n_classes: int, size: int = 16, seed: int = 0, jitter: float = 0.12, noise: float = 0.1):
-        _check_pos_int("n_classes", n_classes)
-        _check_pos_int("size", size)
+        check_ranges("GlyphClasses", {"n_classes": n_classes}, integer=True, positive=True)
+        check_ranges("GlyphClasses", {"size": size}, integer=True, positive=True)
         if not (jitter >= 0 and noise >= 0 and np.isfinite(jitter) and np.isfinite(noise)):
             raise ValueError(f"jitter and noise must be finite numbers >= 0, got jitter={jitter!r}, noise={noise!r}")
         rng = np.random.default_rng([seed, 101])
@@ -89,7 +88,7 @@ class EpisodeSampler:
 
     def __post_init__(self) -> None:
         for name in ("n_way", "k_shot", "n_query"):
-            _check_pos_int(name, getattr(self, name))
+            check_ranges("EpisodeSampler", {name: getattr(self, name)}, integer=True, positive=True)
         self.class_ids = np.asarray(self.class_ids, dtype=int)
         if self.n_way > self.class_ids.size:
             raise ValueError(f"n_way={self.n_way} exceeds the {self.class_ids.size} available classes")
@@ -108,8 +107,8 @@ def glyph_few_shot(n_train_classes: int = 400, n_test_classes: int = 100, n_way:
                    n_query: int = 15, seed: int = 0, device: str = "cpu",
                    **bank_kw) -> tuple[EpisodeSampler, EpisodeSampler]:
     """Meta-train and meta-test episode samplers over disjoint glyph classes (episodes on ``device``)."""
-    _check_pos_int("n_train_classes", n_train_classes)
-    _check_pos_int("n_test_classes", n_test_classes)
+    check_ranges("glyph_few_shot", {"n_train_classes": n_train_classes}, integer=True, positive=True)
+    check_ranges("glyph_few_shot", {"n_test_classes": n_test_classes}, integer=True, positive=True)
     bank = GlyphClasses(n_train_classes + n_test_classes, seed=seed, **bank_kw)
     train = EpisodeSampler(bank, np.arange(n_train_classes), n_way, k_shot, n_query, device)
     test = EpisodeSampler(bank, np.arange(n_train_classes, n_train_classes + n_test_classes), n_way, k_shot, n_query,

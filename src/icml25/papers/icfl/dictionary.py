@@ -27,6 +27,8 @@ import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from icml25.common.checks import check_ranges
+
 Selection = Literal["signed", "abs"]
 Refit = Literal["round", "support"]
 
@@ -59,18 +61,6 @@ def _float32_only_tags(tags):
     """Estimator tags of a float32 transformer: outputs are float32 whatever the input's float type."""
     tags.transformer_tags.preserves_dtype = ["float32"]
     return tags
-
-
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _positive_float(value, name: str) -> float:
-    if not isinstance(value, (int, float, np.floating)) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
 
 
 # ----------------------------------------------------------------------------- 1. whitening
@@ -228,7 +218,8 @@ def batched_omp(X, W, b=None, J: int = 20, L: int = 5, selection: Selection = "s
     d, M = W.shape
     if X.shape[1] != d:
         raise ValueError(f"X has {X.shape[1]} columns but the dictionary W has {d} rows")
-    J, L = _positive_int(J, "J"), _positive_int(L, "L")
+    check_ranges("batched_omp", {"J": J, "L": L}, integer=True, positive=True)
+    J, L = int(J), int(L)
     if L > M:
         raise ValueError(f"L={L} exceeds the number of dictionary columns M={M}")
     if selection not in ("signed", "abs"):
@@ -335,14 +326,14 @@ class _DictionaryLearner(TransformerMixin, BaseEstimator):
         return _float32_only_tags(super().__sklearn_tags__())
 
     def _validate(self) -> None:
-        if self.n_features is not None:
-            _positive_int(self.n_features, "n_features")
-        _positive_float(self.lr, "lr")
-        _positive_int(self.batch_size, "batch_size")
-        _positive_int(self.n_steps, "n_steps")
-        _positive_int(self.dead_window, "dead_window")
-        if not 0 <= self.dead_fraction < 1:
-            raise ValueError(f"dead_fraction must be in [0, 1), got {self.dead_fraction!r}")
+        where = type(self).__name__
+        counts = {"n_features": self.n_features, "batch_size": self.batch_size, "n_steps": self.n_steps,
+                  "dead_window": self.dead_window}
+        check_ranges(where, counts, integer=True, positive=True)  # n_features=None: the input's width
+        check_ranges(where, {"lr": self.lr}, finite=True, positive=True)
+        check_ranges(where, {"dead_fraction": self.dead_fraction}, nonnegative=True, at_most={"dead_fraction": 1})
+        if self.dead_fraction == 1:
+            raise ValueError(f"{where}.dead_fraction must be in [0, 1), got 1")
         _check_device(self.device)
 
     def _init(self, X) -> tuple[torch.Tensor, torch.Generator]:
@@ -447,7 +438,7 @@ class ICFL(_DictionaryLearner):
 
     def fit(self, X, y=None) -> "ICFL":
         """Learn ``W_dec`` and ``b_pre`` from samples X, shape (n, d); ``y`` is ignored."""
-        _positive_int(self.J, "J"), _positive_int(self.L, "L"), _positive_int(self.reset_every, "reset_every")
+        check_ranges("ICFL", {"J": self.J, "L": self.L, "reset_every": self.reset_every}, integer=True, positive=True)
         X, gen = self._init(X)
         d, M = X.shape[1], self.n_features_out_
         if self.L > M:
@@ -538,10 +529,9 @@ class TopKSAE(_DictionaryLearner):
 
     def fit(self, X, y=None) -> "TopKSAE":
         """Train encoder and decoder on samples X, shape (n, d); ``y`` is ignored."""
-        k = _positive_int(self.k, "k")
-        if isinstance(self.aux_k, bool) or not isinstance(self.aux_k, (int, np.integer)) or self.aux_k < 0:
-            raise ValueError(f"aux_k must be an integer >= 0, got {self.aux_k!r}")
-        _positive_int(self.aux_dead_steps, "aux_dead_steps")
+        check_ranges("TopKSAE", {"k": self.k, "aux_dead_steps": self.aux_dead_steps}, integer=True, positive=True)
+        check_ranges("TopKSAE", {"aux_k": self.aux_k}, integer=True, nonnegative=True)
+        k = int(self.k)
         X, gen = self._init(X)
         d, M = X.shape[1], self.n_features_out_
         if k > M:

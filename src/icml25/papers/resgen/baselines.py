@@ -12,11 +12,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from icml25.common.checks import check_ranges
 from icml25.papers.resgen.model import (
     MaskedTokenTrunk,
     check_codes,
     check_integer_tensor,
-    check_positive,
     check_sampling,
     guided_forward,
     gumbel,
@@ -84,7 +84,7 @@ class TokenMaskGIT(nn.Module):
                  choice_temperature: float = 1.0, schedule: str = "cosine",
                  generator: torch.Generator | None = None) -> Tensor:
         """T steps of coarse-to-fine unmasking, every masked token sampled from its own categorical."""
-        check_positive(steps=steps)
+        check_ranges("generate", {"steps": steps}, integer=True, positive=True)
         check_sampling(cfg_scale, choice_temperature)
         t_ = self.trunk
         b = sample_batch_size(class_labels, n_samples)
@@ -129,7 +129,7 @@ class DepthSequentialMask(TokenMaskGIT):
                  choice_temperature: float = 1.0, schedule: str = "cosine",
                  generator: torch.Generator | None = None) -> Tensor:
         """For each depth j = 1..D, T MaskGIT steps over the L positions of depth j."""
-        check_positive(steps=steps)
+        check_ranges("generate", {"steps": steps}, integer=True, positive=True)
         check_sampling(cfg_scale, choice_temperature)
         t_ = self.trunk
         b = sample_batch_size(class_labels, n_samples)

@@ -21,13 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from icml25.common.checks import check_ranges
 from icml25.papers.resgen.rvq import ResidualVQ, cumulative_masked_embedding, forward_mask, mask_schedule
-
-
-def check_positive(**kwargs: int) -> None:
-    for name, value in kwargs.items():
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
 def check_integer_tensor(x: Tensor, name: str) -> None:
@@ -66,8 +61,8 @@ class MaskedTokenTrunk(nn.Module):
     def __init__(self, n_pos: int, depth: int, codebook_size: int, dim: int, n_layers: int, n_heads: int,
                  n_classes: int, causal: bool = False, seq_len: int | None = None):
         super().__init__()
-        check_positive(n_pos=n_pos, depth=depth, codebook_size=codebook_size, dim=dim, n_layers=n_layers,
-                        n_heads=n_heads, n_classes=n_classes)
+        check_ranges("MaskedTokenTrunk", {"n_pos": n_pos, "depth": depth, "codebook_size": codebook_size, "dim": dim, "n_layers": n_layers, "n_heads": n_heads, "n_classes": n_classes},
+                     integer=True, positive=True)
         if dim % n_heads:
             raise ValueError(f"dim={dim} must be divisible by n_heads={n_heads}")
         self.n_pos, self.depth, self.codebook_size, self.n_classes = n_pos, depth, codebook_size, n_classes
@@ -172,7 +167,7 @@ class ResGenTransformer(nn.Module):
     def __init__(self, n_pos: int, depth: int, codebook_size: int, dim: int, n_layers: int, n_heads: int,
                  n_mix: int, n_classes: int, code_dim: int, min_scale: float = 1e-3):
         super().__init__()
-        check_positive(n_mix=n_mix, code_dim=code_dim)
+        check_ranges("ResGenTransformer", {"n_mix": n_mix, "code_dim": code_dim}, integer=True, positive=True)
         if not min_scale > 0:
             raise ValueError(f"min_scale must be > 0, got {min_scale!r}")
         self.min_scale = float(min_scale)
@@ -249,7 +244,7 @@ def split_mog_loss(params: MoGParams, z: Tensor, weight: Tensor) -> Tensor:
 
 def masked_counts(steps: int, total: int, schedule: str = "cosine") -> list[int]:
     """Tokens still masked after each of ``steps`` sampling steps: strictly decreasing, ending at 0."""
-    check_positive(steps=steps, total=total)
+    check_ranges("masked_counts", {"steps": steps, "total": total}, integer=True, positive=True)
     counts, prev = [], total
     for t in range(steps):
         m = int(math.floor(float(mask_schedule(1.0 - (t + 1) / steps, schedule)) * total))
@@ -340,7 +335,7 @@ def sample(model: nn.Module, rvq: ResidualVQ, steps: int, cfg_scale: float = 1.0
         return model.generate(rvq, steps, cfg_scale=cfg_scale, temperature=temperature, top_p=top_p,
                               class_labels=class_labels, n_samples=n_samples,
                               choice_temperature=choice_temperature, schedule=schedule, generator=generator)
-    check_positive(steps=steps)
+    check_ranges("sample", {"steps": steps}, integer=True, positive=True)
     if not (0.0 < top_p <= 1.0) or not (0 <= temperature < math.inf):
         raise ValueError(f"need 0 < top_p <= 1 and a finite temperature >= 0, got top_p={top_p}, "
                          f"temperature={temperature}")
@@ -421,7 +416,7 @@ def train_generator(model: nn.Module, tokens: Tensor, class_labels: Tensor, rvq:
     Returns:
         the training loss every 50 steps.
     """
-    check_positive(steps=steps, batch_size=batch_size)
+    check_ranges("train_generator", {"steps": steps, "batch_size": batch_size}, integer=True, positive=True)
     if not 0 < lr < math.inf:
         raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
     if tokens.dim() != 3 or class_labels.shape != tokens.shape[:1]:
