@@ -545,13 +545,20 @@ def _reproduce(store: Any, planned: list, max_seeds: int | None, n_jobs: int, ba
 @click.option("--json", "as_json", is_flag=True, help="Write every claim's latest decision as JSON (default file "
               "docs/results/<preset>.json): a list `claims` of records with slug, id, kind, source, fair_at, "
               "experiment, fidelity, verdict, reason, mean, lo, hi, seeds and more.")
+@click.option("--docs", is_flag=True, help="Fill the claims table of each docs/papers/<slug>.md (between "
+              "<!-- claims:start --> and <!-- claims:end -->) from the committed docs/results/<preset>.json files.")
 @click.option("--preset", default="quick", show_default=True, help="Whose decisions to list.")
 @click.option("--out", "out_path", default=None, type=click.Path(path_type=Path),
               help="Where --markdown or --json writes.")
-def results(markdown: bool, as_json: bool, preset: str, out_path: Path | None) -> None:
+def results(markdown: bool, as_json: bool, docs: bool, preset: str, out_path: Path | None) -> None:
     """Every registered claim with its latest recorded decision (from the results store)."""
     from icml25.core.report import results_json, results_markdown
 
+    if docs:
+        if markdown or as_json or out_path is not None:
+            _fail_usage("--docs writes the papers' docs from docs/results/*.json: give it alone")
+        _write_doc_tables()
+        return
     if preset not in PRESETS:
         _fail_usage(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
     if markdown and as_json:
@@ -578,6 +585,27 @@ def results(markdown: bool, as_json: bool, preset: str, out_path: Path | None) -
         console.print(f"wrote {out_path}")
     else:
         click.echo(text, nl=False)
+
+
+def _write_doc_tables(root: Path = Path(".")) -> None:
+    """Fill the claims table of every docs/papers/<slug>.md that has the markers from docs/results/<preset>.json."""
+    from icml25.core.render_markdown import doc_claims_table, fill_doc
+
+    records = {}
+    for preset in PRESETS:
+        path = root / "docs" / "results" / f"{preset}.json"
+        if path.is_file():
+            records[preset] = json.loads(path.read_text())["claims"]
+    if not records:
+        _fail_usage(f"no docs/results/<preset>.json under {root.resolve()}: run icml25 results --json first")
+    written = []
+    for doc in sorted((root / "docs" / "papers").glob("*.md")):
+        new = fill_doc(doc.read_text(), doc_claims_table(doc.stem, records))
+        if new is not None and new != doc.read_text():
+            doc.write_text(new)
+            written.append(doc.stem)
+    console.print(f"updated the claims table of {len(written)} paper docs" + (f": {', '.join(written)}" if written
+                                                                               else ""))
 
 
 @main.command()
