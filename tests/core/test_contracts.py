@@ -243,10 +243,12 @@ def test_bad_input_raises_a_clear_error(slug, case):
 
 
 # ------------------------------------------------------- torch experiments honour `device`
+from icml25.core.experiment import TorchConfig  # noqa: E402
 from icml25.core.registry import PAPERS_ROOT, load_reproduction  # noqa: E402
 
 CPU_ONLY: dict[tuple[str, str], str] = {(slug, name): reason for slug, table in _declared("CPU_ONLY")
                                         for name, reason in table.items()}
+"""Experiments of torch papers that take no device (their config is not a TorchConfig), with the reason."""
 
 
 def _uses_torch(slug: str) -> bool:
@@ -266,11 +268,17 @@ TORCH_EXPERIMENTS = [(slug, exp) for slug in SLUGS if _uses_torch(slug) for exp 
 
 
 @pytest.mark.parametrize(("slug", "exp"), TORCH_EXPERIMENTS, ids=[f"{s}.{e.name}" for s, e in TORCH_EXPERIMENTS])
-def test_torch_experiment_reads_its_device(slug, exp):
-    """A static check (no GPU here): the run code reads ``cfg.device``; benchmarks/gpu_check.sh runs it on CUDA."""
+def test_torch_experiment_takes_and_reads_its_device(slug, exp):
+    """A static check (no GPU here): an experiment of a torch paper either takes a device (a TorchConfig) and its run
+    code reads ``cfg.device`` (benchmarks/gpu_check.sh runs it on CUDA), or is declared CPU_ONLY with the reason and
+    takes no device, so ``--set device=cuda`` is refused instead of silently running on the CPU."""
     if (slug, exp.name) in CPU_ONLY:
         assert len(CPU_ONLY[slug, exp.name]) > 10
+        assert not issubclass(exp.config, TorchConfig), f"{slug}.{exp.name} is CPU_ONLY but takes a device"
         return
+    assert issubclass(exp.config, TorchConfig), (
+        f"{slug}.{exp.name}: a torch experiment's config must be a TorchConfig (or list it in CPU_ONLY in "
+        f"tests/contracts/{slug}.py with the reason)")
     assert ".device" in _run_source(exp), (
         f"{slug}.{exp.name} never reads its config's device: --set device=cuda would run on CPU "
         f"(or list it in CPU_ONLY in tests/contracts/{slug}.py with the reason)")
