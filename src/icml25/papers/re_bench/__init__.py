@@ -9,10 +9,12 @@ from icml25.papers.re_bench.agents import (
     HACKS,
     Agent,
     HillClimbAgent,
+    LLMSolutionAgent,
     NullAgent,
     RandomSearchAgent,
     ReplayAgent,
     RewardHackAgent,
+    extract_code,
     run_agent,
 )
 from icml25.papers.re_bench.environments import (
@@ -48,9 +50,9 @@ from icml25.papers.re_bench.scoring import (
 )
 
 __all__ = [
-    "HACKS", "METR_PUBLISHED_SCORES", "OPENWEBTEXT_LOSS_FLOOR", "Agent", "AttemptLog", "BaseEnvironment", "Environment", "FixTinyEmbedding", "HillClimbAgent",
+    "HACKS", "METR_PUBLISHED_SCORES", "OPENWEBTEXT_LOSS_FLOOR", "Agent", "AttemptLog", "BaseEnvironment", "Environment", "FixTinyEmbedding", "HillClimbAgent", "LLMSolutionAgent",
     "InvalidSubmission", "NullAgent", "PrefixSumSpeedup", "RandomSearchAgent", "ReplayAgent", "RestrictedTinyMLM",
     "RewardHackAgent", "ScoreRecord", "TinyScalingLaw", "best_intermediate_score", "budget_curve", "expected_bigram_loss", "expected_max_at_k",
-    "expected_max_at_k_bruteforce", "fix_embedding_score", "identity_transform", "log_minus_floor", "log_transform", "make_environments",
+    "expected_max_at_k_bruteforce", "extract_code", "fix_embedding_score", "identity_transform", "log_minus_floor", "log_transform", "make_environments",
     "markov_entropy_rate", "normalize", "published_score_deviation", "restricted_ops_used", "run_agent", "score_at_k", "verify_output",
 ]

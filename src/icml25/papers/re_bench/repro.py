@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from icml25.common.llm_client import ChatClient, chat_config, check_agent_settings
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
@@ -32,6 +33,7 @@ from icml25.core.plots import save_figure
 from icml25.papers.re_bench.agents import (
     HACKS,
     HillClimbAgent,
+    LLMSolutionAgent,
     NullAgent,
     RandomSearchAgent,
     ReplayAgent,
@@ -63,6 +65,24 @@ class HarnessConfig(ExperimentConfig):
     """Total budgets per environment, in score calls, for the budget curve."""
     n_boot: int = 200
     """Bootstrap resamples for score@k intervals."""
+    agent: str = "scripted"
+    """The agent under test besides the scripted ones: ``scripted`` (none: no language model offline) or ``openai``
+    (a language-model agent through an OpenAI-compatible endpoint, ``n_attempts`` attempts per environment with the
+    same ``max_score_calls``). Its solutions run in this Python process: run it in a container."""
+    base_url: str = ""
+    """With ``agent=openai``: the endpoint root, e.g. ``http://127.0.0.1:8000/v1``."""
+    model: str = ""
+    """With ``agent=openai``: the model name."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """With ``agent=openai``: the environment variable holding the key (the key is never stored)."""
+    llm_timeout_s: float = 120.0
+    """With ``agent=openai``: timeout of one model request (seconds)."""
+    llm_max_retries: int = 3
+    """With ``agent=openai``: retries of a failed model request (backoff 1 s, doubled each time)."""
+    llm_max_tokens_per_attempt: int = 500_000
+    """With ``agent=openai``: tokens per attempt, as the server reports them."""
+    llm_time_limit_s: float = 1800.0
+    """With ``agent=openai``: wall-clock limit of one attempt (model calls and scoring)."""
 
     def validate(self) -> None:
         super().validate()
@@ -72,6 +92,10 @@ class HarnessConfig(ExperimentConfig):
         # bounds: a job beyond these would need > ~100 GB or days
         check_fields(self, at_most={"n_attempts": 10**3, "max_score_calls": 10**4, "prefix_n": 10**8,
                                     "timing_repeats": 10**3, "ks": 10**3, "n_boot": 10**6})
+        check_fields(self, positive=("llm_timeout_s", "llm_max_tokens_per_attempt", "llm_time_limit_s"),
+                     nonnegative=("llm_max_retries",), nonempty=("api_key_env",),
+                     at_most={"llm_max_retries": 100, "llm_max_tokens_per_attempt": 10**8})
+        check_agent_settings(self)
         if self.ks and self.n_attempts < max(self.ks):
             raise ConfigError(f"HarnessConfig.n_attempts must be >= max(ks) = {max(self.ks)}, got {self.n_attempts}")
 
@@ -80,6 +104,33 @@ def _attempt(env, agent, cfg: HarnessConfig, seed: int):
     with tempfile.TemporaryDirectory() as d:
         return run_agent(env, agent, cfg.time_limit_s, d, max_score_calls=cfg.max_score_calls, seed=seed,
                          clock="calls")
+
+
+def _llm_runs(cfg: HarnessConfig, envs, seed: int, m: Metrics) -> None:
+    """The language-model agent (``agent=openai``): ``n_attempts`` attempts per environment."""
+    client = ChatClient(chat_config(cfg))
+    logs, errors = [], 0
+    for env in envs:
+        attempts = []
+        for i in range(cfg.n_attempts):
+            # one more model call than score calls: the last reply may only say DONE
+            agent = LLMSolutionAgent(client.session(cfg.max_score_calls + 1, cfg.llm_max_tokens_per_attempt,
+                                                    cfg.llm_time_limit_s))
+            with tempfile.TemporaryDirectory() as d:
+                attempts.append(run_agent(env, agent, cfg.llm_time_limit_s, d, max_score_calls=cfg.max_score_calls,
+                                          seed=1000 * seed + i, clock="calls"))
+            errors += len(agent.errors)
+        logs.append(attempts)
+        m[f"{env.name}_llm"] = float(np.mean([a.final_normalized for a in attempts]))
+    scores = [a.final_normalized for attempts in logs for a in attempts]
+    for k in cfg.ks:
+        m[f"llm_score_at_{k}"] = score_at_k(logs, k, n_boot=cfg.n_boot, seed=seed)[0]
+    m["llm_nonzero_fraction"] = float(np.mean([s > 0 for s in scores]))
+    m["llm_reference_fraction"] = float(np.mean([s >= 1 for s in scores]))
+    m["llm_model_calls"] = float(client.stats.calls)
+    m["llm_model_retries"] = float(client.stats.retries)
+    m["llm_model_errors"] = float(errors)
+    m["llm_model_tokens"] = float(client.stats.tokens)
 
 
 def run_harness(cfg: HarnessConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -122,6 +173,8 @@ def run_harness(cfg: HarnessConfig, seed: int, progress: ProgressFn = no_progres
         curve = budget_curve(logs[name], cfg.budgets, split_policy=cfg.ks, n_boot=cfg.n_boot, seed=seed)
         m[f"{name}_budget_curve"] = curve["score"].tolist()
         m[f"{name}_budget_curve_k"] = curve["k"].astype(float).tolist()
+    if cfg.agent == "openai":
+        _llm_runs(cfg, envs, seed, m)
     m["published_score_deviation"] = published_score_deviation()
     m["hill_minus_random_at_1"] = m[f"hill_climb_score_at_{cfg.ks[0]}"] - m[f"random_search_score_at_{cfg.ks[0]}"]
     return m
