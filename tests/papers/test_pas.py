@@ -1,4 +1,23 @@
-"""PAS: special cases, agreement with ppi-python, CURE unbiasedness, bad input, smoke runs."""
+"""PAS: special cases, agreement with ppi-python and the official code, CURE unbiasedness, bad input, smoke runs.
+
+The method's defining elements, and the tests that fail when one is removed or altered (each mutation was tried
+once on a scratch edit and reverted; docs/papers/pas.md lists the outcomes):
+
+1. Power tuning: ``lambda_j = N_j/(n_j+N_j) * Cov(Y, f)/Var f``, clipped to [0, 1] (PT-PPI, the first stage) --
+   ``test_pt_ppi_matches_ppi_python``, ``test_official_parity_pt_and_pas``,
+   ``test_theory_checks_of_the_experiment_hold`` (lambda = n/(n+N) tried).
+2. The PT-PPI variance ``A_j = sigma2/n + lambda^2 tau2 (n+N)/(nN) - 2 lambda gamma/n`` (pooled moments when
+   estimated, as the official code) -- ``test_pooled_pas_is_the_official_estimated_moment_formula``,
+   ``test_official_parity_pt_and_pas`` (the cross term dropped tried).
+3. Shrinkage towards the prediction mean Z_j with ``w_j = omega/(A_j + omega)`` --
+   ``test_omega_zero_gives_prediction_mean``, ``test_official_parity_pt_and_pas`` (target = grand mean of
+   theta_pt tried).
+4. CURE's correlation correction ``sum_j 2 A_j/(A_j+omega) lambda_j tau2_j/N_j`` --
+   ``test_cure_is_unbiased_at_fixed_omega``, ``test_theory_checks_of_the_experiment_hold`` (the correction removed
+   tried).
+5. omega = the global minimiser of CURE on ``[0, c/(1-c) max A_j]`` -- ``test_cure_minimiser_is_global``,
+   ``test_official_parity_pt_and_pas`` (omega = the grid's first point tried).
+"""
 
 from __future__ import annotations
 
@@ -593,3 +612,63 @@ def test_shrink_to_grand_mean_minimises_its_sure(ragged):
     assert grand_mean_sure(omega, pt, A) <= grand_mean_sure(grid, pt, A).min() + 1e-12
     with pytest.raises(ValueError, match="cutoff"):
         shrink_to_grand_mean_pointestimate(*ragged, cutoff=0.0)
+
+
+# --- parity with the official code and the experiment's theory checks ------------------------------------------
+
+def _official_fixture():
+    """Inputs (ours, seeded) and the official code's outputs on them; see tests/fixtures/official/pas/PROVENANCE.md."""
+    from pathlib import Path
+
+    z = np.load(Path(__file__).parents[1] / "fixtures" / "official" / "pas" / "official_outputs.npz")
+    cut_l, cut_u = np.cumsum(z["ns"])[:-1], np.cumsum(z["Ns"])[:-1]
+    arrays = (np.split(z["y_labelled"], cut_l), np.split(z["pred_labelled"], cut_l),
+              np.split(z["pred_unlabelled"], cut_u))
+    return z, arrays
+
+
+@pytest.mark.parametrize("tag", ["estimated", "known"])
+def test_official_parity_pt_and_pas(tag):
+    """The official get_pt_ppi_estimators / get_pas_estimators (share_var=False, cutoff 0.999) at commit e33e331.
+
+    PT-PPI and lambda agree to round-off (1e-12). The official omega comes from a bounded Brent search; with omega
+    fixed at it (recovered from its omega_j = omega/(A_j + omega) and our A_j, which must give one value) our PAS
+    equals the official to 1e-12, and our own omega reaches a CURE no larger than the official one. Shrinkage-only
+    agrees to 1e-5 (only the omega search differs)."""
+    z, arrays = _official_fixture()
+    known = (z["true_y_vars"], z["true_covs"], z["true_vars"]) if tag == "known" else None
+    fit = pas_fit(*arrays, known_moments=known)
+    np.testing.assert_allclose(fit.lambdas, z[f"{tag}_lambdas"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fit.theta_pt, z[f"{tag}_pt"], rtol=0, atol=1e-12)
+    om = z[f"{tag}_omegas"]
+    omega_official = om * fit.variances / (1 - om)
+    np.testing.assert_allclose(omega_official, omega_official[0], rtol=1e-9)
+    at_official = pas_fit(*arrays, known_moments=known, omega=float(omega_official[0]))
+    np.testing.assert_allclose(at_official.theta, z[f"{tag}_pas"], rtol=0, atol=1e-12)
+    args = (fit.theta_pt, fit.prediction_mean, fit.variances, fit.lambdas, fit.variance_moments.var_f, fit.moments.N)
+    assert cure(fit.omega, *args) <= cure(float(omega_official[0]), *args) + 1e-12
+    np.testing.assert_allclose(fit.theta, z[f"{tag}_pas"], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(shrinkage_only_pointestimate(*arrays, known_moments=known),
+                               z[f"{tag}_shrinkage_only"], rtol=0, atol=1e-5)
+
+
+def test_theory_checks_of_the_experiment_hold():
+    """The synthetic experiment's checks on 60 seeded data sets (good predictor, the paper's m, n, N): CURE's relative
+    bias at a fixed omega is near 0 (the correction removed gives about -0.18) and PT-PPI's MSE is within 5% of the
+    smallest variance over lambda (lambda = n/(n+N) gives about 1.12)."""
+    from icml25.papers.pas.data import CompoundMeanData
+    from icml25.papers.pas.repro import theory_quantities
+
+    rng = np.random.default_rng([0, 7])
+    cures, losses, pt_mse, pt_min = [], [], [], []
+    for _ in range(60):
+        d = gaussian_synthetic(100, 20, 80, good_predictor=True, seed=int(rng.integers(2**63)))
+        t = theory_quantities(d)
+        cures.append(t["cure"])
+        losses.append(t["loss"])
+        pt_min.append(t["pt_min_variance"])
+        pt_mse.append(np.mean((pt_ppi_mean_pointestimate(*d.arrays, known_moments=d.known_moments) - d.theta) ** 2))
+    assert abs(np.mean(cures) - np.mean(losses)) / np.mean(losses) < 0.06
+    assert np.mean(pt_mse) / np.mean(pt_min) < 1.05
+    with pytest.raises(ValueError, match="true moments"):
+        theory_quantities(CompoundMeanData(*gaussian_synthetic(5, 3, 4).arrays, theta=np.zeros(5)))
