@@ -203,8 +203,69 @@ def harness_figures(per_seed: list[Metrics], cfg: HarnessConfig, outdir: Path) -
     return [save_figure(fig, outdir / "re_bench_harness.png")]
 
 
-_STANDIN = ("four CPU mini-environments we wrote and scripted agents stand in for METR's 7 GPU tasks (8-hour "
-            "attempts), LLM agents and human experts")
+_MINI = "mini-environment analogue; the paper's human-vs-agent numbers are not reproduced"
+_OURS = "(ours, beyond the paper)"
+_ABSTRACT = "abstract (arXiv 2411.15114)"
+_FAIR = ("needs METR's 7 GPU environments, the paper's language-model agents (Modular and AIDE scaffolds) and its 71 "
+         "expert attempts (8 h each); the four CPU mini-environments and scripted agents here are not RE-Bench, so "
+         "no run here reaches it, with or without agent=openai")
+_GATES = ("transforms_reproduce_published_scores", "start_normalizes_to_0", "reference_normalizes_to_1",
+          "reward_hacks_invalid")
+"""The scoring harness must be right before any score comparison through it means anything."""
+_NEEDS = "needs METR's environments, human expert attempts and the paper's agents (not available offline)"
+# The paper's claims compare language-model agents with human experts on METR's 7 environments; none can be run
+# offline. Each is registered as a paper claim at fair_at "paper", which no preset here reaches (all are
+# "mechanism"), so each reads NOT_TESTED with the reason; their metrics are produced by no run here (not_at_smoke).
+# Thresholds are the abstract's printed numbers, loosened only by their rounding. All other claims are harness
+# checks.
+PAPER_CLAIMS = [
+    Claim("experts_nonzero_82pct", kind="paper", source=_ABSTRACT, fair_at="paper", fair_at_reason=_FAIR,
+          requires=_GATES,
+          statement="82% of the human expert attempts achieve a non-zero normalised score (>= 0.815, the rounding "
+                    "of the printed 82%).",
+          paper_value="'82% of expert attempts achieving a non-zero score' (abstract)",
+          experiment="harness", metric="human_nonzero_fraction", op=">=", threshold=0.815, aggregate="every_seed"),
+    Claim("experts_match_reference_24pct", kind="paper", source=_ABSTRACT, fair_at="paper", fair_at_reason=_FAIR,
+          requires=_GATES,
+          statement="24% of the human expert attempts match or exceed the reference solution (normalised score >= 1; "
+                    "fraction >= 0.235, the rounding of the printed 24%).",
+          paper_value="'24% matching or exceeding our strong reference solutions' (abstract)",
+          experiment="harness", metric="human_reference_fraction", op=">=", threshold=0.235,
+          aggregate="every_seed"),
+    Claim("agents_4x_humans_at_2h", kind="paper", source=_ABSTRACT, fair_at="paper", fair_at_reason=_FAIR,
+          requires=_GATES,
+          statement="At a total budget of 2 hours per environment (best-of-k), the best agent's score is about 4 "
+                    "times the human experts' (ratio >= 3.5, the rounding of the printed 4x).",
+          paper_value="'the best AI agents achieve a score 4x higher than human experts when both are given a total "
+                      "time budget of 2 hours per environment' (abstract)",
+          experiment="harness", metric="agent_over_human_at_2h", op=">=", threshold=3.5, aggregate="every_seed"),
+    Claim("humans_ahead_at_8h", kind="paper", source=_ABSTRACT, fair_at="paper", fair_at_reason=_FAIR,
+          requires=_GATES,
+          statement="At a total budget of 8 hours the human experts' score is at least the best agent's "
+                    "(difference >= 0).",
+          paper_value="humans 'narrowly exceeding the top AI agent scores given an 8-hour budget' (abstract)",
+          experiment="harness", metric="human_minus_agent_at_8h", op=">=", threshold=0.0, aggregate="every_seed"),
+    Claim("humans_2x_agents_at_32h", kind="paper", source=_ABSTRACT, fair_at="paper", fair_at_reason=_FAIR,
+          requires=_GATES,
+          statement="At 32 total hours the human experts' score is about twice the best agent's (ratio >= 1.5, the "
+                    "rounding of the printed 2x).",
+          paper_value="humans 'achieving 2x the score of the top AI agent when both are given 32 total hours' "
+                      "(abstract)",
+          experiment="harness", metric="human_over_agent_at_32h", op=">=", threshold=1.5, aggregate="every_seed"),
+    Claim("agents_10x_faster", kind="paper", source="METR's blog post of the paper (2024-11-22)", fair_at="paper",
+          fair_at_reason=_FAIR, requires=_GATES,
+          statement="Agents generate and test solutions more than ten times faster than human experts (ratio of "
+                    "scored submissions per hour >= 10).",
+          paper_value="models generate and test implementations 'more than ten times faster than humans' (METR blog)",
+          experiment="harness", metric="agent_over_human_submission_rate", op=">=", threshold=10.0,
+          aggregate="every_seed"),
+]
+NOT_AT_SMOKE = {c.metric: _NEEDS for c in PAPER_CLAIMS}
+
+_STANDIN = ("four CPU mini-environments we wrote stand in for METR's 7 GPU environments (8-hour attempts); scripted "
+            "agents (hill climbing, random search) stand in for the paper's language-model agents, or, with "
+            "agent=openai, a language-model agent through an OpenAI-compatible endpoint does; nothing stands in for "
+            "the human experts; score calls stand in for hours of budget")
 
 EXPERIMENTS = [
     Experiment(
@@ -229,6 +290,7 @@ EXPERIMENTS = [
         },
         timed=True,
         requires=("pandas",),
+        not_at_smoke=NOT_AT_SMOKE,
         full_requirements="The paper's own full configuration (METR's seven tasks on H100s via Vivaria, LLM "
                           "agents through provider APIs, human expert trajectories) is not available offline; "
                           "'full' here only enlarges the mini-environment study.",
@@ -237,12 +299,8 @@ EXPERIMENTS = [
     ),
 ]
 
-_MINI = "mini-environment analogue; the paper's human-vs-agent numbers are not reproduced"
-_OURS = "(ours, beyond the paper)"
-# All claims below are harness checks: the paper's claims are about language-model agents against human experts
-# (82% / 24% of expert attempts, agents 4x humans at 2 h, humans 2x agents at 32 h; abstract) and none can be run
-# offline, so none is registered as a paper claim.
 CLAIMS = [
+    *PAPER_CLAIMS,
     # every seed: our transforms against the scores METR publishes for four tasks' start/reference solutions;
     # the metric is in rounding units of the printed numbers, so <= 1 means "reproduced", by its meaning
     Claim("transforms_reproduce_published_scores", kind="check",
