@@ -4,6 +4,7 @@ prioritised replay (sampling law, weights, priorities re-derived by hand), the r
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
+from icml25.common.checks import ConfigError
 from icml25.papers.alphaqcm import (
     AlphaEnv,
     AlphaPool,
@@ -483,9 +485,33 @@ def test_agent_scores_use_std_bonus_and_bad_config():
         AlphaQCMAgent(AlphaQCMConfig(n_quantiles=2), len(T), 6)
 
 
-def test_smoke_run():
+def test_experiment_config_nests_the_agent_config():
+    """The experiment holds AlphaQCMConfig whole: no agent field re-declared, dotted presets reach it, and the
+    agent config's own check names the field."""
     exp = EXPERIMENTS[0]
-    m = exp.run(exp.make_config("smoke"), seed=0)
+    assert not {f.name for f in dataclasses.fields(exp.config)} & {f.name for f in dataclasses.fields(AlphaQCMConfig)}
+    cfg = exp.make_config("smoke", {"agent.std_lam": 2.0})
+    assert isinstance(cfg.agent, AlphaQCMConfig) and cfg.agent.std_lam == 2.0 and cfg.agent.n_quantiles == 8
+    full = exp.make_config("full").agent  # qrdqn.yaml's settings
+    assert (full.n_quantiles, full.lr, full.batch_size, full.learning_starts, full.target_update) == (
+        200, 5e-5, 128, 10_000, 5_000)
+    assert type(cfg)(**dataclasses.asdict(cfg)) == cfg  # a stored job's config (nested as a dict) rebuilds
+    with pytest.raises(ConfigError, match=r"AlphaQCMConfig\.lr must be > 0, got -1\.0"):
+        exp.make_config("smoke", {"agent.lr": -1.0})
+    with pytest.raises(ConfigError, match=r"AlphaQCMConfig\.dropout must be in \[0, 1\)"):
+        AlphaQCMConfig(dropout=1.0)
+
+
+def test_smoke_run(monkeypatch):
+    from icml25.papers.alphaqcm import repro
+
+    exp = EXPERIMENTS[0]
+    cfg = exp.make_config("smoke")
+    seen = []
+    monkeypatch.setattr(repro, "AlphaQCMAgent", lambda agent_cfg, *a, **k: (seen.append(agent_cfg),
+                                                                            AlphaQCMAgent(agent_cfg, *a, **k))[1])
+    m = exp.run(cfg, seed=0)
+    assert seen == [cfg.agent, dataclasses.replace(cfg.agent, std_lam=0.0)]  # the config whole; the ablation: lambda 0
     assert m["test_ic_planted_oracle"] > 0.2  # the planted alphas do predict the test period
     for name in ("alphaqcm", "lam0", "random"):
         assert -1 <= m[f"test_ic_{name}"] <= 1 and 0 <= m[f"train_ic_{name}"] <= 1

@@ -3,15 +3,20 @@ an independent score/ground truth, ZO unbiasedness, bad input, smoke runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 import torch
 
+from icml25.common.checks import ConfigError
 from icml25.papers.generative_bilevel import (
     BilevelEntropyTuner,
+    BilevelScheduleConfig,
+    EntropyTunerConfig,
     LearnableNoiseSchedule,
+    ReverseSDEConfig,
     VPSchedule,
     bayes_opt_search,
     grid_search,
@@ -43,9 +48,9 @@ def test_guided_sampler_gaussian_linear_reward_mean_shift_and_kl():
     # p_pre = N(m, s^2 I), r(x) = a.x: the tilt is N(m + s^2 a / lam, s^2 I), KL = s^2 |a|^2 / (2 lam^2)
     m, s, a, lam = np.array([0.5, -1.0]), 0.8, np.array([1.0, 2.0]), 2.0
     at = torch.tensor(a)
-    x, kl = tilted_guided_sampler(gaussian_score(m, s), lambda x: x @ at, lam, steps=100, n=1000, seed=1,
-                                  return_kl=True)
-    x0 = tilted_guided_sampler(gaussian_score(m, s), None, lam, steps=100, n=1000, seed=1)
+    x, kl = tilted_guided_sampler(gaussian_score(m, s), lambda x: x @ at, lam, ReverseSDEConfig(steps=100), n=1000,
+                                  seed=1, return_kl=True)
+    x0 = tilted_guided_sampler(gaussian_score(m, s), None, lam, 100, n=1000, seed=1)  # an int: the number of steps
     shift = (x - x0).mean(0).numpy()  # common random numbers: the MC noise cancels
     np.testing.assert_allclose(shift, s**2 * a / lam, rtol=0.05, atol=0.01)
     np.testing.assert_allclose(x.mean(0).numpy(), m + s**2 * a / lam, atol=4 * s / math.sqrt(1000) + 0.02)
@@ -187,14 +192,49 @@ def test_bad_input_raises():
         BilevelEntropyTuner(None, None, None, estimator="est3").fit(1.0, 1)
 
 
-def test_smoke_entropy_toy():
+def test_experiment_configs_nest_the_method_configs():
+    """Each experiment holds its learners' configs whole (no field re-declared); dotted presets reach them; a stored
+    job's config (nested configs as dicts) rebuilds; the method configs' own checks name the field."""
+    toy, sched, sched_zo = EXPERIMENTS
+    pairs = ((toy, EntropyTunerConfig), (toy, ReverseSDEConfig), (sched, BilevelScheduleConfig))
+    for exp, method in pairs:
+        assert not {f.name for f in dataclasses.fields(exp.config)} & {f.name for f in dataclasses.fields(method)}
+    cfg = toy.make_config("smoke")
+    assert cfg.tuner == EntropyTunerConfig(gamma=10.0, lr=0.1, estimator="est1", n_samples=30, step="log")
+    assert cfg.sampler == ReverseSDEConfig(steps=10) and toy.make_config("full").sampler.steps == 200
+    for exp in (sched, sched_zo):
+        c = exp.make_config("smoke")
+        assert isinstance(c.learner, BilevelScheduleConfig) and c.learner.zo == (exp is sched_zo)
+        assert (c.learner.iters, c.learner.n_samples, c.learner.ddim_steps, c.learner.clip_x0) == (15, 16, 4, 3.0)
+        assert type(c)(**dataclasses.asdict(c)) == c
+    assert type(cfg)(**dataclasses.asdict(cfg)) == cfg
+    with pytest.raises(ConfigError, match=r"EntropyTunerConfig\.lr must be > 0, got -1\.0"):
+        toy.make_config("smoke", {"tuner.lr": -1.0})
+    with pytest.raises(ConfigError, match=r"ScheduleConfig\.learner\.ddim_steps must be <= T=200"):
+        sched.make_config("smoke", {"learner.ddim_steps": 201})
+    with pytest.raises(ConfigError, match=r"BilevelScheduleConfig\.zo_kind must be one of"):
+        BilevelScheduleConfig(zo_kind="three_point")
+    # the keyword arguments of earlier versions set the same config
+    tuner = BilevelEntropyTuner(None, None, None, gamma=10.0, lr=0.1, n_samples=30, step="log")
+    assert tuner.cfg == cfg.tuner and BilevelEntropyTuner(None, None, None, cfg.tuner, lr=0.5).cfg.lr == 0.5
+
+
+def test_smoke_entropy_toy(monkeypatch):
+    from icml25.papers.generative_bilevel import repro
+
     exp = EXPERIMENTS[0]
     cfg = exp.make_config("smoke")
+    seen = []
+    real = repro.BilevelEntropyTuner
+    monkeypatch.setattr(repro, "BilevelEntropyTuner", lambda *a: (seen.append(a[3]), real(*a))[1])
     m = exp.run(cfg, seed=0)
+    # the tuner config whole; the arms change only what they name
+    assert seen == [cfg.tuner, dataclasses.replace(cfg.tuner, step="linear", lr=cfg.lr_linear),
+                    dataclasses.replace(cfg.tuner, estimator="est2", n_samples=cfg.n_samples_est2)]
     grid = np.geomspace(cfg.lam_lo, cfg.lam_hi, cfg.truth_points)
     f = tilted_upper_value(ring_mixture(), [1, 0], [cfg.target_x, 0], grid)
     assert m["lam_star"] == pytest.approx(grid[np.argmax(f)]) and m["f_star"] == pytest.approx(f.max())
-    assert m["equal_budget_calls"] == cfg.iters * cfg.n_samples // cfg.baseline_samples
+    assert m["equal_budget_calls"] == cfg.iters * cfg.tuner.n_samples // cfg.baseline_samples
     for k, v in m.items():
         if k.startswith("regret_"):
             assert v >= 0
@@ -204,9 +244,17 @@ def test_smoke_entropy_toy():
     assert m["regret_est1_codeform"] > 1.0  # the literal code expression overshoots past the optimum to lambda_min
 
 
-def test_smoke_schedule():
+def test_smoke_schedule(monkeypatch):
+    from icml25.papers.generative_bilevel import repro
+
     exp = EXPERIMENTS[1]
-    m = exp.run(exp.make_config("smoke"), seed=0)
+    cfg = exp.make_config("smoke")
+    seen = []
+    for name in ("bilevel_schedule_train", "train_with_schedule"):
+        real = getattr(repro, name)
+        monkeypatch.setattr(repro, name, lambda *a, real=real, **k: (seen.append(a[3]), real(*a, **k))[1])
+    m = exp.run(cfg, seed=0)
+    assert seen == [cfg.learner] * (3 + cfg.n_random)  # the learner's config whole, for the baselines too
     assert 0 <= m["learned_start"] < m["learned_end"] <= 1 and m["learned_tau"] > 0
     assert all(m[f"mmd_{k}"] >= -1e-6 for k in ("bilevel", "cosine", "linear", "random_best"))
     assert m["bilevel_minus_cosine"] == pytest.approx(m["mmd_bilevel"] - m["mmd_cosine"])
@@ -218,11 +266,16 @@ def test_zeroth_order_schedule_training_moves_schedule():
 
     data = torch.randn(64, 2, generator=torch.Generator().manual_seed(0))
     ref = torch.randn(64, 2, generator=torch.Generator().manual_seed(1)) + 1.0
-    res = bilevel_schedule_train(data, lambda: EpsMLP(2, 16, 20), lambda s: rbf_mmd2(s, ref), zo=True,
-                                 schedule=LearnableNoiseSchedule("cosine", 20), iters=3, batch_size=16,
-                                 n_samples=16, ddim_steps=3, clip_x0=3.0, zo_dirs=2, seed=0)
+    cfg = BilevelScheduleConfig(zo=True, iters=3, batch_size=16, n_samples=16, ddim_steps=3, clip_x0=3.0, zo_dirs=2)
+    res = bilevel_schedule_train(data, lambda: EpsMLP(2, 16, 20), lambda s: rbf_mmd2(s, ref), cfg,
+                                 schedule=LearnableNoiseSchedule("cosine", 20), seed=0)
     assert len(res.history["upper"]) == 3 and all(np.isfinite(res.history["upper"]))
     assert res.history["tau"][-1] != pytest.approx(1.0)
+    # the keyword arguments of earlier versions run the same training
+    kw = bilevel_schedule_train(data, lambda: EpsMLP(2, 16, 20), lambda s: rbf_mmd2(s, ref), zo=True,
+                                schedule=LearnableNoiseSchedule("cosine", 20), iters=3, batch_size=16, n_samples=16,
+                                ddim_steps=3, clip_x0=3.0, zo_dirs=2, seed=0)
+    assert kw.history == res.history
 
 
 def test_schedule_forward_is_betas_and_follows_dtype():

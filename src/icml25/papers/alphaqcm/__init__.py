@@ -31,8 +31,9 @@ from icml25.papers.alphaqcm.expressions import (
 from icml25.papers.alphaqcm.pool import AlphaPool, daily_ic, daily_rank_ic, lasso_weights, mean_ic, normalize_by_day
 
 __all__ = [
-    "AlphaEnv", "AlphaPool", "AlphaQCMAgent", "AlphaQCMConfig", "RPNBuilder", "SyntheticMarket", "Token", "TokenLSTMNet",
-    "TokenSet", "daily_ic", "daily_rank_ic", "evaluate_rpn", "forward_return", "lasso_weights", "make_synthetic_env",
-    "mean_ic", "normalize_by_day", "parse_rpn", "qcm_design", "qcm_moments", "quantile_huber_loss", "quantile_midpoints",
-    "random_search", "reduced_token_set", "rolling_pair", "rolling_stat", "synthetic_market",
+    "AlphaEnv", "AlphaPool", "AlphaQCMAgent", "AlphaQCMConfig", "RPNBuilder", "SyntheticMarket", "Token",
+    "TokenLSTMNet", "TokenSet", "daily_ic", "daily_rank_ic", "evaluate_rpn", "forward_return", "lasso_weights",
+    "make_synthetic_env", "mean_ic", "normalize_by_day", "parse_rpn", "qcm_design", "qcm_moments",
+    "quantile_huber_loss", "quantile_midpoints", "random_search", "reduced_token_set", "rolling_pair", "rolling_stat",
+    "synthetic_market",
 ]

@@ -25,6 +25,8 @@ import torch
 from scipy.stats import norm
 from torch import nn
 
+from icml25.common.checks import ConfigError, check_fields, check_ranges
+
 # ----------------------------------------------------------------------------- pure functions
 
 
@@ -36,7 +38,7 @@ def quantile_midpoints(n: int) -> np.ndarray:
 
 
 def qcm_design(taus) -> torch.Tensor:
-    """Hermite (Cornish-Fisher) design ``X = [1, x, x^2 - 1, x^3 - 3x]`` with ``x = Phi^{-1}(tau)``, shape ``(N, 4)``."""
+    """Hermite (Cornish-Fisher) design ``X = [1, x, x^2 - 1, x^3 - 3x]``, ``x = Phi^{-1}(tau)``, shape ``(N, 4)``."""
     taus = np.asarray(taus, dtype=float)
     if taus.ndim != 1 or len(taus) < 4 or not np.all((taus > 0) & (taus < 1)):  # NaN fails too
         raise ValueError("taus must be a 1-d array of at least 4 levels strictly inside (0, 1)")
@@ -70,7 +72,9 @@ def qcm_moments(quantiles, taus) -> tuple[torch.Tensor, torch.Tensor, torch.Tens
 
 def quantile_huber_loss(pred: torch.Tensor, target: torch.Tensor, taus: torch.Tensor, kappa: float = 1.0,
                         weights: torch.Tensor | None = None) -> torch.Tensor:
-    """QR-DQN loss ``mean_b w_b sum_i mean_j |tau_i - 1{u_ij < 0}| L_kappa(u_ij) / kappa``, ``u_ij = target_j - pred_i``.
+    """QR-DQN loss ``mean_b w_b sum_i mean_j |tau_i - 1{u_ij < 0}| L_kappa(u_ij) / kappa``.
+
+    ``u_ij = target_j - pred_i``.
 
     Args:
         pred: ``(B, N)`` predicted quantiles at levels ``taus``.
@@ -122,14 +126,11 @@ class TokenLSTMNet(nn.Module):
     def __init__(self, n_tokens: int, n_out: int = 1, d_model: int = 128, hidden: int = 64,
                  encoder: str = "official", lstm_layers: int = 2, dropout: float = 0.1, max_len: int = 256):
         super().__init__()
-        for name, value in (("n_tokens", n_tokens), ("n_out", n_out), ("d_model", d_model), ("hidden", hidden),
-                            ("lstm_layers", lstm_layers), ("max_len", max_len)):
-            if int(value) != value or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if encoder not in ENCODERS:
-            raise ValueError(f"encoder must be one of {ENCODERS}, got {encoder!r}")
+        check_ranges("TokenLSTMNet", {"n_tokens": n_tokens, "n_out": n_out, "d_model": d_model, "hidden": hidden,
+                                      "lstm_layers": lstm_layers, "max_len": max_len}, integer=True, positive=True)
+        check_ranges("TokenLSTMNet", {"encoder": encoder}, choices={"encoder": ENCODERS})
         if not 0 <= dropout < 1:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+            raise ConfigError(f"TokenLSTMNet.dropout must be in [0, 1), got {dropout!r}")
         self.n_actions, self.n_out, self.encoder = n_tokens, n_out, encoder
         self.embed = nn.Embedding(n_tokens + 2, d_model, padding_idx=0)  # 0 pad, 1..n tokens, n+1 start
         self.register_buffer("pos", sinusoidal_encoding(max_len + 1, d_model) if encoder == "official"
@@ -155,9 +156,12 @@ class TokenLSTMNet(nn.Module):
         return self.head(h).view(-1, self.n_actions, self.n_out)
 
 
-@dataclass
+@dataclass(frozen=True)
 class AlphaQCMConfig:
-    """Hyperparameters of :class:`AlphaQCMAgent` (defaults: the paper's qrdqn.yaml where stated)."""
+    """Hyperparameters of :class:`AlphaQCMAgent`, passed to it whole (defaults: the official qrdqn.yaml where stated).
+
+    Validated on construction; :class:`~icml25.common.checks.ConfigError` (a ``ValueError``) names the field.
+    """
 
     n_quantiles: int = 200
     """N quantiles at tau_i = (2i-1)/(2N)."""
@@ -213,29 +217,22 @@ class AlphaQCMConfig:
     """Restrict the target's argmax/max to valid next tokens (False: the official unmasked target)."""
 
     def __post_init__(self) -> None:
-        for name in ("n_quantiles", "d_model", "hidden", "lstm_layers", "batch_size", "multi_step", "memory_size",
-                     "update_every", "target_update", "eps_decay_steps"):
-            if int(getattr(self, name)) != getattr(self, name) or getattr(self, name) < 1:
-                raise ValueError(f"AlphaQCMConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
-        if self.learning_starts < 0:
-            raise ValueError(f"AlphaQCMConfig.learning_starts must be >= 0, got {self.learning_starts!r}")
-        if self.encoder not in ENCODERS:
-            raise ValueError(f"AlphaQCMConfig.encoder must be one of {ENCODERS}, got {self.encoder!r}")
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"AlphaQCMConfig.dropout must be in [0, 1), got {self.dropout!r}")
-        if not 0 <= self.per_beta <= 1:
-            raise ValueError(f"AlphaQCMConfig.per_beta must be in [0, 1], got {self.per_beta!r}")
-        for name in ("lr", "kappa", "per_alpha", "per_eps"):
-            if not (getattr(self, name) > 0 and math.isfinite(getattr(self, name))):
-                raise ValueError(f"AlphaQCMConfig.{name} must be a finite number > 0, got {getattr(self, name)!r}")
-        if not 0 <= self.gamma <= 1:
-            raise ValueError(f"AlphaQCMConfig.gamma must be in [0, 1], got {self.gamma!r}")
-        for name in ("eps_start", "eps_end"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"AlphaQCMConfig.{name} must be in [0, 1], got {getattr(self, name)!r}")
-        for name in ("std_lam", "skew_lam", "kurt_lam"):
-            if not math.isfinite(getattr(self, name)):
-                raise ValueError(f"AlphaQCMConfig.{name} must be a finite number, got {getattr(self, name)!r}")
+        ints = ("n_quantiles", "d_model", "hidden", "lstm_layers", "batch_size", "multi_step", "memory_size",
+                "learning_starts", "update_every", "target_update", "eps_decay_steps")
+        check_fields(self, integer=ints, finite=("std_lam", "skew_lam", "kurt_lam", "lr", "kappa", "per_alpha",
+                                                 "per_eps"),
+                     positive=(*(n for n in ints if n != "learning_starts"), "lr", "kappa", "per_alpha", "per_eps"),
+                     nonnegative=("std_lam", "learning_starts"),
+                     fraction=("gamma", "per_beta", "eps_start", "eps_end"),
+                     at_least={"n_quantiles": 4},  # the QCM regression has 4 coefficients
+                     choices={"encoder": ENCODERS})
+        if not 0 <= self.dropout < 1:  # at 1 the LSTM would drop every activation between layers
+            raise ConfigError(f"AlphaQCMConfig.dropout must be in [0, 1), got {self.dropout!r}")
+        # bounds: a run beyond these would need > ~100 GB or days (replay memory, network widths, schedules)
+        check_fields(self, at_most={"n_quantiles": 10**4, "d_model": 10**4, "hidden": 10**4, "lstm_layers": 10**3,
+                                    "batch_size": 10**5, "multi_step": 10**4, "memory_size": 10**7,
+                                    "learning_starts": 10**7, "update_every": 10**7, "target_update": 10**7,
+                                    "eps_decay_steps": 10**7})
 
 
 class AlphaQCMAgent:
@@ -249,18 +246,13 @@ class AlphaQCMAgent:
     """
 
     def __init__(self, cfg: AlphaQCMConfig, n_actions: int, max_len: int, seed: int = 0, device: str = "cpu"):
-        if cfg.n_quantiles < 4:
-            raise ValueError(f"n_quantiles must be >= 4 for the QCM regression, got {cfg.n_quantiles}")
-        if cfg.std_lam < 0:
-            raise ValueError(f"std_lam must be >= 0, got {cfg.std_lam}")
-        for name, value in (("n_actions", n_actions), ("max_len", max_len)):
-            if int(value) != value or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        check_ranges("AlphaQCMAgent", {"n_actions": n_actions, "max_len": max_len}, integer=True, positive=True)
         torch.manual_seed(seed)
         self.cfg, self.n_actions, self.max_len, self.device = cfg, n_actions, max_len, device
         self.rng = np.random.default_rng(seed)
-        mk = lambda n_out: TokenLSTMNet(n_actions, n_out, cfg.d_model, cfg.hidden, cfg.encoder,  # noqa: E731
-                                        cfg.lstm_layers, cfg.dropout, max_len).to(device)
+        mk = lambda n_out: TokenLSTMNet(  # noqa: E731
+            n_actions, n_out, d_model=cfg.d_model, hidden=cfg.hidden, encoder=cfg.encoder,
+            lstm_layers=cfg.lstm_layers, dropout=cfg.dropout, max_len=max_len).to(device)
         self.qnet, self.mean_net = mk(cfg.n_quantiles), mk(1)
         self.qnet_t, self.mean_net_t = mk(cfg.n_quantiles), mk(1)
         self.qnet_t.load_state_dict(self.qnet.state_dict())
@@ -288,7 +280,7 @@ class AlphaQCMAgent:
 
     @torch.no_grad()
     def scores(self, obs: np.ndarray) -> np.ndarray:
-        """``Q(s,a) + lambda std + lambda_s skew + lambda_k kurt`` for every action (online nets), shape ``(n_actions,)``."""
+        """``Q(s,a) + lambda std + lambda_s skew + lambda_k kurt`` per action (online nets), shape ``(n_actions,)``."""
         o = torch.as_tensor(obs[None], device=self.device)
         q = self.mean_net(o)[0, :, 0].double()
         c = self.cfg
@@ -311,7 +303,8 @@ class AlphaQCMAgent:
         s = self.scores(obs)
         return int(valid[np.argmax(s[valid])])
 
-    def store_episode(self, obs: list[np.ndarray], actions: list[int], rewards: list[float], masks: list[np.ndarray]) -> None:
+    def store_episode(self, obs: list[np.ndarray], actions: list[int], rewards: list[float],
+                      masks: list[np.ndarray]) -> None:
         """Store an episode's n-step transitions. ``obs``/``masks`` have one more entry than ``actions``."""
         T, n, g = len(actions), self.cfg.multi_step, self.cfg.gamma
         for t in range(T):
@@ -351,7 +344,8 @@ class AlphaQCMAgent:
         c = self.cfg
         idx, is_w = self.sample_indices()
         t = lambda a: torch.as_tensor(a[idx], device=self.device)  # noqa: E731
-        obs, nxt, nmask, a, r, done = t(self.buf_obs), t(self.buf_next), t(self.buf_next_mask), t(self.buf_a), t(self.buf_r), t(self.buf_done)
+        obs, nxt, nmask = t(self.buf_obs), t(self.buf_next), t(self.buf_next_mask)
+        a, r, done = t(self.buf_a), t(self.buf_r), t(self.buf_done)
         disc = (1 - done) * c.gamma**c.multi_step
         ar = torch.arange(len(idx), device=self.device)
         with torch.no_grad():
@@ -403,7 +397,8 @@ class AlphaQCMAgent:
                 acts.append(a)
                 rews.append(r)
                 self.steps += 1
-                if self.steps >= c.learning_starts and self.n_stored >= c.batch_size and self.steps % c.update_every == 0:
+                learning = self.steps >= c.learning_starts and self.n_stored >= c.batch_size
+                if learning and self.steps % c.update_every == 0:
                     self.learn()
                 if self.steps % c.target_update == 0:
                     self.qnet_t.load_state_dict(self.qnet.state_dict())

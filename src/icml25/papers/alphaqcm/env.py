@@ -28,7 +28,8 @@ class AlphaEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, pool: AlphaPool, panel: dict[str, np.ndarray], tokens: TokenSet | None = None, max_len: int = 20):
+    def __init__(self, pool: AlphaPool, panel: dict[str, np.ndarray], tokens: TokenSet | None = None,
+                 max_len: int = 20):
         if not isinstance(pool, AlphaPool):
             raise TypeError(f"pool must be an AlphaPool, got {type(pool).__name__}")
         self.tokens = tokens or pool.tokens or TokenSet()

@@ -40,6 +40,31 @@ def _pad(values: np.ndarray, window: int, days: int) -> np.ndarray:
     return out
 
 
+def _weighted(w: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Weighted mean over each window's last axis, weights ``k`` normalised to sum 1."""
+    return w @ (k / k.sum())
+
+
+def _ddof1(stat):
+    """``Std``/``Var`` with ``ddof=1`` (NaN for a one-day window)."""
+    return lambda w, window: stat(w, -1, ddof=1) if window > 1 else np.full(w.shape[:-1], np.nan)
+
+
+_WINDOW_STATS = {
+    "Mean": lambda w, window: w.mean(-1),
+    "Sum": lambda w, window: w.sum(-1),
+    "Std": _ddof1(np.std),
+    "Var": _ddof1(np.var),
+    "Max": lambda w, window: w.max(-1),
+    "Min": lambda w, window: w.min(-1),
+    "Med": lambda w, window: np.median(w, -1),
+    "Mad": lambda w, window: np.abs(w - w.mean(-1, keepdims=True)).mean(-1),
+    "WMA": lambda w, window: _weighted(w, np.arange(1, window + 1, dtype=float)),  # newest largest
+    "EMA": lambda w, window: _weighted(w, (1 - 2.0 / (window + 1)) ** np.arange(window - 1, -1, -1, dtype=float)),
+}
+"""The window reducers of :func:`rolling_stat`: ``(windows (days', stocks, w), w) -> (days', stocks)``."""
+
+
 def rolling_stat(x: np.ndarray, window: int, op: str) -> np.ndarray:
     """Trailing-window statistic of each column of ``x`` (NaN for the first ``window-1`` rows
     and for any window that contains a NaN, like ``pandas.rolling(window)``).
@@ -66,31 +91,7 @@ def rolling_stat(x: np.ndarray, window: int, op: str) -> np.ndarray:
         return np.full_like(x, np.nan)
     w = _rolling(x, window)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if op == "Mean":
-            v = w.mean(-1)
-        elif op == "Sum":
-            v = w.sum(-1)
-        elif op == "Std":
-            v = w.std(-1, ddof=1) if window > 1 else np.full(w.shape[:-1], np.nan)
-        elif op == "Var":
-            v = w.var(-1, ddof=1) if window > 1 else np.full(w.shape[:-1], np.nan)
-        elif op == "Max":
-            v = w.max(-1)
-        elif op == "Min":
-            v = w.min(-1)
-        elif op == "Med":
-            v = np.median(w, -1)
-        elif op == "Mad":
-            v = np.abs(w - w.mean(-1, keepdims=True)).mean(-1)
-        elif op == "WMA":
-            k = np.arange(1, window + 1, dtype=float)
-            v = w @ (k / k.sum())
-        elif op == "EMA":
-            a = 2.0 / (window + 1)
-            k = (1 - a) ** np.arange(window - 1, -1, -1, dtype=float)
-            v = w @ (k / k.sum())
-        else:
-            raise ValueError(f"unknown rolling operator {op!r}; valid: {ROLLING}")
+        v = _WINDOW_STATS[op](w, window)
     return _pad(v, window, days)
 
 
@@ -304,7 +305,7 @@ class RPNBuilder:
 
 
 def parse_rpn(text: str, tokens: TokenSet, max_len: int = 10**6) -> list[int]:
-    """Action indices of a space-separated RPN string; raises ``ValueError`` if it is not a valid complete expression."""
+    """Action indices of a space-separated RPN string; ``ValueError`` if it is not a valid complete expression."""
     b = RPNBuilder(tokens, max_len)
     for name in text.split():
         b.add(tokens.index(name))

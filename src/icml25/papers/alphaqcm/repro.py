@@ -9,7 +9,7 @@ use per-seed paired differences. Settings and thresholds were fixed before the f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,13 +25,19 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
-from icml25.papers.alphaqcm.agent import ENCODERS, AlphaQCMAgent, AlphaQCMConfig, random_search
+from icml25.papers.alphaqcm.agent import AlphaQCMAgent, AlphaQCMConfig, random_search
 from icml25.papers.alphaqcm.data import synthetic_market
 from icml25.papers.alphaqcm.env import AlphaEnv
 from icml25.papers.alphaqcm.expressions import TokenSet, evaluate_rpn, parse_rpn, reduced_token_set
 from icml25.papers.alphaqcm.pool import AlphaPool, daily_ic, normalize_by_day
 
 METHODS = ("alphaqcm", "lam0", "random")
+
+
+def _quick_agent() -> AlphaQCMConfig:
+    """The agent of the quick preset: qrdqn.yaml's algorithm at a CPU scale (the full preset restores its sizes)."""
+    return AlphaQCMConfig(n_quantiles=32, d_model=32, hidden=32, batch_size=32, lr=5e-4, learning_starts=300,
+                          target_update=300, eps_decay_steps=1000, memory_size=2000)
 
 
 @dataclass
@@ -52,43 +58,22 @@ class SyntheticSearchConfig(TorchConfig):
     """L1 penalty of the pool weights (AlphaGen's scale; the official runs use 5e-3)."""
     env_steps: int = 2000
     """Environment steps (tokens written) per RL agent."""
-    std_lam: float = 1.0
-    """lambda of AlphaQCM's QCM std bonus."""
-    n_quantiles: int = 32
-    """Quantiles N of the QR network."""
-    d_model: int = 32
-    """LSTM width."""
-    hidden: int = 32
-    """MLP hidden width."""
-    encoder: str = "official"
-    """Encoder: ``official`` (2-layer LSTM, dropout 0.1, positional encoding, mean over time) or ``last_token``."""
-    use_per: bool = True
-    """Prioritised replay (official) or uniform replay."""
-    batch_size: int = 32
-    """Replay minibatch."""
-    lr: float = 5e-4
-    """Adam learning rate."""
-    learning_starts: int = 300
-    """Env steps before learning starts."""
-    update_every: int = 1
-    """Env steps per gradient update (official: 1)."""
-    target_update: int = 300
-    """Env steps between target copies."""
-    eps_decay_steps: int = 1000
-    """Env steps of the epsilon decay 1 -> 0.01."""
+    agent: AlphaQCMConfig = field(default_factory=_quick_agent)
+    """The agent's settings, whole (``--set agent.lr=...``); its ``std_lam`` is lambda of the AlphaQCM arm (the
+    ablation arm runs the same settings with lambda = 0); each preset sizes ``memory_size`` to hold the whole run."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.agent, dict):  # a job's stored config: core rebuilds it with SyntheticSearchConfig(**dict)
+            self.agent = AlphaQCMConfig(**self.agent)
+        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("noise", "max_len", "capacity", "env_steps", "d_model", "hidden", "batch_size",
-                                     "lr", "update_every", "target_update", "eps_decay_steps"),
-                     nonnegative=("std_lam", "learning_starts", "l1_alpha"),
-                     at_least={"n_stocks": 2, "n_days": 81, "n_quantiles": 4},  # market: n_days > 60 + horizon 20
-                     choices={"encoder": ENCODERS})
-        # bounds: a job beyond these would need > ~100 GB or days (panel, replay memory of env_steps, network widths)
+        check_fields(self, positive=("noise", "max_len", "capacity", "env_steps"), nonnegative=("l1_alpha",),
+                     at_least={"n_stocks": 2, "n_days": 81})  # market: n_days > 60 + horizon 20
+        # bounds: a job beyond these would need > ~100 GB or days (the panel, the steps of each agent)
         check_fields(self, at_most={"n_stocks": 10**5, "n_days": 10**5, "max_len": 10**3, "capacity": 10**4,
-                                    "env_steps": 10**7, "n_quantiles": 10**4, "d_model": 10**4, "hidden": 10**4,
-                                    "batch_size": 10**5, "learning_starts": 10**7, "update_every": 10**7,
-                                    "target_update": 10**7, "eps_decay_steps": 10**7})
+                                    "env_steps": 10**7})
 
 
 def _pool_test_ic(pool: AlphaPool, tokens: TokenSet, panel: dict, target: np.ndarray, test: slice,
@@ -112,10 +97,6 @@ def run_synthetic_search(cfg: SyntheticSearchConfig, seed: int, progress: Progre
     test = slice(n_train + n_valid, cfg.n_days)
     full_tokens = TokenSet()
     planted = [evaluate_rpn(parse_rpn(p, full_tokens), full_tokens, market.panel) for p in market.planted]
-    agent_cfg = dict(n_quantiles=cfg.n_quantiles, d_model=cfg.d_model, hidden=cfg.hidden, batch_size=cfg.batch_size,
-                     lr=cfg.lr, learning_starts=cfg.learning_starts, update_every=cfg.update_every,
-                     target_update=cfg.target_update, eps_decay_steps=cfg.eps_decay_steps,
-                     encoder=cfg.encoder, use_per=cfg.use_per, memory_size=max(cfg.env_steps, 1000))
     out: Metrics = {}
     n_eval = 0
     for k, name in enumerate(METHODS):
@@ -124,9 +105,8 @@ def run_synthetic_search(cfg: SyntheticSearchConfig, seed: int, progress: Progre
         if name == "random":
             random_search(env, n_eval, seed=seed)
         else:
-            lam = cfg.std_lam if name == "alphaqcm" else 0.0
-            agent = AlphaQCMAgent(AlphaQCMConfig(std_lam=lam, **agent_cfg), len(tokens), cfg.max_len, seed=seed,
-                                  device=cfg.device)
+            agent_cfg = cfg.agent if name == "alphaqcm" else replace(cfg.agent, std_lam=0.0)
+            agent = AlphaQCMAgent(agent_cfg, len(tokens), cfg.max_len, seed=seed, device=cfg.device)
             res = agent.train(env, cfg.env_steps)
             if name == "alphaqcm":
                 n_eval = res["episodes"]
@@ -171,17 +151,20 @@ EXPERIMENTS = [
         config=SyntheticSearchConfig,
         run=run_synthetic_search,
         presets={
-            "smoke": {"n_stocks": 30, "n_days": 200, "env_steps": 120, "learning_starts": 40, "update_every": 8,
-                      "batch_size": 16, "n_quantiles": 8, "d_model": 16, "hidden": 16, "capacity": 3},
+            "smoke": {"n_stocks": 30, "n_days": 200, "env_steps": 120, "capacity": 3, "agent.learning_starts": 40,
+                      "agent.update_every": 8, "agent.batch_size": 16, "agent.n_quantiles": 8, "agent.d_model": 16,
+                      "agent.hidden": 16, "agent.memory_size": 1000},
             "quick": {},
-            "full": {"reduced_tokens": False, "max_len": 20, "capacity": 20, "env_steps": 200_000, "n_quantiles": 200,
-                     "d_model": 128, "hidden": 64, "batch_size": 128, "lr": 5e-5, "learning_starts": 10_000,
-                     "update_every": 1, "target_update": 5_000, "eps_decay_steps": 25_000},
+            "full": {"reduced_tokens": False, "max_len": 20, "capacity": 20, "env_steps": 200_000,
+                     "agent.n_quantiles": 200, "agent.d_model": 128, "agent.hidden": 64, "agent.batch_size": 128,
+                     "agent.lr": 5e-5, "agent.learning_starts": 10_000, "agent.update_every": 1,
+                     "agent.target_update": 5_000, "agent.eps_decay_steps": 25_000, "agent.memory_size": 200_000},
         },
         seeds={"smoke": 1, "quick": 3, "full": 5},
         figures=search_figures,
         full_requirements="The paper's CSI300/CSI500/all-A-share results need a qlib data directory (pyqlib + "
-                          "baostock downloads) and 2M steps on a GPU; the 'full' preset here is a larger synthetic run.",
+                          "baostock downloads) and 2M steps on a GPU; the 'full' preset here is a larger synthetic "
+                          "run.",
         fidelity={
             "smoke": Fidelity("mechanism", "tiny: a 30-stock synthetic market for CSI300/CSI500/market, 120 of the "
                                            "paper's 2M steps"),
@@ -243,8 +226,8 @@ tokens = reduced_token_set()
 market = synthetic_market(n_stocks=30, n_days=200, seed=0)
 panel, target = market.split(0, 120)
 env = AlphaEnv(AlphaPool(5, target, tokens=tokens), panel, tokens, max_len=8)
-agent = AlphaQCMAgent(AlphaQCMConfig(n_quantiles=16, d_model=16, hidden=16, batch_size=16,
-                                     learning_starts=50), len(tokens), 8)
+cfg = AlphaQCMConfig(n_quantiles=16, d_model=16, hidden=16, batch_size=16, learning_starts=50)
+agent = AlphaQCMAgent(cfg, n_actions=len(tokens), max_len=8)
 agent.train(env, total_steps=150)
 print("pool IC", round(env.pool.ic, 3), env.pool.exprs[:3])
 """

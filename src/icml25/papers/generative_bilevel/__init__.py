@@ -8,6 +8,8 @@ sampled by reward-guided diffusion) and noise-schedule learning while training a
 
 from icml25.papers.generative_bilevel.entropy_tuning import (
     BilevelEntropyTuner,
+    EntropyTunerConfig,
+    ReverseSDEConfig,
     VPSchedule,
     lambda_grad_est1,
     lambda_grad_est2,
@@ -17,6 +19,7 @@ from icml25.papers.generative_bilevel.entropy_tuning import (
 )
 from icml25.papers.generative_bilevel.noise_schedule import (
     ZO_KINDS,
+    BilevelScheduleConfig,
     EpsMLP,
     LearnableNoiseSchedule,
     ScheduleTrainResult,
@@ -31,9 +34,9 @@ from icml25.papers.generative_bilevel.search import bayes_opt_search, expected_i
 from icml25.papers.generative_bilevel.toy import GaussianMixture, ring_mixture, tilted_upper_value
 
 __all__ = [
-    "BilevelEntropyTuner", "EpsMLP", "GaussianMixture", "LearnableNoiseSchedule", "ScheduleTrainResult",
-    "VPSchedule", "ZO_KINDS", "bayes_opt_search", "bilevel_schedule_train", "ddim_sample", "dsm_loss",
-    "expected_improvement", "grid_search", "lambda_grad_est1", "lambda_grad_est2", "penalty_hypergrad",
-    "penalty_objective", "random_search", "rbf_mmd2", "ring_mixture", "tilted_guided_sampler", "tilted_upper_value",
-    "train_with_schedule", "zo_gradient",
+    "BilevelEntropyTuner", "BilevelScheduleConfig", "EntropyTunerConfig", "EpsMLP", "GaussianMixture",
+    "LearnableNoiseSchedule", "ReverseSDEConfig", "ScheduleTrainResult", "VPSchedule", "ZO_KINDS", "bayes_opt_search",
+    "bilevel_schedule_train", "ddim_sample", "dsm_loss", "expected_improvement", "grid_search", "lambda_grad_est1",
+    "lambda_grad_est2", "penalty_hypergrad", "penalty_objective", "random_search", "rbf_mmd2", "ring_mixture",
+    "tilted_guided_sampler", "tilted_upper_value", "train_with_schedule", "zo_gradient",
 ]

@@ -18,20 +18,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
+
+from icml25.common.checks import ConfigError, check_fields, check_ranges
 
 ScoreFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 RewardFn = Callable[[torch.Tensor], torch.Tensor]
 
 
-def _check_positive(name: str, value: float) -> float:
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite positive number, got {value!r}")
-    return value
+ESTIMATORS = ("est1", "est2")
+"""Estimators of the lambda-gradient: ``est1`` (pre-trained samples only) and ``est2`` (guided samples)."""
+STEPS = ("linear", "log")
+"""Updates of lambda: the paper's ``linear`` step, or the same gradient as a step on ``log`` lambda."""
 
 
 def penalty_hypergrad(grad_f_z, grad_g_z, grad_g_y, gamma: float):
@@ -47,7 +48,8 @@ def penalty_hypergrad(grad_f_z, grad_g_z, grad_g_y, gamma: float):
     Arrays, tensors or floats of equal shape; returns the same type. This is the update of the official
     noise-schedule code (``g_upper/gamma + (g_z - g_y)``).
     """
-    gamma = _check_positive("gamma", gamma)
+    gamma = float(gamma)
+    check_ranges("penalty_hypergrad", {"gamma": gamma}, finite=True, positive=True)
     shapes = {tuple(np.shape(g)) for g in (grad_f_z, grad_g_z, grad_g_y)}
     if len(shapes) != 1:
         raise ValueError(f"gradients must have one shape, got {sorted(shapes)}")
@@ -91,7 +93,8 @@ def lambda_grad_est1(r1, r2, lam: float, gamma: float, form: str = "derived") ->
     r1, r2 = _as_vector("r1", r1), _as_vector("r2", r2)
     if r1.shape != r2.shape:
         raise ValueError(f"r1 and r2 must have the same length, got {r1.numel()} and {r2.numel()}")
-    lam, gamma = _check_positive("lam", lam), _check_positive("gamma", gamma)
+    lam, gamma = float(lam), float(gamma)
+    check_ranges("lambda_grad_est1", {"lam": lam, "gamma": gamma}, finite=True, positive=True)
     n = r1.numel()
     if form == "derived":
         return float(gamma * (_tilt_kl(r1 / gamma + r2, lam) - _tilt_kl(r2, lam)))
@@ -108,7 +111,8 @@ def penalty_objective(r1, r2, lam: float, gamma: float) -> float:
     gamma -> infinity. Its lambda-derivative is ``lambda_grad_est1(..., form="derived")``.
     """
     r1, r2 = _as_vector("r1", r1), _as_vector("r2", r2)
-    lam, gamma = _check_positive("lam", lam), _check_positive("gamma", gamma)
+    lam, gamma = float(lam), float(gamma)
+    check_ranges("penalty_objective", {"lam": lam, "gamma": gamma}, finite=True, positive=True)
     n = math.log(r1.numel())
     lz = torch.logsumexp((r1 / gamma + r2) / lam, 0) - n
     ly = torch.logsumexp(r2 / lam, 0) - n
@@ -122,13 +126,14 @@ class VPSchedule:
     """Linear VP-SDE noise rate beta(t) = beta_min + t (beta_max - beta_min), t in [0, 1]."""
 
     beta_min: float = 0.1
+    """Noise rate at t = 0 (>= 0)."""
     beta_max: float = 20.0
+    """Noise rate at t = 1 (> 0, >= beta_min)."""
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.beta_min) and math.isfinite(self.beta_max)
-                and 0 <= self.beta_min <= self.beta_max and self.beta_max > 0):
-            raise ValueError(f"need finite 0 <= beta_min <= beta_max with beta_max > 0, got "
-                             f"beta_min={self.beta_min}, beta_max={self.beta_max}")
+        check_fields(self, finite=("beta_min", "beta_max"), nonnegative=("beta_min",), positive=("beta_max",))
+        if self.beta_max < self.beta_min:
+            raise ConfigError(f"VPSchedule.beta_max must be >= beta_min={self.beta_min}, got {self.beta_max!r}")
 
     def beta(self, t: torch.Tensor) -> torch.Tensor:
         return self.beta_min + t * (self.beta_max - self.beta_min)
@@ -138,9 +143,25 @@ class VPSchedule:
         return torch.exp(-(self.beta_min * t + 0.5 * t**2 * (self.beta_max - self.beta_min)))
 
 
-def tilted_guided_sampler(score_pre: ScoreFn, reward: RewardFn | None, lam: float, steps: int, n: int = 256,
-                          dim: int = 2, seed: int = 0, schedule: VPSchedule = VPSchedule(), t_min: float = 1e-3,
-                          return_kl: bool = False, device: str | torch.device = "cpu"):
+@dataclass(frozen=True)
+class ReverseSDEConfig:
+    """Euler-Maruyama discretisation of the reverse VP-SDE used by :func:`tilted_guided_sampler`."""
+
+    steps: int = 50
+    """Euler-Maruyama steps from t = 1 to t_min."""
+    t_min: float = 1e-3
+    """Final time (small, in (0, 1))."""
+    schedule: VPSchedule = field(default_factory=VPSchedule)
+    """The VP noise rate beta(t)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, integer=("steps",), positive=("steps",), open_fraction=("t_min",),
+                     at_most={"steps": 10**6})  # steps x samples x score evaluations: beyond 1e6 steps, days
+
+
+def tilted_guided_sampler(score_pre: ScoreFn, reward: RewardFn | None, lam: float, sde: ReverseSDEConfig | int,
+                          n: int = 256, dim: int = 2, seed: int = 0, return_kl: bool = False,
+                          device: str | torch.device = "cpu"):
     """Sample p ∝ p_pre exp(reward/lam) by reward-gradient-guided reverse VP-SDE (no training).
 
     The reverse SDE of the pre-trained model, run with Euler-Maruyama from t=1 to t_min, gets the extra drift
@@ -152,11 +173,10 @@ def tilted_guided_sampler(score_pre: ScoreFn, reward: RewardFn | None, lam: floa
         score_pre: ``score_pre(x, t) -> (n, dim)`` score of the pre-trained marginal p_t (differentiable torch).
         reward: ``reward(x) -> (n,)`` differentiable reward, or ``None`` for unguided (pre-trained) samples.
         lam: entropy strength lambda > 0 (guidance strength 1/lambda).
-        steps: number of Euler-Maruyama steps (>= 1).
+        sde: the discretisation (steps, final time t_min, noise rate), or just its number of steps (then
+            ``t_min = 1e-3`` and the default :class:`VPSchedule`).
         n, dim: number of samples and their dimension.
         seed: seed of the initial noise and the Brownian increments (same seed = common random numbers).
-        schedule: the VP noise rate.
-        t_min: final time (small, > 0).
         return_kl: also return the per-sample Girsanov path KL  1/2 sum_k beta_k ||u_k||^2 dt, which estimates
             KL(p_guided || p_pre) (exactly, for exact guidance).
         device: where the chains live; the noise is drawn on the CPU from ``seed`` and moved there, so every
@@ -165,17 +185,17 @@ def tilted_guided_sampler(score_pre: ScoreFn, reward: RewardFn | None, lam: floa
     Returns:
         ``x`` of shape (n, dim), or ``(x, kl)`` with ``kl`` of shape (n,) when ``return_kl``.
     """
-    lam = _check_positive("lam", lam)
-    if int(steps) < 1 or int(n) < 1 or int(dim) < 1:
-        raise ValueError(f"steps, n and dim must be >= 1, got {steps}, {n}, {dim}")
-    if not 0 < t_min < 1:
-        raise ValueError(f"t_min must be in (0, 1), got {t_min}")
+    lam = float(lam)
+    check_ranges("tilted_guided_sampler", {"lam": lam}, finite=True, positive=True)
+    check_ranges("tilted_guided_sampler", {"n": n, "dim": dim}, integer=True, positive=True)
+    sde = sde if isinstance(sde, ReverseSDEConfig) else ReverseSDEConfig(steps=sde)
+    steps, schedule = sde.steps, sde.schedule
     gen = torch.Generator().manual_seed(int(seed))
     like = {"dtype": torch.float64, "device": device}
     x = torch.randn(n, dim, generator=gen, dtype=torch.float64).to(device)
-    ts = torch.linspace(1.0, t_min, int(steps) + 1, **like)
+    ts = torch.linspace(1.0, sde.t_min, steps + 1, **like)
     kl = torch.zeros(n, **like)
-    for k in range(int(steps)):
+    for k in range(steps):
         t, dt = ts[k], ts[k] - ts[k + 1]
         beta = schedule.beta(t)
         tt = torch.full((n,), float(t), **like)
@@ -199,13 +219,39 @@ def tilted_guided_sampler(score_pre: ScoreFn, reward: RewardFn | None, lam: floa
 
 def lambda_grad_est2(kl_penalty, kl_lower, gamma: float) -> float:
     """est2: gamma [KL_hat(z) - KL_hat(y)] from per-sample path KLs of the penalty- and lower-guided runs."""
-    gamma = _check_positive("gamma", gamma)
+    gamma = float(gamma)
+    check_ranges("lambda_grad_est2", {"gamma": gamma}, finite=True, positive=True)
     kl_penalty, kl_lower = torch.as_tensor(kl_penalty), torch.as_tensor(kl_lower)
     if kl_penalty.numel() == 0 or kl_lower.numel() == 0:
         raise ValueError("kl_penalty and kl_lower must be non-empty")
     if not (torch.isfinite(kl_penalty).all() and torch.isfinite(kl_lower).all()):
         raise ValueError("kl_penalty and kl_lower contain NaN or inf")
     return float(gamma * (kl_penalty.mean() - kl_lower.mean()))
+
+
+@dataclass(frozen=True)
+class EntropyTunerConfig:
+    """Settings of :class:`BilevelEntropyTuner` (the first-order penalty method on lambda)."""
+
+    gamma: float = 10.0
+    """Penalty constant gamma > 0 (an O(1/gamma) bias of the hyper-gradient)."""
+    lr: float = 0.1
+    """Step size eta of the lambda update."""
+    estimator: str = "est1"
+    """``est1`` (pre-trained samples only, 1 sampler call per iteration) or ``est2`` (guided samples, 2 calls)."""
+    n_samples: int = 64
+    """Samples per sampler call (>= 2)."""
+    lam_min: float = 1e-2
+    """Floor of lambda (the paper clips at 0; a positive floor keeps the guidance finite)."""
+    step: str = "linear"
+    """``linear``: the paper's lambda <- max(lambda - lr g_hat, lam_min); ``log``: the same gradient as a step on
+    log lambda, lambda <- max(lambda exp(-lr lambda g_hat), lam_min) (scale-free; a deviation)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, finite=("gamma", "lr", "lam_min"), positive=("gamma", "lr", "lam_min"),
+                     integer=("n_samples",), at_least={"n_samples": 2},
+                     at_most={"n_samples": 10**6},  # samples x sampler steps per call: beyond 1e6, ~100 GB
+                     choices={"estimator": ESTIMATORS, "step": STEPS})
 
 
 class BilevelEntropyTuner:
@@ -217,54 +263,42 @@ class BilevelEntropyTuner:
             with ``return_kl=True``.
         r1: upper reward, ``r1(x) -> (n,)`` (torch, differentiable for est2).
         r2: lower reward, ``r2(x) -> (n,)``.
-        gamma: penalty constant > 0.
-        lr: step size eta of  lambda <- max(lambda - eta g_hat, lam_min).
-        estimator: ``"est1"`` (pre-trained samples only, 1 sampler call per iteration) or ``"est2"`` (guided
-            samples, 2 sampler calls per iteration).
-        n_samples: samples per sampler call.
-        lam_min: floor of lambda (the paper clips at 0; a positive floor keeps the guidance finite).
-        step: ``"linear"``: the paper's lambda <- max(lambda - lr g_hat, lam_min); ``"log"``: the same gradient
-            as a step on log lambda, lambda <- max(lambda exp(-lr lambda g_hat), lam_min) (scale-free; a deviation).
+        cfg: the settings (:class:`EntropyTunerConfig`; default: its defaults).
+        **settings: fields of :class:`EntropyTunerConfig` set on top of ``cfg`` (``gamma=10.0, step="log"``: the
+            keyword arguments of earlier versions).
 
     After :meth:`fit`: ``lam_history_`` (iters + 1 values), ``grad_history_``, ``sampler_calls_``.
     """
 
-    def __init__(self, sampler, r1: RewardFn, r2: RewardFn, gamma: float = 10.0, lr: float = 0.1,
-                 estimator: str = "est1", n_samples: int = 64, lam_min: float = 1e-2,
-                 step: str = "linear"):
+    def __init__(self, sampler, r1: RewardFn, r2: RewardFn, cfg: EntropyTunerConfig | None = None, **settings):
         self.sampler, self.r1, self.r2 = sampler, r1, r2
-        self.gamma, self.lr, self.estimator = gamma, lr, estimator
-        self.n_samples, self.lam_min, self.step = n_samples, lam_min, step
+        self.cfg = replace(cfg or EntropyTunerConfig(), **settings)
 
     def fit(self, lam0: float, iters: int, seed: int = 0) -> np.ndarray:
         """Run ``iters`` updates from ``lam0``; returns (and stores as ``lam_history_``) the lambda path."""
-        lam = _check_positive("lam0", lam0)
-        gamma, lr = _check_positive("gamma", self.gamma), _check_positive("lr", self.lr)
-        lam_min = _check_positive("lam_min", self.lam_min)
-        if self.estimator not in ("est1", "est2"):
-            raise ValueError(f"estimator must be 'est1' or 'est2', got {self.estimator!r}")
-        if self.step not in ("linear", "log"):
-            raise ValueError(f"step must be 'linear' or 'log', got {self.step!r}")
-        if int(iters) < 0 or int(self.n_samples) < 2:
-            raise ValueError(f"iters must be >= 0 and n_samples >= 2, got {iters}, {self.n_samples}")
+        lam = float(lam0)
+        check_ranges("BilevelEntropyTuner.fit", {"lam0": lam, "iters": iters}, finite=("lam0",), positive=("lam0",),
+                     integer=("iters",), nonnegative=("iters",))
+        c = self.cfg
+        gamma, lr, lam_min = c.gamma, c.lr, c.lam_min
         hist, grads, calls = [lam], [], 0
-        for k in range(int(iters)):
+        for k in range(iters):
             s = int(seed) * 100003 + k
-            if self.estimator == "est1":
-                x, _ = self.sampler(None, 1.0, self.n_samples, s)
+            if c.estimator == "est1":
+                x, _ = self.sampler(None, 1.0, c.n_samples, s)
                 calls += 1
                 with torch.no_grad():
                     g = lambda_grad_est1(self.r1(x), self.r2(x), lam, gamma)
             else:
                 lower = self.r2
                 penalty = lambda x: self.r1(x) / gamma + self.r2(x)  # noqa: E731
-                _, kl_y = self.sampler(lower, lam, self.n_samples, s)  # same seed: common random numbers
-                _, kl_z = self.sampler(penalty, lam, self.n_samples, s)
+                _, kl_y = self.sampler(lower, lam, c.n_samples, s)  # same seed: common random numbers
+                _, kl_z = self.sampler(penalty, lam, c.n_samples, s)
                 calls += 2
                 g = lambda_grad_est2(kl_z, kl_y, gamma)
             if not math.isfinite(g):
                 raise FloatingPointError(f"non-finite lambda-gradient estimate at iteration {k} (lambda={lam})")
-            lam = max(lam - lr * g if self.step == "linear" else lam * math.exp(-lr * lam * g), lam_min)
+            lam = max(lam - lr * g if c.step == "linear" else lam * math.exp(-lr * lam * g), lam_min)
             hist.append(lam)
             grads.append(g)
         self.lam_history_ = np.array(hist)

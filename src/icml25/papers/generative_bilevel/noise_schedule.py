@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import nn
 
+from icml25.common.checks import check_fields, check_ranges
 from icml25.papers.generative_bilevel.entropy_tuning import penalty_hypergrad
 
 
@@ -47,10 +48,8 @@ class LearnableNoiseSchedule(nn.Module):
 
     def __init__(self, kind: str = "cosine", T: int = 1000, params: tuple[float, ...] | None = None):
         super().__init__()
-        if kind not in self.DEFAULTS:
-            raise ValueError(f"kind must be one of {sorted(self.DEFAULTS)}, got {kind!r}")
-        if int(T) < 2:
-            raise ValueError(f"T must be >= 2, got {T}")
+        check_ranges("LearnableNoiseSchedule", {"kind": kind, "T": T}, choices={"kind": tuple(self.DEFAULTS)},
+                     integer=("T",), at_least={"T": 2})
         self.kind, self.T = kind, int(T)
         if params is None:
             params = self.DEFAULTS[kind] if kind != "linear" else (1e-4 * 1000 / T, 0.02 * 1000 / T)
@@ -117,9 +116,7 @@ class EpsMLP(nn.Module):
 
     def __init__(self, dim: int = 2, hidden: int = 128, T: int = 200, n_freq: int = 8):
         super().__init__()
-        for name, value in (("dim", dim), ("hidden", hidden), ("T", T), ("n_freq", n_freq)):
-            if value < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
+        check_ranges("EpsMLP", {"dim": dim, "hidden": hidden, "T": T, "n_freq": n_freq}, integer=True, positive=True)
         self.dim, self.T = dim, T
         self.register_buffer("freq", 2.0 ** torch.arange(n_freq, dtype=torch.float32) * math.pi)
         self.net = nn.Sequential(nn.Linear(dim + 2 * n_freq, hidden), nn.SiLU(), nn.Linear(hidden, hidden),
@@ -165,8 +162,7 @@ def ddim_sample(model: nn.Module, schedule: LearnableNoiseSchedule, n: int, step
     x0_hat to [-c, c] (the official ``clipped_reverse_diffusion``; needed when abar_T is ~0, as for cosine).
     Samples live on the schedule's device; ``gen`` is a CPU generator (the noise is drawn there and moved).
     """
-    if int(steps) < 1 or int(steps) > schedule.T or int(n) < 1:
-        raise ValueError(f"need 1 <= steps <= T={schedule.T} and n >= 1, got steps={steps}, n={n}")
+    check_ranges("ddim_sample", {"steps": steps, "n": n}, integer=True, positive=True, at_most={"steps": schedule.T})
     # official model_bilevel.py: torch.linspace(0, T - 1, steps) cast to integers (truncation), visited backwards
     ts = torch.linspace(0, schedule.T - 1, int(steps), dtype=torch.float64).long().flip(0).tolist()
     abar = schedule.alpha_bar  # square roots in the schedule's precision (see dsm_loss), then float32
@@ -220,10 +216,8 @@ def zo_gradient(fn: Callable[[torch.Tensor], torch.Tensor], theta: torch.Tensor,
     when ``fn`` is quadratic; for a quadratic the central difference is moreover exact per direction,
     (fn(theta + mu u) - fn(theta - mu u)) / (2 mu) = u . grad fn(theta), so each term is (u u^T) grad fn(theta).
     """
-    if not mu > 0 or int(n_dirs) < 1:
-        raise ValueError(f"need mu > 0 and n_dirs >= 1, got {mu}, {n_dirs}")
-    if kind not in ZO_KINDS:
-        raise ValueError(f"kind must be one of {ZO_KINDS}, got {kind!r}")
+    check_ranges("zo_gradient", {"mu": mu, "n_dirs": n_dirs, "kind": kind}, finite=("mu",), positive=("mu", "n_dirs"),
+                 integer=("n_dirs",), choices={"kind": ZO_KINDS})
     theta = theta.detach()
     u = torch.randn((int(n_dirs),) + tuple(theta.shape), generator=gen, dtype=theta.dtype).to(theta.device)
     if kind == "two_point":
@@ -263,32 +257,93 @@ def _set_flat(group: list[torch.Tensor], flat: torch.Tensor) -> None:
             p.copy_(v.reshape(p.shape))
 
 
+@dataclass(frozen=True)
+class BilevelScheduleConfig:
+    """Settings of :func:`bilevel_schedule_train` (and of the baseline :func:`train_with_schedule`: ``iters``,
+    ``batch_size``, ``lr``); defaults: the official script's where it states them."""
+
+    zo: bool = False
+    """Zeroth-order upper gradients (the released ZO script): ``zo_gradient`` estimates of grad_phi f for the
+    schedule and of grad_theta f for theta_z's f/gamma + g step, on DDIM samples without a graph. False: truncated
+    back-propagation through the last ``truncation`` DDIM steps (the older script, commit 9637eb5)."""
+    iters: int = 1000
+    """Outer iterations (minibatches)."""
+    batch_size: int = 128
+    """Minibatch size."""
+    inner_loop: int = 1
+    """Lower-level steps (of theta_y and theta_z) per minibatch (the official default is 10)."""
+    gamma: float = 1.0
+    """Penalty constant (official default)."""
+    lr: float = 1e-3
+    """AdamW rate of theta_y and theta_z (OneCycle annealing, as in the official code)."""
+    lr_beta: float = 0.05
+    """AdamW rate of the schedule parameters (OneCycle; README value)."""
+    n_samples: int = 128
+    """DDIM samples per upper-metric evaluation."""
+    ddim_steps: int = 20
+    """DDIM steps of those samples."""
+    truncation: int = 1
+    """DDIM steps back-propagated through (``zo=False``; official 1)."""
+    zo_mu: float = 1e-2
+    """Smoothing radius of the ZO estimate (official delta 0.01)."""
+    zo_dirs: int = 1
+    """Gaussian directions per ZO estimate (official 1)."""
+    zo_kind: str = "two_point"
+    """ZO estimator, one of :data:`ZO_KINDS` (official ``two_point``)."""
+    clip_x0: float | None = None
+    """Clamp of the DDIM x0 prediction (see :func:`ddim_sample`); None: no clamp."""
+
+    def __post_init__(self) -> None:
+        ints = ("iters", "batch_size", "inner_loop", "n_samples", "ddim_steps", "truncation", "zo_dirs")
+        check_fields(self, integer=ints, finite=("gamma", "lr", "lr_beta", "zo_mu", "clip_x0"),
+                     positive=(*ints, "gamma", "lr", "lr_beta", "zo_mu", "clip_x0"), choices={"zo_kind": ZO_KINDS})
+        # bounds: a run beyond these would need > ~100 GB or days (back-propagation through DDIM over n_samples)
+        check_fields(self, at_most={"iters": 10**7, "batch_size": 10**6, "inner_loop": 10**4, "n_samples": 10**5,
+                                    "ddim_steps": 10**6, "truncation": 10**6, "zo_dirs": 10**4})
+
+
+def _zo_upper_grad(f_of_samples: Callable[[], torch.Tensor], group: list[torch.Tensor], gen: torch.Generator,
+                   cfg: BilevelScheduleConfig) -> list[torch.Tensor]:
+    """zo_gradient of f over the tensors ``group`` (flattened into one vector, perturbed in place and restored);
+    the DDIM noise is the same at every perturbation (common random numbers)."""
+    flat0 = torch.cat([p.detach().reshape(-1) for p in group])
+    state = gen.get_state()
+
+    def f_at(flat: torch.Tensor) -> torch.Tensor:
+        _set_flat(group, flat)
+        gen.set_state(state)
+        with torch.no_grad():
+            return f_of_samples()
+
+    dirs = torch.Generator().manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+    g = zo_gradient(f_at, flat0, cfg.zo_mu, cfg.zo_dirs, dirs, cfg.zo_kind)
+    _set_flat(group, flat0)
+    sizes = [p.numel() for p in group]
+    return [gi.reshape(p.shape).to(p.dtype) for gi, p in zip(torch.split(g, sizes), group)]
+
+
+def _one_cycle(opt: torch.optim.Optimizer, lr: float, steps: int) -> torch.optim.lr_scheduler.OneCycleLR:
+    return torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=steps, pct_start=0.25)
+
+
 def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module],
-                           upper_metric: Callable[[torch.Tensor], torch.Tensor], zo: bool = False,
-                           schedule: LearnableNoiseSchedule | None = None, iters: int = 1000, batch_size: int = 128,
-                           inner_loop: int = 1, gamma: float = 1.0, lr: float = 1e-3, lr_beta: float = 0.05,
-                           n_samples: int = 128, ddim_steps: int = 20, truncation: int = 1, zo_mu: float = 1e-2,
-                           zo_dirs: int = 1, zo_kind: str = "two_point", clip_x0: float | None = None,
-                           seed: int = 0) -> ScheduleTrainResult:
+                           upper_metric: Callable[[torch.Tensor], torch.Tensor],
+                           cfg: BilevelScheduleConfig | None = None, *,
+                           schedule: LearnableNoiseSchedule | None = None, seed: int = 0,
+                           **settings) -> ScheduleTrainResult:
     """Train a diffusion model and its noise schedule jointly by the first-order penalty method.
 
     Args:
         data: (N, d) training data.
         model_fn: builds a fresh epsilon network ``net(x_t, t)``; theta_y and theta_z start from the same weights.
-        upper_metric: ``f(samples) -> scalar`` to minimise (differentiable unless ``zo``), e.g. MMD to held-out data.
-        zo: zeroth-order upper gradients (official ``train_mnist_bilevel_ZO.py``): grad_phi f for the schedule and
-            grad_theta f for theta_z's f/gamma + g step are both :func:`zo_gradient` estimates (``zo_kind``,
-            ``zo_dirs`` directions, smoothing ``zo_mu``; official: two-point, 1 direction, delta 0.01), on DDIM
-            samples without a graph. ``zo=False``: truncated back-propagation through the last ``truncation``
-            DDIM steps (the older official script, commit 9637eb5).
+        upper_metric: ``f(samples) -> scalar`` to minimise (differentiable unless ``cfg.zo``), e.g. MMD to held-out
+            data.
+        cfg: the learner's settings (:class:`BilevelScheduleConfig`; default: its defaults).
         schedule: the learnable schedule (default: cosine with T = 200).
-        iters: outer iterations (minibatches); inner_loop: lower steps per minibatch.
-        gamma: penalty constant; lr: AdamW rate of theta_y and theta_z; lr_beta: AdamW rate of the schedule
-            (all with OneCycle annealing, as in the official code).
-        n_samples, ddim_steps, truncation: DDIM samples per upper evaluation, their steps, back-propagated steps.
-        clip_x0: clamp of the DDIM x0 prediction (see :func:`ddim_sample`).
         seed: seeds the initial weights, minibatches, noises and samples (CPU generators, so every device
             sees the same draws).
+        **settings: fields of :class:`BilevelScheduleConfig` set on top of ``cfg`` (``zo=True, iters=300``: the
+            keyword arguments of earlier versions).
 
     The networks and the schedule are moved to ``data``'s device.
 
@@ -296,12 +351,8 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
         :class:`ScheduleTrainResult` with theta_z as ``model`` and theta_y as ``model_lower``; ``history`` holds
         the schedule parameters, f and g per iteration.
     """
+    cfg = replace(cfg or BilevelScheduleConfig(), **settings)
     data = _check_data(data)
-    if zo_kind not in ZO_KINDS:
-        raise ValueError(f"zo_kind must be one of {ZO_KINDS}, got {zo_kind!r}")
-    if gamma <= 0 or iters < 1 or inner_loop < 1 or batch_size < 1:
-        raise ValueError(f"need gamma > 0 and iters, inner_loop, batch_size >= 1; got {gamma}, {iters}, "
-                         f"{inner_loop}, {batch_size}")
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     device = data.device
@@ -309,45 +360,24 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
     theta_z = model_fn().to(device)
     theta_y = model_fn().to(device)
     theta_y.load_state_dict(theta_z.state_dict())
-    opt_y = torch.optim.AdamW(theta_y.parameters(), lr=lr)
-    opt_z = torch.optim.AdamW(theta_z.parameters(), lr=lr)
-    opt_b = torch.optim.AdamW(schedule.parameters(), lr=lr_beta)
-    one_cycle = lambda opt, r, n: torch.optim.lr_scheduler.OneCycleLR(opt, r, total_steps=n, pct_start=0.25)  # noqa
-    sch_y, sch_z = one_cycle(opt_y, lr, iters * inner_loop), one_cycle(opt_z, lr, iters * inner_loop)
-    sch_b = one_cycle(opt_b, lr_beta, iters)
+    opt_y = torch.optim.AdamW(theta_y.parameters(), lr=cfg.lr)
+    opt_z = torch.optim.AdamW(theta_z.parameters(), lr=cfg.lr)
+    opt_b = torch.optim.AdamW(schedule.parameters(), lr=cfg.lr_beta)
+    sch_y, sch_z = _one_cycle(opt_y, cfg.lr, cfg.iters * cfg.inner_loop), _one_cycle(opt_z, cfg.lr,
+                                                                                        cfg.iters * cfg.inner_loop)
+    sch_b = _one_cycle(opt_b, cfg.lr_beta, cfg.iters)
     dim = data.shape[1]
     hist: dict[str, list[float]] = {"upper": [], "lower_y": [], **{n: [] for n, _ in schedule.named_parameters()}}
 
-    def batch() -> torch.Tensor:
-        return data[torch.randint(0, data.shape[0], (batch_size,), generator=gen).to(device)]
-
-    def sample_upper(model: nn.Module, grad: bool = True) -> torch.Tensor:
-        with torch.set_grad_enabled(grad):
-            return upper_metric(ddim_sample(model, schedule, n_samples, ddim_steps, dim, gen, truncation, clip_x0))
-
-    def _zo_upper_grad(f_of_samples: Callable[[], torch.Tensor], group: list[torch.Tensor],
-                       gen: torch.Generator) -> list[torch.Tensor]:
-        """zo_gradient of f over the tensors ``group`` (flattened into one vector, perturbed in place and
-        restored); the DDIM noise is the same at every perturbation (common random numbers)."""
-        flat0 = torch.cat([p.detach().reshape(-1) for p in group])
-        state = gen.get_state()
-
-        def f_at(flat: torch.Tensor) -> torch.Tensor:
-            _set_flat(group, flat)
-            gen.set_state(state)
-            with torch.no_grad():
-                return f_of_samples()
-
-        dirs = torch.Generator().manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
-        g = zo_gradient(f_at, flat0, zo_mu, zo_dirs, dirs, zo_kind)
-        _set_flat(group, flat0)
-        sizes = [p.numel() for p in group]
-        return [gi.reshape(p.shape).to(p.dtype) for gi, p in zip(torch.split(g, sizes), group)]
+    def upper_of(model: nn.Module, truncation: int | None) -> torch.Tensor:
+        """f of fresh DDIM samples of ``model`` (graph through the last ``truncation`` steps; None: all)."""
+        return upper_metric(ddim_sample(model, schedule, cfg.n_samples, cfg.ddim_steps, dim, gen, truncation,
+                                        cfg.clip_x0))
 
     params = list(schedule.parameters())
-    for _ in range(int(iters)):
-        x0 = batch()
-        for _ in range(int(inner_loop)):
+    for _ in range(cfg.iters):
+        x0 = data[torch.randint(0, data.shape[0], (cfg.batch_size,), generator=gen).to(device)]
+        for _ in range(cfg.inner_loop):
             # (i) theta_y <- theta_y - lr grad_theta g(phi, theta_y)
             opt_y.zero_grad()
             loss_y = dsm_loss(theta_y, schedule, x0, gen)
@@ -359,17 +389,16 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
             # (ii)-(iii) theta_z <- theta_z - lr grad_theta [f/gamma + g](phi, theta_z)
             opt_z.zero_grad()
             z_params = list(theta_z.parameters())
-            if zo:  # grad_theta f by a ZO estimate over all of theta_z's weights (official: on its EMA copy)
-                g_upper_z = _zo_upper_grad(lambda: upper_metric(ddim_sample(
-                    theta_z, schedule, n_samples, ddim_steps, dim, gen, None, clip_x0)), z_params, gen)
+            if cfg.zo:  # grad_theta f by a ZO estimate over all of theta_z's weights (official: on its EMA copy)
+                g_upper_z = _zo_upper_grad(lambda: upper_of(theta_z, None), z_params, gen, cfg)
                 z_grads = torch.autograd.grad(dsm_loss(theta_z, schedule, x0, gen), z_params)
-                z_grads = [gl + gu / gamma for gl, gu in zip(z_grads, g_upper_z)]
+                z_grads = [gl + gu / cfg.gamma for gl, gu in zip(z_grads, g_upper_z)]
             else:
-                upper = sample_upper(theta_z)
+                upper = upper_of(theta_z, cfg.truncation)
                 # grad_phi f from the same samples (the official code re-samples; this saves one run)
                 g_f = torch.autograd.grad(upper, params, retain_graph=True, allow_unused=True)
                 g_f = [torch.zeros_like(p) if g is None else g for p, g in zip(params, g_f)]
-                z_grads = torch.autograd.grad(dsm_loss(theta_z, schedule, x0, gen) + upper / gamma, z_params)
+                z_grads = torch.autograd.grad(dsm_loss(theta_z, schedule, x0, gen) + upper / cfg.gamma, z_params)
             for p, g in zip(z_params, z_grads):
                 p.grad = g
             opt_z.step()
@@ -377,19 +406,17 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
         # schedule: grad_phi f / gamma + grad_phi g(theta_z) - grad_phi g(theta_y)
         g_y = torch.autograd.grad(dsm_loss(theta_y, schedule, x0, gen), params)
         g_z = torch.autograd.grad(dsm_loss(theta_z, schedule, x0, gen), params)
-        if zo:
-            g_f = _zo_upper_grad(lambda: upper_metric(ddim_sample(
-                theta_z, schedule, n_samples, ddim_steps, dim, gen, None, clip_x0)), params, gen)
+        if cfg.zo:
+            g_f = _zo_upper_grad(lambda: upper_of(theta_z, None), params, gen, cfg)
             with torch.no_grad():
-                f_val = float(upper_metric(ddim_sample(theta_z, schedule, n_samples, ddim_steps, dim, gen, None,
-                                                       clip_x0)))
+                f_val = float(upper_of(theta_z, None))
         else:
             f_val = float(upper.detach())
         if not all(torch.isfinite(g).all() for g in (*g_f, *g_z, *g_y)):
             raise FloatingPointError("non-finite schedule gradient; try clip_x0 or a smaller lr_beta")
         opt_b.zero_grad()
         for p, gf, gz, gy in zip(params, g_f, g_z, g_y):
-            p.grad = penalty_hypergrad(gf.detach(), gz.detach(), gy.detach(), gamma)
+            p.grad = penalty_hypergrad(gf.detach(), gz.detach(), gy.detach(), cfg.gamma)
         opt_b.step()
         sch_b.step()
         schedule.clamp_()
@@ -401,15 +428,14 @@ def bilevel_schedule_train(data: torch.Tensor, model_fn: Callable[[], nn.Module]
 
 
 def train_with_schedule(data: torch.Tensor, model_fn: Callable[[], nn.Module], schedule: LearnableNoiseSchedule,
-                        iters: int = 1000, batch_size: int = 128, lr: float = 1e-3, seed: int = 0
-                        ) -> ScheduleTrainResult:
-    """Baseline: ordinary DSM training with a fixed schedule (AdamW + OneCycle, same settings as theta_y).
+                        cfg: BilevelScheduleConfig | None = None, *, seed: int = 0, **settings) -> ScheduleTrainResult:
+    """Baseline: ordinary DSM training with a fixed schedule, theta_y's recipe alone (AdamW + OneCycle).
 
-    The network and the schedule are moved to ``data``'s device.
+    Uses ``cfg.iters``, ``cfg.batch_size`` and ``cfg.lr`` of :class:`BilevelScheduleConfig` (``**settings`` set
+    fields on top of ``cfg``, e.g. ``iters=300``). The network and the schedule are moved to ``data``'s device.
     """
+    cfg = replace(cfg or BilevelScheduleConfig(), **settings)
     data = _check_data(data)
-    if iters < 1 or batch_size < 1 or not lr > 0:
-        raise ValueError(f"need iters, batch_size >= 1 and lr > 0, got {iters}, {batch_size}, {lr}")
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     device = data.device
@@ -417,11 +443,11 @@ def train_with_schedule(data: torch.Tensor, model_fn: Callable[[], nn.Module], s
     model = model_fn().to(device)
     for p in schedule.parameters():
         p.requires_grad_(False)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr)
-    sch = torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=int(iters), pct_start=0.25)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    sch = _one_cycle(opt, cfg.lr, cfg.iters)
     losses = []
-    for _ in range(int(iters)):
-        x0 = data[torch.randint(0, data.shape[0], (batch_size,), generator=gen).to(device)]
+    for _ in range(cfg.iters):
+        x0 = data[torch.randint(0, data.shape[0], (cfg.batch_size,), generator=gen).to(device)]
         opt.zero_grad()
         loss = dsm_loss(model, schedule, x0, gen)
         loss.backward()

@@ -9,8 +9,10 @@ construction, all fixed before their first run.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from dataclasses import dataclass
+import typing
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import ClassVar
@@ -30,8 +32,15 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
-from icml25.papers.generative_bilevel.entropy_tuning import BilevelEntropyTuner, tilted_guided_sampler
+from icml25.papers.generative_bilevel.entropy_tuning import (
+    BilevelEntropyTuner,
+    EntropyTunerConfig,
+    ReverseSDEConfig,
+    lambda_grad_est1,
+    tilted_guided_sampler,
+)
 from icml25.papers.generative_bilevel.noise_schedule import (
+    BilevelScheduleConfig,
     EpsMLP,
     LearnableNoiseSchedule,
     bilevel_schedule_train,
@@ -43,6 +52,20 @@ from icml25.papers.generative_bilevel.search import bayes_opt_search, grid_searc
 from icml25.papers.generative_bilevel.toy import ring_mixture, tilted_upper_value
 
 # ----------------------------------------------------------------------------------------------- scenario 1
+
+
+def _nested(cls: type, value):
+    """A method config from its stored dict: core rebuilds a job's config with ``Config(**dict)``, which leaves a
+    nested config as a dict (the other values pass through unchanged)."""
+    if not isinstance(value, dict):
+        return value
+    hints = typing.get_type_hints(cls)
+    return cls(**{k: _nested(hints[k], v) if dataclasses.is_dataclass(hints[k]) else v for k, v in value.items()})
+
+
+def _toy_tuner() -> EntropyTunerConfig:
+    """The tuner of the toy: est1 with the log-lambda step (the experiment's est2 and linear-step arms vary it)."""
+    return EntropyTunerConfig(gamma=10.0, lr=0.1, estimator="est1", n_samples=100, lam_min=1e-2, step="log")
 
 
 @dataclass
@@ -59,22 +82,18 @@ class EntropyToyConfig(TorchConfig):
     """Smallest lambda searched (baselines, ground-truth grid)."""
     lam_hi: float = 5.0
     """Largest lambda searched."""
-    sampler_steps: int = 50
-    """Euler-Maruyama steps of the (guided) reverse VP-SDE sampler."""
-    gamma: float = 10.0
-    """Penalty constant."""
+    sampler: ReverseSDEConfig = field(default_factory=ReverseSDEConfig)
+    """The (guided) reverse VP-SDE sampler of every method and baseline (``sampler.steps``: Euler-Maruyama steps)."""
+    tuner: EntropyTunerConfig = field(default_factory=_toy_tuner)
+    """The bilevel tuner's settings, whole (est1, log step); the arms below vary one or two of them."""
     lam0: float = 1.0
-    """Initial lambda of the bilevel method."""
+    """Initial lambda of every bilevel run."""
     iters: int = 15
     """Bilevel iterations (est1: one pre-trained sampler call each; est2: two guided calls)."""
-    n_samples: int = 100
-    """Samples per est1 iteration."""
     n_samples_est2: int = 50
-    """Samples per guided call of est2 (2 calls per iteration: same total samples as est1)."""
-    lr: float = 0.1
-    """Step size of the log-lambda update used for est1 and est2."""
+    """Samples per guided call of the est2 arm (2 calls per iteration: the est1 arm's total samples)."""
     lr_linear: float = 0.02
-    """Step size of the paper's linear update lambda <- lambda - lr g (reported, not claimed)."""
+    """Step size of the arm with the paper's linear update lambda <- lambda - lr g (reported, not claimed)."""
     reps_est1: int = 8
     """Independent est1 runs per seed."""
     reps_est2: int = 2
@@ -90,17 +109,19 @@ class EntropyToyConfig(TorchConfig):
 
     OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("target_x",)  # a signed coordinate: every value is valid
 
+    def __post_init__(self) -> None:
+        self.sampler, self.tuner = _nested(ReverseSDEConfig, self.sampler), _nested(EntropyTunerConfig, self.tuner)
+        super().__post_init__()
+
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n_modes", "std", "lam_lo", "sampler_steps", "gamma", "lam0", "iters", "lr",
-                                     "lr_linear", "reps_est1", "reps_est2", "baseline_calls", "baseline_samples",
-                                     "bo_init"),
-                     nonnegative=("radius",), at_least={"n_samples": 2, "n_samples_est2": 2, "truth_points": 3})
+        check_fields(self, positive=("n_modes", "std", "lam_lo", "lam0", "iters", "lr_linear", "reps_est1",
+                                     "reps_est2", "baseline_calls", "baseline_samples", "bo_init"),
+                     nonnegative=("radius",), at_least={"n_samples_est2": 2, "truth_points": 3})
         # bounds: a job beyond these would need > ~100 GB or days (samples x modes, sampler steps x calls)
-        check_fields(self, at_most={"n_modes": 10**4, "sampler_steps": 10**6, "iters": 10**5, "n_samples": 10**6,
-                                    "n_samples_est2": 10**6, "reps_est1": 10**4, "reps_est2": 10**4,
-                                    "baseline_calls": 10**4, "baseline_samples": 10**6, "bo_init": 10**4,
-                                    "truth_points": 10**6})
+        check_fields(self, at_most={"n_modes": 10**4, "iters": 10**5, "n_samples_est2": 10**6, "reps_est1": 10**4,
+                                    "reps_est2": 10**4, "baseline_calls": 10**4, "baseline_samples": 10**6,
+                                    "bo_init": 10**4, "truth_points": 10**6})
         if not self.lam_hi > self.lam_lo:
             raise ConfigError(f"{type(self).__name__}.lam_hi must be > lam_lo={self.lam_lo}, got {self.lam_hi!r}")
 
@@ -129,20 +150,19 @@ def run_entropy_toy(cfg: EntropyToyConfig, seed: int, progress: ProgressFn = no_
     at, ct = torch.tensor([1.0, 0.0], **like), torch.tensor([cfg.target_x, 0.0], **like)
     r1 = lambda x: -((x - ct) ** 2).sum(1)  # noqa: E731
     r2 = lambda x: x @ at  # noqa: E731
-    score = model.score()
-    sampler = partial(_call_sampler, score, cfg.sampler_steps, cfg.device)
+    score = model.score(cfg.sampler.schedule)  # the sampler's noise rate
+    sampler = partial(_call_sampler, score, cfg.sampler, cfg.device)
     out: Metrics = {"lam_star": lam_star, "f_star": f_star, "f_pretrained": f_pre}
     total = cfg.reps_est1 * 3 + cfg.reps_est2 + 6
     done = 0
     runs: dict[str, list[float]] = {"est1": [], "est1_linear": [], "est1_codeform": [], "est2": []}
     lam_est1 = []
+    arms = {"est1": cfg.tuner, "est1_linear": replace(cfg.tuner, step="linear", lr=cfg.lr_linear),
+            "est2": replace(cfg.tuner, estimator="est2", n_samples=cfg.n_samples_est2)}
     for rep in range(cfg.reps_est1):
         s = seed * 1000 + rep
-        for name, kw in (("est1", {"step": "log", "lr": cfg.lr}), ("est1_linear", {"step": "linear",
-                                                                                    "lr": cfg.lr_linear})):
-            tuner = BilevelEntropyTuner(sampler, r1, r2, cfg.gamma, estimator="est1", n_samples=cfg.n_samples,
-                                        lam_min=1e-2, **kw)
-            lam = tuner.fit(cfg.lam0, cfg.iters, seed=s)[-1]
+        for name in ("est1", "est1_linear"):
+            lam = BilevelEntropyTuner(sampler, r1, r2, arms[name]).fit(cfg.lam0, cfg.iters, seed=s)[-1]
             runs[name].append(regret(lam))
             if name == "est1":
                 lam_est1.append(lam)
@@ -150,8 +170,7 @@ def run_entropy_toy(cfg: EntropyToyConfig, seed: int, progress: ProgressFn = no_
         done += 3
         progress(done, total)
     for rep in range(cfg.reps_est2):
-        tuner = BilevelEntropyTuner(sampler, r1, r2, cfg.gamma, lr=cfg.lr, estimator="est2",
-                                    n_samples=cfg.n_samples_est2, lam_min=1e-2, step="log")
+        tuner = BilevelEntropyTuner(sampler, r1, r2, arms["est2"])
         runs["est2"].append(regret(tuner.fit(cfg.lam0, cfg.iters, seed=seed * 1000 + 500 + rep)[-1]))
         done += 1
         progress(done, total)
@@ -160,7 +179,7 @@ def run_entropy_toy(cfg: EntropyToyConfig, seed: int, progress: ProgressFn = no_
         out[f"frac_{name}_within_2pct"] = float(np.mean(np.array(r) <= 0.02))
     out["lam_est1_mean"] = float(np.mean(lam_est1))
     # baselines: each call = baseline_samples guided samples at one lambda, F_hat = mean r1
-    bilevel_samples = cfg.iters * cfg.n_samples
+    bilevel_samples = cfg.iters * cfg.tuner.n_samples
     equal_calls = max(1, bilevel_samples // cfg.baseline_samples)
     out["samples_bilevel"] = float(bilevel_samples)
     out["samples_baseline_full"] = float(cfg.baseline_calls * cfg.baseline_samples)
@@ -186,19 +205,17 @@ def run_entropy_toy(cfg: EntropyToyConfig, seed: int, progress: ProgressFn = no_
     return out
 
 
-def _call_sampler(score, steps, device, reward, lam, n, seed):
-    return tilted_guided_sampler(score, reward, lam, steps, n=n, seed=seed, return_kl=True, device=device)
+def _call_sampler(score, sde, device, reward, lam, n, seed):
+    return tilted_guided_sampler(score, reward, lam, sde, n=n, seed=seed, return_kl=True, device=device)
 
 
 def _codeform_run(cfg: EntropyToyConfig, sampler, r1, r2, seed: int) -> float:
-    """lambda after ``iters`` log-steps with the official script's est1 expression (form="code")."""
-    from icml25.papers.generative_bilevel.entropy_tuning import lambda_grad_est1
-
-    lam = cfg.lam0
+    """lambda after ``iters`` log-steps of the tuner with the official script's est1 expression (form="code")."""
+    lam, tuner = cfg.lam0, cfg.tuner
     for k in range(cfg.iters):
-        x, _ = sampler(None, 1.0, cfg.n_samples, seed * 100003 + k)
-        g = lambda_grad_est1(r1(x), r2(x), lam, cfg.gamma, form="code")
-        lam = max(lam * float(np.exp(-cfg.lr * lam * g)), 1e-2)
+        x, _ = sampler(None, 1.0, tuner.n_samples, seed * 100003 + k)
+        g = lambda_grad_est1(r1(x), r2(x), lam, tuner.gamma, form="code")
+        lam = max(lam * float(np.exp(-tuner.lr * lam * g)), tuner.lam_min)
     return lam
 
 
@@ -223,6 +240,12 @@ def entropy_figures(per_seed: list[Metrics], cfg: EntropyToyConfig, outdir: Path
 # ----------------------------------------------------------------------------------------------- scenario 2
 
 
+def _moons_learner() -> BilevelScheduleConfig:
+    """The learner on two-moons: 300 minibatches, 64 DDIM samples of 10 steps per upper evaluation, clamp 3."""
+    return BilevelScheduleConfig(iters=300, batch_size=128, lr=3e-3, lr_beta=0.05, gamma=1.0, n_samples=64,
+                                 ddim_steps=10, clip_x0=3.0)
+
+
 @dataclass
 class ScheduleConfig(TorchConfig):
     n_train: int = 2000
@@ -234,43 +257,32 @@ class ScheduleConfig(TorchConfig):
     moons_noise: float = 0.05
     """Noise of sklearn's make_moons."""
     T: int = 200
-    """Diffusion steps."""
+    """Diffusion steps (of every schedule)."""
     hidden: int = 64
     """Width of the epsilon MLP."""
-    iters: int = 300
-    """Minibatch iterations of every training run (bilevel and each baseline)."""
-    batch_size: int = 128
-    """Minibatch size."""
-    lr: float = 3e-3
-    """AdamW rate of the networks (OneCycle)."""
-    lr_beta: float = 0.05
-    """AdamW rate of the schedule parameters (README value)."""
-    gamma: float = 1.0
-    """Penalty constant (official default)."""
-    n_samples: int = 64
-    """DDIM samples per upper-metric evaluation during training."""
-    ddim_steps: int = 10
-    """DDIM steps (training and evaluation)."""
-    clip_x0: float = 3.0
-    """Clamp of the DDIM x0 prediction (data are standardised)."""
-    zo: bool = False
-    """Zeroth-order upper gradient instead of truncated back-propagation."""
+    learner: BilevelScheduleConfig = field(default_factory=_moons_learner)
+    """The bilevel learner's settings, whole (``learner.zo``: zeroth-order upper gradients); the baselines train
+    with its ``iters``, ``batch_size`` and ``lr``, and every evaluation samples with its ``ddim_steps`` and
+    ``clip_x0``."""
     n_random: int = 3
-    """Random cosine schedules of the random-search baseline (each trained for ``iters``)."""
+    """Random cosine schedules of the random-search baseline (each trained for ``learner.iters``)."""
     eval_samples: int = 1000
     """DDIM samples of the final test metric."""
 
+    def __post_init__(self) -> None:
+        self.learner = _nested(BilevelScheduleConfig, self.learner)
+        super().__post_init__()
+
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n_val", "n_test", "hidden", "iters", "batch_size", "lr", "lr_beta", "gamma",
-                                     "n_samples", "ddim_steps", "clip_x0", "n_random", "eval_samples"),
+        check_fields(self, positive=("n_val", "n_test", "hidden", "n_random", "eval_samples"),
                      nonnegative=("moons_noise",), at_least={"n_train": 2, "T": 2})
-        # bounds: a job beyond these would need > ~100 GB or days (back-propagation through DDIM over n_samples)
+        # bounds: a job beyond these would need > ~100 GB or days (data sizes, evaluation samples)
         check_fields(self, at_most={"n_train": 10**7, "n_val": 10**7, "n_test": 10**7, "T": 10**6, "hidden": 10**4,
-                                    "iters": 10**7, "batch_size": 10**6, "n_samples": 10**5, "ddim_steps": 10**6,
                                     "n_random": 10**4, "eval_samples": 10**7})
-        if self.ddim_steps > self.T:
-            raise ConfigError(f"{type(self).__name__}.ddim_steps must be <= T={self.T}, got {self.ddim_steps}")
+        if self.learner.ddim_steps > self.T:
+            raise ConfigError(f"{type(self).__name__}.learner.ddim_steps must be <= T={self.T}, "
+                              f"got {self.learner.ddim_steps}")
 
 
 def _moons(cfg: ScheduleConfig, seed: int):
@@ -294,34 +306,32 @@ def run_schedule(cfg: ScheduleConfig, seed: int, progress: ProgressFn = no_progr
     train, val, test = _moons(cfg, seed)
     model_fn = lambda: EpsMLP(2, cfg.hidden, cfg.T).to(cfg.device)  # noqa: E731
     val_ref = val[: min(256, len(val))]
+    learner = cfg.learner
 
     @torch.no_grad()
     def score(model, schedule, ref) -> float:
         gen = torch.Generator().manual_seed(seed + 12345)
-        s = ddim_sample(model, schedule, cfg.eval_samples, cfg.ddim_steps, 2, gen, clip_x0=cfg.clip_x0)
+        s = ddim_sample(model, schedule, cfg.eval_samples, learner.ddim_steps, 2, gen, clip_x0=learner.clip_x0)
         return float(rbf_mmd2(s, ref))
 
     total = 3 + cfg.n_random
     out: Metrics = {}
-    res = bilevel_schedule_train(train, model_fn, lambda s: rbf_mmd2(s, val_ref), zo=cfg.zo,
-                                 schedule=LearnableNoiseSchedule("cosine", cfg.T), iters=cfg.iters,
-                                 batch_size=cfg.batch_size, gamma=cfg.gamma, lr=cfg.lr, lr_beta=cfg.lr_beta,
-                                 n_samples=cfg.n_samples, ddim_steps=cfg.ddim_steps, clip_x0=cfg.clip_x0, seed=seed)
+    res = bilevel_schedule_train(train, model_fn, lambda s: rbf_mmd2(s, val_ref), learner,
+                                 schedule=LearnableNoiseSchedule("cosine", cfg.T), seed=seed)
     out["mmd_bilevel"] = score(res.model, res.schedule, test)
     out["mmd_bilevel_lower"] = score(res.model_lower, res.schedule, test)
     for name, p in res.schedule.named_parameters():
         out[f"learned_{name}"] = float(p.detach())
     progress(1, total)
     for i, kind in enumerate(("cosine", "linear")):
-        r = train_with_schedule(train, model_fn, LearnableNoiseSchedule(kind, cfg.T), cfg.iters, cfg.batch_size,
-                                cfg.lr, seed)
+        r = train_with_schedule(train, model_fn, LearnableNoiseSchedule(kind, cfg.T), learner, seed=seed)
         out[f"mmd_{kind}"] = score(r.model, r.schedule, test)
         progress(2 + i, total)
     rng = np.random.default_rng([seed, 9])
     val_scores, test_scores = [], []
     for k in range(cfg.n_random):
         sched = LearnableNoiseSchedule("cosine", cfg.T, random_cosine_params(rng))
-        r = train_with_schedule(train, model_fn, sched, cfg.iters, cfg.batch_size, cfg.lr, seed)
+        r = train_with_schedule(train, model_fn, sched, learner, seed=seed)
         val_scores.append(score(r.model, sched, val))
         test_scores.append(score(r.model, sched, test))
         progress(4 + k, total)
@@ -349,8 +359,9 @@ def schedule_figures(per_seed: list[Metrics], cfg: ScheduleConfig, outdir: Path)
     seed_bars(ax, per_seed, [f"mmd_{m}" for m in S2_METHODS], S2_METHODS, highlight=("bilevel", "bilevel_lower"))
     ax.set_ylabel("test MMD^2 of DDIM samples")
     ax.tick_params(axis="x", rotation=30)
-    ax.set_title(f"two-moons DDPM (T={cfg.T}, {cfg.iters} iterations{', ZO' if cfg.zo else ''})")
-    return [save_figure(fig, outdir / f"schedule{'_zo' if cfg.zo else ''}_mmd.png")]
+    zo = cfg.learner.zo
+    ax.set_title(f"two-moons DDPM (T={cfg.T}, {cfg.learner.iters} iterations{', ZO' if zo else ''})")
+    return [save_figure(fig, outdir / f"schedule{'_zo' if zo else ''}_mmd.png")]
 
 
 EXPERIMENTS = [
@@ -361,9 +372,9 @@ EXPERIMENTS = [
                     "search at equal (1,500) and full (5,000) sample budgets.",
         config=EntropyToyConfig,
         run=run_entropy_toy,
-        presets={"smoke": {"iters": 5, "reps_est1": 1, "reps_est2": 1, "sampler_steps": 10, "baseline_calls": 4,
-                           "baseline_samples": 50, "n_samples": 30, "n_samples_est2": 15, "truth_points": 50},
-                 "quick": {}, "full": {"reps_est1": 50, "reps_est2": 20, "sampler_steps": 200}},
+        presets={"smoke": {"iters": 5, "reps_est1": 1, "reps_est2": 1, "sampler.steps": 10, "baseline_calls": 4,
+                           "baseline_samples": 50, "tuner.n_samples": 30, "n_samples_est2": 15, "truth_points": 50},
+                 "quick": {}, "full": {"reps_est1": 50, "reps_est2": 20, "sampler.steps": 200}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=entropy_figures,
         full_requirements="The paper's setting (Stable Diffusion v1.5, aesthetic/ResNet-18 lower reward, CLIP/HPSv2 "
@@ -384,10 +395,10 @@ EXPERIMENTS = [
                     "random search over cosine parameters.",
         config=ScheduleConfig,
         run=run_schedule,
-        presets={"smoke": {"iters": 15, "n_random": 1, "n_train": 300, "n_val": 100, "n_test": 100,
-                           "eval_samples": 100, "n_samples": 16, "ddim_steps": 4},
-                 "quick": {}, "full": {"iters": 5000, "n_random": 10, "n_samples": 256, "ddim_steps": 100,
-                                      "hidden": 128}},
+        presets={"smoke": {"learner.iters": 15, "n_random": 1, "n_train": 300, "n_val": 100, "n_test": 100,
+                           "eval_samples": 100, "learner.n_samples": 16, "learner.ddim_steps": 4},
+                 "quick": {}, "full": {"learner.iters": 5000, "n_random": 10, "learner.n_samples": 256,
+                                      "learner.ddim_steps": 100, "hidden": 128}},
         seeds={"smoke": 1, "quick": 3, "full": 5},
         figures=schedule_figures,
         full_requirements="The paper's MNIST U-Net with Inception FID needs torchvision MNIST and Inception weights "
@@ -407,11 +418,11 @@ EXPERIMENTS = [
                     "one direction, delta 0.01) for the schedule and for theta_z instead of truncated backprop.",
         config=ScheduleConfig,
         run=run_schedule,
-        presets={"smoke": {"zo": True, "iters": 15, "n_random": 1, "n_train": 300, "n_val": 100, "n_test": 100,
-                           "eval_samples": 100, "n_samples": 16, "ddim_steps": 4},
-                 "quick": {"zo": True},
-                 "full": {"zo": True, "iters": 5000, "n_random": 10, "n_samples": 256, "ddim_steps": 100,
-                          "hidden": 128}},
+        presets={"smoke": {"learner.zo": True, "learner.iters": 15, "n_random": 1, "n_train": 300, "n_val": 100,
+                           "n_test": 100, "eval_samples": 100, "learner.n_samples": 16, "learner.ddim_steps": 4},
+                 "quick": {"learner.zo": True},
+                 "full": {"learner.zo": True, "learner.iters": 5000, "n_random": 10, "learner.n_samples": 256,
+                          "learner.ddim_steps": 100, "hidden": 128}},
         seeds={"smoke": 1, "quick": 3, "full": 5},
         figures=schedule_figures,
         full_requirements="The paper's MNIST U-Net with Inception FID needs torchvision MNIST and Inception weights "
@@ -490,15 +501,16 @@ CLAIMS = [
 API_EXAMPLE = """
 import numpy as np, torch
 from functools import partial
-from icml25.papers.generative_bilevel import (BilevelEntropyTuner, ring_mixture, tilted_guided_sampler,
-                                              tilted_upper_value)
+from icml25.papers.generative_bilevel import (BilevelEntropyTuner, EntropyTunerConfig, ReverseSDEConfig,
+                                              ring_mixture, tilted_guided_sampler, tilted_upper_value)
 
 pre = ring_mixture(n_modes=8, radius=2.0, std=0.5)          # pre-trained model with a closed-form score
 r1 = lambda x: -((x - torch.tensor([2.5, 0.0], dtype=x.dtype)) ** 2).sum(1)   # upper reward
 r2 = lambda x: x[:, 0]                                       # lower reward (over-optimisable)
-sampler = partial(lambda s, rew, lam, n, seed: tilted_guided_sampler(s, rew, lam, 50, n=n, seed=seed,
-                                                                     return_kl=True), pre.score())
-tuner = BilevelEntropyTuner(sampler, r1, r2, gamma=10.0, lr=0.1, estimator="est1", n_samples=100, step="log")
+sampler = partial(lambda s, rew, lam, n, seed: tilted_guided_sampler(s, rew, lam, ReverseSDEConfig(steps=50), n=n,
+                                                                     seed=seed, return_kl=True), pre.score())
+cfg = EntropyTunerConfig(gamma=10.0, lr=0.1, estimator="est1", n_samples=100, step="log")
+tuner = BilevelEntropyTuner(sampler, r1, r2, cfg)
 lams = tuner.fit(lam0=1.0, iters=15)
 grid = np.geomspace(0.05, 5, 200)
 lam_star = grid[np.argmax(tilted_upper_value(pre, [1, 0], [2.5, 0], grid))]  # exact optimum of the toy

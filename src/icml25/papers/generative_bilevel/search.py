@@ -11,12 +11,15 @@ from collections.abc import Callable
 
 import numpy as np
 
+from icml25.common.checks import ConfigError, check_ranges
 
-def _check(lo: float, hi: float, n_calls: int) -> None:
-    if not (0 < lo < hi and np.isfinite(hi)):
-        raise ValueError(f"need 0 < lo < hi < inf, got lo={lo}, hi={hi}")
-    if int(n_calls) < 1:
-        raise ValueError(f"n_calls must be >= 1, got {n_calls}")
+
+def _check_range(where: str, lo: float, hi: float, n_calls: int) -> None:
+    """The search interval ``0 < lo < hi < inf`` and a positive number of calls."""
+    check_ranges(where, {"lo": lo, "hi": hi, "n_calls": n_calls}, finite=("lo", "hi"), positive=("lo", "n_calls"),
+                 integer=("n_calls",), at_least={"hi": lo})
+    if hi == lo:
+        raise ConfigError(f"{where}.hi must be > lo={lo}, got {hi!r}")
 
 
 def _best(xs: list[float], ys: list[float]) -> tuple[float, np.ndarray]:
@@ -27,7 +30,7 @@ def _best(xs: list[float], ys: list[float]) -> tuple[float, np.ndarray]:
 def grid_search(objective: Callable[[float], float], lo: float, hi: float, n_calls: int
                 ) -> tuple[float, np.ndarray]:
     """Evaluate ``n_calls`` log-spaced points in [lo, hi]; returns (best lambda, (n_calls, 2) history)."""
-    _check(lo, hi, n_calls)
+    _check_range("grid_search", lo, hi, n_calls)
     xs = list(np.geomspace(lo, hi, int(n_calls))) if n_calls > 1 else [float(np.sqrt(lo * hi))]
     return _best(xs, [float(objective(x)) for x in xs])
 
@@ -35,7 +38,7 @@ def grid_search(objective: Callable[[float], float], lo: float, hi: float, n_cal
 def random_search(objective: Callable[[float], float], lo: float, hi: float, n_calls: int,
                   rng: np.random.Generator) -> tuple[float, np.ndarray]:
     """Evaluate ``n_calls`` log-uniform draws in [lo, hi]; returns (best lambda, history)."""
-    _check(lo, hi, n_calls)
+    _check_range("random_search", lo, hi, n_calls)
     xs = list(np.exp(rng.uniform(np.log(lo), np.log(hi), int(n_calls))))
     return _best(xs, [float(objective(x)) for x in xs])
 
@@ -62,7 +65,7 @@ def bayes_opt_search(objective: Callable[[float], float], lo: float, hi: float, 
     from sklearn.gaussian_process import GaussianProcessRegressor
     from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
-    _check(lo, hi, n_calls)
+    _check_range("bayes_opt_search", lo, hi, n_calls)
     u_lo, u_hi = np.log(lo), np.log(hi)
     us = list(rng.uniform(u_lo, u_hi, min(int(n_init), int(n_calls))))
     ys = [float(objective(np.exp(u))) for u in us]
