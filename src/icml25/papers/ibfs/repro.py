@@ -170,6 +170,7 @@ def run_ranking(cfg: RankingConfig, seed: int, progress: ProgressFn = no_progres
         out[f"top1_percentile_{name}"] = float(ranks[pick])
         out[f"top1_in_top_{name}"] = float(ranks[pick] > 1 - cfg.top_fraction)
         out[f"top1_regret_{name}"] = float(acc.max() - acc[pick])
+        out[f"top1_acc_{name}"] = float(acc[pick])
     out["ibfs_minus_params_tau"] = out["tau_ibfs"] - out["tau_params"]
     out["ibfs_minus_naswot_tau"] = out["tau_ibfs"] - out["tau_naswot"]
     return out
@@ -250,17 +251,26 @@ CLAIMS = [
           metric="ibfs_minus_params_tau", op=">=", threshold=0.0, resolution=0.05,
           resolution_reason="tau difference; same scale as ibfs_beats_naswot (~1/7 of the paper's gap 0.33)",
           requires=("ground_truth_learns",)),
-    # the paper reports the picked network's accuracies; the percentile-in-pool test is our reading of them
-    Claim("ibfs_top1_good", kind="paper",
-          statement="The IBFS top-1 pick lies in the top 30% of the pool by trained accuracy (accuracy percentile "
-          ">= 0.7; the paper reports the picked network's accuracy).",
-          paper_value=f"mini-ImageNet 5-way 1-shot 64.55, 5-shot 81.52; tiered-ImageNet 72.56 / 86.73 (Table 3; "
+    # the paper reports the picked network's accuracy on mini-ImageNet: compared as such, at paper fidelity only
+    Claim("ibfs_top1_accuracy", kind="paper",
+          statement="The network IBFS picks reaches 64.55% 5-way 1-shot accuracy (mini-ImageNet, RFS training).",
+          paper_value=f"mini-ImageNet 5-way 1-shot 64.55 (5-shot 81.52; tiered-ImageNet 72.56 / 86.73) (Table 3; "
           f"{_SECOND_HAND})",
-          source="second-hand: Table 3 as given by third-party notes (it quotes accuracies of the picked network; "
-          "the percentile in a pool tested here is ours)",
+          source="second-hand: Table 3 as given by third-party notes of the paper", experiment="ranking",
+          metric="top1_acc_ibfs", op=">=", threshold=0.6455, resolution=0.01,
+          resolution_reason="one accuracy point; the notes give +-0.02 over runs",
+          requires=("ground_truth_learns",), fair_at="paper",
+          fair_at_reason="an accuracy level belongs to its data set, search space and training protocol "
+          "(mini-ImageNet, the paper's cell space, RFS 120 epochs); on glyph classes it is not comparable"),
+    # the paper gives no percentile of its pick; where the pick falls in the pool is our test of the search
+    Claim("ibfs_top1_good", kind="ours",
+          statement="(ours, beyond the paper) The IBFS top-1 pick lies in the top 30% of the pool by trained "
+          "accuracy (accuracy percentile >= 0.7).",
+          paper_value="not reported: the paper gives the picked network's accuracy (see ibfs_top1_accuracy), not "
+          "its rank in a pool",
           experiment="ranking", metric="top1_percentile_ibfs", op=">=", threshold=0.7, resolution=0.02,
           resolution_reason="percentile in [0,1]; a 2-point miss of the 0.7 bar does not matter",
-          requires=("ground_truth_learns",), fair_at="reduced", fair_at_reason=_RANK),
+          requires=("ground_truth_learns",)),
     Claim("ground_truth_learns", kind="check",
           statement="(ours, beyond the paper) The ground-truth training learns: mean few-shot accuracy of the "
           "trained pool exceeds that of the same networks untrained (same evaluation).",
