@@ -1,4 +1,4 @@
-"""DragSolver (reconstruction): Transformer-based drag-coefficient estimation from 3D vehicle meshes.
+"""DragSolver (reconstruction): A Multi-Scale Transformer for Real-World Automotive Drag Coefficient Estimation.
 
 The paper was not retrieved; the architecture follows the abstract's four components
 (scale normalisation, multi-scale features, surface-guided gating, Transformer with MC
@@ -29,6 +29,7 @@ from icml25.papers.dragsolver.model import (
     PlainPointTransformer,
     PointNetRegressor,
     farthest_point_sample,
+    gated_attention_pool,
     normalize_points,
     relative_l2,
     train_regressor,
@@ -36,7 +37,7 @@ from icml25.papers.dragsolver.model import (
 
 __all__ = [
     "DGCNNRegressor", "DragSolver", "Mesh", "PlainPointTransformer", "PointNetRegressor", "box_mesh", "car_hull",
-    "convex_part", "cylinder_mesh", "farthest_point_sample", "frontal_area", "merge", "newtonian_cd",
-    "normalize_mesh", "normalize_points", "point_clouds", "relative_l2", "sample_surface", "sample_surface_faces",
-    "sphere_mesh", "subdivide_mesh", "synthetic_cars", "train_regressor", "winding_number",
+    "convex_part", "cylinder_mesh", "farthest_point_sample", "frontal_area", "gated_attention_pool", "merge",
+    "newtonian_cd", "normalize_mesh", "normalize_points", "point_clouds", "relative_l2", "sample_surface",
+    "sample_surface_faces", "sphere_mesh", "subdivide_mesh", "synthetic_cars", "train_regressor", "winding_number",
 ]

@@ -84,6 +84,16 @@ def _check_inputs(xyz, normals, cues) -> torch.Tensor:
     return cues
 
 
+def gated_attention_pool(h: torch.Tensor, logits: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
+    """Gated attention pooling: sum_t w_t h_t with w = softmax_t(logits_t + log g_t).
+
+    ``h`` (B, T, d) token states, ``logits`` (B, T) attention logits, ``gate`` (B, T) in [0, 1].
+    A token with g = 0 (floored at 1e-6) gets no weight; all g equal gives plain attention pooling.
+    """
+    w = torch.softmax(logits + torch.log(gate.clamp_min(1e-6)), 1)
+    return (w[..., None] * h).sum(1)
+
+
 class CdRegressor(nn.Module):
     """Shared pieces: target standardisation buffers and MC-dropout prediction."""
 
@@ -185,8 +195,7 @@ class DragSolver(CdRegressor):
         tok, g, _ = self.tokens(xyz, normals, cues)
         h = self.encoder(torch.cat([self.global_token.expand(len(tok), -1, -1), tok], 1))
         h = self.norm(h)
-        logits = self.pool(h[:, 1:]).squeeze(-1) + torch.log(g.clamp_min(1e-6))  # gated attention pooling
-        pooled = (torch.softmax(logits, 1)[..., None] * h[:, 1:]).sum(1)
+        pooled = gated_attention_pool(h[:, 1:], self.pool(h[:, 1:]).squeeze(-1), g)
         return torch.cat([h[:, 0], pooled], -1)
 
 
