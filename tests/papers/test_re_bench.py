@@ -151,7 +151,39 @@ def test_fix_embedding_floor_options():
 def test_expected_max_closed_form_matches_enumeration(n, k):
     x = np.random.default_rng(n * 10 + k).normal(size=n)
     x[1] = x[0]  # ties
-    assert expected_max_at_k(x, k) == pytest.approx(expected_max_at_k_bruteforce(x, k), abs=1e-12)
+    for replacement in (True, False):
+        assert expected_max_at_k(x, k, replacement) == pytest.approx(
+            expected_max_at_k_bruteforce(x, k, replacement), abs=1e-12)
+
+
+def test_score_at_k_samples_with_replacement_as_the_paper():
+    # Sec. 4.2: "we sample k results (with replacement)": two attempts scoring 0 and 1 give
+    # E[max of 2] = 1 - (1/2)^2 = 0.75 (a 2-subset would always hold the 1)
+    assert expected_max_at_k([0.0, 1.0], 2) == pytest.approx(0.75, abs=1e-15)
+    assert expected_max_at_k([0.0, 1.0], 2, replacement=False) == 1.0
+    assert score_at_k([[0.0, 1.0], [0.5, 0.5]], 2, n_boot=10)[0] == pytest.approx((0.75 + 0.5) / 2, abs=1e-15)
+    assert expected_max_at_k([0.0, 1.0], 3) == pytest.approx(1 - 0.5 ** 3, abs=1e-15)  # k may exceed n
+
+
+def test_attempt_score_rules_final_only_and_floor_at_zero():
+    def log(scores, final_only=False):
+        lg = AttemptLog("e", "a", final_only=final_only)
+        for t, v in enumerate(scores, 1):
+            lg.append(ScoreRecord(1.0, 1.0, True, t_elapsed=float(t), normalized=v))
+        return lg
+
+    # best of the score log (Sec. 3.2.1) ...
+    assert log([0.9, 0.2]).final_normalized == 0.9
+    # ... except where only the final submission counts (the Scaling Law Experiment)
+    assert log([0.9, 0.2], final_only=True).final_normalized == 0.2
+    assert log([0.9, 0.2], final_only=True).best_so_far(1.0) == 0.9
+    # a solution worse than the start scores 0 (Sec. 3.2.2)
+    assert log([-0.5, -0.1]).final_normalized == 0.0 and log([-0.3], final_only=True).final_normalized == 0.0
+    # score@k picks one of k at random where the agent cannot see its scores: the mean attempt
+    hidden = [log([0.2], True), log([0.8], True)]
+    assert score_at_k([hidden], 2, n_boot=10)[0] == pytest.approx(0.5, abs=1e-15)
+    assert score_at_k([hidden], 2, n_boot=10, select=["max"])[0] == pytest.approx(0.2 * 0.25 + 0.8 * 0.75)
+    assert TinyScalingLaw.final_only and not FixTinyEmbedding.final_only
 
 
 def test_score_at_k_means_tasks_and_is_monotone():
@@ -185,7 +217,9 @@ def test_bootstrap_interval_covers_true_mean_about_95_percent():
 
 def test_score_at_k_bad_input():
     with pytest.raises(ValueError, match="k=3"):
-        score_at_k([[0.1, 0.2]], 3)
+        score_at_k([[0.1, 0.2]], 3, replacement=False)
+    with pytest.raises(ValueError, match="select"):
+        score_at_k([[0.1, 0.2]], 1, select=["best"])
     with pytest.raises(ValueError, match="at least one task"):
         score_at_k([], 1)
 
@@ -197,10 +231,12 @@ def test_budget_curve_uses_best_so_far_and_best_k(tmp_path):
             lg.append(ScoreRecord(1.0, 1.0, True, t_elapsed=float(t), normalized=s))
         return lg
 
-    runs = [[log([0.1, 0.5, 0.2, 0.9]), log([0.7, 0.0, 0.0, 0.0])]]
+    runs = [[log([0.1, 0.5, 0.2, 0.9]), log([1.0, 0.0, 0.0, 0.0])]]
     df = budget_curve(runs, [1.0, 2.0, 4.0], split_policy=(1, 2), n_boot=20)
-    # B=1: k=1 -> mean(0.1, 0.7) = 0.4;  B=2: k=1 -> mean(0.5, 0.7)=0.6 vs k=2 at t=1 -> max=0.7
-    np.testing.assert_allclose(df["score"], [0.4, 0.7, 0.8])
+    # best so far, k drawn with replacement: B=1: k=1 -> mean(0.1, 1.0) = 0.55;
+    # B=2: k=1 at t=2 -> mean(0.5, 1.0) = 0.75 vs k=2 at t=1 -> 0.1/4 + 1.0 * 3/4 = 0.775;
+    # B=4: k=1 at t=4 -> mean(0.9, 1.0) = 0.95 vs k=2 at t=2 -> 0.5/4 + 1.0 * 3/4 = 0.875
+    np.testing.assert_allclose(df["score"], [0.55, 0.775, 0.95], rtol=0, atol=1e-12)
     assert df["k"].tolist() == [1, 2, 1]
     path = runs[0][0].to_jsonl(tmp_path / "a.jsonl")
     back = AttemptLog.from_jsonl(path)

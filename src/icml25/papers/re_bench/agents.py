@@ -261,7 +261,7 @@ def run_agent(env: BaseEnvironment, agent: Agent, time_limit_s: float, workdir: 
     wd = Path(workdir)
     env.setup(wd)
     agent.reset(env, np.random.default_rng(seed))
-    log = AttemptLog(env=env.name, agent=agent.name)
+    log = AttemptLog(env=env.name, agent=agent.name, final_only=bool(getattr(env, "final_only", False)))
     t0 = time.perf_counter()
 
     def now() -> float:

@@ -78,6 +78,8 @@ class BaseEnvironment:
     name = "base"
     lower_is_better = True
     timed = False
+    final_only = False
+    """Whether only the final submission counts (the paper's Scaling Law Experiment, Sec. 3.2.1)."""
     knob_space: dict[str, list[Any]] = {}
     starting_knobs: dict[str, Any] = {}
     reference_knobs: dict[str, Any] = {}
@@ -560,6 +562,7 @@ class TinyScalingLaw(BaseEnvironment):
 
     name = "scaling_law"
     lower_is_better = True
+    final_only = True  # as the paper's Scaling Law Experiment: only the final submission counts
     knob_space = {"method": ["smallest", "largest", "argmin_largest_small", "powerlaw_extrapolate"],
                   "n_budgets": [1, 2, 3, 4]}
     starting_knobs = {"method": "smallest", "n_budgets": 4}
