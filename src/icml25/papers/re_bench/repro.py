@@ -205,7 +205,7 @@ def harness_figures(per_seed: list[Metrics], cfg: HarnessConfig, outdir: Path) -
 
 _MINI = "mini-environment analogue; the paper's human-vs-agent numbers are not reproduced"
 _OURS = "(ours, beyond the paper)"
-_ABSTRACT = "abstract (arXiv 2411.15114)"
+_ABSTRACT = "abstract (arXiv 2411.15114)"  # read in a text copy of METR's report, with Secs. 3-5
 _FAIR = ("needs METR's 7 GPU environments, the paper's language-model agents (Modular and AIDE scaffolds) and its 71 "
          "expert attempts (8 h each); the four CPU mini-environments and scripted agents here are not RE-Bench, so "
          "no run here reaches it, with or without agent=openai")
@@ -252,11 +252,12 @@ PAPER_CLAIMS = [
           paper_value="humans 'achieving 2x the score of the top AI agent when both are given 32 total hours' "
                       "(abstract)",
           experiment="harness", metric="human_over_agent_at_32h", op=">=", threshold=1.5, aggregate="every_seed"),
-    Claim("agents_10x_faster", kind="paper", source="METR's blog post of the paper (2024-11-22)", fair_at="paper",
+    Claim("agents_10x_faster", kind="paper", source="abstract; Sec. 5.1 (scoring runs per hour)", fair_at="paper",
           fair_at_reason=_FAIR, requires=_GATES,
-          statement="Agents generate and test solutions more than ten times faster than human experts (ratio of "
-                    "scored submissions per hour >= 10).",
-          paper_value="models generate and test implementations 'more than ten times faster than humans' (METR blog)",
+          statement="Agents generate and test solutions more than ten times faster than human experts (scoring runs "
+                    "per hour of the best agent over the humans' >= 10).",
+          paper_value="agents 'can generate and test solutions over ten times faster than humans' (abstract); AIDE "
+                      "and Modular agents run the scorer 36.8 and 25.3 times per hour, human experts 3.4 (Sec. 5.1)",
           experiment="harness", metric="agent_over_human_submission_rate", op=">=", threshold=10.0,
           aggregate="every_seed"),
 ]
