@@ -1,5 +1,23 @@
 """Robust Markov games: TV-robust expectation against linprog, the exact robust CCE-gap evaluator against
-brute force and closed forms, invariances, Robust-Q-FTRL convergence/self-consistency, bad input, smoke run."""
+brute force and closed forms, invariances, Robust-Q-FTRL convergence/self-consistency, bad input, smoke run.
+
+The method's defining elements and the test that fails when each is removed or altered (each mutation tried once
+on a scratch edit, issue 25):
+
+1. TV-robust target via the dual (eq. 16), ``max_alpha {P[V]_alpha - sigma (alpha - min V)}``: dropping the sigma
+   term -> ``test_tv_robust_matches_linprog_on_random_instances``.
+2. Per-agent N-sample estimation of the fictitious (s, a_i) model: a_i fixed on its axis, a_-i ~ pi_-i(s) (drawing
+   a_-i uniformly -> ``test_sampling_is_per_agent_from_its_fictitious_model``; not fixing a_i -> the same test).
+3. Rescaled linear rate ``alpha_k = c log K / (k - 1 + c log K)`` (1/k instead ->
+   ``test_step_sizes_and_mixture_weights``) and the averaging ``Q^k = (1 - alpha_k) Q^{k-1} + alpha_k q^k``
+   (``Q = q`` instead -> ``test_ftrl_policies_follow_the_update_rule``).
+4. Exponential weights ``pi^k ∝ exp(eta_k Q^{k-1})``, ``eta_k = sqrt(log A_i / (alpha_{k-1} H))`` (eta = 0 ->
+   ``test_q_ftrl_converges_on_zero_sum_matrix_game``).
+5. Output mixture and value estimate with weights ``alpha^K_k`` (last iterate instead ->
+   ``test_variance_bonus_matches_its_formula``).
+6. The variance bonus ``beta = c_b sqrt(log K / K (sum_k alpha^K_k Var + H))`` (variance term dropped ->
+   ``test_variance_bonus_matches_its_formula``).
+"""
 
 from __future__ import annotations
 
@@ -327,6 +345,28 @@ def test_variance_bonus_matches_its_formula():
         w @ (pi1 * (pi2 @ M.T)).sum(axis=1), rel=1e-12)
 
 
+def test_ftrl_policies_follow_the_update_rule():
+    """H = 1, exact targets: each returned round-k policy is exp(eta_k Q^{k-1}) normalised, with
+    eta_k = sqrt(log A_i / (alpha_{k-1} H)) and Q^k = (1 - alpha_k) Q^{k-1} + alpha_k q^k the rescaled linear
+    average of the targets q^k recomputed from the returned policies (steps 1 and 3 of the algorithm)."""
+    M = np.random.default_rng(7).random((3, 2))
+    game = MarkovGame(np.ones((1, 1, 3, 2, 1)), np.stack([M, 1 - M])[:, None, None], 1)
+    K = 25
+    pol = robust_q_ftrl(game, 0.0, K, None, c_bonus=0.0)
+    alpha = ftrl_step_sizes(K)
+    pis = [pol.factors[0][0, 0], pol.factors[1][0, 0]]                  # (K, A_i)
+    Q = [np.zeros(3), np.zeros(2)]
+    for k in range(K):
+        for i, A in enumerate((3, 2)):
+            eta = 0.0 if k == 0 else np.sqrt(np.log(A) / alpha[k - 1])
+            logits = eta * Q[i]
+            expected = np.exp(logits - logits.max())
+            np.testing.assert_allclose(pis[i][k], expected / expected.sum(), rtol=1e-10, atol=1e-12)
+        q = [M @ pis[1][k], pis[0][k] @ (1 - M)]                          # q^k_i(a_i) under pi^k_-i
+        for i in range(2):
+            Q[i] = (1 - alpha[k]) * Q[i] + alpha[k] * q[i]
+
+
 def test_sampling_is_per_agent_from_its_fictitious_model():
     """s' encodes the joint action (s' = 2 a_1 + a_2), so agent i's empirical kernel P_hat_i(s, a_i, .) reveals
     the sampled a_-i: N draws per (s, a_i) with a_i fixed and a_-i ~ pi_-i(.|s); rewards averaged the same way."""
@@ -348,6 +388,13 @@ def test_sampling_is_per_agent_from_its_fictitious_model():
     # agent 1: reward + next value both equal 1{a_2 = 1}, for either own action
     np.testing.assert_allclose(q1, 2 * np.repeat(pis[1][:, 1:2], 2, axis=1), atol=2 * tol)
     np.testing.assert_allclose(q2, 2 * np.repeat(pis[0][:, 1:2], 2, axis=1), atol=2 * tol)
+    # the own action a_i is fixed on its axis, not drawn: a next value 1{a_i = 1} shows up exactly in q_i(s, 1)
+    own = np.zeros((2, S))
+    own[0, [2, 3]] = 1.0  # a_1 = 1
+    own[1, [1, 3]] = 1.0  # a_2 = 1
+    q1, q2 = _sampled_targets(game, 0, pis, own, np.zeros(2), N, np.random.default_rng(2))
+    np.testing.assert_allclose(q1 - np.repeat(pis[1][:, 1:2], 2, axis=1), np.tile([0.0, 1.0], (S, 1)), atol=2 * tol)
+    np.testing.assert_allclose(q2 - np.repeat(pis[0][:, 1:2], 2, axis=1), np.tile([0.0, 1.0], (S, 1)), atol=2 * tol)
 
 
 # --------------------------------------------------------------------------- reproduction
@@ -357,6 +404,48 @@ def test_samples_to_target_interpolation():
     assert samples_to_target([10, 100], [0.2, 0.1], 0.3) == (10.0, True)
     value, censored = samples_to_target([10, 100], [0.5, 0.4], 0.3)
     assert np.isnan(value) and not censored
+    # budgets given out of order are read in order of cost
+    assert samples_to_target([100, 10], [0.1, 0.5], 0.3) == pytest.approx((np.sqrt(1000), False))
+
+
+def test_joint_model_coverage_fraction():
+    """n_per_entry in (0, 1): ceil(n J) joint actions per (h, s) visited once (one-hot rows), the others get the
+    pooled empirical kernel of the visited ones; n_samples counts the calls."""
+    game = random_general_sum_game(3, 2, 4, 2, seed=3)  # J = 8
+    model, n = estimate_joint_model(game, 0.25, seed=1)
+    assert n == 2 * 4 * 2
+    P = model.P_flat
+    for h, s in itertools.product(range(2), range(4)):
+        onehot = np.isclose(P[h, s].max(axis=-1), 1.0) & np.isclose(P[h, s].sum(axis=-1), 1.0)
+        visited = P[h, s][onehot]
+        assert 1 <= len(visited) <= 8
+        pooled = P[h, s][~onehot]
+        if len(pooled):
+            np.testing.assert_allclose(pooled, np.broadcast_to(pooled[0], pooled.shape))
+    # one draw per entry at n = 1 is the integer path; 2.0 is read as 2; 1.5 is neither
+    assert estimate_joint_model(game, 1, seed=1)[1] == 2 * 4 * 8
+    assert estimate_joint_model(game, 2.0, seed=1)[1] == 2 * 4 * 8 * 2
+    with pytest.raises(ValueError, match="integer"):
+        estimate_joint_model(game, 1.5)
+
+
+@pytest.mark.parametrize("c_alpha", [0.0, -1.0, np.nan, np.inf, 1e308, 1.0e6 * 1.001, True, "1"])
+def test_c_alpha_out_of_range_is_a_clear_error(c_alpha):
+    """c log K beyond K makes alpha_k = 1 in every round (last-iterate play); near 1e308 it overflows to NaN."""
+    with pytest.raises(ValueError, match="c_alpha"):
+        ftrl_step_sizes(10, c_alpha)
+    with pytest.raises(ValueError, match="c_alpha"):
+        robust_q_ftrl(random_general_sum_game(2, 2, 2, 1, seed=0), 0.1, 3, 2, c_alpha=c_alpha)
+
+
+def test_c_alpha_bound_in_the_experiment_config():
+    from icml25.core.experiment import ConfigError
+
+    cfg = EXPERIMENTS[0].make_config("smoke")
+    cfg.c_alpha = 1e308
+    with pytest.raises(ConfigError, match="c_alpha"):
+        cfg.validate()
+    assert np.all(np.isfinite(ftrl_step_sizes(10**6, 1e6)))
 
 
 def test_smoke_run():
@@ -364,20 +453,31 @@ def test_smoke_run():
     cfg = exp.make_config("smoke")
     out = exp.run(cfg, seed=0)
     H, S = cfg.horizon, cfg.n_states
-    target = cfg.target_fraction * H
+    unmeasured = {"rqftrl": 0, "joint": 0}
     for m in cfg.agents:
+        target = cfg.target_fraction * out[f"uniform_gap_m{m}"]  # relative to uniform play in the same game
+        assert out[f"target_gap_m{m}"] == pytest.approx(target)
         gaps = out[f"rqftrl_gap_m{m}"]
         # K = 1 plays the uniform policy exactly
         assert gaps[0] == pytest.approx(out[f"uniform_gap_m{m}"], abs=1e-12)
         assert all(0 <= g <= H for g in gaps + out[f"joint_gap_m{m}"])
+        # K = 1 plays uniform, whose gap is above the target, so Robust-Q-FTRL is never censored at K = 1
+        assert gaps[0] > target and out[f"rqftrl_censored_m{m}"] == 0.0
         budgets = [H * S * K * cfg.N * m * cfg.n_actions for K in cfg.K_grid]
-        assert out[f"rqftrl_samples_to_target_m{m}"] == pytest.approx(samples_to_target(budgets, gaps, target)[0])
-        jb = [H * S * cfg.n_actions ** m * n for n in cfg.joint_n_grid]
-        assert out[f"joint_samples_to_target_m{m}"] == pytest.approx(
-            samples_to_target(jb, out[f"joint_gap_m{m}"], target)[0])
+        stt = samples_to_target(budgets, gaps, target)
+        np.testing.assert_equal(out[f"rqftrl_samples_to_target_m{m}"], stt[0])
+        unmeasured["rqftrl"] += stt[1] or np.isnan(stt[0])
+        J = cfg.n_actions ** m
+        jb = [H * S * (int(np.ceil(n * J)) if n < 1 else J * n) for n in cfg.joint_n_grid]
+        stt = samples_to_target(jb, out[f"joint_gap_m{m}"], target)
+        np.testing.assert_equal(out[f"joint_samples_to_target_m{m}"], stt[0])
+        assert out[f"joint_censored_m{m}"] == float(stt[1])
+        unmeasured["joint"] += stt[1] or np.isnan(stt[0])
+    assert out["rqftrl_unmeasured_count"] == unmeasured["rqftrl"]
+    assert out["joint_unmeasured_count"] == unmeasured["joint"]
     lo, hi = min(cfg.agents), max(cfg.agents)
-    assert out["rqftrl_samples_ratio_mmax_mmin"] == pytest.approx(
-        out[f"rqftrl_samples_to_target_m{hi}"] / out[f"rqftrl_samples_to_target_m{lo}"])
+    np.testing.assert_allclose(out["rqftrl_samples_ratio_mmax_mmin"],
+                               out[f"rqftrl_samples_to_target_m{hi}"] / out[f"rqftrl_samples_to_target_m{lo}"])
     assert out["gap_loglog_slope"] == pytest.approx(np.mean([out[f"rqftrl_loglog_slope_m{m}"] for m in cfg.agents]))
     assert out["rqftrl_gap_over_uniform"] == pytest.approx(
         np.mean([out[f"rqftrl_gap_m{m}"][-1] / out[f"uniform_gap_m{m}"] for m in cfg.agents]))

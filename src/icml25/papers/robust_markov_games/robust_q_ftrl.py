@@ -37,15 +37,31 @@ from icml25.papers.robust_markov_games.game import (
     tv_robust,
 )
 
+C_ALPHA_MAX = 1e6
+"""Largest accepted ``c_alpha``. Q-FTRL's theory constants are tens; once ``c log K`` exceeds K by far,
+``alpha_k = 1`` for every round to double precision (the output is the last iterate, not an average), and
+``c log K`` overflows to inf near 1e308 (alpha_k = inf/inf = NaN). 1e6 is far above any theory constant and keeps
+the arithmetic finite for every K the configs allow (<= 1e6); larger values would only repeat last-iterate play."""
+
+
+def check_c_alpha(c_alpha: float) -> float:
+    """``c_alpha`` as a float in (0, :data:`C_ALPHA_MAX`]; ValueError otherwise (NaN, inf and 1e308 included)."""
+    if isinstance(c_alpha, bool) or not isinstance(c_alpha, (int, float, np.integer, np.floating)):
+        raise ValueError(f"c_alpha must be a number, got {c_alpha!r}")
+    if not (np.isfinite(c_alpha) and 0 < c_alpha <= C_ALPHA_MAX):
+        raise ValueError(f"c_alpha must be in (0, {C_ALPHA_MAX:g}] (beyond it alpha_k = 1 in every round: "
+                         f"last-iterate play), got {c_alpha!r}")
+    return float(c_alpha)
+
 
 def ftrl_step_sizes(K: int, c_alpha: float = 1.0) -> np.ndarray:
     """Q-FTRL's rescaled linear rates ``alpha_k = c log K / (k - 1 + c log K)``, k = 1..K (alpha_1 = 1).
 
-    ``log K`` is floored at 1 so that K <= 2 stays well defined.
+    ``log K`` is floored at 1 so that K <= 2 stays well defined. ``c_alpha`` must be in (0, 1e6]
+    (:func:`check_c_alpha`).
     """
     K = check_count("K", K)
-    if not (np.isfinite(c_alpha) and c_alpha > 0):
-        raise ValueError(f"c_alpha must be a positive number, got {c_alpha!r}")
+    c_alpha = check_c_alpha(c_alpha)
     lam = c_alpha * max(np.log(K), 1.0)
     k = np.arange(1, K + 1)
     return lam / (k - 1 + lam)
@@ -146,7 +162,8 @@ def robust_q_ftrl(game: MarkovGame, sigma: Any, K: int, N: int | None, seed: int
         K: FTRL rounds per (h, s) (>= 1).
         N: generative-model samples per (h, s, i, a_i) and round (>= 1); ``None`` uses exact expectations.
         seed: seed of the sampler.
-        c_alpha: constant of the learning rate alpha_k (Q-FTRL's theory uses a large constant; 1 here).
+        c_alpha: constant of the learning rate alpha_k (Q-FTRL's theory uses a large constant; 1 here), in
+            (0, 1e6] (:func:`check_c_alpha`).
         c_bonus: scale c_b of the per-agent variance-type optimism bonus
             ``beta_{i,h}(s) = c_b sqrt(log K / K (sum_k alpha^K_k Var_{pi^k_i(s)}(q^k_i(s, .)) + H))`` added to
             V_hat (then clipped to H - h + 1); 0 gives the plain Q-FTRL average without optimism.
@@ -162,6 +179,7 @@ def robust_q_ftrl(game: MarkovGame, sigma: Any, K: int, N: int | None, seed: int
     K = check_count("K", K)
     if N is not None:
         N = check_count("N", N)
+    c_alpha = check_c_alpha(c_alpha)
     if not (np.isfinite(c_bonus) and c_bonus >= 0):
         raise ValueError(f"c_bonus must be >= 0, got {c_bonus!r}")
     alpha = ftrl_step_sizes(K, c_alpha)
@@ -204,17 +222,34 @@ def robust_q_ftrl(game: MarkovGame, sigma: Any, K: int, N: int | None, seed: int
     return CorrelatedPolicy.mixture(w, factors, value_estimates=V, n_samples=n_samples)
 
 
-def estimate_joint_model(game: MarkovGame, n_per_entry: int, seed: int | None = 0) -> tuple[MarkovGame, int]:
-    """Plug-in estimate of the full joint kernel: ``n_per_entry`` generative-model calls per (h, s, a).
+def estimate_joint_model(game: MarkovGame, n_per_entry: float, seed: int | None = 0) -> tuple[MarkovGame, int]:
+    """Plug-in estimate of the full joint kernel from the generative model.
 
-    Returns ``(estimated_game, n_samples)`` with ``n_samples = H S prod_i A_i n_per_entry`` -- exponential
-    in the number of agents (the curse of multiagency). Rewards are known (deterministic) and copied.
+    ``n_per_entry`` >= 1 (an integer): that many calls per (h, s, joint action), ``n_samples = H S prod_i A_i n``
+    -- exponential in the number of agents (the curse of multiagency). ``n_per_entry`` in (0, 1): a coverage
+    fraction; at each (h, s) ``ceil(n_per_entry prod_i A_i)`` joint actions drawn without replacement get one call
+    each and every unvisited joint action gets the pooled empirical kernel of the visited ones at that (h, s)
+    (the plug-in's natural fill-in); ``n_samples = H S ceil(n_per_entry prod_i A_i)``. Rewards are known
+    (deterministic) and copied.
     """
     if not isinstance(game, MarkovGame):
         raise ValueError(f"game must be a MarkovGame, got {type(game).__name__}")
-    n = check_count("n_per_entry", n_per_entry)
     H, S, J = game.horizon, game.n_states, game.n_joint
     rng = np.random.default_rng(seed)
+    if isinstance(n_per_entry, (float, np.floating)) and 0 < n_per_entry < 1:
+        visited = int(np.ceil(n_per_entry * J))
+        P_hat = np.empty_like(game.P_flat)
+        for h in range(H):
+            for s in range(S):
+                joint = rng.choice(J, size=visited, replace=False)
+                s_next = game.sample_next_batch(h, np.full(visited, s), joint, rng)
+                counts = (s_next[:, None] == np.arange(S)).astype(float)   # one sample per visited entry
+                P_hat[h, s] = counts.mean(axis=0)                          # pooled fill-in
+                P_hat[h, s, joint] = counts
+        return MarkovGame(P_hat.reshape(game.P.shape), game.R, H), H * S * visited
+    if isinstance(n_per_entry, (float, np.floating)) and float(n_per_entry).is_integer():
+        n_per_entry = int(n_per_entry)
+    n = check_count("n_per_entry", n_per_entry)
     P_hat = np.empty_like(game.P_flat)
     states = np.broadcast_to(np.arange(S)[:, None, None], (S, J, n))
     joint = np.broadcast_to(np.arange(J)[None, :, None], (S, J, n))
@@ -224,9 +259,10 @@ def estimate_joint_model(game: MarkovGame, n_per_entry: int, seed: int | None = 
     return MarkovGame(P_hat.reshape(game.P.shape), game.R, H), H * S * J * n
 
 
-def joint_model_baseline(game: MarkovGame, sigma: Any, n_per_entry: int, K: int, seed: int | None = 0, *,
+def joint_model_baseline(game: MarkovGame, sigma: Any, n_per_entry: float, K: int, seed: int | None = 0, *,
                          c_alpha: float = 1.0, c_bonus: float = 1.0) -> CorrelatedPolicy:
-    """Model-based baseline: estimate the joint kernel with ``n_per_entry`` samples per (h, s, a), then plan
+    """Model-based baseline: estimate the joint kernel with ``n_per_entry`` samples per (h, s, a) (a fraction
+    in (0, 1): that share of the joint actions visited once, :func:`estimate_joint_model`), then plan
     on the estimate with exact-expectation Robust-Q-FTRL (K rounds, the same c_alpha and c_bonus).
     ``n_samples`` is set on the result."""
     model, n_samples = estimate_joint_model(game, n_per_entry, seed)
