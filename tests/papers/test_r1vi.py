@@ -1,4 +1,24 @@
-"""Tests of R1-VI / R1-QL (icml25.papers.r1vi) and a smoke run of its reproduction."""
+"""Tests of R1-VI / R1-QL (icml25.papers.r1vi) and a smoke run of its reproduction.
+
+Defining elements of the method (each altered once on a scratch copy; the test that failed is named):
+
+1. The rank-one (Sherman-Morrison) shift coefficient gamma/(1-gamma) in
+   ``v+ = T v + gamma/(1-gamma) d^T (T v - v) 1`` -- mutation "coefficient gamma" caught by
+   ``test_rank_one_chain_reaches_v_star_after_one_update``.
+2. The shift weighs the Bellman residual ``T v - v`` by ``d`` (not ``T v``, and the shift is there at all) --
+   mutation "no shift" (plain VI) caught by ``test_fewer_iterations_than_vi_on_garnet``; "d^T T v" caught by
+   ``test_fixed_point_is_v_star_and_independent_solve``.
+3. ``d`` is a power step of the greedy policy's chain, as a row vector ``d^T P^pi`` (``P^pi`` transposed) --
+   mutation "P^pi d" caught by ``test_power_method_finds_stationary_distribution`` and
+   ``test_power_steps_are_warm_started_on_the_greedy_chain``; "chain of a fixed policy instead of the greedy one"
+   caught by ``test_power_steps_are_warm_started_on_the_greedy_chain``.
+4. ``d`` is warm-started from ``d_{k-1}`` with ``d_0`` uniform -- mutation "restart from uniform every
+   iteration" caught by ``test_power_steps_are_warm_started_on_the_greedy_chain``.
+5. R1-QL: the same shift on the empirical operator, averaged with the step size, and ``d`` moved by one
+   empirical power step of the greedy state-action chain -- mutations "no shift in R1-QL" caught by
+   ``test_r1ql_beats_ql_and_converges``; "coefficient gamma in R1-QL" and "d never updated in R1-QL" caught by
+   ``test_r1ql_unit_step_on_deterministic_mdp_equals_q_form_r1vi``.
+"""
 
 import numpy as np
 import pytest
@@ -90,6 +110,32 @@ def test_r1vi_is_vi_plus_constant_shift_with_same_policies():
     # and R1-VI is much closer to v* than VI after the same number of steps
     v_star, _ = optimum(P, r, 0.95)
     assert np.max(np.abs(r1.v - v_star)) < 0.1 * np.max(np.abs(vi.v - v_star))
+
+
+def test_power_steps_are_warm_started_on_the_greedy_chain(monkeypatch):
+    """Each iteration's power steps start from the previous d (d_0 uniform) on P^pi of the greedy policy of v_k."""
+    from icml25.papers.r1vi import r1vi as module
+
+    P, r = mdp.garnet_mdp(12, 3, 4, seed=12)
+    calls, real = [], module._power_step
+
+    def spy(P_pi, d, steps):
+        out = real(P_pi, d, steps)
+        calls.append((P_pi.copy(), d.copy(), out.copy()))
+        return out
+
+    monkeypatch.setattr(module, "_power_step", spy)
+    n_iter = 6
+    r1_value_iteration(P, r, 0.9, tol=1e-300, max_iter=n_iter + 1, power_steps=1)
+    assert len(calls) == n_iter
+    np.testing.assert_array_equal(calls[0][1], np.full(12, 1 / 12))
+    for k, (P_pi, d_in, d_out) in enumerate(calls):
+        if k:
+            np.testing.assert_array_equal(d_in, calls[k - 1][2])  # warm start
+        # the greedy policy of v_k equals VI's after k steps (constant-shift structure): an independent policy
+        policy = mdp.value_iteration(P, r, 0.9, tol=1e-300, max_iter=k + 1).policy
+        np.testing.assert_array_equal(P_pi, mdp.policy_transitions(P, policy))
+        np.testing.assert_allclose(d_out, d_in @ P_pi / (d_in @ P_pi).sum(), rtol=1e-12)  # row vector d^T P^pi
 
 
 def test_no_linear_solve_inside_r1vi(monkeypatch):

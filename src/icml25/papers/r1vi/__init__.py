@@ -7,6 +7,13 @@ cost as VI, and for learning the same cost as Q-learning. Baselines and the MDP
 toolkit live in :mod:`icml25.common.mdp`.
 """
 
-from icml25.papers.r1vi.r1vi import power_step, r1_q_learning, r1_q_value_iteration, r1_value_iteration
+from icml25.papers.r1vi.r1vi import (
+    R1QLConfig,
+    R1VIConfig,
+    power_step,
+    r1_q_learning,
+    r1_q_value_iteration,
+    r1_value_iteration,
+)
 
-__all__ = ["power_step", "r1_q_learning", "r1_q_value_iteration", "r1_value_iteration"]
+__all__ = ["R1QLConfig", "R1VIConfig", "power_step", "r1_q_learning", "r1_q_value_iteration", "r1_value_iteration"]

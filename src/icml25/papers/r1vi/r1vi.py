@@ -27,10 +27,12 @@ a fixed ``d`` the shift still uses ``d``; a single-state MDP is solved in one st
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from icml25.common.checks import ConfigError, check_ranges
 from icml25.common.mdp import (
     LearningResult,
     Sampler,
@@ -48,6 +50,43 @@ from icml25.common.mdp import (
     setup_solver,
     step_sizes,
 )
+
+
+@dataclass(frozen=True)
+class R1VIConfig:
+    """Settings of R1-VI (:func:`r1_value_iteration`) beyond the MDP, the discount and the stopping rule."""
+
+    power_steps: int = 10
+    """Power-method steps per iteration, warm-started from the previous d (the third-party code's 10; the
+    paper's number was not read)."""
+
+    def __post_init__(self) -> None:
+        # named as the setting is typed (``--set r1vi.power_steps=...``)
+        check_ranges("r1vi", vars(self), integer=("power_steps",), nonnegative=("power_steps",),
+                     at_most={"power_steps": 10**4})
+
+
+@dataclass(frozen=True)
+class R1QLConfig:
+    """Settings of R1-QL (:func:`r1_q_learning`), shared with the Q-learning baseline it is compared with."""
+
+    step_size: str = "1/k"
+    """Step-size rule: '1/k' (alpha_k = 1/(k+1)) or a constant in (0, 1] given as text, e.g. '0.1'."""
+
+    def __post_init__(self) -> None:
+        if self.step_size == "1/k":
+            return
+        try:
+            alpha = float(self.step_size)
+        except (TypeError, ValueError):
+            alpha = float("nan")
+        if not 0.0 < alpha <= 1.0:
+            raise ConfigError(f"r1ql.step_size must be '1/k' or a number in (0, 1], got {self.step_size!r}")
+
+    @property
+    def step(self) -> str | float:
+        """The step size as :func:`r1_q_learning` takes it ('1/k' or a float)."""
+        return self.step_size if self.step_size == "1/k" else float(self.step_size)
 
 
 def _check_distribution(name: str, d: Any, size: int) -> np.ndarray:

@@ -11,7 +11,8 @@ thresholds were fixed before the first quick run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import typing
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +39,7 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure
-from icml25.papers.r1vi.r1vi import r1_q_learning, r1_value_iteration
+from icml25.papers.r1vi.r1vi import R1QLConfig, R1VIConfig, r1_q_learning, r1_value_iteration
 
 PLANNERS = {
     "vi": value_iteration,
@@ -50,6 +51,19 @@ PLANNERS = {
 
 STRUCTURE_STEPS = 50
 """Iterations of VI and R1-VI run side by side to check the constant-shift structure."""
+
+
+def rebuild_method_configs(cfg: ExperimentConfig) -> None:
+    """Turn the dicts of a job's stored config back into the method configs they were.
+
+    The worker rebuilds a job's config with ``Config(**stored_dict)``, which leaves a nested method config a
+    dict; the configs below call this first in ``__post_init__`` (a stop-gap until the core rebuilds them).
+    """
+    hints = typing.get_type_hints(type(cfg))
+    for f in fields(cfg):
+        value = getattr(cfg, f.name)
+        if isinstance(value, dict) and is_dataclass(hints[f.name]):
+            setattr(cfg, f.name, hints[f.name](**value))
 
 
 def gamma_tag(gamma: float) -> str:
@@ -73,16 +87,20 @@ class PlanningConfig(ExperimentConfig):
     """Target ||v_k - v*|| <= rel_accuracy * ||v*|| (sup-norms)."""
     max_iter: int = 100_000
     """Cap on Bellman applications per run."""
-    power_steps: int = 10
-    """Power-method steps per R1-VI iteration."""
+    r1vi: R1VIConfig = field(default_factory=R1VIConfig)
+    """R1-VI's own settings (``r1vi.power_steps``)."""
+
+    def __post_init__(self) -> None:
+        rebuild_method_configs(self)
+        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()
         check_fields(self, positive=("n_states", "n_actions", "branching", "n_mdps", "rel_accuracy", "max_iter"),
-                     nonnegative=("power_steps",), open_fraction=("gammas",), nonempty=("gammas",))
+                     open_fraction=("gammas",), nonempty=("gammas",))
         # bounds: a job beyond these would need > ~100 GB or days
         check_fields(self, at_most={"n_states": 10**4, "n_actions": 10**3, "branching": 10**4, "n_mdps": 10**4,
-                                    "max_iter": 10**8, "power_steps": 10**4})
+                                    "max_iter": 10**8})
         if self.branching > self.n_states:
             raise ConfigError(f"PlanningConfig.branching must be <= n_states = {self.n_states}, got {self.branching}")
 
@@ -102,12 +120,13 @@ def run_planning(cfg: PlanningConfig, seed: int, progress: ProgressFn = no_progr
             threshold = cfg.rel_accuracy * float(np.max(np.abs(v_star)))
             tol = (1.0 - gamma) * threshold  # residual <= tol implies ||v - v*|| <= threshold
             for name, solver in PLANNERS.items():
-                kwargs = {"power_steps": cfg.power_steps} if name == "r1vi" else {}
+                kwargs = {"power_steps": cfg.r1vi.power_steps} if name == "r1vi" else {}
                 res = solver(P, r, gamma, tol=tol, max_iter=cfg.max_iter, v_ref=v_star, **kwargs)
                 evals[name].append(min(res.evals_to_error(threshold), float(cfg.max_iter)))
             # structure: same v0, same number of steps -> constant difference, same greedy policy
             vi = value_iteration(P, r, gamma, tol=1e-300, max_iter=STRUCTURE_STEPS)
-            r1 = r1_value_iteration(P, r, gamma, tol=1e-300, max_iter=STRUCTURE_STEPS, power_steps=cfg.power_steps)
+            r1 = r1_value_iteration(P, r, gamma, tol=1e-300, max_iter=STRUCTURE_STEPS,
+                                    power_steps=cfg.r1vi.power_steps)
             agree.append(float(np.array_equal(vi.policy, r1.policy)))
             diff = r1.v - vi.v
             span.append(float(np.ptp(diff) / max(1e-300, np.max(np.abs(v_star)))))
@@ -155,8 +174,12 @@ class LearningConfig(ExperimentConfig):
     """Synchronous iterations (each draws one next state for every (s, a))."""
     n_runs: int = 5
     """Sample paths per MDP; QL and R1-QL share the samples of each path."""
-    step_size: str = "1/k"
-    """Step-size rule: '1/k' or a constant given as text, e.g. '0.1'."""
+    r1ql: R1QLConfig = field(default_factory=R1QLConfig)
+    """R1-QL's own settings (``r1ql.step_size``, shared with the Q-learning baseline)."""
+
+    def __post_init__(self) -> None:
+        rebuild_method_configs(self)
+        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()
@@ -169,14 +192,6 @@ class LearningConfig(ExperimentConfig):
             raise ConfigError(f"LearningConfig.gamma must be in [0, 1), got {self.gamma!r}")
         if self.branching > self.n_states:
             raise ConfigError(f"LearningConfig.branching must be <= n_states = {self.n_states}, got {self.branching}")
-        if self.step_size != "1/k":
-            try:
-                alpha = float(self.step_size)
-            except ValueError:
-                alpha = float("nan")
-            if not 0.0 < alpha <= 1.0:
-                raise ConfigError(f"LearningConfig.step_size must be '1/k' or a number in (0, 1], "
-                                  f"got {self.step_size!r}")
 
 
 def run_learning(cfg: LearningConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -186,7 +201,7 @@ def run_learning(cfg: LearningConfig, seed: int, progress: ProgressFn = no_progr
     q_star = q_values(P, r, v_star, cfg.gamma)
     scale = float(np.max(np.abs(q_star)))
     sampler = generative_model(P)
-    step = cfg.step_size if cfg.step_size == "1/k" else float(cfg.step_size)
+    step = cfg.r1ql.step
     err_ql, err_r1, agree = [], [], []
     for run in range(cfg.n_runs):
         sample_seed = 1_000_003 * seed + run

@@ -16,6 +16,8 @@ from icml25.papers.ucbvi_constants.agents import (
     REFINED_BF,
     REFINED_CH,
     UCBVI,
+    AgentConfig,
+    AgentSpec,
     Trajectory,
     bonus_bf,
     bonus_bf_refined,
@@ -39,7 +41,7 @@ from icml25.papers.ucbvi_constants.envs import (
 
 __all__ = [
     "AZAR_BF", "AZAR_CH", "BF_REFINED_KEYS", "CH_REFINED_KEYS", "MVP", "MVP_CONSTANTS", "REFINED_BF", "REFINED_CH",
-    "TabularEpisodicMDP",
+    "AgentConfig", "AgentSpec", "TabularEpisodicMDP",
     "Trajectory", "UCBVI", "bonus_bf", "bonus_bf_refined", "bonus_ch", "bonus_ch_refined", "bonus_mvp",
     "check_episodic_mdp", "greedy_policy", "illustrative_mdp", "log_term", "mvp_iota", "optimistic_backward_induction",
     "policy_value",

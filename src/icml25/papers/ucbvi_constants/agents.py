@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from icml25.common.checks import ConfigError, check_ranges
 from icml25.common.mdp import check_count
 from icml25.papers.ucbvi_constants.envs import TabularEpisodicMDP
 
@@ -62,6 +63,47 @@ MVP_CONSTANTS = {"c1": 460.0 / 9.0, "c2": 2.0 * math.sqrt(2.0), "c3": 544.0 / 9.
 for the deterministic rewards used here and absent from the authors' code)."""
 CH_REFINED_KEYS = ("c", "c_log")
 BF_REFINED_KEYS = ("c_var", "c_lin", "c_corr", "c_cap", "c_log", "lin_offset")
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Settings the agents of a comparison share (:class:`UCBVI`, :class:`MVP`, via :meth:`AgentSpec.make`).
+
+    Defaults are the authors' (marcomussi/position_constants), except ``variance`` (see the doc).
+    """
+
+    delta: float = 1.0
+    """UCBVI confidence level in (0, 1] in L = ln(5 S A T / delta); 1 is the authors' ln(5 S A K H)."""
+    mvp_delta: float = 0.0
+    """MVP confidence level in (0, 1] in iota = ln(200 S A H^2 K^2 / delta); 0 means the authors' 1/K."""
+    tie_break: str = "first"
+    """Greedy ties: ``first`` (lowest action index, the authors') or ``random``."""
+    variance: str = "weighted"
+    """Variance in the Bernstein bonuses: ``weighted`` (Var_P_hat(V)) or ``official`` (the authors' code quirk)."""
+    ch_refined_constants: tuple[float, ...] = (REFINED_CH["c"], REFINED_CH["c_log"])
+    """CH-I constants (c, c_log); default the refined (2, 5)."""
+    bf_refined_constants: tuple[float, ...] = tuple(REFINED_BF[k] for k in BF_REFINED_KEYS)
+    """BF-I constants (c_var, c_lin, c_corr, c_cap, c_log, lin_offset); default (4, 7/3, 4, 7056, 5, 1)."""
+
+    def __post_init__(self) -> None:
+        # named as the settings are typed (``--set agent.delta=...``)
+        check_ranges("agent", vars(self), finite=("delta", "mvp_delta", "ch_refined_constants", "bf_refined_constants"),
+                     fraction=("delta", "mvp_delta"),
+                     nonnegative=("ch_refined_constants", "bf_refined_constants"),
+                     choices={"tie_break": TIE_BREAKS, "variance": VARIANCES})
+        if not 0.0 < self.delta <= 1.0:
+            raise ConfigError(f"agent.delta must be in (0, 1], got {self.delta!r}")
+        for name, keys in (("ch_refined_constants", CH_REFINED_KEYS), ("bf_refined_constants", BF_REFINED_KEYS)):
+            values = getattr(self, name)
+            if len(values) != len(keys) or min(values[:-1] if name.startswith("bf") else values) <= 0:
+                raise ConfigError(f"agent.{name} must be {len(keys)} values ({', '.join(keys)}; all > 0 "
+                                  f"except lin_offset >= 0), got {values!r}")
+
+    @property
+    def refined(self) -> dict[str, dict[str, float]]:
+        """The refined agents' constants by agent name (``ch_refined``, ``bf_refined``)."""
+        return {"ch_refined": dict(zip(CH_REFINED_KEYS, map(float, self.ch_refined_constants))),
+                "bf_refined": dict(zip(BF_REFINED_KEYS, map(float, self.bf_refined_constants)))}
 
 
 class Trajectory(NamedTuple):

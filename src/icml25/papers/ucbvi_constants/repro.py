@@ -12,7 +12,8 @@ first run.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import typing
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -31,13 +32,8 @@ from icml25.core.experiment import (
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure
 from icml25.papers.ucbvi_constants.agents import (
-    BF_REFINED_KEYS,
-    CH_REFINED_KEYS,
-    REFINED_BF,
-    REFINED_CH,
     REGRETS,
-    TIE_BREAKS,
-    VARIANCES,
+    AgentConfig,
     AgentSpec,
     run_regret,
 )
@@ -53,6 +49,19 @@ LABELS = {"ch": "UCBVI-CH (Azar, c=7)", "bf": "UCBVI-BF (Azar)", "mvp": "MVP", "
           "bf_refined": "BF-I (refined)"}
 PAIRS = (("ch_refined", "ch"), ("bf_refined", "bf"), ("bf_refined", "mvp"), ("bf", "mvp"))
 """Paired differences stored as metrics ``<a>_minus_<b>`` (final regret difference / (K V*))."""
+
+
+def rebuild_method_configs(cfg: ExperimentConfig) -> None:
+    """Turn the dicts of a job's stored config back into the method configs they were.
+
+    The worker rebuilds a job's config with ``Config(**stored_dict)``, which leaves a nested method config a
+    dict; the configs below call this first in ``__post_init__`` (a stop-gap until the core rebuilds them).
+    """
+    hints = typing.get_type_hints(type(cfg))
+    for f in fields(cfg):
+        value = getattr(cfg, f.name)
+        if isinstance(value, dict) and is_dataclass(hints[f.name]):
+            setattr(cfg, f.name, hints[f.name](**value))
 
 
 @dataclass
@@ -72,22 +81,13 @@ class RegretConfig(ExperimentConfig):
     algorithms: tuple[str, ...] = ("bf", "bf_refined", "mvp")
     """Agents run (``ch``, ``bf``, ``ch_refined``, ``bf_refined``, ``mvp``); the authors run BF, BF-I and MVP
     on RiverSwim."""
-    delta: float = 1.0
-    """UCBVI confidence level in (0, 1] in L = ln(5 S A T / delta); 1 is the authors' ln(5 S A K H)."""
-    mvp_delta: float = 0.0
-    """MVP confidence level in (0, 1] in iota = ln(200 S A H^2 K^2 / delta); 0 means the authors' 1/K."""
     mdp_seed: int = 0
     """Seed of the random MDP instance (offset of the per-seed instance for ``illustrative``)."""
     ch_scales: tuple[float, ...] = ()
     """Extra multipliers of the UCBVI-CH bonus (a diagnostic sweep, no claim; 1 is UCBVI-CH itself)."""
-    ch_refined_constants: tuple[float, ...] = (REFINED_CH["c"], REFINED_CH["c_log"])
-    """CH-I constants (c, c_log); default the refined (2, 5)."""
-    bf_refined_constants: tuple[float, ...] = tuple(REFINED_BF[k] for k in BF_REFINED_KEYS)
-    """BF-I constants (c_var, c_lin, c_corr, c_cap, c_log, lin_offset); default (4, 7/3, 4, 7056, 5, 1)."""
-    tie_break: str = "first"
-    """Greedy ties: ``first`` (lowest action index, the authors') or ``random``."""
-    variance: str = "weighted"
-    """Variance in the Bernstein bonuses: ``weighted`` (Var_P_hat(V)) or ``official`` (the authors' code quirk)."""
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    """The agents' shared settings (``agent.delta``, ``agent.mvp_delta``, ``agent.tie_break``, ``agent.variance``,
+    ``agent.ch_refined_constants``, ``agent.bf_refined_constants``)."""
     regret: str = "realised"
     """``realised`` (the authors' metric) or ``expected`` (exact V* - V^pi_k per episode)."""
     late_fraction: float = 0.1
@@ -98,33 +98,28 @@ class RegretConfig(ExperimentConfig):
     OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("ch_scales",)
     """Empty is a valid value of ``ch_scales`` (no sweep); its elements are checked in :meth:`validate`."""
 
+    def __post_init__(self) -> None:
+        rebuild_method_configs(self)
+        super().__post_init__()
+
     def validate(self) -> None:
         super().validate()
         name = type(self).__name__
         # bounds: a job beyond these would need > ~100 GB or days (dense H x A x S x S transitions, a Python loop
         # over H K steps); mdp_seed is capped only to keep seeds in a sane, finite range
         check_fields(self, positive=("n_actions", "horizon", "episodes", "curve_points"),
-                     nonnegative=("mdp_seed", "ch_scales", "ch_refined_constants", "bf_refined_constants"),
-                     fraction=("delta", "mvp_delta"), open_fraction=(), nonempty=("algorithms",),
+                     nonnegative=("mdp_seed", "ch_scales"), nonempty=("algorithms",),
                      at_least={"n_states": 2},
                      at_most={"n_states": 10**4, "n_actions": 10**4, "horizon": 10**4, "episodes": 10**8,
                               "mdp_seed": 10**8, "curve_points": 10**6},
                      choices={"env": ("riverswim", "illustrative", "random"), "algorithms": MAIN,
-                              "tie_break": TIE_BREAKS, "variance": VARIANCES, "regret": REGRETS})
-        if not 0.0 < self.delta <= 1.0:
-            raise ConfigError(f"{name}.delta must be in (0, 1], got {self.delta!r}")
+                              "regret": REGRETS})
         if not 0.0 < self.late_fraction <= 1.0:
             raise ConfigError(f"{name}.late_fraction must be in (0, 1], got {self.late_fraction!r}")
         if self.env == "riverswim" and self.n_actions != 2:
             raise ConfigError(f"{name}.n_actions must be 2 for env='riverswim', got {self.n_actions}")
         if len(set(self.algorithms)) != len(self.algorithms):
             raise ConfigError(f"{name}.algorithms must not repeat an agent, got {self.algorithms!r}")
-        for field_name, keys in (("ch_refined_constants", CH_REFINED_KEYS),
-                                 ("bf_refined_constants", BF_REFINED_KEYS)):
-            values = getattr(self, field_name)
-            if len(values) != len(keys) or min(values[:-1] if field_name.startswith("bf") else values) <= 0:
-                raise ConfigError(f"{name}.{field_name} must be {len(keys)} values ({', '.join(keys)}; all > 0 "
-                                  f"except lin_offset >= 0), got {values!r}")
 
 
 @dataclass
@@ -169,8 +164,7 @@ def uniform_policy_regret(env: TabularEpisodicMDP) -> float:
 
 def agent_specs(cfg: RegretConfig) -> tuple[list[AgentSpec], dict[str, dict]]:
     """The agents a config runs, and the constants of each refined agent."""
-    refined = {"ch_refined": dict(zip(CH_REFINED_KEYS, map(float, cfg.ch_refined_constants))),
-               "bf_refined": dict(zip(BF_REFINED_KEYS, map(float, cfg.bf_refined_constants)))}
+    refined = cfg.agent.refined
     specs = [AgentSpec(name, "mvp" if name == "mvp" else "ucbvi", name if name != "mvp" else "bf")
              for name in cfg.algorithms]
     specs += [AgentSpec(f"ch_x{s:g}", "ucbvi", "ch", bonus_scale=float(s)) for s in cfg.ch_scales if s != 1.0]
@@ -189,11 +183,12 @@ def run_regret_experiment(cfg: RegretConfig, seed: int, progress: ProgressFn = n
     metrics: Metrics = {"v_star": v_star, "uniform_regret_per_episode": uniform,
                         "curve_episodes": points.astype(float).tolist()}
     final: dict[str, float] = {}
-    mvp_delta = cfg.mvp_delta if cfg.mvp_delta > 0 else None
+    ac = cfg.agent
+    mvp_delta = ac.mvp_delta if ac.mvp_delta > 0 else None
     for i, spec in enumerate(specs):
-        agent = spec.make(env.n_states, env.n_actions, env.H, K, cfg.delta, seed=seed,
-                          refined_constants=refined.get(spec.name), mvp_delta=mvp_delta, tie_break=cfg.tie_break,
-                          variance=cfg.variance)
+        agent = spec.make(env.n_states, env.n_actions, env.H, K, ac.delta, seed=seed,
+                          refined_constants=refined.get(spec.name), mvp_delta=mvp_delta, tie_break=ac.tie_break,
+                          variance=ac.variance)
         cum = run_regret(env, agent, K, seed=seed, regret=cfg.regret)
         final[spec.name] = float(cum[-1])
         metrics[f"regret_{spec.name}"] = final[spec.name]
