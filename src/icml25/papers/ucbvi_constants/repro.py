@@ -262,6 +262,8 @@ EXPERIMENTS = [
         # the authors: K = 100,000 episodes, 4 trials (about 3 min per agent and seed here)
         presets={"smoke": _SMOKE, "quick": {}, "full": {"episodes": 100_000}},
         seeds={"smoke": 2, "quick": 6, "full": 4},
+        # full: the authors' 4 trials, at most 8 when a claim is undecided (one seed takes minutes here)
+        max_seeds={"full": 8},
         figures=regret_figures,
         fidelity={
             "smoke": Fidelity("reduced", "the authors' RiverSwim and agents, 200 of 100,000 episodes, 2 seeds"),
@@ -280,6 +282,8 @@ EXPERIMENTS = [
         # the authors: K = 100,000 episodes, 10 trials (about 40 s per agent and seed here)
         presets={"smoke": {**_SMOKE, "ch_scales": (0.1,)}, "quick": {}, "full": {"episodes": 100_000}},
         seeds={"smoke": 2, "quick": 10, "full": 10},
+        # full: the authors' 10 trials (instances 0-9) and no more, so the verdicts are on their instances
+        max_seeds={"full": 10},
         figures=regret_figures,
         fidelity={
             "smoke": Fidelity("reduced", "the authors' illustrative MDPs (S=3, A=3, H=5), 200 of 100,000 episodes, "
