@@ -1,5 +1,25 @@
-"""Primphormer: dual (kernel-attention) identity, invariances, batch isolation, linear cost, KSVD loss,
-gradients, bad input, and smoke runs of both experiments."""
+"""Primphormer: tests that catch a wrong method, invariances, batch isolation, linear cost, bad input, smoke runs.
+
+The method's defining elements (the paper's Figure 1 and Sec. 2.3-2.5, see docs/papers/primphormer.md) and the
+tests that fail when one is removed or altered:
+
+1. Learned primal weights ``W_e, W_r`` (N_s x p per head) scored as ``e_i = f_X W_e phi_q(x_i)``,
+   ``r_i = f_X W_r phi_k(x_i)`` (Fig. 1(c)): ``test_primal_scores_and_output_follow_figure_1c``,
+   ``test_primal_weights_are_learned_parameters``.
+2. The data-dependent virtual node ``f_X = F + B mean_pool(X) 1^T`` (s x N_s), pooled over every node of its
+   graph and nothing else: ``test_primal_scores_and_output_follow_figure_1c``,
+   ``test_nodes_interact_only_through_the_graph_mean``, ``test_batch_isolation``.
+3. No node sampling, hence permutation equivariance in training and in eval:
+   ``test_permutation_equivariance_and_invariant_readout``, ``test_training_forward_is_deterministic``.
+4. The cos feature map ``phi(x) = q / ||q||`` and the output ``o = W_c [e; r]``:
+   ``test_primal_scores_and_output_follow_figure_1c``, ``test_cos_feature_map_is_scale_invariant``.
+5. The KSVD objective of Eq. (2.5), ``J = 1/2 sum e^T Lambda e + 1/2 sum r^T Lambda r - Tr(W_e^T W_r)`` per
+   graph, and the loss ``sum_l J_l^2``: ``test_ksvd_objective_closed_form``,
+   ``test_minimising_ksvd_loss_drives_j_to_zero``.
+6. The GPS block of Fig. 1(a) (residual on each branch before the merge, residual FFN), as PyG's ``GPSConv``
+   with an injected ``conv``: ``test_layer_is_the_gps_block``, ``test_layer_passes_kwargs_to_the_injected_conv``;
+   linear cost: ``test_linear_flops_and_no_quadratic_tensor``.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +28,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 from torch_geometric.data import Batch, Data
+from torch_geometric.nn import GCNConv
 
 from icml25.common.graphs import planted_pattern_graphs, random_sparse_graph
 from icml25.papers.primphormer import (
@@ -17,6 +38,7 @@ from icml25.papers.primphormer import (
     PrimphormerLayer,
     ksvd_loss,
     ksvd_objective,
+    mpnn_conv,
 )
 from icml25.papers.primphormer.repro import EXPERIMENTS, weighted_accuracy
 
@@ -27,56 +49,85 @@ def _graphs(sizes, dim=8, seed=0):
             for i, n in enumerate(sizes)]
 
 
-def _dense_phi(attn, x):
-    n, H, p = x.size(0), attn.heads, attn.head_dim
-    phi_q = torch.nn.functional.normalize(attn.W_q(x).view(n, H, p), dim=-1)
-    phi_k = torch.nn.functional.normalize(attn.W_k(x).view(n, H, p), dim=-1)
-    return phi_q, phi_k
+def _layer(dim=8, heads=2, rank=3, **kw):
+    return PrimphormerLayer(dim, mpnn_conv("gine", dim), heads=heads, rank=rank, **kw)
 
 
-def test_primal_scores_equal_dense_dual_kernel_sums_per_graph():
-    """e_i = (1/N_g) sum_j kappa(x_i, x_j) g_e(x_j) and r_j = (1/N_g) sum_i kappa(x_i, x_j) g_r(x_i),
-    kappa = <phi_q, phi_k>, computed with the dense N_g x N_g kernel of each graph (the dual form)."""
+def test_primal_scores_and_output_follow_figure_1c():
+    """Dense recomputation from the parameters, per graph and head: f_X = F + B mean(X_g) 1^T,
+    e_i = f_X W_e phi_q(x_i), r_i = f_X W_r phi_k(x_i), phi = L2 normalisation, out = W_o concat_h W_c [e; r]."""
     torch.manual_seed(0)
-    attn = PrimalGraphAttention(12, heads=3, rank=5).double()
-    batch = Batch.from_data_list(_graphs([7, 11, 4], dim=12))
-    _, aux = attn(batch.x.double(), batch.batch)
-    H, s = 3, 5
-    for g in range(3):
-        idx = (batch.batch == g).nonzero().squeeze(1)
-        x = batch.x[idx].double()
-        phi_q, phi_k = _dense_phi(attn, x)
-        g_e, g_r = attn.g_e(x).view(-1, H, s), attn.g_r(x).view(-1, H, s)
-        for h in range(H):
-            K = phi_q[:, h] @ phi_k[:, h].T  # dual kernel matrix, asymmetric
-            torch.testing.assert_close(aux["e"][idx, h], K @ g_e[:, h] / len(idx))
-            torch.testing.assert_close(aux["r"][idx, h], K.T @ g_r[:, h] / len(idx))
-            # KKT form of the primal weights: W_e = Phi_k^T H_r, W_r = Phi_q^T H_e with H = g(X) / N_g
-            torch.testing.assert_close(aux["W_e"][g, h], phi_k[:, h].T @ g_e[:, h] / len(idx))
-            torch.testing.assert_close(aux["W_r"][g, h], phi_q[:, h].T @ g_r[:, h] / len(idx))
-
-
-def test_reproduces_unnormalised_kernel_attention():
-    """With the identity feature map, g_e = value map, W_c selecting e and an identity output map, the
-    layer equals (1/N) (Q K^T) V, i.e. un-normalised linear-kernel attention (rank s = head dim)."""
-    torch.manual_seed(1)
-    d = 6
-    attn = PrimalGraphAttention(d, heads=1, rank=d, feature_map="identity").double()
-    V = torch.randn(d, d, dtype=torch.float64)
+    H, s, n_s = 3, 4, 7
+    attn = PrimalGraphAttention(12, heads=H, rank=s, n_s=n_s).double()
+    batch = Batch.from_data_list(_graphs([5, 9, 2], dim=12))
+    x = batch.x.double()
+    out, aux = attn(x, batch.batch)
+    p = 4
     with torch.no_grad():
-        attn.g_e.weight.copy_(V.T)
-        attn.g_e.bias.zero_()
-        attn.W_c.weight.copy_(torch.cat([torch.eye(d), torch.zeros(d, d)], 1))
-        attn.W_c.bias.zero_()
-        attn.out.weight.copy_(torch.eye(d))
-        attn.out.bias.zero_()
-    x = torch.randn(9, d, dtype=torch.float64)
-    out, _ = attn(x)
-    q, k = attn.W_q(x), attn.W_k(x)
-    torch.testing.assert_close(out, (q @ k.T) @ (x @ V) / 9)
+        for g in range(3):
+            idx = (batch.batch == g).nonzero().squeeze(1)
+            xg = x[idx]
+            xbar = xg.sum(0) / len(idx)
+            bx = (attn.B.weight @ xbar).view(H, s)
+            q = attn.W_q(xg).view(-1, H, p)
+            k = attn.W_k(xg).view(-1, H, p)
+            phi_q, phi_k = q / q.norm(dim=-1, keepdim=True), k / k.norm(dim=-1, keepdim=True)
+            o = torch.empty(len(idx), H, p, dtype=torch.float64)
+            for h in range(H):
+                f_X = attn.F[h] + bx[h].unsqueeze(1) @ torch.ones(1, n_s, dtype=torch.float64)  # s x N_s
+                e = (f_X @ attn.W_e[h] @ phi_q[:, h].T).T  # (N_g, s)
+                r = (f_X @ attn.W_r[h] @ phi_k[:, h].T).T
+                torch.testing.assert_close(aux["e"][idx, h], e)
+                torch.testing.assert_close(aux["r"][idx, h], r)
+                o[:, h] = torch.cat([e, r], 1) @ attn.W_c.weight.T + attn.W_c.bias
+            torch.testing.assert_close(out[idx], attn.out(o.reshape(len(idx), 12)))
+        torch.testing.assert_close(attn.virtual_node(x, batch.batch)[idx[0], H - 1], f_X)
+
+
+def test_primal_weights_are_learned_parameters():
+    """W_e, W_r are N_s x p parameters per head (not built from the data) and receive gradients."""
+    attn = PrimalGraphAttention(8, heads=2, rank=3, n_s=5)
+    names = dict(attn.named_parameters())
+    assert names["W_e"].shape == names["W_r"].shape == (2, 5, 4)
+    assert names["F"].shape == (2, 3, 5) and names["Lambda"].shape == (2, 3)
+    out, aux = attn(torch.randn(6, 8))
+    assert aux["W_e"] is attn.W_e and aux["W_r"] is attn.W_r
+    (out.sum() + ksvd_objective(aux).sum()).backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in (attn.W_e, attn.W_r, attn.F, attn.Lambda))
+
+
+def test_nodes_interact_only_through_the_graph_mean():
+    """The virtual node pools the graph mean: moving two nodes in opposite directions (same mean) leaves the other
+    nodes' outputs unchanged; moving one node changes them (global information does flow)."""
+    torch.manual_seed(1)
+    attn = PrimalGraphAttention(8, heads=2, rank=3).double().eval()
+    x = torch.randn(6, 8, dtype=torch.float64)
+    d = torch.randn(8, dtype=torch.float64)
+    base = attn(x)[0]
+    same_mean = x.clone()
+    same_mean[0] += d
+    same_mean[1] -= d
+    torch.testing.assert_close(attn(same_mean)[0][2:], base[2:])
+    moved = x.clone()
+    moved[0] += d
+    assert (attn(moved)[0][2:] - base[2:]).abs().max() > 1e-4
+
+
+def test_cos_feature_map_is_scale_invariant():
+    """phi(x) = q / ||q||: scaling W_q and W_k (weights and biases) by c > 0 leaves the layer unchanged."""
+    torch.manual_seed(2)
+    attn = PrimalGraphAttention(8, heads=2, rank=3).double()
+    x = torch.randn(7, 8, dtype=torch.float64)
+    out = attn(x)[0]
+    with torch.no_grad():
+        for lin in (attn.W_q, attn.W_k):
+            lin.weight.mul_(3.7)
+            lin.bias.mul_(3.7)
+    torch.testing.assert_close(attn(x)[0], out)
 
 
 def test_permutation_equivariance_and_invariant_readout():
+    """In eval and in training mode (the paper avoids node sampling because it breaks this property)."""
     torch.manual_seed(2)
     graphs = planted_pattern_graphs(2, min_nodes=30, max_nodes=40, seed=1)
     g = graphs[0]
@@ -84,18 +135,31 @@ def test_permutation_equivariance_and_invariant_readout():
     inv = torch.empty_like(perm)
     inv[perm] = torch.arange(g.num_nodes)
     ei_perm = inv[g.edge_index]
-    node_model = Primphormer(3, 16, 2, 2, task="node").eval()
+    node_model = Primphormer(3, 16, 2, 2, task="node")
     graph_model = Primphormer(3, 16, 2, 2, task="graph").eval()
-    attn = PrimalGraphAttention(3 * 4, heads=4, rank=4).eval()
+    attn = PrimalGraphAttention(3 * 4, heads=4, rank=4)
     with torch.no_grad():
-        out, _ = node_model(g.x, g.edge_index)
-        out_p, _ = node_model(g.x[perm], ei_perm)
-        torch.testing.assert_close(out_p, out[perm], atol=1e-5, rtol=1e-5)
-        a, _ = attn(g.x.repeat(1, 4))
-        a_p, _ = attn(g.x[perm].repeat(1, 4))
-        torch.testing.assert_close(a_p, a[perm], atol=1e-5, rtol=1e-5)
+        for mode in (False, True):
+            node_model.train(mode)
+            attn.train(mode)
+            out, _ = node_model(g.x, g.edge_index)
+            out_p, _ = node_model(g.x[perm], ei_perm)
+            torch.testing.assert_close(out_p, out[perm], atol=1e-5, rtol=1e-5)
+            a, _ = attn(g.x.repeat(1, 4))
+            a_p, _ = attn(g.x[perm].repeat(1, 4))
+            torch.testing.assert_close(a_p, a[perm], atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(graph_model(g.x[perm], ei_perm)[0], graph_model(g.x, g.edge_index)[0],
                                    atol=1e-5, rtol=1e-5)
+
+
+def test_training_forward_is_deterministic():
+    """No node is sampled: two training-mode passes (dropout 0) give the same output and the same J."""
+    torch.manual_seed(3)
+    batch = Batch.from_data_list(_graphs([7, 12], dim=8))
+    attn = PrimalGraphAttention(8, heads=2, rank=3).train()
+    (o1, a1), (o2, a2) = attn(batch.x, batch.batch), attn(batch.x, batch.batch)
+    assert torch.equal(o1, o2) and torch.equal(ksvd_objective(a1), ksvd_objective(a2))
+    assert torch.equal(attn.eval()(batch.x, batch.batch)[0], o1)
 
 
 def test_batch_isolation():
@@ -117,6 +181,39 @@ def test_batch_isolation():
         x2[0] += 1.0
         moved = attn(x2, alone.batch)[0][1:] - attn(alone.x.repeat(1, 4), alone.batch)[0][1:]
         assert moved.abs().max() > 1e-4
+
+
+def test_layer_is_the_gps_block():
+    """Fig. 1(a) / GPSConv: h_M = N1(conv + x), h_A = N2(attn + x), out = N3(h_M + h_A + MLP(h_M + h_A))."""
+    torch.manual_seed(4)
+    layer = _layer(8, heads=2, rank=3).train()
+    batch = Batch.from_data_list(_graphs([6, 9], dim=8))
+    x, ei = batch.x, batch.edge_index
+    ea = torch.randn(ei.size(1), 8)
+    out, aux = layer(x, ei, batch.batch, return_aux=True, edge_attr=ea)
+    with torch.no_grad():
+        h_m = layer.norm1(layer.conv(x, ei, edge_attr=ea) + x)
+        h_a = layer.norm2(layer.attn(x, batch.batch)[0] + x)
+        expect = layer.norm3(h_m + h_a + layer.mlp(h_m + h_a))
+    torch.testing.assert_close(out, expect)
+    assert torch.equal(layer(x, ei, batch.batch, edge_attr=ea), out)  # return_aux=False: the tensor alone
+    attn_only = PrimphormerLayer(8, None, heads=2, rank=3).train()  # conv=None as in GPSConv
+    with torch.no_grad():
+        h_a = attn_only.norm2(attn_only.attn(x, batch.batch)[0] + x)
+        torch.testing.assert_close(attn_only(x, ei, batch.batch), attn_only.norm3(h_a + attn_only.mlp(h_a)))
+
+
+def test_layer_passes_kwargs_to_the_injected_conv():
+    """Any PyG conv: GCN takes edge_weight through **kwargs; GINE takes edge_attr."""
+    torch.manual_seed(5)
+    layer = PrimphormerLayer(8, GCNConv(8, 8), heads=2, rank=3).eval()
+    x, ei = torch.randn(6, 8), random_sparse_graph(6, 2.0, seed=0)
+    w = torch.rand(ei.size(1))
+    with torch.no_grad():
+        assert not torch.allclose(layer(x, ei, edge_weight=w), layer(x, ei))
+        h_m = layer.norm1(layer.conv(x, ei, edge_weight=w) + x)
+        h_a = layer.norm2(layer.attn(x)[0] + x)
+        torch.testing.assert_close(layer(x, ei, edge_weight=w), layer.norm3(h_m + h_a + layer.mlp(h_m + h_a)))
 
 
 class _LargestTensor(TorchDispatchMode):
@@ -144,40 +241,42 @@ def _flops(layer, n, dim=32):
     x, batch, ea = torch.randn(n, dim), torch.zeros(n, dtype=torch.long), torch.zeros(ei.size(1), dim)
     counter = FlopCounterMode(display=False)
     with torch.no_grad(), counter:
-        layer(x, ei, batch, edge_attr=ea) if not isinstance(layer, PrimphormerLayer) else layer(x, ei, batch, ea)
+        layer(x, ei, batch, edge_attr=ea)
     return counter.get_total_flops()
 
 
 def test_linear_flops_and_no_quadratic_tensor():
     torch.manual_seed(4)
-    primal = PrimphormerLayer(32, heads=4, rank=8).eval()
+    primal = _layer(32, heads=4, rank=8).eval()
     ratio = _flops(primal, 4000) / _flops(primal, 1000)
     assert 3.5 < ratio < 4.5, ratio  # 4x nodes -> 4x FLOPs
     assert _flops(_DenseKernelAttention(), 4000) / _flops(_DenseKernelAttention(), 1000) > 10  # catches O(N^2)
     n = 3000
     spy = _LargestTensor()
     with torch.no_grad(), spy:
-        PrimalGraphAttention(16, heads=2, rank=8)(torch.randn(n, 16))
+        PrimalGraphAttention(16, heads=2, rank=8)(torch.randn(n, 16), torch.zeros(n, dtype=torch.long))
     assert spy.largest < n * n / 50, spy.largest
 
 
 def test_ksvd_objective_closed_form():
+    """Eq. (2.5) per graph: sums over the graph's nodes of e^T Lambda e (Lambda not squared), minus the trace."""
     lam = torch.tensor([[2.0, 1.0]])  # 1 head, rank 2
-    e = torch.tensor([[[1.0, 0.0]], [[0.0, 2.0]]])  # N = 2
-    r = torch.tensor([[[1.0, 1.0]], [[0.0, 0.0]]])
-    W_e = torch.tensor([[[[1.0, 0.0], [0.0, 1.0]]]])  # (B=1, H=1, p=2, s=2)
-    W_r = torch.tensor([[[[3.0, 0.0], [1.0, 0.5]]]])
-    aux = {"e": e, "r": r, "W_e": W_e, "W_r": W_r, "Lambda": lam}
-    # mean ||e Lambda||^2 / 2 = (4 + 4) / 2 / 2 = 2; mean ||r Lambda||^2 / 2 = (5 + 0) / 2 / 2 = 1.25; Tr = 3.5
-    assert float(ksvd_objective(aux)) == pytest.approx(2 + 1.25 - 3.5)
-    assert float(ksvd_loss([aux, aux])) == pytest.approx(0.0625)
+    e = torch.tensor([[[1.0, 0.0]], [[0.0, 2.0]], [[1.0, 1.0]]])  # N = 3 nodes in 2 graphs
+    r = torch.tensor([[[1.0, 1.0]], [[0.0, 0.0]], [[0.0, 1.0]]])
+    W_e = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]])  # (H=1, N_s=2, p=2)
+    W_r = torch.tensor([[[3.0, 0.0], [1.0, 0.5]]])
+    aux = {"e": e, "r": r, "W_e": W_e, "W_r": W_r, "Lambda": lam, "batch": torch.tensor([0, 0, 1])}
+    # node terms 1/2 (e'Le + r'Lr): 2.5, 2, 2; Tr(W_e' W_r) = 3.5; J = [4.5 - 3.5, 2 - 3.5]
+    torch.testing.assert_close(ksvd_objective(aux), torch.tensor([1.0, -1.5]))
+    # loss: sum over layers of the graphs' mean J^2 = 2 * (1 + 2.25) / 2
+    assert float(ksvd_loss([aux, aux])) == pytest.approx(3.25)
 
 
 def test_minimising_ksvd_loss_drives_j_to_zero():
     torch.manual_seed(5)
     attn = PrimalGraphAttention(8, heads=2, rank=3)
     x = torch.randn(20, 8)
-    j0 = abs(float(ksvd_objective(attn(x)[1]).detach()))
+    j0 = float(ksvd_objective(attn(x)[1]).abs().max().detach())
     assert j0 > 1e-3
     opt = torch.optim.Adam(attn.parameters(), lr=1e-2)
     for _ in range(300):
@@ -186,12 +285,12 @@ def test_minimising_ksvd_loss_drives_j_to_zero():
         opt.zero_grad()
         loss.backward()
         opt.step()
-    assert abs(float(ksvd_objective(attn(x)[1]))) < 1e-3 * max(j0, 1.0)
+    assert float(ksvd_objective(attn(x)[1]).abs().max()) < 1e-3 * max(j0, 1.0)
 
 
 def test_gradcheck_float64():
     torch.manual_seed(6)
-    attn = PrimalGraphAttention(4, heads=2, rank=2).double()
+    attn = PrimalGraphAttention(4, heads=2, rank=2, n_s=3).double()
     x = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
     batch = torch.tensor([0, 0, 0, 1, 1])
 
@@ -206,15 +305,17 @@ def test_bad_input():
     attn = PrimalGraphAttention(8, heads=2, rank=3)
     with pytest.raises(ValueError, match="empty graph"):
         attn(torch.zeros(0, 8))
-    with pytest.raises(ValueError, match="features"):
+    with pytest.raises(ValueError, match="shape"):
         attn(torch.zeros(5, 7))
-    with pytest.raises(ValueError, match="sorted"):
-        attn(torch.zeros(3, 8), torch.tensor([1, 0, 1]))
     with pytest.raises(ValueError, match="divisible"):
         PrimalGraphAttention(10, heads=3)
     model = Primphormer(3, 8, 1, 2)
     with pytest.raises(ValueError, match="outside"):
         model(torch.zeros(4, 3), torch.tensor([[0, 1], [1, 4]]))
+    with pytest.raises(ValueError, match="sorted"):  # values are checked once, at the model's boundary
+        model(torch.zeros(3, 3), torch.tensor([[0, 1], [1, 0]]), torch.tensor([1, 0, 1]))
+    with pytest.raises(ValueError, match="NaN"):
+        model(torch.full((3, 3), float("nan")), torch.tensor([[0, 1], [1, 0]]))
     with pytest.raises(ValueError, match="pe must have"):
         Primphormer(3, 8, 1, 2, pe_dim=4)(torch.zeros(4, 3), torch.tensor([[0, 1], [1, 0]]))
     with pytest.raises(ValueError):
@@ -229,9 +330,9 @@ def test_bad_input_non_tensor_raises_type_error():
         attn(np.zeros((5, 8), dtype=np.float32))
     with pytest.raises(TypeError, match="x must be a torch.Tensor, got builtins.NoneType"):
         attn(None)
-    with pytest.raises(TypeError, match="batch must be a torch.Tensor"):
+    with pytest.raises(ValueError, match="batch must be a tensor"):
         attn(torch.zeros(3, 8), np.array([0, 0, 1]))
-    layer = PrimphormerLayer(8, heads=2, rank=3)
+    layer = _layer(8, heads=2, rank=3)
     ei = torch.tensor([[0, 1], [1, 0]])
     with pytest.raises(TypeError, match="x must be a torch.Tensor"):
         layer(np.zeros((3, 8), dtype=np.float32), ei, edge_attr=torch.zeros(2, 8))
@@ -242,44 +343,6 @@ def test_bad_input_non_tensor_raises_type_error():
         model(torch.zeros(4, 3), ei.numpy())
     out, aux = attn(torch.zeros(3, 8), torch.tensor([0, 0, 1]))  # tensors still accepted
     assert out.shape == (3, 8) and aux["W_e"].shape[0] == 2
-
-
-def test_sampled_nodes_pool_a_random_subset_in_training_and_all_nodes_in_eval():
-    """Option N_s: in training W_e, W_r are means over N_s random nodes of each graph (recomputed densely
-    here from the reported subset); eval() and N_s >= N_g give the all-node projections."""
-    torch.manual_seed(3)
-    H, s = 2, 3
-    full = PrimalGraphAttention(8, heads=H, rank=s).double()
-    sub = PrimalGraphAttention(8, heads=H, rank=s, sampled_nodes=3).double()
-    sub.load_state_dict(full.state_dict())
-    batch = Batch.from_data_list(_graphs([7, 11, 2], dim=8))
-    x = batch.x.double()
-    _, aux = sub.train()(x, batch.batch)
-    for g in range(3):
-        idx = (batch.batch == g).nonzero().squeeze(1)
-        sel = idx[aux["pooled"][idx]]
-        assert sel.numel() == min(3, idx.numel())
-        phi_q, phi_k = _dense_phi(sub, x[sel])
-        g_e, g_r = sub.g_e(x[sel]).view(-1, H, s), sub.g_r(x[sel]).view(-1, H, s)
-        phi_q_all, _ = _dense_phi(sub, x[idx])
-        for h in range(H):
-            W_e = phi_k[:, h].T @ g_e[:, h] / sel.numel()
-            torch.testing.assert_close(aux["W_e"][g, h], W_e)
-            torch.testing.assert_close(aux["W_r"][g, h], phi_q[:, h].T @ g_r[:, h] / sel.numel())
-            torch.testing.assert_close(aux["e"][idx, h], phi_q_all[:, h] @ W_e)  # every node is scored
-    _, aux2 = sub(x, batch.batch)
-    assert not torch.equal(aux["pooled"], aux2["pooled"])  # a new draw per forward pass
-    out_full, aux_full = full.eval()(x, batch.batch)
-    out_eval, aux_eval = sub.eval()(x, batch.batch)
-    assert torch.equal(out_eval, out_full) and bool(aux_eval["pooled"].all())
-    big = PrimalGraphAttention(8, heads=H, rank=s, sampled_nodes=11).double().train()
-    big.load_state_dict(full.state_dict())
-    torch.testing.assert_close(big(x, batch.batch)[0], full.train()(x, batch.batch)[0])
-    torch.manual_seed(0)
-    one = PrimalGraphAttention(8, heads=H, rank=s, sampled_nodes=4).double().train()
-    assert int(one(x[:9])[1]["pooled"].sum()) == 4  # one graph without a batch vector
-    with pytest.raises(ValueError, match="sampled_nodes"):
-        PrimalGraphAttention(8, heads=H, rank=s, sampled_nodes=0)
 
 
 def test_weighted_accuracy_is_mean_class_recall():
@@ -299,33 +362,12 @@ def test_smoke_pattern():
 
 def test_smoke_scaling():
     exp = next(e for e in EXPERIMENTS if e.name == "scaling")
-    m = exp.run(exp.make_config("smoke", {"repeats": 3}), seed=0)
+    m = exp.run(exp.make_config("smoke"), seed=0)
     assert all(m["measured_primphormer"]) and len(m["seconds_primphormer"]) == 3
-    # 4x nodes: full attention's time (16x in theory) grows faster than Primphormer's (4x). Only the order is
-    # asserted: exact ratios under a loaded CPU belong to benchmarks/, not to a test (the FLOP count above is exact)
-    assert m["multihead_time_ratio_largest_over_ref"] > m["primphormer_time_ratio_largest_over_ref"]
-    assert m["multihead_over_primphormer_time_largest"] > 1
-
-
-@pytest.mark.parametrize("feature_map", ["cos", "identity"])
-def test_virtual_nodes_of_a_one_node_graph_are_its_own_outer_product(feature_map):
-    """W_e and W_r are means over each graph's nodes; for a graph of one node the mean is that node's term."""
-    torch.manual_seed(0)
-    att = PrimalGraphAttention(dim=8, heads=2, rank=3, feature_map=feature_map).double()
-    x = torch.randn(5, 8, dtype=torch.float64)
-    batch = torch.tensor([0, 1, 1, 1, 2])  # graphs of 1, 3 and 1 nodes
-    _, aux = att(x, batch)
-    H, p, s = 2, 4, 3
-    phi = att._phi
-    for b, nodes in ((0, [0]), (1, [1, 2, 3]), (2, [4])):
-        xs = x[nodes]
-        k = phi(att.W_k(xs).view(len(nodes), H, p))
-        q = phi(att.W_q(xs).view(len(nodes), H, p))
-        ge, gr = att.g_e(xs).view(len(nodes), H, s), att.g_r(xs).view(len(nodes), H, s)
-        W_e = torch.einsum("nhp,nhs->hps", k, ge) / len(nodes)
-        W_r = torch.einsum("nhp,nhs->hps", q, gr) / len(nodes)
-        torch.testing.assert_close(aux["W_e"][b], W_e)
-        torch.testing.assert_close(aux["W_r"][b], W_r)
+    assert all(t > 0 for t in m["seconds_primphormer"] + m["seconds_multihead"])
+    # no timing order is asserted (a loaded CPU makes it a race); the FLOP count above is the exact test of cost
+    assert m["multihead_over_primphormer_time_largest"] == pytest.approx(
+        m["seconds_multihead"][-1] / m["seconds_primphormer"][-1])
 
 
 def _two_graphs(dim: int):
@@ -357,16 +399,13 @@ def test_models_accept_pyg_data_and_batch():
     torch.manual_seed(0)
     batch = Batch.from_data_list(_two_graphs(3))
     model = Primphormer(3, 8, 2, 2, task="graph", pe_dim=2, heads=2, rank=3).eval()
-    layer = PrimphormerLayer(8, heads=2, rank=3).eval()
+    layer = _layer(8, heads=2, rank=3).eval()
     with torch.no_grad():
         assert torch.equal(model(batch)[0], model(batch.x, batch.edge_index, batch.batch, pe=batch.pe)[0])
         assert model(batch)[0].shape == (2, 2)
-        h = Batch.from_data_list([Data(x=torch.randn(5, 8), edge_index=random_sparse_graph(5, 2.0, seed=1),
-                                       edge_attr=None)])
-        h.edge_attr = torch.randn(h.edge_index.size(1), 8)
-        assert torch.equal(layer(h)[0], layer(h.x, h.edge_index, h.batch, h.edge_attr)[0])
-        attn = PrimalGraphAttention(8, heads=2, rank=3)
-        assert torch.equal(attn(h)[0], attn(h.x, h.batch)[0])
+        # the layer takes tensors, as PyG's GPSConv does
+        x, ei = torch.randn(5, 8), random_sparse_graph(5, 2.0, seed=1)
+        assert layer(x, ei, edge_attr=torch.randn(ei.size(1), 8)).shape == (5, 8)
 
 
 def test_models_follow_float64():

@@ -1,10 +1,13 @@
 """Primphormer: efficient graph transformers with primal representations (He et al., ICML 2025).
 
-Graph self-attention computed in the primal space of an asymmetric kernel SVD: linear in the
-number of nodes, trained with a KSVD regulariser. PyG batching (``x, edge_index, batch``).
+Graph self-attention in the primal space of an asymmetric kernel SVD (the paper's Figure 1(c)): learned
+primal weights scaled by a data-dependent virtual node, linear in the number of nodes, trained with the
+KSVD objective as a regulariser. PyG batching (``x, edge_index, batch``); the GPS layer takes an injected
+local MPNN as PyG's ``GPSConv`` does.
 """
 
 from icml25.papers.primphormer.model import (
+    N_S_PER_RANK,
     GPSBaseline,
     PrimalGraphAttention,
     Primphormer,
@@ -12,7 +15,8 @@ from icml25.papers.primphormer.model import (
     check_graph_input,
     ksvd_loss,
     ksvd_objective,
+    mpnn_conv,
 )
 
-__all__ = ["GPSBaseline", "PrimalGraphAttention", "Primphormer", "PrimphormerLayer", "check_graph_input",
-           "ksvd_loss", "ksvd_objective"]
+__all__ = ["N_S_PER_RANK", "GPSBaseline", "PrimalGraphAttention", "Primphormer", "PrimphormerLayer",
+           "check_graph_input", "ksvd_loss", "ksvd_objective", "mpnn_conv"]

@@ -1,51 +1,51 @@
 """Primphormer: graph attention in the primal space of an asymmetric kernel SVD (He et al., ICML 2025).
 
-Self-attention on the nodes of a graph reads as the *dual* form of a kernel machine with the
-asymmetric kernel ``kappa(x_i, x_j) = <phi_q(q_i), phi_k(k_j)>``: every output sums over all node
-pairs, O(N^2). Primphormer works in the *primal* form instead. Per graph and head, with two
-projection matrices ``W_e, W_r in R^{p x s}`` (p = head dim, s = rank):
+Self-attention on the nodes of a graph reads as the *dual* form of a kernel machine with the asymmetric
+kernel ``kappa(x_i, x_j) = <phi_q(x_i), phi_k(x_j)>``: every output sums over all node pairs, O(N^2)
+(the paper's Figure 1(b)). Primphormer uses the *primal* form instead (Figure 1(c), Sec. 2.3-2.5): per
+graph and head (head width p, rank s, N_s the inner dimension of the primal weights),
 
-    e_i = W_e^T phi_q(q_i),    r_i = W_r^T phi_k(k_i),    o_i = W_c [e_i ; r_i]        (primal scores)
+    f_X = F + B mean_pool(X) 1_{N_s}^T                           (virtual node, s x N_s, data-dependent)
+    e_i = f_X W_e phi_q(x_i),   r_i = f_X W_r phi_k(x_i)         (primal scores in R^s; W_e, W_r: N_s x p)
+    o_i = W_c [e_i ; r_i]                                        (output)
 
-which costs O(N p s): no N x N tensor exists at any point. The projections are data adaptive.
-Following the KKT conditions of KSVD (``W_e = sum_j phi_k(k_j) h_{r,j}^T``,
-``W_r = sum_i phi_q(q_i) h_{e,i}^T``), we build them per graph from *virtual nodes* that pool
-every node of the graph (INFERRED, see docs/papers/primphormer.md):
+with learned ``F`` (s x N_s), ``B`` (s x d), ``W_e``, ``W_r`` (N_s x p) and ``W_c`` (p x 2s), and
+``phi_q(x) = q / ||q||``, ``phi_k(x) = k / ||k||``. ``f_X`` pools every node of the graph, so the layer is
+permutation equivariant (the paper introduces the virtual node because sampling nodes would break it);
+no node is sampled. The cost is O(N p s) per head: no N x N tensor exists at any point. Training adds
+``eta * sum_l J_l^2`` with the KSVD objective of Eq. (2.5), per graph and layer,
 
-    W_e = (1/N_g) sum_{j in g} phi_k(k_j) g_e(x_j)^T,   W_r = (1/N_g) sum_{i in g} phi_q(q_i) g_r(x_i)^T
+    J = 1/2 sum_i e_i^T Lambda e_i + 1/2 sum_j r_j^T Lambda r_j - Tr(W_e^T W_r),
 
-with linear maps ``g_e, g_r: R^d -> R^{heads x s}``. Hence ``e_i = (1/N_g) sum_j kappa(x_i, x_j)
-g_e(x_j)``: the primal score is exactly the dual (kernel-attention) sum, computed in linear time.
-Training adds ``eta * mean_layers(J^2)`` with the KSVD objective (PrimalAttention's
-``model_wrapper.py``)
+zero at a stationary point of the KSVD problem (Lemma 2.3; Lambda diagonal, learned).
 
-    J = mean_i ||Lambda e_i||^2 / 2 + mean_j ||Lambda r_j||^2 / 2 - mean_{g,h} Tr(W_e^T W_r),
-
-which is zero at a KKT point of the KSVD problem (Lambda = diag of learnable singular values).
-
-Option ``sampled_nodes = N_s`` (ours, from an unconfirmed hint: the ICLR reviews say the paper's
-complexity analysis uses an undefined N_s, which may be a sampled node subset, as the sequence
-code samples tokens): during training the two means run over N_s nodes drawn uniformly without
-replacement per graph and forward pass (an unbiased estimate of the all-node projections); in
-``eval()`` mode all nodes are used.
+Sources: the paper's Figure 1 (first-hand, a copy with its caption) and the equations as a public reading
+note quotes them (second-hand); see docs/papers/primphormer.md, "Sources and verification".
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import inspect
+import math
+from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.nn import GCNConv, GINEConv, GPSConv, global_mean_pool
-from torch_geometric.utils import to_dense_batch
+from torch_geometric.nn.resolver import activation_resolver, normalization_resolver
+from torch_geometric.utils import scatter
 
 from icml25.common.graphs import check_graph_input
 
 __all__ = [
-    "PrimalGraphAttention", "PrimphormerLayer", "Primphormer", "GPSBaseline", "ksvd_objective", "ksvd_loss",
-    "check_graph_input",
+    "PrimalGraphAttention", "PrimphormerLayer", "Primphormer", "GPSBaseline", "MPNNBlock", "mpnn_conv",
+    "ksvd_objective", "ksvd_loss", "check_graph_input", "N_S_PER_RANK",
 ]
+
+N_S_PER_RANK = 10
+"""Default N_s = 10 x rank: the authors' sequence code (PrimalAttention) uses N_s = low_rank x rank_multi with
+rank_multi = 10; the graph paper's N_s was not found."""
 
 
 def _check_tensor_input(x, edge_index=None, batch=None) -> None:
@@ -66,11 +66,11 @@ def _check_tensor_input(x, edge_index=None, batch=None) -> None:
 
 
 def _check_graph(x, edge_index, batch, dim: int) -> Tensor | None:
-    """Validate a graph's tensors; return ``batch`` unchanged (``None`` stays ``None``: one graph).
+    """Validate a graph's tensors once, at a model's boundary; return ``batch`` unchanged.
 
     On the meta device (tensors without data) only dtypes and shapes are checked; elsewhere the
     shared :func:`check_graph_input` also checks index ranges and the batch layout, and ``x`` must
-    be finite.
+    be finite (these read values, i.e. synchronise with an accelerator: the layers do not repeat them).
     """
     _check_tensor_input(x, edge_index, batch)
     if x.is_meta:
@@ -87,131 +87,145 @@ def _check_graph(x, edge_index, batch, dim: int) -> Tensor | None:
     return batch
 
 
+def _check_shape(x: Tensor, batch: Tensor | None, dim: int) -> None:
+    """Shape checks that read no tensor values (no accelerator synchronisation); TypeError for non-tensors."""
+    if not isinstance(x, Tensor):
+        kind = type(x).__module__ + "." + type(x).__qualname__
+        raise TypeError(f"x must be a torch.Tensor, got {kind} (convert it with torch.as_tensor)")
+    if x.dim() != 2 or x.size(1) != dim:
+        raise ValueError(f"x must have shape (num_nodes, {dim}), got {tuple(x.shape)}")
+    if x.size(0) == 0:
+        raise ValueError("empty graph: x has no nodes")
+    if batch is not None and (not isinstance(batch, Tensor) or batch.shape != (x.size(0),)):
+        got = tuple(batch.shape) if isinstance(batch, Tensor) else type(batch).__name__
+        raise ValueError(f"batch must be a tensor of shape ({x.size(0)},), got {got}")
+
+
 def _is_graph_data(obj) -> bool:
     """A PyG ``Data`` / ``Batch`` (anything with the node features ``x`` and PyG's ``keys``)."""
     return not isinstance(obj, Tensor) and hasattr(obj, "keys") and hasattr(obj, "x")
 
 
 class PrimalGraphAttention(nn.Module):
-    """Primal-space graph self-attention, O(N * dim * rank) time and memory.
+    """Primal-space graph self-attention of the paper's Figure 1(c), O(N * p * s) per head.
 
     Args:
         dim: node feature width d (divisible by ``heads``).
-        heads: attention heads H; head width p = d / H.
-        rank: s, number of primal features (virtual nodes) per head for e and for r.
-        feature_map: ``"cos"`` (L2-normalised q and k, PrimalAttention's cos variant) or
-            ``"identity"`` (raw q, k; used by tests of the kernel identity).
-        sampled_nodes: ``None`` (default: W_e, W_r pool every node of the graph) or N_s >= 1: in
-            training mode pool a uniform random subset of min(N_s, N_g) nodes per graph (a new
-            draw at every forward pass, from torch's global RNG); ``eval()`` pools all nodes.
+        heads: attention heads H; head width p = d / H. Each head has its own ``W_e, W_r, F, B, Lambda``;
+            ``W_c`` is shared by the heads (as in the authors' sequence code), and an output map
+            ``W_o`` (d x d) merges the heads (standard multi-head practice; not drawn in Figure 1(c)).
+        rank: s, the width of the primal scores e and r.
+        n_s: N_s, the inner dimension of ``W_e, W_r`` (N_s x p) and of ``f_X`` (s x N_s); default
+            ``N_S_PER_RANK * rank``.
+        feature_map: ``"cos"`` (phi(x) = q / ||q||, the paper's choice) or ``"identity"`` (raw q, k; tests).
 
-    ``forward(x, batch) -> (out, aux)`` with ``x: (N, d)``, ``batch: (N,)`` PyG graph ids (or None
-    for one graph); ``out: (N, d)``; ``aux`` holds ``e, r: (N, H, s)``, ``W_e, W_r: (B, H, p, s)``
-    and ``Lambda: (H, s)`` for :func:`ksvd_objective`, and ``pooled: (N,)`` (bool, the nodes the
-    projections were built from). ``x`` may also be a PyG ``Data`` / ``Batch`` (its ``x`` and
-    ``batch`` are used).
+    ``forward(x, batch=None) -> (out, aux)`` with ``x: (N, d)``, ``batch: (N,)`` PyG graph ids (sorted; None
+    for one graph); ``out: (N, d)``; ``aux`` holds ``e, r: (N, H, s)``, ``W_e, W_r: (H, N_s, p)``,
+    ``Lambda: (H, s)`` and ``batch`` for :func:`ksvd_objective`. The input is not validated beyond its shape
+    (no value is read; a model validates once at its boundary, see :func:`check_graph_input`).
     """
 
-    def __init__(self, dim: int, heads: int = 4, rank: int = 16, feature_map: Literal["cos", "identity"] = "cos",
-                 sampled_nodes: int | None = None):
+    def __init__(self, dim: int, heads: int = 4, rank: int = 16, n_s: int | None = None,
+                 feature_map: Literal["cos", "identity"] = "cos"):
         super().__init__()
-        if dim < 1 or heads < 1 or rank < 1:
-            raise ValueError(f"dim, heads and rank must be >= 1, got {dim}, {heads}, {rank}")
-        if sampled_nodes is not None and (isinstance(sampled_nodes, bool) or int(sampled_nodes) != sampled_nodes
-                                          or sampled_nodes < 1):
-            raise ValueError(f"sampled_nodes must be None or an int >= 1, got {sampled_nodes!r}")
+        n_s = N_S_PER_RANK * rank if n_s is None else n_s
+        for name, value in (("dim", dim), ("heads", heads), ("rank", rank), ("n_s", n_s)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
         if dim % heads:
             raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
         if feature_map not in ("cos", "identity"):
             raise ValueError(f"feature_map must be 'cos' or 'identity', got {feature_map!r}")
-        self.dim, self.heads, self.rank, self.head_dim = dim, heads, rank, dim // heads
+        self.dim, self.heads, self.rank, self.n_s, self.head_dim = dim, heads, rank, n_s, dim // heads
         self.feature_map = feature_map
-        self.sampled_nodes = None if sampled_nodes is None else int(sampled_nodes)
+        p = self.head_dim
         self.W_q = nn.Linear(dim, dim)
         self.W_k = nn.Linear(dim, dim)
-        self.g_e = nn.Linear(dim, heads * rank)  # virtual-node weights of W_e (INFERRED)
-        self.g_r = nn.Linear(dim, heads * rank)
-        self.Lambda = nn.Parameter(torch.rand(heads, rank))  # uniform init as in PrimalAttention
-        self.W_c = nn.Linear(2 * rank, self.head_dim)  # o_i = W_c [e_i; r_i], shared by heads
+        # learned primal weights W_e, W_r (N_s x p per head); orthogonal init as the authors' sequence code
+        self.W_e = nn.Parameter(torch.empty(heads, n_s, p))
+        self.W_r = nn.Parameter(torch.empty(heads, n_s, p))
+        # virtual node f_X = F + B mean_pool(X) 1^T (s x N_s per head)
+        self.F = nn.Parameter(torch.empty(heads, rank, n_s))
+        self.B = nn.Linear(dim, heads * rank, bias=False)
+        self.Lambda = nn.Parameter(torch.empty(heads, rank))  # diag of Lambda in J (Eq. 2.5)
+        self.W_c = nn.Linear(2 * rank, p)  # o = W_c [e; r], shared by heads
         self.out = nn.Linear(dim, dim)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for lin in (self.W_q, self.W_k, self.B, self.W_c, self.out):
+            lin.reset_parameters()
+        for h in range(self.heads):
+            nn.init.orthogonal_(self.W_e.data[h])
+            nn.init.orthogonal_(self.W_r.data[h])
+        bound = 1.0 / math.sqrt(self.n_s)
+        nn.init.uniform_(self.F, -bound, bound)  # a linear map's default init (fan-in N_s)
+        nn.init.uniform_(self.Lambda)  # uniform on [0, 1) as in the authors' sequence code
 
     def _phi(self, z: Tensor) -> Tensor:
         return F.normalize(z, p=2, dim=-1) if self.feature_map == "cos" else z
 
+    def virtual_node(self, x: Tensor, batch: Tensor | None = None) -> Tensor:
+        """``f_X`` of each node's graph, ``(N, H, s, N_s)``.
+
+        Materialises N x H x s x N_s numbers: for tests and inspection; :meth:`forward` uses the factored form.
+        """
+        bx = self._pooled_B(x, batch)
+        return self.F.unsqueeze(0) + bx.unsqueeze(-1)
+
+    def _pooled_B(self, x: Tensor, batch: Tensor | None) -> Tensor:
+        """``B mean_pool(X)`` of each node's graph, ``(N, H, s)``."""
+        if batch is None:  # one graph (the same arithmetic as an all-zero batch vector, bit for bit)
+            batch = torch.zeros(x.size(0), dtype=torch.long, device=x.device)
+        # per-graph means without reading the number of graphs (graph ids < N), gathered back to the nodes
+        pooled = scatter(x, batch, dim=0, dim_size=x.size(0), reduce="mean")[batch]
+        return self.B(pooled).view(-1, self.heads, self.rank)
+
     def forward(self, x: Tensor, batch: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
-        if _is_graph_data(x):
-            x, batch = x.x, getattr(x, "batch", None) if batch is None else batch
-        batch = _check_graph(x, None, batch, self.dim)
-        n, H, p, s = x.size(0), self.heads, self.head_dim, self.rank
+        _check_shape(x, batch, self.dim)
+        n, H, p = x.size(0), self.heads, self.head_dim
         phi_q = self._phi(self.W_q(x).view(n, H, p))
         phi_k = self._phi(self.W_k(x).view(n, H, p))
-        g_e, g_r = self.g_e(x).view(n, H, s), self.g_r(x).view(n, H, s)
-        if batch is None:  # one graph: the dense layout is the node axis itself (no data-dependent sizes)
-            dq, dk, dge, dgr = (t.unsqueeze(0) for t in (phi_q, phi_k, g_e, g_r))
-            mask, count = None, n
-        else:
-            # Dense per-graph layout (B, N_max, ...): padding rows are zero, so sums never mix graphs.
-            dq, mask = to_dense_batch(phi_q.reshape(n, H * p), batch)
-            dk, _ = to_dense_batch(phi_k.reshape(n, H * p), batch)
-            dge, _ = to_dense_batch(g_e.reshape(n, H * s), batch)
-            dgr, _ = to_dense_batch(g_r.reshape(n, H * s), batch)
-            B, m = mask.shape
-            dq, dk = dq.view(B, m, H, p), dk.view(B, m, H, p)
-            dge, dgr = dge.view(B, m, H, s), dgr.view(B, m, H, s)
-            count = mask.sum(1).clamp(min=1).to(x.dtype).view(B, 1, 1, 1)
-        pool_q, pool_k = dq, dk
-        pooled = torch.ones(n, dtype=torch.bool, device=x.device)
-        if self.sampled_nodes is not None and self.training:
-            sel = self._sample(mask, dq.shape[:2], x.device)  # (B, m) bool: the N_s pooled nodes of each graph
-            w = sel.to(x.dtype).view(*sel.shape, 1, 1)
-            pool_q, pool_k = dq * w, dk * w
-            count = sel.sum(1).clamp(min=1).to(x.dtype).view(-1, 1, 1, 1)
-            pooled = sel[0] if mask is None else sel[mask]
-        # Virtual nodes: W_e = mean_j phi_k(k_j) g_e(x_j)^T, W_r = mean_i phi_q(q_i) g_r(x_i)^T   (B, H, p, s)
-        W_e = torch.einsum("bmhp,bmhs->bhps", pool_k, dge) / count
-        W_r = torch.einsum("bmhp,bmhs->bhps", pool_q, dgr) / count
-        # Primal scores e_i = W_e^T phi_q(q_i), r_i = W_r^T phi_k(k_i)   (N, H, s)
-        e = torch.einsum("bmhp,bhps->bmhs", dq, W_e)
-        r = torch.einsum("bmhp,bhps->bmhs", dk, W_r)
-        e, r = (e[0], r[0]) if mask is None else (e[mask], r[mask])
+        bx = self._pooled_B(x, batch)  # (N, H, s)
+        # e_i = f_X W_e phi_q(x_i) = F W_e phi_q(x_i) + (B xbar) (1^T W_e phi_q(x_i)), O(N p s) per head
+        e = (torch.einsum("nhp,hsp->nhs", phi_q, torch.einsum("hsk,hkp->hsp", self.F, self.W_e))
+             + bx * torch.einsum("nhp,hp->nh", phi_q, self.W_e.sum(1)).unsqueeze(-1))
+        r = (torch.einsum("nhp,hsp->nhs", phi_k, torch.einsum("hsk,hkp->hsp", self.F, self.W_r))
+             + bx * torch.einsum("nhp,hp->nh", phi_k, self.W_r.sum(1)).unsqueeze(-1))
         o = self.W_c(torch.cat([e, r], dim=-1))  # (N, H, p)
-        aux = {"e": e, "r": r, "W_e": W_e, "W_r": W_r, "Lambda": self.Lambda, "pooled": pooled}
+        aux = {"e": e, "r": r, "W_e": self.W_e, "W_r": self.W_r, "Lambda": self.Lambda,
+               "batch": torch.zeros(n, dtype=torch.long, device=x.device) if batch is None else batch}
         return self.out(o.reshape(n, self.dim)), aux
-
-    def _sample(self, mask: Tensor | None, shape, device) -> Tensor:
-        """Bool (B, m): min(N_s, N_g) nodes of each graph, uniformly without replacement."""
-        u = torch.rand(shape, device=device)
-        if mask is not None:
-            u = u.masked_fill(~mask, 2.0)  # padding sorts last
-        rank = u.argsort(dim=1).argsort(dim=1)  # position of each node in its graph's random order
-        sel = rank < self.sampled_nodes
-        return sel if mask is None else sel & mask
 
 
 def ksvd_objective(aux: dict[str, Tensor]) -> Tensor:
-    """KSVD objective J of one attention layer (PrimalAttention's formula, graphs as samples).
+    """KSVD objective J of Eq. (2.5) for each graph of one layer's batch, shape ``(num_graphs,)``.
 
-    ``J = mean_{i,h} ||e_ih * Lambda_h||^2 / 2 + mean_{j,h} ||r_jh * Lambda_h||^2 / 2
-    - mean_{g,h} Tr(W_e[g,h]^T W_r[g,h])``; zero at a KKT point of the KSVD problem.
+    ``J_g = 1/2 sum_{i in g} e_i^T Lambda e_i + 1/2 sum_{j in g} r_j^T Lambda r_j - Tr(W_e^T W_r)``, each
+    head a separate problem (J_g sums the heads' objectives). Zero at a stationary point (Lemma 2.3).
     """
-    missing = [k for k in ("e", "r", "W_e", "W_r", "Lambda") if k not in aux]
+    missing = [k for k in ("e", "r", "W_e", "W_r", "Lambda", "batch") if k not in aux]
     if missing:
         raise ValueError(f"aux must be the dict returned by PrimalGraphAttention; it lacks {missing}")
     lam = aux["Lambda"]
-    e_term = ((aux["e"] * lam).pow(2).sum(-1)).mean() / 2
-    r_term = ((aux["r"] * lam).pow(2).sum(-1)).mean() / 2
-    trace = torch.einsum("bhps,bhps->bh", aux["W_e"], aux["W_r"]).mean()
-    return e_term + r_term - trace
+    quad = 0.5 * ((aux["e"].pow(2) * lam).sum((1, 2)) + (aux["r"].pow(2) * lam).sum((1, 2)))  # (N,)
+    batch = aux["batch"]
+    num_graphs = int(batch.max()) + 1 if batch.numel() else 0
+    per_graph = scatter(quad, batch, dim=0, dim_size=num_graphs, reduce="sum")
+    trace = torch.einsum("hkp,hkp->", aux["W_e"], aux["W_r"])
+    return per_graph - trace
 
 
 def ksvd_loss(aux_list: list[dict[str, Tensor]]) -> Tensor:
-    """Regulariser added to the task loss: mean over layers of J^2 (>= 0)."""
+    """The regulariser of the training loss, ``sum_l J_l^2`` (Sec. 3), each layer's J^2 averaged over the
+    graphs of the batch (as the task loss is); multiply by eta."""
     if not aux_list:
         raise ValueError("ksvd_loss needs the aux dict of at least one PrimalGraphAttention layer")
-    return torch.stack([ksvd_objective(a) ** 2 for a in aux_list]).mean()
+    return torch.stack([ksvd_objective(a).pow(2).mean() for a in aux_list]).sum()
 
 
 def mpnn_conv(kind: str, dim: int) -> nn.Module:
+    """The local MPNN of a GPS block: ``"gine"`` (GINE with a 2-layer MLP, edge features of width dim) or ``"gcn"``."""
     if kind == "gine":
         return GINEConv(nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, dim)), edge_dim=dim)
     if kind == "gcn":
@@ -220,37 +234,52 @@ def mpnn_conv(kind: str, dim: int) -> nn.Module:
 
 
 class PrimphormerLayer(nn.Module):
-    """GraphGPS block with primal attention (the structure of PyG's ``GPSConv``).
+    """GPS block (Figure 1(a)) with the primal attention of Figure 1(c); the interface of PyG's ``GPSConv``.
 
-    ``h_M = BN(MPNN(h) + h)``, ``h_A = BN(PrimalAttn(h) + h)``, ``out = BN(h_M + h_A + MLP(h_M + h_A))``.
-    ``forward(x, edge_index, batch, edge_attr) -> (out, aux)``; ``edge_attr`` (E, dim) is needed by GINE.
-    ``x`` may also be a PyG ``Data`` / ``Batch`` (its ``x``, ``edge_index``, ``batch``, ``edge_attr``).
+    ``h_M = N1(Dropout(conv(h, edge_index, **kwargs)) + h)``, ``h_A = N2(Dropout(PrimalAttn(h)) + h)``,
+    ``out = N3(h_M + h_A + MLP(h_M + h_A))`` (``h_M`` left out when ``conv`` is None), exactly as ``GPSConv``
+    with its attention replaced. ``conv`` is any PyG message-passing layer (injected, e.g.
+    ``mpnn_conv("gine", channels)``); ``**kwargs`` of ``forward`` (``edge_attr=...``) go to it.
+
+    ``forward(x, edge_index, batch=None, *, return_aux=False, **kwargs)`` returns the new node features
+    (``(N, channels)``), or ``(out, aux)`` with ``return_aux=True`` (``aux`` for :func:`ksvd_loss`). No value
+    of the input is read for validation (a model validates once at its boundary).
     """
 
-    def __init__(self, dim: int, mpnn: str = "gine", heads: int = 4, rank: int = 16, dropout: float = 0.0,
-                 sampled_nodes: int | None = None):
+    def __init__(self, channels: int, conv: nn.Module | None, heads: int = 1, rank: int = 16, n_s: int | None = None,
+                 dropout: float = 0.0, act: str = "relu", act_kwargs: dict[str, Any] | None = None,
+                 norm: str | None = "batch_norm", norm_kwargs: dict[str, Any] | None = None,
+                 feature_map: Literal["cos", "identity"] = "cos"):
         super().__init__()
-        self.mpnn_kind = mpnn
-        self.conv = mpnn_conv(mpnn, dim)
-        self.attn = PrimalGraphAttention(dim, heads, rank, sampled_nodes=sampled_nodes)
-        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(2 * dim, dim))
-        self.norm1, self.norm2, self.norm3 = nn.BatchNorm1d(dim), nn.BatchNorm1d(dim), nn.BatchNorm1d(dim)
-        self.dropout = dropout
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+        self.channels, self.conv, self.dropout = channels, conv, dropout
+        self.attn = PrimalGraphAttention(channels, heads, rank, n_s, feature_map)
+        self.mlp = nn.Sequential(nn.Linear(channels, 2 * channels), activation_resolver(act, **(act_kwargs or {})),
+                                 nn.Dropout(dropout), nn.Linear(2 * channels, channels), nn.Dropout(dropout))
+        norm_kwargs = norm_kwargs or {}
+        self.norm1 = normalization_resolver(norm, channels, **norm_kwargs)
+        self.norm2 = normalization_resolver(norm, channels, **norm_kwargs)
+        self.norm3 = normalization_resolver(norm, channels, **norm_kwargs)
+        self.norm_with_batch = self.norm1 is not None and "batch" in inspect.signature(self.norm1.forward).parameters
 
-    def forward(self, x: Tensor, edge_index: Tensor | None = None, batch: Tensor | None = None,
-                edge_attr: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
-        x, edge_index, batch, edge_attr, _ = _unpack(x, edge_index, batch, edge_attr)
-        batch = _check_graph(x, edge_index, batch, self.attn.dim)
-        want = (edge_index.size(1), self.attn.dim)
-        if self.mpnn_kind == "gine" and (edge_attr is None or edge_attr.shape != want):
-            got = None if edge_attr is None else tuple(edge_attr.shape)
-            raise ValueError(f"the GINE MPNN needs edge_attr of shape {want}, got {got}")
-        h = self.conv(x, edge_index, edge_attr) if self.mpnn_kind == "gine" else self.conv(x, edge_index)
-        h_m = self.norm1(F.dropout(h, self.dropout, self.training) + x)
-        a, aux = self.attn(x, batch)
-        h_a = self.norm2(F.dropout(a, self.dropout, self.training) + x)
-        out = h_m + h_a
-        return self.norm3(out + self.mlp(out)), aux
+    def _norm(self, norm, h, batch):
+        if norm is None:
+            return h
+        return norm(h, batch=batch) if self.norm_with_batch else norm(h)
+
+    def forward(self, x: Tensor, edge_index: Tensor, batch: Tensor | None = None, *, return_aux: bool = False,
+                **kwargs) -> Tensor | tuple[Tensor, dict[str, Tensor]]:
+        _check_shape(x, batch, self.channels)
+        hs = []
+        if self.conv is not None:  # local MPNN branch, residual before the merge (Fig. 1(a))
+            h = F.dropout(self.conv(x, edge_index, **kwargs), self.dropout, self.training)
+            hs.append(self._norm(self.norm1, h + x, batch))
+        a, aux = self.attn(x, batch)  # global primal attention branch (Fig. 1(c))
+        hs.append(self._norm(self.norm2, F.dropout(a, self.dropout, self.training) + x, batch))
+        out = sum(hs)
+        out = self._norm(self.norm3, out + self.mlp(out), batch)
+        return (out, aux) if return_aux else out
 
 
 def _unpack(x, edge_index, batch, edge_attr, pe=None):
@@ -287,6 +316,7 @@ class _GraphNet(nn.Module):
         self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, out_dim))
 
     def embed(self, x, edge_index, batch, edge_attr, pe):
+        """Validate the input (the model's boundary: the only place values are checked) and embed it."""
         batch = _check_graph(x, edge_index, batch, self.in_dim)
         h = self.node_emb(x)
         if self.pe_emb is not None:
@@ -310,26 +340,29 @@ class _GraphNet(nn.Module):
 
 
 class Primphormer(_GraphNet):
-    """The full model: embeddings, ``n_layers`` :class:`PrimphormerLayer` blocks, a node or graph head.
+    """The full model: embeddings, ``n_layers`` :class:`PrimphormerLayer` blocks (GPS with the primal
+    attention, local MPNN ``mpnn``), a node or graph head.
 
     ``forward(x, edge_index, batch=None, edge_attr=None, pe=None) -> (pred, aux_list)``; train with
     ``task_loss + eta * ksvd_loss(aux_list)``. ``x`` may also be a PyG ``Data`` / ``Batch`` (its ``x``,
-    ``edge_index``, ``batch``, ``edge_attr`` and ``pe``).
+    ``edge_index``, ``batch``, ``edge_attr`` and ``pe``). The input is validated here, once.
     """
 
     def __init__(self, in_dim: int, hidden: int, n_layers: int, out_dim: int, task: str = "node", pe_dim: int = 0,
-                 edge_dim: int = 0, mpnn: str = "gine", heads: int = 4, rank: int = 16, dropout: float = 0.0,
-                 sampled_nodes: int | None = None):
+                 edge_dim: int = 0, mpnn: str = "gine", heads: int = 4, rank: int = 16, n_s: int | None = None,
+                 dropout: float = 0.0):
         super().__init__(in_dim, hidden, n_layers, out_dim, task, pe_dim, edge_dim)
-        self.layers = nn.ModuleList(PrimphormerLayer(hidden, mpnn, heads, rank, dropout, sampled_nodes)
+        self.mpnn = mpnn
+        self.layers = nn.ModuleList(PrimphormerLayer(hidden, mpnn_conv(mpnn, hidden), heads, rank, n_s, dropout)
                                     for _ in range(n_layers))
 
     def forward(self, x, edge_index=None, batch=None, edge_attr=None, pe=None):
         x, edge_index, batch, edge_attr, pe = _unpack(x, edge_index, batch, edge_attr, pe)
         h, e, batch = self.embed(x, edge_index, batch, edge_attr, pe)
+        conv_kwargs = {"edge_attr": e} if self.mpnn == "gine" else {}
         aux_list = []
         for layer in self.layers:
-            h, aux = layer(h, edge_index, batch, e)
+            h, aux = layer(h, edge_index, batch, return_aux=True, **conv_kwargs)
             aux_list.append(aux)
         return self.readout(h, batch), aux_list
 
@@ -340,7 +373,8 @@ class MPNNBlock(nn.Module):
     def __init__(self, dim: int, dropout: float):
         super().__init__()
         self.conv = mpnn_conv("gine", dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(2 * dim, dim))
+        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(2 * dim, dim),
+                                 nn.Dropout(dropout))
         self.norm1, self.norm3 = nn.BatchNorm1d(dim), nn.BatchNorm1d(dim)
         self.dropout = dropout
 

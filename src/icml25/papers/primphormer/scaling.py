@@ -54,7 +54,7 @@ def build_layer(method: str, dim: int, heads: int, rank: int):
     from icml25.papers.primphormer.model import MPNNBlock, PrimphormerLayer, mpnn_conv
 
     if method == "primphormer":
-        return PrimphormerLayer(dim, "gine", heads, rank)
+        return PrimphormerLayer(dim, mpnn_conv("gine", dim), heads, rank)
     if method in ("multihead", "performer"):
         return GPSConv(dim, mpnn_conv("gine", dim), heads=heads, attn_type=method)
     if method == "mpnn":
@@ -69,12 +69,6 @@ def _growth_exponent(sizes: list[int], values: list[float], measured: list[float
         return 2.0
     (n1, v1), (n2, v2) = pts[-2], pts[-1]
     return min(max(math.log(v2 / v1) / math.log(n2 / n1), 1.0), 2.0)
-
-
-def _forward(layer, method, x, edge_index, batch, edge_attr):
-    if method == "primphormer":
-        return layer(x, edge_index, batch, edge_attr)
-    return layer(x, edge_index, batch, edge_attr=edge_attr)
 
 
 def measure_sizes(method: str, sizes: list[int], dim: int = 64, heads: int = 4, rank: int = 16,
@@ -118,7 +112,7 @@ def measure_sizes(method: str, sizes: list[int], dim: int = 64, heads: int = 4, 
             times = []
             for _ in range(repeats):
                 start = time.perf_counter()
-                _forward(layer, method, *args)
+                layer(*args[:3], edge_attr=args[3])
                 times.append(time.perf_counter() - start)
             peak = _peak_rss_bytes() if can_reset else 0
             del args, edge_index
