@@ -1,5 +1,23 @@
 """ntk_early_stopping: closed-form NTK vs the wide net, kernel GD closed form vs its loop, the
-critical radius's rate, exact symmetric init, gradient check, samplers, bad input, smoke runs."""
+critical radius's rate, exact symmetric init, gradient check, samplers, bad input, smoke runs.
+
+The method's defining elements and the test that fails when each is removed or altered (each mutation tried once
+on a scratch edit, issue 25):
+
+1. The network f(W, x) = m^{-1/2} sum_r a_r ReLU(w_r . x) with a_r fixed (Eq. 1): m^{-1/2} -> m^{-1} in the output
+   and the gradient -> ``test_wide_network_tracks_kernel_gd``.
+2. The antisymmetric init (w_{2r-1} = w_{2r}, a_{2r-1} = -a_{2r}; f(W(0), .) = 0): signs not flipped ->
+   ``test_symmetric_init_is_exactly_zero_and_signs_stay_fixed``.
+3. GD on the 1/(2n) squared loss (Eqs. 4-5): the 1/n dropped from the gradient ->
+   ``test_gradient_matches_finite_differences``.
+4. The NTK K(u) = u (pi - arccos u) / (2 pi) (Eq. 2): 2 pi -> pi ->
+   ``test_empirical_ntk_at_large_width_matches_closed_form``.
+5. The critical radius with constant 1, R_K(eps) <= eps^2 / sigma (Eq. 7): the class defaults of KernelGD and
+   TwoLayerReLUGD set to 2e -> ``test_default_radius_constant_is_the_papers_one`` (it passed every other test).
+6. The stopping rule T_hat = min{t : R_K(1/sqrt(eta t)) > 1/(sigma eta t)} - 1 (Eq. 8): the -1 dropped ->
+   ``test_rate_smoke_metrics_are_consistent[eq8]`` (and
+   ``test_eq8_stopping_time_is_the_definition_scanned_step_by_step``).
+"""
 
 from __future__ import annotations
 
@@ -114,6 +132,30 @@ def test_critical_radius_is_the_fixed_point():
     # more noise -> larger radius -> earlier stop
     assert critical_radius(lam, 200, 2.0) > critical_radius(lam, 200, 0.5)
     assert theory_stopping_time(0.1, 1.0, 2.0) == 200
+
+
+def test_default_radius_constant_is_the_papers_one():
+    """Eq. 7 defines the critical radius with constant 1 (R_K(eps) <= eps^2 / sigma), not Raskutti et al.'s 2e: the
+    defaults of critical_radius, KernelGD and TwoLayerReLUGD use it, and the 'theory' stop 1/(eta eps_hat^2) then
+    lands within one step of Eq. 8's T_hat. The fixed point is found here from its definition by bisection."""
+    n, sigma = 150, 0.5
+    X = sample_sphere(n, 4, "uniform", 11)
+    y = make_rkhs_target(4, 10, 1.0, rng=12)(X)
+    lam = np.linalg.eigvalsh(ntk_relu(X)) / n
+
+    def feasible(eps):
+        return np.sqrt(np.minimum(lam, eps**2).sum() / n) <= eps**2 / sigma
+
+    lo, hi = 1e-6, 10.0
+    for _ in range(200):
+        lo, hi = (lo, (lo + hi) / 2) if feasible((lo + hi) / 2) else ((lo + hi) / 2, hi)
+    assert critical_radius(lam, n, sigma) == pytest.approx(hi, rel=1e-8)
+    assert KernelGD(sigma=sigma).fit(X, y).epsilon_hat_ == pytest.approx(hi, rel=1e-8)
+    net = TwoLayerReLUGD(width=16, sigma=sigma, seed=0).fit(X, y)
+    assert net.epsilon_hat_ == pytest.approx(hi, rel=1e-8)
+    assert abs(net.stopping_time_ - data_dependent_stopping_time(lam, n, sigma, 1.0)) <= 1
+    for exp in repro.EXPERIMENTS:  # and the experiments' configs
+        assert exp.make_config("quick").radius_const == 1.0
 
 
 # --- the network --------------------------------------------------------------------------------
@@ -242,6 +284,10 @@ def test_rate_smoke_metrics_are_consistent(stop_rule):
     cfg = exp.make_config("smoke", {"stop_rule": stop_rule})
     m = exp.run(cfg, seed=0)
     assert m["bound_C"] > 0
+    # C = slack x the mean of the calibration draws' ratios: between slack x their min and slack x their max
+    assert cfg.calibration_draws > 1
+    assert cfg.bound_slack * m["calibration_ratio_min"] <= m["bound_C"] <= cfg.bound_slack * m["calibration_ratio_max"]
+    assert m["calibration_ratio_min"] < m["calibration_ratio_max"]        # the draws are independent
     if stop_rule == "calibrated":
         assert m["stop_const"] in cfg.stop_const_grid
     else:
