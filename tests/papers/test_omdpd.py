@@ -14,7 +14,11 @@ from icml25.papers.omdpd import (
     EpisodicCMDP,
     IIDCostSchedule,
     KLPolicyOMDPD,
+    KLPolicyOMDPDConfig,
+    OMDPDConfig,
+    OptimismConfig,
     OptPrimalDualCMDP,
+    OptPrimalDualConfig,
     ReactiveSchedule,
     SwitchingSchedule,
     Trajectory,
@@ -274,14 +278,22 @@ def test_bad_input_raises(cmdp):
         OMDPD(-1, A, H)
     with pytest.raises(ValueError, match="horizon"):
         OptPrimalDualCMDP(S, A, 0)
-    with pytest.raises(ValueError, match="eta"):
+    with pytest.raises(ValueError, match=r"OMDPDConfig.eta must be > 0, got 0.0"):
         OMDPD(S, A, H, eta=0.0)
-    with pytest.raises(ValueError, match="alpha"):
+    with pytest.raises(ValueError, match=r"OMDPDConfig.alpha must be > 0, got -1.0"):
         OMDPD(S, A, H, alpha=-1.0)
-    with pytest.raises(ValueError, match="beta"):
+    with pytest.raises(ValueError, match=r"OMDPDConfig.beta must be a finite number, got nan"):
         OMDPD(S, A, H, beta=np.nan)
-    with pytest.raises(ValueError, match="cost_optimism"):
+    with pytest.raises(ValueError, match=r"OMDPDConfig.cost_optimism must be one of True, False, got 'yes'"):
         OMDPD(S, A, H, cost_optimism="yes")
+    with pytest.raises(ValueError, match=r"OptimismConfig.delta must be in \(0, 1\), got 1.0"):
+        UnconstrainedUCBVI(S, A, H, delta=1.0)
+    with pytest.raises(ValueError, match=r"OptPrimalDualConfig.eta_dual must be >= 0, got -1.0"):
+        OptPrimalDualCMDP(S, A, H, OptPrimalDualConfig(eta_dual=-1.0))
+    with pytest.raises(ValueError, match=r"mirror_descent_step.eta must be >= 0, got -1.0"):
+        mirror_descent_step(np.zeros(3), np.zeros(3), -1.0)
+    with pytest.raises(TypeError, match="OMDPD got an unexpected setting 'eta_dual'"):
+        OMDPD(S, A, H, eta_dual=1.0)
     with pytest.raises(ValueError, match="z must have shape"):
         project_occupancy(np.zeros((H, S, A + 1)), P)
     with pytest.raises(ValueError, match="finite"):
@@ -324,9 +336,10 @@ def test_smoke_growth_experiment():
             assert m[p + "violation_slope"] == pytest.approx(loglog_slope(K, v, cfg.horizon))
             assert m[p + "regret_over_sqrtK"] == pytest.approx(m[p + "regret"][-1] / np.sqrt(K[-1]))
         # the comparator is feasible for every revealed g_k, so it cannot beat the unconstrained optimum
-        inst = adversarial_instance(kind, cfg.n_states, cfg.n_actions, cfg.horizon,
-                                    seed=int(np.random.SeedSequence([0, cfg.schedules.index(kind)]).generate_state(1)[0]))
-        assert m[f"{kind}_comparator_value"] <= occupancy_lp(inst.P, inst.reward_mean, None, 0, cfg.horizon).value + 1e-9
+        seed = int(np.random.SeedSequence([0, cfg.schedules.index(kind)]).generate_state(1)[0])
+        inst = adversarial_instance(kind, cfg.n_states, cfg.n_actions, cfg.horizon, seed=seed)
+        unconstrained = occupancy_lp(inst.P, inst.reward_mean, None, 0, cfg.horizon).value
+        assert m[f"{kind}_comparator_value"] <= unconstrained + 1e-9
         assert m[f"{kind}_omdpd_minus_pd_violation_over_sqrtK"] == pytest.approx(
             m[f"{kind}_omdpd_violation_over_sqrtK"] - m[f"{kind}_pd_violation_over_sqrtK"])
     assert m["pd_max_violation_slope"] == max(m["switching_pd_violation_slope"], m["reactive_pd_violation_slope"])
@@ -460,3 +473,44 @@ def test_smoke_fig2_experiment():
     assert m["omdpd_violation_slope"] == pytest.approx(loglog_slope(K, v, cfg.horizon))
     assert m["omdpd_minus_uniform_violation_per_episode"] == pytest.approx((v[-1] - u[-1]) / K[-1])
     assert m["uniform_reward"] <= m["unconstrained_optimum"] + 1e-9
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def test_configs_and_keywords_build_the_same_learner():
+    """A learner takes its config whole; the keyword form builds the same configs (and validates them)."""
+    by_cfg = OMDPD(S, A, H, OMDPDConfig(alpha=0.2, eta=2.0), optimism=OptimismConfig(bonus_scale=0.3))
+    by_kw = OMDPD(S, A, H, alpha=0.2, eta=2.0, bonus_scale=0.3)
+    assert by_cfg.cfg == by_kw.cfg == OMDPDConfig(alpha=0.2, eta=2.0)
+    assert by_cfg.optimism == by_kw.optimism and by_cfg.model.bonus_scale == 0.3
+    kl = KLPolicyOMDPD(S, A, H, KLPolicyOMDPDConfig(eta=5.0), eta_dual=0.0)  # a keyword overrides the config
+    assert (kl.eta, kl.eta_dual) == (5.0, 0.0)
+    with pytest.raises(AttributeError):
+        OMDPDConfig().eta = 3.0  # frozen
+
+
+def test_experiment_configs_nest_the_learners_configs():
+    """The experiment configs hold each learner's config whole and one shared OptimismConfig; nothing is
+    re-declared; a job's stored config (a dict per learner) rebuilds them."""
+    import dataclasses
+
+    from icml25.core.experiment import config_to_dict
+    from icml25.papers.omdpd.repro import EXPERIMENTS, Fig2Config, GrowthConfig
+
+    learner_fields = {f.name for c in (OMDPDConfig, KLPolicyOMDPDConfig, OptPrimalDualConfig, OptimismConfig)
+                      for f in dataclasses.fields(c)}
+    for cfg_type in (Fig2Config, GrowthConfig):
+        assert not {f.name for f in dataclasses.fields(cfg_type)} & learner_fields
+    growth = {e.name: e for e in EXPERIMENTS}["growth"]
+    cfg = growth.make_config("quick")
+    assert (cfg.omdpd, cfg.omdpd_kl, cfg.pd, cfg.optimism) == (
+        OMDPDConfig(), KLPolicyOMDPDConfig(eta=5.0), OptPrimalDualConfig(eta=5.0), OptimismConfig())
+    cfg = growth.make_config("smoke", {"omdpd.eta": 2.0, "optimism.bonus_scale": 0.2})
+    assert cfg.omdpd.eta == 2.0 and cfg.optimism.bonus_scale == 0.2 and cfg.n_states == 3
+    rebuilt = GrowthConfig(**config_to_dict(cfg))
+    assert (rebuilt.omdpd, rebuilt.omdpd_kl, rebuilt.pd, rebuilt.optimism) == (
+        cfg.omdpd, cfg.omdpd_kl, cfg.pd, cfg.optimism)
+    fig2 = {e.name: e for e in EXPERIMENTS}["fig2"].make_config("smoke")
+    rebuilt = Fig2Config(**config_to_dict(fig2))
+    assert (rebuilt.omdpd, rebuilt.optimism) == (fig2.omdpd, fig2.optimism) == (OMDPDConfig(), OptimismConfig())

@@ -30,9 +30,13 @@ from icml25.papers.omdpd.cmdp import (
 from icml25.papers.omdpd.omdpd import (
     OMDPD,
     KLPolicyOMDPD,
+    KLPolicyOMDPDConfig,
+    OMDPDConfig,
     OnlineRun,
+    OptimismConfig,
     OptimisticModel,
     OptPrimalDualCMDP,
+    OptPrimalDualConfig,
     UnconstrainedUCBVI,
     evaluate_policy,
     mirror_descent_step,
@@ -41,7 +45,9 @@ from icml25.papers.omdpd.omdpd import (
 )
 
 __all__ = [
-    "AdversarialInstance", "adversarial_instance", "EpisodicCMDP", "IIDCostSchedule", "KLPolicyOMDPD", "OMDPD", "OccupancyLPResult", "OnlineRun", "PAPER_COST_VALUES", "OptPrimalDualCMDP", "OptimisticModel",
+    "AdversarialInstance", "adversarial_instance", "EpisodicCMDP", "IIDCostSchedule", "KLPolicyOMDPD",
+    "KLPolicyOMDPDConfig", "OMDPD", "OMDPDConfig", "OccupancyLPResult", "OnlineRun", "OptimismConfig",
+    "PAPER_COST_VALUES", "OptPrimalDualCMDP", "OptPrimalDualConfig", "OptimisticModel",
     "ReactiveSchedule", "SwitchingSchedule", "Trajectory", "UnconstrainedUCBVI", "evaluate_policy", "flow_residual",
     "min_max_constraint_value", "mirror_descent_step", "occupancy_from_policy", "occupancy_lp", "paper_instance",
     "policy_from_occupancy", "policy_value", "project_occupancy", "random_cmdp", "run_online",

@@ -21,15 +21,21 @@ empirical P and r from counts (pooled over steps, or per step with ``stage_depen
   Lagrangian with the running mean of the g_j (it models constraints as stochastic) and projected
   dual ascent ``lambda_{k+1} = [lambda_k + eta_dual / sqrt(k) V_hat_{g_bar}^{pi_k}]_+``.
 * :class:`UnconstrainedUCBVI`: greedy on optimistic Q-values, ignores constraints.
+
+Settings: each learner takes its own config dataclass whole (:class:`OMDPDConfig`, :class:`KLPolicyOMDPDConfig`,
+:class:`OptPrimalDualConfig`) and the bonuses' :class:`OptimismConfig`, which the learners of one comparison
+share: ``OMDPD(S, A, H, OMDPDConfig(eta=2.0), optimism=OptimismConfig(bonus_scale=0.1))``. The keyword form
+``OMDPD(S, A, H, eta=2.0, bonus_scale=0.1)`` builds the same configs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 
+from icml25.common.checks import check_fields, check_ranges
 from icml25.common.mdp import check_count
 from icml25.papers.omdpd.cmdp import (
     EpisodicCMDP,
@@ -45,11 +51,80 @@ from icml25.papers.omdpd.cmdp import (
 )
 
 
-def _check_positive(name: str, value: Any, allow_zero: bool = False) -> float:
-    v = float(value)
-    if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    return v
+@dataclass(frozen=True)
+class OptimismConfig:
+    """Settings of the optimistic model (:class:`OptimisticModel`) that every learner here keeps.
+
+    One instance is shared by the learners of a comparison, so they explore with the same bonuses.
+    """
+
+    delta: float = 0.05
+    """Confidence level inside the bonuses, in (0, 1)."""
+    bonus_scale: float = 0.1
+    """Multiplier c of the exploration bonuses (1 is the textbook size; 0 turns optimism off)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, finite=True, open_fraction=("delta",), nonnegative=("bonus_scale",))
+
+
+@dataclass(frozen=True)
+class OMDPDConfig:
+    """Settings of :class:`OMDPD` (the constants are not given in the sources we could read; see the doc)."""
+
+    alpha: float = 3000 ** -0.5
+    """Scale of the surrogate and of the dual increments (default 1/sqrt(3000), 1/sqrt of the paper's K)."""
+    beta: float = 1.0
+    """Rate of the exponential potential Phi(x) = exp(beta x) - 1."""
+    eta: float = 1.0
+    """Multiplier of the gradient-variation step size eta sqrt(2H) / sqrt(sum ||G_j - G_{j-1}||^2)."""
+    cost_optimism: bool = True
+    """Subtract the bonus from the revealed cost in the surrogate (the paper's d_tilde); False uses d_k."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, finite=("alpha", "beta", "eta"), positive=("alpha", "beta", "eta"),
+                     choices={"cost_optimism": (True, False)})
+
+
+@dataclass(frozen=True)
+class KLPolicyOMDPDConfig:
+    """Settings of :class:`KLPolicyOMDPD` (ours)."""
+
+    eta: float = 1.0
+    """Primal step scale (AdaGrad: eta / sqrt(sum of squared sup-norms of the surrogate Q))."""
+    eta_dual: float = 1.0
+    """Dual weight per unit of cumulative violation (lambda_k = eta_dual Q_k)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, finite=True, positive=("eta",), nonnegative=("eta_dual",))
+
+
+@dataclass(frozen=True)
+class OptPrimalDualConfig:
+    """Settings of :class:`OptPrimalDualCMDP`."""
+
+    eta: float = 1.0
+    """Primal step scale (eta / (H sqrt(k)))."""
+    eta_dual: float = 1.0
+    """Dual step scale (eta_dual / sqrt(k))."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, finite=True, positive=("eta",), nonnegative=("eta_dual",))
+
+
+def _configs_from_settings(owner: str, settings: dict[str, Any], *configs: Any) -> list[Any]:  # noqa: ANN401
+    """The configs with keyword settings applied (the keyword form ``OMDPD(S, A, H, eta=2.0)``).
+
+    Each name in ``settings`` must be a field of exactly one of ``configs``; the copies validate themselves.
+
+    Raises:
+        TypeError: a name that is a field of none of the configs.
+    """
+    names = [{f.name for f in fields(cfg)} for cfg in configs]
+    unknown = sorted(set(settings) - set().union(*names))
+    if unknown:
+        valid = ", ".join(sorted(set().union(*names)))
+        raise TypeError(f"{owner} got an unexpected setting {unknown[0]!r}; valid: {valid}")
+    return [replace(cfg, **{k: v for k, v in settings.items() if k in own}) for cfg, own in zip(configs, names)]
 
 
 def evaluate_policy(P: np.ndarray, f: np.ndarray, policy: np.ndarray, bonus: np.ndarray | float = 0.0,
@@ -110,7 +185,8 @@ def mirror_descent_step(logits: np.ndarray, Q: np.ndarray, eta: float) -> tuple[
         raise ValueError(f"logits and Q must have the same shape (..., A), got {logits.shape} and {Q.shape}")
     if not (np.all(np.isfinite(logits)) and np.all(np.isfinite(Q))):
         raise ValueError("logits and Q must be finite")
-    return _mirror_descent_step(logits, Q, _check_positive("eta", eta, allow_zero=True))
+    check_ranges("mirror_descent_step", {"eta": eta}, finite=True, nonnegative=True)
+    return _mirror_descent_step(logits, Q, float(eta))
 
 
 def _mirror_descent_step(logits: np.ndarray, Q: np.ndarray, eta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -146,10 +222,10 @@ def project_occupancy(z: Any, P: Any, mu: Any = 0, tol: float = 1e-10, max_iter:
     P = check_episodic_transitions(P, z.shape[0])
     if z.shape[1:] != (P.shape[2], P.shape[1]):
         raise ValueError(f"z must have shape (H, S, A) = {(P.shape[0], P.shape[2], P.shape[1])}, got {z.shape}")
-    tol = _check_positive("tol", tol)
+    check_ranges("project_occupancy", {"tol": tol}, finite=True, positive=True)
     max_iter = check_count("max_iter", max_iter)
     M, b = flow_equalities(P, check_initial_distribution(mu, P.shape[2]))
-    return _project_flow_polytope(z.ravel(), M, b, tol, max_iter)[0].reshape(z.shape)
+    return _project_flow_polytope(z.ravel(), M, b, float(tol), max_iter)[0].reshape(z.shape)
 
 
 def _project_flow_polytope(z: np.ndarray, M: np.ndarray, b: np.ndarray, tol: float = 1e-10, max_iter: int = 100,
@@ -185,23 +261,23 @@ class OptimisticModel:
 
     Args:
         n_states, n_actions, horizon: S, A, H.
-        delta: confidence level inside the bonuses; bonus_scale: multiplier c of the bonuses.
+        cfg: :class:`OptimismConfig` (delta, bonus_scale); default ``OptimismConfig()``.
         stage_dependent: estimate P_h and r_h separately for every step h (the paper's experiment has
             stage-dependent rewards); False pools the counts over steps (a stationary CMDP).
+        **settings: fields of ``cfg`` by keyword (``OptimisticModel(S, A, H, bonus_scale=0.5)``).
 
     Attributes:
+        cfg: the settings in force.
         counts: visits N(h, s, a); transitions: N(h, s, a, s2); reward_sums: summed rewards per (h, s, a)
             (leading axis of length 1 when the counts are pooled over steps).
     """
 
-    def __init__(self, n_states: int, n_actions: int, horizon: int, delta: float = 0.05, bonus_scale: float = 0.1,
-                 stage_dependent: bool = False):
+    def __init__(self, n_states: int, n_actions: int, horizon: int, cfg: OptimismConfig | None = None,
+                 stage_dependent: bool = False, **settings: Any):
         self.S, self.A = check_count("n_states", n_states), check_count("n_actions", n_actions)
         self.H = check_count("horizon", horizon)
-        self.delta = _check_positive("delta", delta)
-        if self.delta >= 1:
-            raise ValueError(f"delta must be in (0, 1), got {delta}")
-        self.bonus_scale = _check_positive("bonus_scale", bonus_scale, allow_zero=True)
+        (self.cfg,) = _configs_from_settings("OptimisticModel", settings, cfg or OptimismConfig())
+        self.delta, self.bonus_scale = float(self.cfg.delta), float(self.cfg.bonus_scale)
         if not isinstance(stage_dependent, (bool, np.bool_)):
             raise ValueError(f"stage_dependent must be a bool, got {stage_dependent!r}")
         self.stage_dependent = bool(stage_dependent)
@@ -255,16 +331,27 @@ class _KnownModel:
 
 
 class _PolicyMirrorDescentLearner:
-    """Shared state of the policy-mirror-descent learners: model, logits, policy, step counter."""
+    """Shared state of the policy-mirror-descent learners: model, logits, policy, step counter.
 
-    def __init__(self, n_states: int, n_actions: int, horizon: int, mu: Any = 0, delta: float = 0.05,
-                 bonus_scale: float = 0.1, model: tuple[Any, Any] | None = None, g_range: tuple[float, float] = (-1, 1),
-                 stage_dependent: bool = False):
+    Args:
+        n_states, n_actions, horizon: S, A, H.
+        optimism: :class:`OptimismConfig` of the bonuses; default ``OptimismConfig()``.
+        mu: initial state (int) or distribution.
+        model: optional ``(P, r_mean)`` known model (no bonus): the accurate-estimates regime.
+        g_range: per-step range of every revealed constraint g_k.
+        stage_dependent: estimate P_h and r_h per step h (see :class:`OptimisticModel`).
+        **settings: fields of ``optimism`` by keyword (``UnconstrainedUCBVI(S, A, H, bonus_scale=0.5)``).
+    """
+
+    def __init__(self, n_states: int, n_actions: int, horizon: int, optimism: OptimismConfig | None = None, *,
+                 mu: Any = 0, model: tuple[Any, Any] | None = None, g_range: tuple[float, float] = (-1, 1),
+                 stage_dependent: bool = False, **settings: Any):
         self.S, self.A = check_count("n_states", n_states), check_count("n_actions", n_actions)
         self.H = check_count("horizon", horizon)
         self.mu = check_initial_distribution(mu, self.S)
+        (self.optimism,) = _configs_from_settings(type(self).__name__, settings, optimism or OptimismConfig())
         if model is None:
-            self.model: Any = OptimisticModel(self.S, self.A, self.H, delta, bonus_scale, stage_dependent)
+            self.model: Any = OptimisticModel(self.S, self.A, self.H, self.optimism, stage_dependent)
         else:
             P = check_episodic_transitions(model[0], self.H)
             if P.shape[1:] != (self.A, self.S, self.S):
@@ -321,32 +408,29 @@ class OMDPD(_PolicyMirrorDescentLearner):
 
     Args:
         n_states, n_actions, horizon: S, A, H.
-        alpha: scale of the surrogate and of the dual increments (default 1/sqrt(3000), the paper's K).
-        beta: rate of the exponential potential.
-        eta: multiplier of the adaptive step size.
-        delta: confidence level of the bonuses; bonus_scale: multiplier c of the bonuses.
+        cfg: :class:`OMDPDConfig` (alpha, beta, eta, cost_optimism); default ``OMDPDConfig()``.
+        optimism: :class:`OptimismConfig` of the bonuses (delta, bonus_scale); default ``OptimismConfig()``.
         mu: initial state (int) or distribution.
         model: optional ``(P, r_mean)`` known model (no bonus): the accurate-estimates regime.
         g_range: per-step range of every revealed cost d_k.
         stage_dependent: estimate P_h and r_h per step h (see :class:`OptimisticModel`).
-        cost_optimism: subtract the bonus from the revealed cost in the surrogate (the paper's d_tilde).
+        **settings: fields of ``cfg`` or ``optimism`` by keyword (``OMDPD(S, A, H, eta=2.0, delta=0.1)``).
 
     Attributes:
+        cfg, optimism: the settings in force.
         q, q_hat: current played and secondary occupancy measures (H, S, A); lam: dual state lambda_k;
         estimated_violations: ``d_k^T q_k`` per episode (the learner's estimate, which drives the dual).
     """
 
-    def __init__(self, n_states: int, n_actions: int, horizon: int, alpha: float = 3000 ** -0.5, beta: float = 1.0,
-                 eta: float = 1.0, delta: float = 0.05, bonus_scale: float = 0.1, mu: Any = 0,
-                 model: tuple[Any, Any] | None = None, g_range: tuple[float, float] = (-1.0, 1.0),
-                 stage_dependent: bool = False, cost_optimism: bool = True):
-        super().__init__(n_states, n_actions, horizon, mu, delta, bonus_scale, model, g_range, stage_dependent)
-        self.alpha = _check_positive("alpha", alpha)
-        self.beta = _check_positive("beta", beta)
-        self.eta = _check_positive("eta", eta)
-        if not isinstance(cost_optimism, (bool, np.bool_)):
-            raise ValueError(f"cost_optimism must be a bool, got {cost_optimism!r}")
-        self.cost_optimism = bool(cost_optimism)
+    def __init__(self, n_states: int, n_actions: int, horizon: int, cfg: OMDPDConfig | None = None, *,
+                 optimism: OptimismConfig | None = None, mu: Any = 0, model: tuple[Any, Any] | None = None,
+                 g_range: tuple[float, float] = (-1.0, 1.0), stage_dependent: bool = False, **settings: Any):
+        self.cfg, optimism = _configs_from_settings("OMDPD", settings, cfg or OMDPDConfig(),
+                                                    optimism or OptimismConfig())
+        super().__init__(n_states, n_actions, horizon, optimism, mu=mu, model=model, g_range=g_range,
+                         stage_dependent=stage_dependent)
+        self.alpha, self.beta, self.eta = float(self.cfg.alpha), float(self.cfg.beta), float(self.cfg.eta)
+        self.cost_optimism = bool(self.cfg.cost_optimism)
         P_hat, _, _ = self.model.estimate()
         self.q = forward_occupancy(P_hat, self._policy, self.mu)
         self.q_hat = self.q.copy()
@@ -400,19 +484,21 @@ class KLPolicyOMDPD(_PolicyMirrorDescentLearner):
 
     Args:
         n_states, n_actions, horizon: S, A, H.
-        eta: primal step scale; eta_dual: dual weight per unit of queue.
-        delta: confidence level of the bonuses; bonus_scale: multiplier c of the bonuses.
+        cfg: :class:`KLPolicyOMDPDConfig` (eta, eta_dual); default ``KLPolicyOMDPDConfig()``.
+        optimism: :class:`OptimismConfig` of the bonuses; default ``OptimismConfig()``.
         mu: initial state (int) or distribution.
         model: optional ``(P, r_mean)`` known model (no bonus): the accurate-estimates regime.
         g_range: per-step range of every g_k (used to clip the constraint Q-values).
+        **settings: fields of ``cfg`` or ``optimism`` by keyword.
     """
 
-    def __init__(self, n_states: int, n_actions: int, horizon: int, eta: float = 1.0, eta_dual: float = 1.0,
-                 delta: float = 0.05, bonus_scale: float = 0.1, mu: Any = 0, model: tuple[Any, Any] | None = None,
-                 g_range: tuple[float, float] = (-1.0, 1.0)):
-        super().__init__(n_states, n_actions, horizon, mu, delta, bonus_scale, model, g_range)
-        self.eta = _check_positive("eta", eta)
-        self.eta_dual = _check_positive("eta_dual", eta_dual, allow_zero=True)
+    def __init__(self, n_states: int, n_actions: int, horizon: int, cfg: KLPolicyOMDPDConfig | None = None, *,
+                 optimism: OptimismConfig | None = None, mu: Any = 0, model: tuple[Any, Any] | None = None,
+                 g_range: tuple[float, float] = (-1.0, 1.0), **settings: Any):
+        self.cfg, optimism = _configs_from_settings("KLPolicyOMDPD", settings, cfg or KLPolicyOMDPDConfig(),
+                                                    optimism or OptimismConfig())
+        super().__init__(n_states, n_actions, horizon, optimism, mu=mu, model=model, g_range=g_range)
+        self.eta, self.eta_dual = float(self.cfg.eta), float(self.cfg.eta_dual)
         self.queue = 0.0
         self.lam = 0.0
         self._grad_sq = 0.0
@@ -439,14 +525,17 @@ class OptPrimalDualCMDP(_PolicyMirrorDescentLearner):
     ``pi_{k+1} ∝ pi_k exp(eta_k (Q_r - lambda_k Q_{g_bar}))`` with ``eta_k = eta / (H sqrt(k))``, then
     ``lambda_{k+1} = [lambda_k + eta_dual / sqrt(k) V_hat_{g_bar}^{pi_k}(mu)]_+``.
     Its violation guarantee is on the (cancelling) sum of V_g, so adversarial schedules break it.
+
+    Args: as :class:`KLPolicyOMDPD`, with ``cfg`` an :class:`OptPrimalDualConfig` (eta, eta_dual).
     """
 
-    def __init__(self, n_states: int, n_actions: int, horizon: int, eta: float = 1.0, eta_dual: float = 1.0,
-                 delta: float = 0.05, bonus_scale: float = 0.1, mu: Any = 0, model: tuple[Any, Any] | None = None,
-                 g_range: tuple[float, float] = (-1.0, 1.0)):
-        super().__init__(n_states, n_actions, horizon, mu, delta, bonus_scale, model, g_range)
-        self.eta = _check_positive("eta", eta)
-        self.eta_dual = _check_positive("eta_dual", eta_dual, allow_zero=True)
+    def __init__(self, n_states: int, n_actions: int, horizon: int, cfg: OptPrimalDualConfig | None = None, *,
+                 optimism: OptimismConfig | None = None, mu: Any = 0, model: tuple[Any, Any] | None = None,
+                 g_range: tuple[float, float] = (-1.0, 1.0), **settings: Any):
+        self.cfg, optimism = _configs_from_settings("OptPrimalDualCMDP", settings, cfg or OptPrimalDualConfig(),
+                                                    optimism or OptimismConfig())
+        super().__init__(n_states, n_actions, horizon, optimism, mu=mu, model=model, g_range=g_range)
+        self.eta, self.eta_dual = float(self.cfg.eta), float(self.cfg.eta_dual)
         self.lam = 0.0
         self.g_bar = np.zeros((self.H, self.S, self.A))
 
@@ -463,7 +552,12 @@ class OptPrimalDualCMDP(_PolicyMirrorDescentLearner):
 
 
 class UnconstrainedUCBVI(_PolicyMirrorDescentLearner):
-    """Optimistic value iteration that ignores constraints: greedy on ``Q_h = min(H - h, r_hat + b + P_hat V_{h+1})``."""
+    """Optimistic value iteration that ignores constraints: greedy on
+    ``Q_h = min(H - h, r_hat + b + P_hat V_{h+1})``.
+
+    Args: ``n_states, n_actions, horizon, optimism, mu, model, g_range, stage_dependent`` and ``**settings``
+    as :class:`OMDPD`; its only settings are the bonuses (``optimism``).
+    """
 
     def update(self, traj: Trajectory, g: Any = None) -> "UnconstrainedUCBVI":
         if g is not None:

@@ -16,7 +16,8 @@ development seeds 100-102, which the presets never use).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import typing
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +40,17 @@ from icml25.papers.omdpd.cmdp import (
     occupancy_lp,
     paper_instance,
 )
-from icml25.papers.omdpd.omdpd import OMDPD, KLPolicyOMDPD, OptPrimalDualCMDP, UnconstrainedUCBVI, run_online
+from icml25.papers.omdpd.omdpd import (
+    OMDPD,
+    KLPolicyOMDPD,
+    KLPolicyOMDPDConfig,
+    OMDPDConfig,
+    OptimismConfig,
+    OptPrimalDualCMDP,
+    OptPrimalDualConfig,
+    UnconstrainedUCBVI,
+    run_online,
+)
 
 SCHEDULES = ("switching", "reactive")
 ALGORITHMS = ("omdpd", "omdpd_kl", "pd", "ucbvi")
@@ -53,6 +64,19 @@ def loglog_slope(K: np.ndarray, y: np.ndarray, floor: float) -> float:
     violates, or beats the fixed comparator) from producing meaningless logarithms.
     """
     return float(np.polyfit(np.log(K), np.log(np.maximum(y, floor)), 1)[0])
+
+
+def rebuild_method_configs(cfg: ExperimentConfig) -> None:
+    """Turn the dicts of a job's stored config back into the method configs they were.
+
+    The worker rebuilds a job's config with ``Config(**stored_dict)``, which leaves every nested method config a
+    dict; each config below calls this first in ``__post_init__`` (a stop-gap until the core rebuilds them).
+    """
+    hints = typing.get_type_hints(type(cfg))
+    for f in fields(cfg):
+        value = getattr(cfg, f.name)
+        if isinstance(value, dict) and is_dataclass(hints[f.name]):
+            setattr(cfg, f.name, hints[f.name](**value))
 
 
 @dataclass
@@ -71,70 +95,67 @@ class GrowthConfig(ExperimentConfig):
     """Budget between the safest worst-case cost (0) and the unconstrained optimum's (1)."""
     penalty: float = 0.5
     """Reactive schedule: extra cost on the previous episode's most played action."""
-    alpha: float = 3000 ** -0.5
-    """OMDPD scale of the surrogate and of the dual increments (constant not given in the sources; 1/sqrt(3000))."""
-    beta: float = 1.0
-    """OMDPD rate of the exponential potential Phi(x) = exp(beta x) - 1."""
-    eta: float = 1.0
-    """OMDPD multiplier of the gradient-variation step size eta sqrt(2H) / sqrt(sum ||G_j - G_{j-1}||^2)."""
-    cost_optimism: bool = True
-    """OMDPD: optimistic cost d_k - bonus in the surrogate (the paper's d_tilde); False uses d_k."""
     include_kl: bool = False
-    """Also run our KL-on-policies alternative (KLPolicyOMDPD, ours) with eta_kl and eta_dual_kl."""
-    eta_kl: float = 5.0
-    """KLPolicyOMDPD primal step scale (AdaGrad: eta_kl / sqrt(sum of squared sup-norms of the surrogate Q))."""
-    eta_dual_kl: float = 1.0
-    """KLPolicyOMDPD dual weight per unit of cumulative violation (lambda_k = eta_dual_kl Q_k)."""
-    eta_pd: float = 5.0
-    """Baseline primal step scale (eta_pd / (H sqrt(k)))."""
-    eta_dual_pd: float = 1.0
-    """Baseline dual step scale (eta_dual_pd / sqrt(k))."""
-    bonus_scale: float = 0.1
-    """Multiplier of the exploration bonuses (1 is the textbook size)."""
-    delta: float = 0.05
-    """Confidence level inside the bonuses."""
+    """Also run our KL-on-policies alternative (KLPolicyOMDPD, ours) with the settings ``omdpd_kl``."""
     include_ucbvi: bool = False
     """Also run unconstrained UCB-VI (reference for how much the constraints cost)."""
+    omdpd: OMDPDConfig = field(default_factory=OMDPDConfig)
+    """OMDPD's settings (alpha, beta, eta, cost_optimism; the method's defaults)."""
+    omdpd_kl: KLPolicyOMDPDConfig = field(default_factory=lambda: KLPolicyOMDPDConfig(eta=5.0))
+    """KLPolicyOMDPD's settings (ours; primal step scale 5 chosen on development seeds 100-102)."""
+    pd: OptPrimalDualConfig = field(default_factory=lambda: OptPrimalDualConfig(eta=5.0))
+    """The primal-dual baseline's settings (primal step scale 5 chosen on development seeds 100-102)."""
+    optimism: OptimismConfig = field(default_factory=OptimismConfig)
+    """Exploration bonuses, shared by every learner of the comparison (delta, bonus_scale)."""
+
+    def __post_init__(self) -> None:
+        rebuild_method_configs(self)
+        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days
         check_fields(self, at_most={"n_states": 10**4, "n_actions": 10**3, "horizon": 10**4, "K_grid": 10**7})
-        check_fields(self, positive=("n_states", "n_actions", "horizon", "K_grid", "alpha", "beta", "eta", "eta_kl",
-                                     "eta_pd"),
-                     nonnegative=("penalty", "eta_dual_kl", "eta_dual_pd", "bonus_scale"), fraction=("tightness",),
-                     open_fraction=("delta",), nonempty=("K_grid", "schedules"),
-                     choices={"schedules": SCHEDULES, "cost_optimism": (True, False), "include_kl": (True, False),
-                              "include_ucbvi": (True, False)})
+        check_fields(self, positive=("n_states", "n_actions", "horizon", "K_grid"), nonnegative=("penalty",),
+                     fraction=("tightness",), nonempty=("K_grid", "schedules"),
+                     choices={"schedules": SCHEDULES, "include_kl": (True, False), "include_ucbvi": (True, False)})
+
+
+def _seed(*entropy: int) -> int:
+    """A 32-bit seed derived from ``entropy`` (the job's seed, the schedule's index, ...)."""
+    return int(np.random.SeedSequence(list(entropy)).generate_state(1)[0])
+
+
+def growth_learners(cfg: GrowthConfig, g_range: tuple[float, float]) -> dict[str, object]:
+    """The learners of one schedule, by metric tag, each built from its own config and the shared bonuses."""
+    size, shared = (cfg.n_states, cfg.n_actions, cfg.horizon), dict(optimism=cfg.optimism, g_range=g_range)
+    learners: dict[str, object] = {"omdpd": OMDPD(*size, cfg.omdpd, **shared)}
+    if cfg.include_kl:
+        learners["omdpd_kl"] = KLPolicyOMDPD(*size, cfg.omdpd_kl, **shared)
+    learners["pd"] = OptPrimalDualCMDP(*size, cfg.pd, **shared)
+    if cfg.include_ucbvi:
+        learners["ucbvi"] = UnconstrainedUCBVI(*size, **shared)
+    return learners
 
 
 def run_growth(cfg: GrowthConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """R(K), V(K) and their log-log slopes for each schedule and algorithm."""
     K = np.array(sorted(cfg.K_grid), dtype=int)
-    algs = ("omdpd",) + (("omdpd_kl",) if cfg.include_kl else ()) + ("pd",) + (("ucbvi",) if cfg.include_ucbvi else ())
-    total, done = len(cfg.schedules) * len(algs) * int(K[-1]), 0
+    n_algs = 2 + int(cfg.include_kl) + int(cfg.include_ucbvi)
+    total, done = len(cfg.schedules) * n_algs * int(K[-1]), 0
     metrics: Metrics = {}
     for i, kind in enumerate(cfg.schedules):
-        inst = adversarial_instance(kind, cfg.n_states, cfg.n_actions, cfg.horizon, seed=int(np.random.SeedSequence([seed, i]).generate_state(1)[0]),
+        inst = adversarial_instance(kind, cfg.n_states, cfg.n_actions, cfg.horizon, seed=_seed(seed, i),
                                     tightness=cfg.tightness, penalty=cfg.penalty)
-        common = dict(delta=cfg.delta, bonus_scale=cfg.bonus_scale, g_range=inst.g_range)
-        learners = {
-            "omdpd": OMDPD(cfg.n_states, cfg.n_actions, cfg.horizon, alpha=cfg.alpha, beta=cfg.beta, eta=cfg.eta,
-                           cost_optimism=cfg.cost_optimism, **common),
-            "omdpd_kl": KLPolicyOMDPD(cfg.n_states, cfg.n_actions, cfg.horizon, eta=cfg.eta_kl,
-                                      eta_dual=cfg.eta_dual_kl, **common),
-            "pd": OptPrimalDualCMDP(cfg.n_states, cfg.n_actions, cfg.horizon, eta=cfg.eta_pd,
-                                    eta_dual=cfg.eta_dual_pd, **common),
-            "ucbvi": UnconstrainedUCBVI(cfg.n_states, cfg.n_actions, cfg.horizon, **common),
-        }
         lp_cache: dict[tuple[int, ...], float] = {}
-        for alg in algs:
+        for alg, learner in growth_learners(cfg, inst.g_range).items():
             def report(d: int, n: int, base: int = done) -> None:
                 progress(base + d, total)
-            run = run_online(inst.env(seed=int(np.random.SeedSequence([seed, i, 7]).generate_state(1)[0])), learners[alg], int(K[-1]), report)
+            run = run_online(inst.env(seed=_seed(seed, i, 7)), learner, int(K[-1]), report)
             done += int(K[-1])
             # comparator V*_K: best fixed policy feasible for every constraint revealed in episodes 1..K
-            ids = np.array([next(j for j, v in enumerate(inst.variants) if np.array_equal(np.broadcast_to(v, g.shape), g))
+            ids = np.array([next(j for j, v in enumerate(inst.variants)
+                                 if np.array_equal(np.broadcast_to(v, g.shape), g))
                             for g in run.constraints])
             regret = []
             for k in K:
@@ -164,7 +185,8 @@ def growth_figures(per_seed: list[Metrics], cfg: GrowthConfig, outdir: Path) -> 
 
     K = np.array(sorted(cfg.K_grid), dtype=float)
     algs = [a for a in ALGORITHMS if f"{cfg.schedules[0]}_{a}_regret" in per_seed[0]]
-    labels = {"omdpd": "OMDPD", "omdpd_kl": "KL-on-policies (ours)", "pd": "OptPrimalDual (stochastic g)", "ucbvi": "UCB-VI (unconstrained)"}
+    labels = {"omdpd": "OMDPD", "omdpd_kl": "KL-on-policies (ours)", "pd": "OptPrimalDual (stochastic g)",
+              "ucbvi": "UCB-VI (unconstrained)"}
     colours = {"omdpd": "#d62728", "omdpd_kl": "#ff7f0e", "pd": "#1f77b4", "ucbvi": "#7f7f7f"}
     fig, axes = plt.subplots(2, len(cfg.schedules), figsize=(5.5 * len(cfg.schedules), 8), squeeze=False)
     for col, kind in enumerate(cfg.schedules):
@@ -177,7 +199,8 @@ def growth_figures(per_seed: list[Metrics], cfg: GrowthConfig, outdir: Path) -> 
                 slope = np.mean([m[f"{kind}_{alg}_{what}_slope"] for m in per_seed])
                 ax.errorbar(K, mean, yerr=err, marker="o", capsize=3, color=colours[alg],
                             label=f"{labels[alg]} (slope {slope:.2f})")
-            ref = np.sqrt(K / K[0]) * max(float(cfg.horizon), float(np.mean([m[f"{kind}_omdpd_{what}"][0] for m in per_seed])))
+            first = float(np.mean([m[f"{kind}_omdpd_{what}"][0] for m in per_seed]))
+            ref = np.sqrt(K / K[0]) * max(float(cfg.horizon), first)
             ax.plot(K, ref, "k--", lw=1, label="slope 1/2")
             ax.set_xscale("log")
             ax.set_yscale("log")
@@ -205,27 +228,21 @@ class Fig2Config(ExperimentConfig):
     """Dirichlet concentration of the transitions (paper: 0.5)."""
     cost_values: tuple[float, ...] = PAPER_COST_VALUES
     """Values the i.i.d. costs are drawn from (paper: -1, -0.6, -0.2, 0, 0.2, 0.6, 1)."""
-    alpha: float = 3000 ** -0.5
-    """OMDPD scale of the surrogate and of the dual increments (not given in the sources; 1/sqrt(3000))."""
-    beta: float = 1.0
-    """OMDPD rate of the exponential potential."""
-    eta: float = 1.0
-    """OMDPD multiplier of the gradient-variation step size."""
-    cost_optimism: bool = True
-    """OMDPD: optimistic cost d_k - bonus in the surrogate (the paper's d_tilde)."""
-    bonus_scale: float = 0.1
-    """Multiplier of the exploration bonuses."""
-    delta: float = 0.05
-    """Confidence level inside the bonuses."""
+    omdpd: OMDPDConfig = field(default_factory=OMDPDConfig)
+    """OMDPD's settings (alpha, beta, eta, cost_optimism; the method's defaults, constants not given in the sources)."""
+    optimism: OptimismConfig = field(default_factory=OptimismConfig)
+    """OMDPD's exploration bonuses (delta, bonus_scale)."""
+
+    def __post_init__(self) -> None:
+        rebuild_method_configs(self)
+        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days
         check_fields(self, at_most={"n_states": 10**4, "n_actions": 10**3, "horizon": 10**4, "K_grid": 10**7})
-        check_fields(self, positive=("n_states", "n_actions", "horizon", "K_grid", "concentration", "alpha", "beta",
-                                     "eta"),
-                     nonnegative=("bonus_scale",), open_fraction=("delta",), nonempty=("K_grid", "cost_values"),
-                     choices={"cost_optimism": (True, False)})
+        check_fields(self, positive=("n_states", "n_actions", "horizon", "K_grid", "concentration"),
+                     nonempty=("K_grid", "cost_values"))
 
 
 def run_fig2(cfg: Fig2Config, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -233,9 +250,7 @@ def run_fig2(cfg: Fig2Config, seed: int, progress: ProgressFn = no_progress) -> 
     K = np.array(sorted(cfg.K_grid), dtype=int)
     S, A, H = cfg.n_states, cfg.n_actions, cfg.horizon
     env = paper_instance(S, A, H, seed=seed, concentration=cfg.concentration, cost_values=cfg.cost_values)
-    learner = OMDPD(S, A, H, alpha=cfg.alpha, beta=cfg.beta, eta=cfg.eta, delta=cfg.delta,
-                    bonus_scale=cfg.bonus_scale, g_range=env.schedule.g_range, stage_dependent=True,
-                    cost_optimism=cfg.cost_optimism)
+    learner = OMDPD(S, A, H, cfg.omdpd, optimism=cfg.optimism, g_range=env.schedule.g_range, stage_dependent=True)
     run = run_online(env, learner, int(K[-1]), progress)
     q_uniform = forward_occupancy(env.P, np.full((H, S, A), 1.0 / A), env.mu)
     uniform_values = np.array([float(np.sum(q_uniform * d)) for d in run.constraints])
@@ -282,7 +297,8 @@ EXPERIMENTS = [
         name="fig2",
         description="The paper's experiment: OMDPD's strong violation over K = 3000 episodes on a random CMDP with "
                     "S=5, A=3, H=5, Dirichlet(0.5) transitions, stage-dependent rewards and costs drawn i.i.d. "
-                    "every episode from a 7-value set (threshold 0); the uniform policy on the same draws as reference.",
+                    "every episode from a 7-value set (threshold 0); the uniform policy on the same draws as "
+                    "reference.",
         config=Fig2Config,
         run=run_fig2,
         presets={
@@ -393,10 +409,11 @@ CLAIMS = [
 
 API_EXAMPLE = """
 import numpy as np
-from icml25.papers.omdpd import OMDPD, adversarial_instance, occupancy_lp, run_online
+from icml25.papers.omdpd import OMDPD, OMDPDConfig, OptimismConfig, adversarial_instance, occupancy_lp, run_online
 
 inst = adversarial_instance("switching", n_states=5, n_actions=3, horizon=5, seed=0)
-learner = OMDPD(5, 3, 5, g_range=inst.g_range)  # Euclidean optimistic OMD on occupancy measures
+cfg = OMDPDConfig(alpha=3000 ** -0.5, beta=1.0, eta=1.0)  # the defaults, written out
+learner = OMDPD(5, 3, 5, cfg, optimism=OptimismConfig(bonus_scale=0.1), g_range=inst.g_range)
 run = run_online(inst.env(seed=0), learner, n_episodes=500)
 best = occupancy_lp(inst.P, inst.reward_mean, inst.variants, mu=0, horizon=5).value
 print("strong regret    R(500) =", round(float(run.strong_regret(best)[-1]), 1))
