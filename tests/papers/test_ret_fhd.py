@@ -13,6 +13,7 @@ from icml25.papers.ret_fhd import (
     HashChainLedger,
     MultiExitMLP,
     ReTFHD,
+    ReTFHDConfig,
     category_temperature,
     class_mean_logits,
     dirichlet_split,
@@ -44,9 +45,10 @@ def test_one_exit_no_elastic_no_category_is_fd_with_constant_T(digits):
     for method in ("ret", "fd"):
         clients, test = _small_fed(digits, archs=((32,), (48,)))
         if method == "ret":
-            algo = ReTFHD(clients, 3, 1, guard=False, seed=1, T0=3.0, a=0.0, eta=0.0, eval_data=test)
+            cfg = ReTFHDConfig(rounds=3, local_epochs=1, guard=False, T0=3.0, a=0.0, eta=0.0)
+            algo = ReTFHD(clients, cfg, seed=1, eval_data=test)
         else:
-            algo = FDFixedT(clients, 3, 1, T=3.0, seed=1, eval_data=test)
+            algo = FDFixedT(clients, ReTFHDConfig(rounds=3, local_epochs=1), T=3.0, seed=1, eval_data=test)
         runs.append((algo.run(), clients, algo.global_logits_))
     (h1, c1, g1), (h2, c2, g2) = runs
     assert h1.accuracy == h2.accuracy
@@ -56,7 +58,7 @@ def test_one_exit_no_elastic_no_category_is_fd_with_constant_T(digits):
             torch.testing.assert_close(p, q, rtol=0, atol=0)
     # and distillation did change something relative to local training
     clients, test = _small_fed(digits, archs=((32,), (48,)))
-    h3 = ReTFHD(clients, 3, 1, guard=False, seed=1, distill=False, eval_data=test).run()
+    h3 = ReTFHD(clients, rounds=3, local_epochs=1, guard=False, seed=1, distill=False, eval_data=test).run()  # keywords
     assert any(p.ne(q).any() for p, q in zip(clients[0].model.parameters(), c1[0].model.parameters()))
     assert h3.bytes_per_round == [0, 0, 0] and h1.bytes_per_round[0] == 4 * 4 * (10 * 10 + 10)
 
@@ -165,7 +167,7 @@ def test_ledger_detects_tampering():
 
 def test_fedavg_averages_parameters(digits):
     clients, test = _small_fed(digits, archs=((16,),), n_clients=3)
-    algo = FedAvg(clients, 1, 1, eval_data=test)
+    algo = FedAvg(clients, ReTFHDConfig(rounds=1, local_epochs=1), eval_data=test)
     states = [{k: v.clone() for k, v in c.model.state_dict().items()} for c in clients]
     w = np.array([len(c.y) for c in clients], float)
     w /= w.sum()
@@ -202,8 +204,16 @@ def test_bad_input_raises(digits):
     with pytest.raises(ValueError, match="labels"):
         class_mean_logits(MultiExitMLP(64, [8], 10), (Xtr[:5], torch.tensor([0, 1, 2, 3, 11])), 10)
     clients = make_clients(Xtr[:60], ytr[:60], [np.arange(20), np.arange(20, 40), np.arange(40, 60)], 10)
-    with pytest.raises(ValueError, match="role_probs"):
-        ReTFHD(clients, 2, role_probs=(0.5, 0.2, 0.2))
+    with pytest.raises(ValueError, match=r"ReTFHDConfig.role_probs must be 3 non-negative numbers summing to 1"):
+        ReTFHD(clients, rounds=2, role_probs=(0.5, 0.2, 0.2))
+    with pytest.raises(ValueError, match=r"ReTFHDConfig.rounds must be > 0, got 0"):
+        ReTFHDConfig(rounds=0)
+    with pytest.raises(ValueError, match=r"ReTFHDConfig.bounds must be \(T_min, T_max\) with T_min <= T_max"):
+        ReTFHDConfig(bounds=(5.0, 2.0))
+    with pytest.raises(TypeError, match="cfg must be a ReTFHDConfig"):
+        ReTFHD(clients, 2)  # the old positional round count
+    with pytest.raises(TypeError, match="unexpected keyword argument 'rouds'"):
+        ReTFHD(clients, rouds=2)
     with pytest.raises(ValueError, match="unknown dataset"):
         load_dataset("cifar10")
 
@@ -221,3 +231,22 @@ def test_smoke_experiment_values():
     assert m["retfhd_minus_fd_t1"] == pytest.approx(m["acc_retfhd"] - m["acc_fd_t1"])
     assert 0 <= m["guard_recall"] <= 1 and 0 <= m["guard_fpr"] <= 1
     assert len(m["curve_retfhd"]) == 3
+
+
+def test_experiment_config_nests_the_training_config():
+    """The experiment holds the method's ReTFHDConfig whole (``fhd``); its own fields are the experiment's."""
+    import dataclasses
+
+    from icml25.core.experiment import config_to_dict
+    from icml25.papers.ret_fhd.repro import EXPERIMENTS, FHDConfig
+
+    own = {f.name for f in dataclasses.fields(FHDConfig)}
+    assert own == {"device", "dataset", "n_clients", "alpha", "n_attackers", "attack_scale", "last_rounds", "fhd"}
+    assert not own & {f.name for f in dataclasses.fields(ReTFHDConfig)}  # nothing re-declared
+    exp = EXPERIMENTS[0]
+    assert exp.make_config("quick").fhd == ReTFHDConfig(rounds=20, local_epochs=2, batch_size=64, lr=3e-3)
+    smoke = exp.make_config("smoke", {"fhd.kd_weight": 0.5})
+    assert smoke.fhd.rounds == 3 and smoke.fhd.kd_weight == 0.5 and exp.make_config("full").fhd.rounds == 100
+    assert FHDConfig(**config_to_dict(smoke)).fhd == smoke.fhd  # a job's stored config rebuilds the nested one
+    with pytest.raises(ValueError, match=r"FHDConfig.last_rounds must be <= fhd.rounds = 3"):
+        exp.make_config("smoke", {"last_rounds": 4})

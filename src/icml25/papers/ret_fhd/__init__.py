@@ -16,6 +16,7 @@ from icml25.papers.ret_fhd.federated import (
     LocalOnly,
     MultiExitMLP,
     ReTFHD,
+    ReTFHDConfig,
     category_temperature,
     class_mean_logits,
     distillation_loss,
@@ -29,6 +30,6 @@ INFERRED = True
 
 __all__ = [
     "HETEROGENEOUS_ARCHS", "INFERRED", "Client", "FDFixedT", "FedAvg", "HashChainLedger", "History", "LocalOnly",
-    "MultiExitMLP", "ReTFHD", "category_temperature", "class_mean_logits", "dirichlet_split", "distillation_loss",
-    "elastic_temperature", "load_dataset", "make_clients", "n_parameters", "zscore_guard",
+    "MultiExitMLP", "ReTFHD", "ReTFHDConfig", "category_temperature", "class_mean_logits", "dirichlet_split",
+    "distillation_loss", "elastic_temperature", "load_dataset", "make_clients", "n_parameters", "zscore_guard",
 ]

@@ -14,6 +14,10 @@ ICML 2025 (OpenReview f9xsNQ8oSd). Read top to bottom:
    (:func:`elastic_temperature`, paper Eq. 3); local objective (:func:`distillation_loss`, Eq. 6).
 
 Equations 3, 4 and 6 were not retrievable; the forms here are reconstructions (see the doc).
+
+Settings: the client and server training settings are one :class:`ReTFHDConfig`, passed whole:
+``ReTFHD(clients, ReTFHDConfig(rounds=20, lr=3e-3), seed=0)``; the keyword form ``ReTFHD(clients, rounds=20)``
+builds the same config. The baselines take the same config and switch off what they lack.
 """
 
 from __future__ import annotations
@@ -21,12 +25,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from icml25.common.checks import ConfigError, check_fields, check_ranges
 
 ROLES = ("worker", "validator", "miner")
 ATTACKS = ("label_flip", "model_poison")
@@ -130,10 +136,12 @@ def class_mean_logits(model: MultiExitMLP, loader, n_classes: int) -> tuple[torc
     return sums / counts.clamp_min(1)[None, :, None], counts
 
 
-def _check_temperature_args(T0: float, a: float, bounds: tuple[float, float]) -> None:
-    if not (T0 > 0 and a >= 0 and len(bounds) == 2 and 0 < bounds[0] <= bounds[1] < float("inf")):
-        raise ValueError(f"need T0 > 0, a >= 0 and 0 < bounds[0] <= bounds[1] < inf; got T0={T0}, a={a}, "
-                         f"bounds={bounds}")
+def check_temperatures(where: str, T0: float, a: float, bounds: tuple[float, float]) -> None:
+    """One-line :class:`ConfigError` unless ``T0 > 0``, ``a >= 0`` and ``0 < bounds[0] <= bounds[1] < inf``."""
+    check_ranges(where, {"T0": T0, "a": a, "bounds": bounds}, finite=True, positive=("T0", "bounds"),
+                 nonnegative=("a",))
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2 or bounds[0] > bounds[1]:
+        raise ConfigError(f"{where}.bounds must be (T_min, T_max) with T_min <= T_max, got {bounds!r}")
 
 
 def _check_square(Z: torch.Tensor, name: str) -> None:
@@ -159,7 +167,7 @@ def category_temperature(Z_g: torch.Tensor, T0: float = 4.0, a: float = 1.0,
         T of shape (C,).
     """
     _check_square(Z_g, "Z_g")
-    _check_temperature_args(T0, a, bounds)
+    check_temperatures("category_temperature", T0, a, bounds)
     if not bool(torch.isfinite(Z_g).all()):
         raise ValueError("Z_g must be finite")
     kappa = Z_g.softmax(-1).max(-1).values
@@ -189,8 +197,7 @@ def elastic_temperature(Z_g: torch.Tensor, Z_k: torch.Tensor, T_c: torch.Tensor,
     _check_square(Z_g, "Z_g")
     if Z_k.ndim != 3 or Z_k.shape[1:] != Z_g.shape:
         raise ValueError(f"Z_k must have shape (L, {Z_g.shape[0]}, {Z_g.shape[1]}), got {tuple(Z_k.shape)}")
-    if not eta >= 0:
-        raise ValueError(f"eta must be >= 0, got {eta}")
+    check_ranges("elastic_temperature", {"eta": eta}, finite=True, nonnegative=True)
     C = Z_g.shape[0]
     if T_c.shape != (C,):
         raise ValueError(f"T_c must have shape ({C},), got {tuple(T_c.shape)}")
@@ -298,8 +305,7 @@ def zscore_guard(uploads: Sequence[torch.Tensor | np.ndarray], thresh: float = 2
     """
     if len(uploads) < 3:
         raise ValueError(f"zscore_guard needs at least 3 uploads, got {len(uploads)}")
-    if not thresh > 0:
-        raise ValueError(f"thresh must be > 0, got {thresh}")
+    check_ranges("zscore_guard", {"thresh": thresh}, finite=True, positive=True)
     U = np.stack([np.asarray(u, dtype=float) for u in uploads])  # (K, C, D)
     if U.ndim != 3 or not np.all(np.isfinite(U)):
         raise ValueError(f"uploads must be finite arrays of one shape (C, D); stacked shape {U.shape}")
@@ -404,82 +410,127 @@ class History:
     """Clients blacklisted by the end."""
 
 
+@dataclass(frozen=True)
+class ReTFHDConfig:
+    """Client and server training settings of :class:`ReTFHD` (and of its baselines :func:`FDFixedT`,
+    :func:`LocalOnly`, :class:`FedAvg`, which override the switches they turn off)."""
+
+    rounds: int = 20
+    """Communication rounds."""
+    local_epochs: int = 2
+    """Local epochs per round."""
+    batch_size: int = 32
+    """Local mini-batch size."""
+    lr: float = 1e-3
+    """Adam learning rate of every client."""
+    distill: bool = True
+    """Distil towards the global class logits; False gives local training only."""
+    kd_weight: float = 1.0
+    """Weight of the distillation term of the local objective (Eq. 6)."""
+    multi_level: bool = True
+    """Distil every exit (else only the last one)."""
+    T0: float = 4.0
+    """Base temperature of the category-aware scaling (Eq. 4)."""
+    a: float = 1.0
+    """Exponent of the category-aware scaling (Eq. 4)."""
+    category: bool = True
+    """Category-aware temperatures; False gives the constant T0 (a = 0)."""
+    eta: float = 0.5
+    """Elasticity of the multi-level temperature (Eq. 3)."""
+    elastic: bool = True
+    """Multi-level elastic temperatures; False sets eta = 0."""
+    bounds: tuple[float, float] = (1.0, 10.0)
+    """Clip range (T_min, T_max) of every temperature."""
+    guard: bool = True
+    """Run the Z-score guard on the uploads (else every upload is accepted)."""
+    guard_thresh: float = 2.0
+    """Z threshold of the guard."""
+    blacklist_after: int = 3
+    """Rejections after which a client is blacklisted."""
+    role_probs: tuple[float, float, float] = (0.7, 0.2, 0.1)
+    """Probabilities of worker / validator / miner (every client also trains and uploads, Algorithm 1 line 3)."""
+
+    def __post_init__(self) -> None:
+        for name in ("bounds", "role_probs"):  # a stored (JSON) config gives lists
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
+        ints = ("rounds", "local_epochs", "batch_size", "blacklist_after")
+        check_fields(self, integer=ints, positive=ints,
+                     at_most={"rounds": 10**6, "local_epochs": 10**4, "batch_size": 10**6, "blacklist_after": 10**6},
+                     choices={b: (True, False) for b in ("distill", "multi_level", "category", "elastic", "guard")})
+        check_fields(self, finite=("lr", "kd_weight", "eta", "guard_thresh", "role_probs"),
+                     positive=("lr", "guard_thresh"), nonnegative=("kd_weight", "eta", "role_probs"))
+        check_temperatures("ReTFHDConfig", self.T0, self.a, self.bounds)
+        probs = self.role_probs
+        if not isinstance(probs, tuple) or len(probs) != 3 or not np.isclose(sum(probs), 1):
+            raise ConfigError(f"ReTFHDConfig.role_probs must be 3 non-negative numbers summing to 1, "
+                              f"got {self.role_probs!r}")
+
+
+def training_settings(owner: str, cfg: ReTFHDConfig | None, settings: dict) -> ReTFHDConfig:
+    """``cfg`` (default ``ReTFHDConfig()``) with the keyword ``settings`` applied; the copy validates itself.
+
+    Raises:
+        TypeError: ``cfg`` that is not a :class:`ReTFHDConfig` (e.g. a round count given by position), or a
+            setting that is not one of its fields.
+    """
+    if cfg is not None and not isinstance(cfg, ReTFHDConfig):
+        raise TypeError(f"{owner}: cfg must be a ReTFHDConfig, got {type(cfg).__name__} {cfg!r}; give single "
+                        f"settings by keyword (rounds=...)")
+    return replace(cfg or ReTFHDConfig(), **settings)
+
+
 class ReTFHD:
     """ReT-FHD federated training loop (simulated blockchain roles, guard, temperatures).
 
     Args:
-        clients: the participants (models may differ in depth and width).
-        rounds: communication rounds.
-        local_epochs: local epochs per round.
-        role_probs: probabilities of worker / validator / miner (every client also trains and uploads,
-            Algorithm 1 line 3); at least one validator and one miner are drawn each round.
-        guard: run the Z-score guard (else every upload is accepted).
+        clients: the participants (models may differ in depth and width); at least 3.
+        cfg: the training settings, :class:`ReTFHDConfig` (default ``ReTFHDConfig()``).
         seed: seed of role draws and mini-batch order.
-        T0, a, bounds: category temperature (``category=False`` gives constant ``T0``).
-        eta: elastic temperature (``elastic=False`` sets eta = 0).
-        multi_level: distil every exit (else only the last one).
-        distill: False gives local training only.
-        kd_weight: weight of the distillation term.
-        lr, batch_size: Adam learning rate and mini-batch size.
-        guard_thresh, blacklist_after: z threshold, and rejections after which a client is blacklisted.
         eval_data: ``(X_test, y_test)`` for the accuracy history.
+        **settings: fields of ``cfg`` by keyword (``ReTFHD(clients, rounds=3, guard=False)``).
+
+    Attributes:
+        cfg: the settings in force; ledger: the hash chain of accepted uploads; global_logits_: Z_g after
+        :meth:`run`.
     """
 
-    def __init__(self, clients: Sequence[Client], rounds: int, local_epochs: int = 2,
-                 role_probs: tuple[float, float, float] = (0.7, 0.2, 0.1), guard: bool = True, seed: int = 0, *,
-                 T0: float = 4.0, a: float = 1.0, bounds: tuple[float, float] = (1.0, 10.0), eta: float = 0.5,
-                 category: bool = True, elastic: bool = True, multi_level: bool = True, distill: bool = True,
-                 kd_weight: float = 1.0, lr: float = 1e-3, batch_size: int = 32, guard_thresh: float = 2.0,
-                 blacklist_after: int = 3, eval_data: tuple[torch.Tensor, torch.Tensor] | None = None):
+    def __init__(self, clients: Sequence[Client], cfg: ReTFHDConfig | None = None, *, seed: int = 0,
+                 eval_data: tuple[torch.Tensor, torch.Tensor] | None = None, **settings):
+        self.cfg = training_settings("ReTFHD", cfg, settings)
         if len(clients) < 3:
             raise ValueError(f"need at least 3 clients, got {len(clients)}")
-        if rounds < 1 or local_epochs < 1 or batch_size < 1:
-            raise ValueError(f"rounds, local_epochs and batch_size must be >= 1; got {rounds}, {local_epochs}, "
-                             f"{batch_size}")
-        _check_temperature_args(T0, a, bounds)
-        for name, value in (("eta", eta), ("kd_weight", kd_weight)):
-            if not (np.isfinite(value) and value >= 0):
-                raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
-        if not (np.isfinite(lr) and lr > 0) or not guard_thresh > 0 or blacklist_after < 1:
-            raise ValueError(f"need lr > 0, guard_thresh > 0 and blacklist_after >= 1; got {lr}, {guard_thresh}, "
-                             f"{blacklist_after}")
-        p = np.asarray(role_probs, float)
-        if p.shape != (3,) or np.any(p < 0) or not np.isclose(p.sum(), 1):
-            raise ValueError(f"role_probs must be 3 non-negative numbers summing to 1, got {role_probs}")
         C = {c.model.n_classes for c in clients}
         if len(C) != 1:
             raise ValueError(f"all client models must have the same n_classes, got {sorted(C)}")
-        self.clients, self.rounds, self.local_epochs, self.role_probs = list(clients), rounds, local_epochs, p
-        self.guard, self.seed, self.T0, self.a, self.bounds = guard, seed, T0, a, bounds
-        self.eta = eta if elastic else 0.0
-        self.category, self.multi_level, self.distill, self.kd_weight = category, multi_level, distill, kd_weight
-        self.lr, self.batch_size = lr, batch_size
-        self.guard_thresh, self.blacklist_after = guard_thresh, blacklist_after
-        self.eval_data = eval_data
+        self.clients, self.seed, self.eval_data = list(clients), seed, eval_data
+        self.role_probs = np.asarray(self.cfg.role_probs, float)
         self.n_classes = C.pop()
         self.ledger = HashChainLedger()
 
     # -- one client's pieces --------------------------------------------------------------------
     def _temperatures(self, Z_g: torch.Tensor, Z_k: torch.Tensor, present: torch.Tensor, L: int) -> torch.Tensor:
-        T_c = category_temperature(Z_g, self.T0, self.a if self.category else 0.0, self.bounds)
-        if not self.multi_level:
+        cfg = self.cfg
+        T_c = category_temperature(Z_g, cfg.T0, cfg.a if cfg.category else 0.0, cfg.bounds)
+        if not cfg.multi_level:
             return T_c[None]
-        return elastic_temperature(Z_g, Z_k, T_c, self.eta, self.bounds, present)[-L:]
+        return elastic_temperature(Z_g, Z_k, T_c, cfg.eta if cfg.elastic else 0.0, cfg.bounds, present)[-L:]
 
     def _local_update(self, client: Client, opt: torch.optim.Optimizer, Z_g: torch.Tensor | None,
                       g_mask: torch.Tensor | None, Z_k: torch.Tensor, present: torch.Tensor, gen: torch.Generator):
         model, n = client.model, len(client.y)
-        T = None if Z_g is None or not self.distill else self._temperatures(Z_g, Z_k, present, model.n_exits)
+        cfg = self.cfg
+        T = None if Z_g is None or not cfg.distill else self._temperatures(Z_g, Z_k, present, model.n_exits)
         model.train()
-        for _ in range(self.local_epochs):
+        for _ in range(cfg.local_epochs):
             perm = torch.randperm(n, generator=gen).to(client.X.device)  # CPU generator: same order on any device
-            for i in range(0, n, self.batch_size):
-                idx = perm[i:i + self.batch_size]
+            for i in range(0, n, cfg.batch_size):
+                idx = perm[i:i + cfg.batch_size]
                 x, y = client.X[idx], client.y[idx]
                 outs = model(x)
                 loss = F.cross_entropy(outs[-1], y)  # Eq. 6: CE on the last exit ...
                 if T is not None:  # ... + temperature-scaled distillation of every exit
-                    loss = loss + self.kd_weight * _distillation_loss(outs, y, Z_g, T, mask=g_mask)
+                    loss = loss + cfg.kd_weight * _distillation_loss(outs, y, Z_g, T, mask=g_mask)
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -504,13 +555,14 @@ class ReTFHD:
         rng = np.random.default_rng([self.seed, 17])
         gen = torch.Generator().manual_seed(self.seed)
         K, C = len(self.clients), self.n_classes
-        opts = [torch.optim.Adam(c.model.parameters(), lr=self.lr) for c in self.clients]
+        cfg = self.cfg
+        opts = [torch.optim.Adam(c.model.parameters(), lr=cfg.lr) for c in self.clients]
         honest = [k for k, c in enumerate(self.clients) if c.attack is None]
         hist = History()
         Z_g = g_mask = None
         rejections, blacklist = np.zeros(K, int), set()
         knowledge = [class_mean_logits(c.model, (c.X, c.y), C) for c in self.clients]
-        for t in range(self.rounds):
+        for t in range(cfg.rounds):
             roles = rng.choice(3, size=K, p=self.role_probs)
             for r in (1, 2):  # at least one validator and one miner
                 if not np.any(roles == r):
@@ -523,15 +575,15 @@ class ReTFHD:
                 self._local_update(c, opts[k], Z_g, g_mask, Zk, cnt > 0, gen)
                 knowledge[k] = class_mean_logits(c.model, (c.X, c.y), C)
                 uploads.append(self._upload(c, knowledge[k][0][-1], knowledge[k][1], gen))
-            hist.bytes_per_round.append(K * 4 * (C * C + C) if self.distill else 0)
-            if not self.distill:
+            hist.bytes_per_round.append(K * 4 * (C * C + C) if cfg.distill else 0)
+            if not cfg.distill:
                 hist.flagged.append([])
             else:
                 # validators: Z-score guard; blacklisted clients are ignored
-                if self.guard:
-                    accepted, _ = zscore_guard([u[0] for u in uploads], self.guard_thresh, [u[1] for u in uploads])
+                if cfg.guard:
+                    accepted, _ = zscore_guard([u[0] for u in uploads], cfg.guard_thresh, [u[1] for u in uploads])
                     rejections += ~accepted
-                    blacklist |= set(np.flatnonzero(rejections >= self.blacklist_after).tolist())
+                    blacklist |= set(np.flatnonzero(rejections >= cfg.blacklist_after).tolist())
                     accepted &= ~np.isin(np.arange(K), list(blacklist))
                 else:
                     accepted = np.ones(K, bool)
@@ -556,34 +608,39 @@ class ReTFHD:
         return hist
 
 
-def FDFixedT(clients: Sequence[Client], rounds: int, local_epochs: int = 2, T: float = 1.0, seed: int = 0,
-             **kwargs) -> ReTFHD:
+def FDFixedT(clients: Sequence[Client], cfg: ReTFHDConfig | None = None, *, T: float = 1.0, seed: int = 0,
+             eval_data: tuple[torch.Tensor, torch.Tensor] | None = None, **settings) -> ReTFHD:
     """Federated distillation baseline (Jeong et al., 2018): class-mean logits of the last exit, fixed T, no guard.
 
-    It is :class:`ReTFHD` with ``category=False, elastic=False, multi_level=False, guard=False, T0=T``.
+    It is :class:`ReTFHD` on ``cfg`` (with ``**settings``) with ``category=False, elastic=False,
+    multi_level=False, guard=False, T0=T`` and the temperature bounds widened to hold T.
     """
-    return ReTFHD(clients, rounds, local_epochs, guard=False, seed=seed, T0=T, bounds=(min(1.0, T), max(10.0, T)),
-                  category=False, elastic=False, multi_level=False, **kwargs)
+    cfg = training_settings("FDFixedT", cfg, settings)
+    fd = replace(cfg, guard=False, T0=T, bounds=(min(1.0, T), max(10.0, T)), category=False, elastic=False,
+                 multi_level=False)
+    return ReTFHD(clients, fd, seed=seed, eval_data=eval_data)
 
 
-def LocalOnly(clients: Sequence[Client], rounds: int, local_epochs: int = 2, seed: int = 0, **kwargs) -> ReTFHD:
-    """Local training only (no communication), the lower baseline."""
-    return ReTFHD(clients, rounds, local_epochs, guard=False, seed=seed, distill=False, **kwargs)
+def LocalOnly(clients: Sequence[Client], cfg: ReTFHDConfig | None = None, *, seed: int = 0,
+              eval_data: tuple[torch.Tensor, torch.Tensor] | None = None, **settings) -> ReTFHD:
+    """Local training only (no communication), the lower baseline: :class:`ReTFHD` with ``distill=False``."""
+    cfg = training_settings("LocalOnly", cfg, settings)
+    return ReTFHD(clients, replace(cfg, guard=False, distill=False), seed=seed, eval_data=eval_data)
 
 
 class FedAvg:
     """FedAvg (McMahan et al., 2017) for homogeneous clients: sample-size-weighted parameter averaging.
 
-    Args: as :class:`ReTFHD` (``clients`` must share one architecture).
+    Args: as :class:`ReTFHD` (``clients`` must share one architecture); of ``cfg`` it uses ``rounds``,
+    ``local_epochs``, ``batch_size`` and ``lr``.
     """
 
-    def __init__(self, clients: Sequence[Client], rounds: int, local_epochs: int = 2, seed: int = 0,
-                 lr: float = 1e-3, batch_size: int = 32, eval_data: tuple[torch.Tensor, torch.Tensor] | None = None):
+    def __init__(self, clients: Sequence[Client], cfg: ReTFHDConfig | None = None, *, seed: int = 0,
+                 eval_data: tuple[torch.Tensor, torch.Tensor] | None = None, **settings):
         shapes = {tuple((k, tuple(v.shape)) for k, v in c.model.state_dict().items()) for c in clients}
         if len(shapes) != 1:
             raise ValueError("FedAvg needs every client to have the same architecture")
-        self.inner = LocalOnly(clients, rounds, local_epochs, seed=seed, lr=lr, batch_size=batch_size,
-                               eval_data=eval_data)
+        self.inner = LocalOnly(clients, cfg, seed=seed, eval_data=eval_data, **settings)
         self.clients = list(clients)
 
     @torch.no_grad()
@@ -601,9 +658,9 @@ class FedAvg:
         """Local epochs then averaging, each round; bytes are the parameters uploaded."""
         inner, hist = self.inner, History()
         gen = torch.Generator().manual_seed(inner.seed)
-        opts = [torch.optim.Adam(c.model.parameters(), lr=inner.lr) for c in self.clients]
+        opts = [torch.optim.Adam(c.model.parameters(), lr=inner.cfg.lr) for c in self.clients]
         self.aggregate()
-        for _ in range(inner.rounds):
+        for _ in range(inner.cfg.rounds):
             for c, opt in zip(self.clients, opts):
                 inner._local_update(c, opt, None, None, None, None, gen)
             self.aggregate()

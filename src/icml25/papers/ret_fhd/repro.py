@@ -7,7 +7,8 @@ first quick run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import typing
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,10 +27,28 @@ from icml25.core.experiment import (
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.ret_fhd.data import dirichlet_split, load_dataset, make_clients
-from icml25.papers.ret_fhd.federated import FDFixedT, LocalOnly, ReTFHD, n_parameters
+from icml25.papers.ret_fhd.federated import FDFixedT, LocalOnly, ReTFHD, ReTFHDConfig, n_parameters
 
 METHODS = ("retfhd", "fd_t1", "fd_t4", "local", "no_elastic", "no_category")
 """Clean-run methods; the attack runs are ``attack_guard`` and ``attack_noguard``."""
+
+
+def _experiment_training() -> ReTFHDConfig:
+    """The experiment's training settings: the method's defaults with 64-sample batches and Adam at 3e-3."""
+    return ReTFHDConfig(rounds=20, local_epochs=2, batch_size=64, lr=3e-3)
+
+
+def rebuild_method_configs(cfg: TorchConfig) -> None:
+    """Turn the dicts of a job's stored config back into the method configs they were.
+
+    The worker rebuilds a job's config with ``Config(**stored_dict)``, which leaves every nested method config a
+    dict; the config below calls this first in ``__post_init__`` (a stop-gap until the core rebuilds them).
+    """
+    hints = typing.get_type_hints(type(cfg))
+    for f in fields(cfg):
+        value = getattr(cfg, f.name)
+        if isinstance(value, dict) and is_dataclass(hints[f.name]):
+            setattr(cfg, f.name, hints[f.name](**value))
 
 
 @dataclass
@@ -40,43 +59,31 @@ class FHDConfig(TorchConfig):
     """Number of clients."""
     alpha: float = 0.3
     """Dirichlet label-skew concentration."""
-    rounds: int = 20
-    """Communication rounds."""
-    local_epochs: int = 2
-    """Local epochs per round."""
-    batch_size: int = 64
-    """Local mini-batch size."""
-    lr: float = 3e-3
-    """Adam learning rate."""
-    T0: float = 4.0
-    """Base temperature of the category-aware scaling."""
-    a: float = 1.0
-    """Exponent of the category-aware scaling."""
-    eta: float = 0.5
-    """Elasticity of the multi-level temperature."""
-    guard_thresh: float = 2.0
-    """Z-score threshold of the guard."""
     n_attackers: int = 3
     """Malicious clients in the attack runs (alternating label flip / model poisoning)."""
     attack_scale: float = 3.0
     """Spread of the poisoned random logits, in units of the attacker's honest logit spread."""
     last_rounds: int = 3
     """Accuracy is the mean over the last this-many rounds."""
+    fhd: ReTFHDConfig = field(default_factory=_experiment_training)
+    """Training settings of every run (``--set fhd.rounds=...``); each baseline and ablation switches off its part."""
+
+    def __post_init__(self) -> None:
+        rebuild_method_configs(self)
+        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("alpha", "rounds", "local_epochs", "batch_size", "lr", "T0", "guard_thresh",
-                                     "last_rounds"),
-                     nonnegative=("a", "eta", "n_attackers", "attack_scale"), at_least={"n_clients": 3},
-                     choices={"dataset": ("digits", "gmm20")})
+        check_fields(self, positive=("alpha", "last_rounds"), nonnegative=("n_attackers", "attack_scale"),
+                     at_least={"n_clients": 3}, choices={"dataset": ("digits", "gmm20")})
         # bounds: a job beyond these would need > ~100 GB or days
-        check_fields(self, at_most={"n_clients": 10**4, "rounds": 10**6, "local_epochs": 10**4, "batch_size": 10**6,
-                                    "n_attackers": 10**4, "last_rounds": 10**6})
+        check_fields(self, at_most={"n_clients": 10**4, "n_attackers": 10**4, "last_rounds": 10**6})
         if self.n_attackers >= self.n_clients / 2:
             raise ConfigError(f"FHDConfig.n_attackers must be below half of n_clients = {self.n_clients}, "
                               f"got {self.n_attackers}")
-        if self.last_rounds > self.rounds:
-            raise ConfigError(f"FHDConfig.last_rounds must be <= rounds = {self.rounds}, got {self.last_rounds}")
+        if self.last_rounds > self.fhd.rounds:
+            raise ConfigError(f"FHDConfig.last_rounds must be <= fhd.rounds = {self.fhd.rounds}, "
+                              f"got {self.last_rounds}")
 
 
 def run_fhd(cfg: FHDConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -85,22 +92,21 @@ def run_fhd(cfg: FHDConfig, seed: int, progress: ProgressFn = no_progress) -> Me
     parts = dirichlet_split(ytr, cfg.n_clients, cfg.alpha, seed)  # on the CPU, before the data moves
     device = torch.device(cfg.device)
     Xtr, ytr, Xte, yte = (t.to(device) for t in (Xtr, ytr, Xte, yte))
-    common = dict(lr=cfg.lr, batch_size=cfg.batch_size, eval_data=(Xte, yte))
-    ret = dict(T0=cfg.T0, a=cfg.a, eta=cfg.eta, guard_thresh=cfg.guard_thresh, **common)
+    run_args = dict(seed=seed, eval_data=(Xte, yte))
+    train = cfg.fhd
     rng = np.random.default_rng([seed, 23])
     bad = sorted(rng.choice(cfg.n_clients, cfg.n_attackers, replace=False).tolist())
     attackers = {k: ("label_flip", "model_poison")[i % 2] for i, k in enumerate(bad)}
     honest = [k for k in range(cfg.n_clients) if k not in attackers]
     runs = {
-        "retfhd": (lambda cl: ReTFHD(cl, cfg.rounds, cfg.local_epochs, seed=seed, **ret), None),
-        "fd_t1": (lambda cl: FDFixedT(cl, cfg.rounds, cfg.local_epochs, T=1.0, seed=seed, **common), None),
-        "fd_t4": (lambda cl: FDFixedT(cl, cfg.rounds, cfg.local_epochs, T=4.0, seed=seed, **common), None),
-        "local": (lambda cl: LocalOnly(cl, cfg.rounds, cfg.local_epochs, seed=seed, **common), None),
-        "no_elastic": (lambda cl: ReTFHD(cl, cfg.rounds, cfg.local_epochs, seed=seed, elastic=False, **ret), None),
-        "no_category": (lambda cl: ReTFHD(cl, cfg.rounds, cfg.local_epochs, seed=seed, category=False, **ret), None),
-        "attack_guard": (lambda cl: ReTFHD(cl, cfg.rounds, cfg.local_epochs, seed=seed, **ret), attackers),
-        "attack_noguard": (lambda cl: ReTFHD(cl, cfg.rounds, cfg.local_epochs, seed=seed, guard=False, **ret),
-                           attackers),
+        "retfhd": (lambda cl: ReTFHD(cl, train, **run_args), None),
+        "fd_t1": (lambda cl: FDFixedT(cl, train, T=1.0, **run_args), None),
+        "fd_t4": (lambda cl: FDFixedT(cl, train, T=4.0, **run_args), None),
+        "local": (lambda cl: LocalOnly(cl, train, **run_args), None),
+        "no_elastic": (lambda cl: ReTFHD(cl, replace(train, elastic=False), **run_args), None),
+        "no_category": (lambda cl: ReTFHD(cl, replace(train, category=False), **run_args), None),
+        "attack_guard": (lambda cl: ReTFHD(cl, train, **run_args), attackers),
+        "attack_noguard": (lambda cl: ReTFHD(cl, replace(train, guard=False), **run_args), attackers),
     }
     m: Metrics = {}
     hists = {}
@@ -127,12 +133,12 @@ def run_fhd(cfg: FHDConfig, seed: int, progress: ProgressFn = no_progress) -> Me
     m["upload_over_smallest_model"] = upload / param_bytes.min()
     m["upload_over_mean_model"] = upload / param_bytes.mean()
     # (iii) guard: detection rates over all rounds, accuracy of the honest clients
-    flagged = np.zeros((cfg.rounds, cfg.n_clients), bool)
+    flagged = np.zeros((train.rounds, cfg.n_clients), bool)
     for t, ids in enumerate(hists["attack_guard"].flagged):
         flagged[t, ids] = True
     m["guard_recall"] = float(flagged[:, bad].mean())
     m["guard_fpr"] = float(flagged[:, honest].mean())
-    clean_flags = np.zeros((cfg.rounds, cfg.n_clients), bool)
+    clean_flags = np.zeros((train.rounds, cfg.n_clients), bool)
     for t, ids in enumerate(hists["retfhd"].flagged):
         clean_flags[t, ids] = True
     m["guard_fpr_clean"] = float(clean_flags.mean())
@@ -160,11 +166,11 @@ def fhd_figures(per_seed: list[Metrics], cfg: FHDConfig, outdir: Path) -> list[P
     seed_bars(axes[1], per_seed, [f"acc_{n}" for n in names], names, highlight="retfhd")
     axes[1].set_ylabel("accuracy (last rounds)")
     axes[1].tick_params(axis="x", rotation=30)
-    fig.suptitle(f"ReT-FHD on {cfg.dataset}: {cfg.n_clients} clients, Dir({cfg.alpha}), {cfg.rounds} rounds")
+    fig.suptitle(f"ReT-FHD on {cfg.dataset}: {cfg.n_clients} clients, Dir({cfg.alpha}), {cfg.fhd.rounds} rounds")
     return [save_figure(fig, outdir / f"retfhd_{cfg.dataset}.png")]
 
 
-_SMOKE = {"n_clients": 6, "rounds": 3, "n_attackers": 1, "last_rounds": 1}
+_SMOKE = {"n_clients": 6, "fhd.rounds": 3, "n_attackers": 1, "last_rounds": 1}
 _FULL_REQ = ("The paper's setting (CIFAR-10/100, Tiny-ImageNet, Flowers-102 with ResNet/VGG/MobileNet mixes, "
              "20-100 clients, hundreds of rounds) needs the datasets and a GPU; the full preset here only runs "
              "longer (100 rounds, 10 seeds) on the bundled data.")
@@ -177,7 +183,7 @@ EXPERIMENTS = [
         config=FHDConfig,
         run=run_fhd,
         presets={"smoke": {"dataset": ds, **_SMOKE}, "quick": {"dataset": ds},
-                 "full": {"dataset": ds, "rounds": 100}},
+                 "full": {"dataset": ds, "fhd.rounds": 100}},
         seeds={"smoke": 2, "quick": 3, "full": 10},
         fidelity={
             "smoke": Fidelity("mechanism", f"{label} and multi-exit MLPs stand in for the paper's image data sets "
@@ -280,13 +286,13 @@ CLAIMS = _claims("digits") + _claims("gmm20")
 
 API_EXAMPLE = """
 import torch
-from icml25.papers.ret_fhd import ReTFHD, dirichlet_split, load_dataset, make_clients
+from icml25.papers.ret_fhd import ReTFHD, ReTFHDConfig, dirichlet_split, load_dataset, make_clients
 
 torch.set_num_threads(1)
 Xtr, ytr, Xte, yte, C = load_dataset("digits", seed=0)
 parts = dirichlet_split(ytr, n_clients=6, alpha=0.3, seed=0)
 clients = make_clients(Xtr, ytr, parts, C, seed=0, attackers={0: "model_poison"})
-hist = ReTFHD(clients, rounds=3, local_epochs=1, seed=0, eval_data=(Xte, yte)).run()
+hist = ReTFHD(clients, ReTFHDConfig(rounds=3, local_epochs=1), seed=0, eval_data=(Xte, yte)).run()
 print("accuracy per round", [round(a, 3) for a in hist.accuracy])
 print("rejected uploads per round", hist.flagged, "bytes per round", hist.bytes_per_round[0])
 """
