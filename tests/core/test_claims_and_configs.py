@@ -17,6 +17,7 @@ from icml25.core.experiment import (
     ExperimentConfig,
     TorchConfig,
     check_metrics,
+    config_from_dict,
     config_hash,
     config_to_dict,
     get_setting,
@@ -125,6 +126,10 @@ class _Inner:
     momentum: float = 0.9
     """Momentum."""
 
+    def __post_init__(self) -> None:
+        if self.momentum >= 1:
+            raise ValueError("momentum must be < 1")  # a hand-written message, without the class name
+
 
 @dataclass
 class _Cfg(ExperimentConfig):
@@ -230,10 +235,14 @@ def test_nested_configs_take_dotted_settings_everywhere():
         parse_value(_NestedCfg, "agent", "x")
     with pytest.raises(ConfigError, match="no setting 'agent.bogus'"):
         NESTED.make_config("smoke", {"agent.bogus": 1})
-    with pytest.raises(ConfigError, match="experiment 'nested': _Method.lr must be > 0, got -1.0"):
-        NESTED.make_config("smoke", {"agent.lr": -1.0})  # the method config's own check, named
+    with pytest.raises(ConfigError, match=r"experiment 'nested': _NestedCfg\.agent\.lr must be > 0, got -1.0"):
+        NESTED.make_config("smoke", {"agent.lr": -1.0})  # the method config's own check, named as --set spells it
+    with pytest.raises(ConfigError, match=r"_NestedCfg\.agent\.inner: momentum must be < 1"):
+        NESTED.make_config("smoke", {"agent.inner.momentum": 2.0})  # an error without the class prefix
+    stored = config_to_dict(cfg)  # a job's config as the store keeps it: nested dicts, lists for tuples
+    assert config_from_dict(_NestedCfg, stored) == cfg
     with pytest.raises(ConfigError, match=r"_NestedCfg.agent.inner.momentum must be a finite number"):
-        NESTED.make_config("smoke", {"agent.inner.momentum": float("inf")})  # the base checks recurse
+        NESTED.make_config("smoke", {"agent.inner.momentum": -float("inf")})  # the base checks recurse
     with pytest.raises(ConfigError, match="at most"):
         NESTED.make_config("smoke", {"agent.widths": (10**10,)})
 

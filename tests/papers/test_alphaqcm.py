@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from scipy.stats import norm
 
 from icml25.common.checks import ConfigError
+from icml25.core.experiment import config_from_dict, config_to_dict
 from icml25.papers.alphaqcm import (
     AlphaEnv,
     AlphaPool,
@@ -495,8 +496,8 @@ def test_experiment_config_nests_the_agent_config():
     full = exp.make_config("full").agent  # qrdqn.yaml's settings
     assert (full.n_quantiles, full.lr, full.batch_size, full.learning_starts, full.target_update) == (
         200, 5e-5, 128, 10_000, 5_000)
-    assert type(cfg)(**dataclasses.asdict(cfg)) == cfg  # a stored job's config (nested as a dict) rebuilds
-    with pytest.raises(ConfigError, match=r"AlphaQCMConfig\.lr must be > 0, got -1\.0"):
+    assert config_from_dict(type(cfg), config_to_dict(cfg)) == cfg  # a stored job's config rebuilds
+    with pytest.raises(ConfigError, match=r"SyntheticSearchConfig\.agent\.lr must be > 0, got -1\.0"):
         exp.make_config("smoke", {"agent.lr": -1.0})
     with pytest.raises(ConfigError, match=r"AlphaQCMConfig\.dropout must be in \[0, 1\)"):
         AlphaQCMConfig(dropout=1.0)

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from icml25.common.checks import ConfigError
+from icml25.core.experiment import config_from_dict, config_to_dict
 from icml25.papers.generative_bilevel import (
     BilevelEntropyTuner,
     BilevelScheduleConfig,
@@ -206,9 +207,9 @@ def test_experiment_configs_nest_the_method_configs():
         c = exp.make_config("smoke")
         assert isinstance(c.learner, BilevelScheduleConfig) and c.learner.zo == (exp is sched_zo)
         assert (c.learner.iters, c.learner.n_samples, c.learner.ddim_steps, c.learner.clip_x0) == (15, 16, 4, 3.0)
-        assert type(c)(**dataclasses.asdict(c)) == c
-    assert type(cfg)(**dataclasses.asdict(cfg)) == cfg
-    with pytest.raises(ConfigError, match=r"EntropyTunerConfig\.lr must be > 0, got -1\.0"):
+        assert config_from_dict(type(c), config_to_dict(c)) == c
+    assert config_from_dict(type(cfg), config_to_dict(cfg)) == cfg
+    with pytest.raises(ConfigError, match=r"EntropyToyConfig\.tuner\.lr must be > 0, got -1\.0"):
         toy.make_config("smoke", {"tuner.lr": -1.0})
     with pytest.raises(ConfigError, match=r"ScheduleConfig\.learner\.ddim_steps must be <= T=200"):
         sched.make_config("smoke", {"learner.ddim_steps": 201})

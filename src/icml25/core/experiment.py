@@ -30,7 +30,8 @@ from icml25.common.checks import ConfigError, check_fields, check_ranges
 
 __all__ = [
     "PRESETS", "ConfigError", "Experiment", "ExperimentConfig", "Fidelity", "Metrics", "ProgressFn", "TorchConfig",
-    "build_config", "check_fields", "check_metrics", "check_ranges", "config_hash", "config_to_dict", "get_setting",
+    "build_config", "check_fields", "check_metrics", "check_ranges", "config_from_dict", "config_hash",
+    "config_to_dict", "get_setting",
     "leaf_fields", "no_progress", "parse_overrides", "parse_value", "resolve_device", "setting_type",
 ]
 
@@ -171,16 +172,30 @@ def _split(values: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, dict[st
     return top, nested
 
 
-def _with(obj: Any, values: Mapping[str, Any]) -> Any:  # noqa: ANN401
+def _named(exc: ValueError, cls: type, path: str) -> ConfigError:
+    """A nested config's error named by its dotted path: ``AgentConfig.lr must...`` -> ``Outer.agent.lr must...``."""
+    text = str(exc)
+    prefix = f"{cls.__name__}."
+    return ConfigError(f"{path}.{text[len(prefix):]}" if text.startswith(prefix) else f"{path}: {text}")
+
+
+def _with(obj: Any, values: Mapping[str, Any], path: str) -> Any:  # noqa: ANN401
     """A copy of config instance ``obj`` with ``values`` (dotted keys reach into nested configs)."""
     top, nested = _split(values)
     for head, sub in nested.items():
-        top[head] = _with(top.get(head, getattr(obj, head)), sub)
-    return dataclasses.replace(obj, **top)
+        top[head] = _with(top.get(head, getattr(obj, head)), sub, f"{path}.{head}")
+    try:
+        return dataclasses.replace(obj, **top)
+    except ValueError as exc:
+        raise _named(exc, type(obj), path) from None
 
 
 def build_config(cfg_type: type, values: Mapping[str, Any]) -> Any:  # noqa: ANN401
-    """``cfg_type(**values)`` where dotted keys set fields of nested configs (on their defaults)."""
+    """``cfg_type(**values)`` where dotted keys set fields of nested configs (on their defaults).
+
+    An error raised by a nested config names the setting by its dotted path
+    (``SearchConfig.agent.lr must be > 0``), as ``--set`` spells it.
+    """
     top, nested = _split(values)
     fields = {f.name: f for f in dataclasses.fields(cfg_type)}
     for head, sub in nested.items():
@@ -188,8 +203,30 @@ def build_config(cfg_type: type, values: Mapping[str, Any]) -> Any:  # noqa: ANN
         if base is None:
             f = fields[head]
             base = f.default_factory() if f.default is dataclasses.MISSING else f.default
-        top[head] = _with(base, sub)
+        top[head] = _with(base, sub, f"{cfg_type.__name__}.{head}")
     return cfg_type(**top)
+
+
+def config_from_dict(cfg_type: type, values: Mapping[str, Any]) -> Any:  # noqa: ANN401
+    """Rebuild a config from :func:`config_to_dict`'s output (a job's stored config).
+
+    A nested config stored as a dict is rebuilt as its dataclass (its tuples from JSON lists), so the
+    experiment receives what :meth:`Experiment.make_config` gave when the job was planned.
+    """
+    return cfg_type(**_nested_values(cfg_type, values, top=True))
+
+
+def _nested_values(cfg_type: type, values: Mapping[str, Any], top: bool = False) -> dict[str, Any]:
+    hints = typing.get_type_hints(cfg_type)
+    out = {}
+    for key, value in values.items():
+        typ = hints.get(key)
+        if _is_config_type(typ) and isinstance(value, Mapping):
+            value = typ(**_nested_values(typ, value))
+        elif not top and isinstance(value, list) and typing.get_origin(typ) is tuple:
+            value = tuple(value)
+        out[key] = value
+    return out
 
 
 _DEVICE = re.compile(r"cpu|cuda(:\d+)?")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, config_to_dict
+from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, config_from_dict, config_to_dict
 from icml25.core.paper import FIDELITIES, VERDICTS, Claim, Decision, Paper, Summary, Verdict, decide_claims
 from icml25.core.registry import all_papers, load_reproduction
 from icml25.core.runner import Job, package_version
@@ -190,8 +190,8 @@ def collect(store: Store, jobs: Sequence[Job],
             res = exp_results.get(job.experiment)
             if res is None:
                 schedule = (schedules or {}).get((job.paper, job.experiment, job.config_hash))
-                res = exp_results[job.experiment] = ExperimentResult(exp, exp.config(**job.config), [], [],
-                                                                     schedule=schedule)
+                cfg = config_from_dict(exp.config, job.config)
+                res = exp_results[job.experiment] = ExperimentResult(exp, cfg, [], [], schedule=schedule)
             record = store.get(job.key)
             if record is None:
                 res.failures[job.seed] = "not run"

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from icml25.core.experiment import ExperimentConfig, check_metrics
+from icml25.core.experiment import ExperimentConfig, check_metrics, config_from_dict
 from icml25.core.seeding import limit_threads, seed_everything
 from icml25.core.store import JobKey
 
@@ -134,7 +134,7 @@ def execute(job: Job, n_threads: int | None = None, progress_queue: Any = None) 
         exp = load_reproduction(job.paper).experiment(job.experiment)
         limit_threads(n_threads)
         seed_everything(job.seed)
-        cfg: ExperimentConfig = exp.config(**job.config)
+        cfg: ExperimentConfig = config_from_dict(exp.config, job.config)
         progress = _throttled(job, progress_queue) if progress_queue is not None else (lambda done, total: None)
         metrics = check_metrics(exp.run(cfg, job.seed, progress=progress))
         status, error = "ok", None

@@ -62,11 +62,6 @@ class SyntheticSearchConfig(TorchConfig):
     """The agent's settings, whole (``--set agent.lr=...``); its ``std_lam`` is lambda of the AlphaQCM arm (the
     ablation arm runs the same settings with lambda = 0); each preset sizes ``memory_size`` to hold the whole run."""
 
-    def __post_init__(self) -> None:
-        if isinstance(self.agent, dict):  # a job's stored config: core rebuilds it with SyntheticSearchConfig(**dict)
-            self.agent = AlphaQCMConfig(**self.agent)
-        super().__post_init__()
-
     def validate(self) -> None:
         super().validate()
         check_fields(self, positive=("noise", "max_len", "capacity", "env_steps"), nonnegative=("l1_alpha",),

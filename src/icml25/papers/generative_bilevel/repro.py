@@ -9,9 +9,7 @@ construction, all fixed before their first run.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
-import typing
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -52,15 +50,6 @@ from icml25.papers.generative_bilevel.search import bayes_opt_search, grid_searc
 from icml25.papers.generative_bilevel.toy import ring_mixture, tilted_upper_value
 
 # ----------------------------------------------------------------------------------------------- scenario 1
-
-
-def _nested(cls: type, value):
-    """A method config from its stored dict: core rebuilds a job's config with ``Config(**dict)``, which leaves a
-    nested config as a dict (the other values pass through unchanged)."""
-    if not isinstance(value, dict):
-        return value
-    hints = typing.get_type_hints(cls)
-    return cls(**{k: _nested(hints[k], v) if dataclasses.is_dataclass(hints[k]) else v for k, v in value.items()})
 
 
 def _toy_tuner() -> EntropyTunerConfig:
@@ -108,10 +97,6 @@ class EntropyToyConfig(TorchConfig):
     """Log-spaced lambda grid on which the exact optimum F* is located."""
 
     OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("target_x",)  # a signed coordinate: every value is valid
-
-    def __post_init__(self) -> None:
-        self.sampler, self.tuner = _nested(ReverseSDEConfig, self.sampler), _nested(EntropyTunerConfig, self.tuner)
-        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()
@@ -268,10 +253,6 @@ class ScheduleConfig(TorchConfig):
     """Random cosine schedules of the random-search baseline (each trained for ``learner.iters``)."""
     eval_samples: int = 1000
     """DDIM samples of the final test metric."""
-
-    def __post_init__(self) -> None:
-        self.learner = _nested(BilevelScheduleConfig, self.learner)
-        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()
