@@ -102,6 +102,17 @@ def test_a_failed_required_check_makes_the_claim_not_tested_with_its_reading():
     assert d["beats"].verdict == "PASS" and d["beats"].reading == ""
 
 
+def test_a_claim_whose_metric_no_run_produces_has_no_reading():
+    """A paper claim no run here can measure (e.g. an agent benchmark's claim about language-model agents) is
+    NOT_TESTED by scale without "reads FAIL": a missing metric is no measurement."""
+    claim = _paper_claim("agents", metric="agent_rate")
+    rows = [{"other": 1.0}, {"other": 2.0}]
+    d = decide_claims([claim], {"e": rows}, fidelity={"e": "mechanism"})["agents"]
+    assert d.verdict == "NOT_TESTED" and d.reason.startswith("scale:") and d.reading == ""
+    measured = decide_claims([claim], {"e": _rows("agent_rate", [1.0, 1.0])}, fidelity={"e": "mechanism"})["agents"]
+    assert measured.reading != ""
+
+
 def test_an_inconclusive_or_unrun_check_also_blocks():
     learned = _claim("learned", kind="check", metric="gain", experiment="other")
     claim = _claim("beats", metric="diff", requires=("learned",))

@@ -452,7 +452,8 @@ def decide_claims(
                 word = {"FAIL": "FAILed"}.get(req.verdict, f"was {req.verdict}")
                 reasons.append(f"needs `{rid}`, which {word}")
         visiting.discard(claim.id)
-        out[claim.id] = _not_tested(raw, "; ".join(reasons), raw.verdict) if reasons else raw
+        measured = bool(np.isfinite(np.asarray(values, dtype=float)).any())  # no reading when nothing was measured
+        out[claim.id] = _not_tested(raw, "; ".join(reasons), raw.verdict if measured else "") if reasons else raw
         return out[claim.id]
 
     for claim in claims:
