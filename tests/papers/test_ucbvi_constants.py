@@ -1,5 +1,28 @@
 """UCBVI constants: closed-form bonuses (Azar, refined CH-I/BF-I of the authors' code, MVP), the authors'
-environments, exact DP vs mdptoolbox, optimism, MVP epochs, regret, bad input, smoke runs."""
+environments, parity with the official code, exact DP vs mdptoolbox, optimism, MVP epochs, regret, bad input,
+smoke runs.
+
+Defining elements of the method (each altered once on a scratch copy of the package, the whole module run with -x;
+the first test that failed is named):
+
+1. Optimistic backward induction Q_h = min(Q^{k-1}_h, H, r_hat + P_hat V_{h+1} + b), Q = H on unvisited pairs --
+   "no min with the previous episode's Q" caught by ``test_parity_with_official_agents``.
+2. The bonus constants: CH c = 7 vs CH-I c = 2; BF (8, 14/3, 8, 1e4) vs BF-I (4, 7/3 over max(N - 1, 1), 4, 7056)
+   -- "BF-I linear term over N", "BF-I c_var = 8" and "CH-I c = 7" caught by ``test_refined_bonuses_closed_form``.
+3. The log terms: L = ln(5 S A K H) (delta = 1) and MVP's iota = ln(200 S A H^2 K^2 / delta) with delta = 1/K --
+   "L with T = K" caught by ``test_log_term_and_ch_bonus_closed_form``; "MVP delta = 1" by
+   ``test_mvp_iota_authors_log_term``.
+4. N'_{h+1}(y) counts visits with an action taken (the final state is not counted) -- "count the final state"
+   was caught by no test at first (the correction term is at its cap H^2 in every run), hence
+   ``test_next_state_counts_leave_out_the_final_state``, which catches it.
+5. MVP's doubling epochs on the total (s, a) count, estimates from the samples since the previous trigger, Q
+   recomputed from scratch -- "epochs never reset" caught by ``test_parity_with_official_agents``; "min with the
+   old Q" was caught by no test at first (MVP's Q rarely rises between refreshes), hence
+   ``test_mvp_recomputes_q_from_scratch``, which catches it.
+6. Ties to the lowest action index, and realised regret (V* minus the sampled return) -- "ties to the last index"
+   caught by ``test_first_index_tie_breaking``; "the last step's reward left out of the return" by
+   ``test_zero_bonus_true_model_gives_optimal_values_and_zero_regret``.
+"""
 
 from __future__ import annotations
 
@@ -303,6 +326,40 @@ def test_fast_planning_equals_reference_bonus_functions():
             Q[h] = np.where(n > 0, q, 6.0)
             V = Q[h].max(axis=1)
         np.testing.assert_allclose(agent.Q, Q, rtol=1e-12, atol=1e-12)
+
+
+def test_next_state_counts_leave_out_the_final_state():
+    """N'_h(y) counts the visits of y at step h at which an action was taken (the authors' Nxah summed over actions):
+    the final state of an episode (step H) is not counted. In every run here the correction term is at its cap H^2
+    (c_cap H^3 S^2 A L^2 / N' is far above H^2), so only this direct count can see the rule."""
+    agent = UCBVI(3, 2, 4, K=10, bonus="bf")
+    states = np.array([0, 1, 1, 2, 0])
+    agent.update(Trajectory(states, np.array([1, 0, 1, 1]), np.zeros(4)))
+    agent.update(Trajectory(np.array([0, 2, 2, 1, 1]), np.array([0, 0, 1, 0]), np.zeros(4)))
+    want = np.zeros((5, 3))
+    for traj in (states, np.array([0, 2, 2, 1, 1])):
+        for h in range(4):
+            want[h, traj[h]] += 1
+    np.testing.assert_array_equal(agent.n_step_state, want)
+    assert agent.n_step_state[4].sum() == 0
+
+
+def test_mvp_recomputes_q_from_scratch():
+    """At a refresh MVP plans from scratch (no min with its previous Q, unlike UCBVI), as the authors' MVP does;
+    UCBVI keeps the min. The parity fixtures cannot see this: MVP's Q rarely rises between refreshes there."""
+    env = riverswim(4, H=5)
+    mvp, ucbvi = MVP(4, 2, 5, K=100), UCBVI(4, 2, 5, K=100, bonus="bf")
+    for agent in (mvp, ucbvi):
+        run_regret(env, agent, K=40, seed=0)
+        agent.plan()
+        fresh = agent.Q.copy()
+        agent.Q[:] = 0.0  # a previous Q below every fresh value
+        agent.plan()
+        if agent is mvp:
+            np.testing.assert_array_equal(agent.Q, fresh)
+        else:  # visited pairs keep the min with the previous Q; unvisited ones are H
+            visited = agent.n_sa > 0
+            assert visited.any() and np.all(agent.Q[:, visited] == 0.0) and np.all(agent.Q[:, ~visited] == 5.0)
 
 
 def test_mvp_pooled_doubling_epochs_brute_force():
