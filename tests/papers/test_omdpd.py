@@ -495,7 +495,7 @@ def test_experiment_configs_nest_the_learners_configs():
     re-declared; a job's stored config (a dict per learner) rebuilds them."""
     import dataclasses
 
-    from icml25.core.experiment import config_to_dict
+    from icml25.core.experiment import config_from_dict, config_to_dict
     from icml25.papers.omdpd.repro import EXPERIMENTS, Fig2Config, GrowthConfig
 
     learner_fields = {f.name for c in (OMDPDConfig, KLPolicyOMDPDConfig, OptPrimalDualConfig, OptimismConfig)
@@ -508,9 +508,9 @@ def test_experiment_configs_nest_the_learners_configs():
         OMDPDConfig(), KLPolicyOMDPDConfig(eta=5.0), OptPrimalDualConfig(eta=5.0), OptimismConfig())
     cfg = growth.make_config("smoke", {"omdpd.eta": 2.0, "optimism.bonus_scale": 0.2})
     assert cfg.omdpd.eta == 2.0 and cfg.optimism.bonus_scale == 0.2 and cfg.n_states == 3
-    rebuilt = GrowthConfig(**config_to_dict(cfg))
+    rebuilt = config_from_dict(GrowthConfig, config_to_dict(cfg))
     assert (rebuilt.omdpd, rebuilt.omdpd_kl, rebuilt.pd, rebuilt.optimism) == (
         cfg.omdpd, cfg.omdpd_kl, cfg.pd, cfg.optimism)
     fig2 = {e.name: e for e in EXPERIMENTS}["fig2"].make_config("smoke")
-    rebuilt = Fig2Config(**config_to_dict(fig2))
+    rebuilt = config_from_dict(Fig2Config, config_to_dict(fig2))
     assert (rebuilt.omdpd, rebuilt.optimism) == (fig2.omdpd, fig2.optimism) == (OMDPDConfig(), OptimismConfig())

@@ -237,7 +237,7 @@ def test_experiment_config_nests_the_training_config():
     """The experiment holds the method's ReTFHDConfig whole (``fhd``); its own fields are the experiment's."""
     import dataclasses
 
-    from icml25.core.experiment import config_to_dict
+    from icml25.core.experiment import config_from_dict, config_to_dict
     from icml25.papers.ret_fhd.repro import EXPERIMENTS, FHDConfig
 
     own = {f.name for f in dataclasses.fields(FHDConfig)}
@@ -247,6 +247,6 @@ def test_experiment_config_nests_the_training_config():
     assert exp.make_config("quick").fhd == ReTFHDConfig(rounds=20, local_epochs=2, batch_size=64, lr=3e-3)
     smoke = exp.make_config("smoke", {"fhd.kd_weight": 0.5})
     assert smoke.fhd.rounds == 3 and smoke.fhd.kd_weight == 0.5 and exp.make_config("full").fhd.rounds == 100
-    assert FHDConfig(**config_to_dict(smoke)).fhd == smoke.fhd  # a job's stored config rebuilds the nested one
+    assert config_from_dict(FHDConfig, config_to_dict(smoke)).fhd == smoke.fhd  # a job's stored config rebuilds
     with pytest.raises(ValueError, match=r"FHDConfig.last_rounds must be <= fhd.rounds = 3"):
         exp.make_config("smoke", {"last_rounds": 4})

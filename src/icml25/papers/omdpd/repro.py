@@ -16,8 +16,7 @@ development seeds 100-102, which the presets never use).
 
 from __future__ import annotations
 
-import typing
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -66,19 +65,6 @@ def loglog_slope(K: np.ndarray, y: np.ndarray, floor: float) -> float:
     return float(np.polyfit(np.log(K), np.log(np.maximum(y, floor)), 1)[0])
 
 
-def rebuild_method_configs(cfg: ExperimentConfig) -> None:
-    """Turn the dicts of a job's stored config back into the method configs they were.
-
-    The worker rebuilds a job's config with ``Config(**stored_dict)``, which leaves every nested method config a
-    dict; each config below calls this first in ``__post_init__`` (a stop-gap until the core rebuilds them).
-    """
-    hints = typing.get_type_hints(type(cfg))
-    for f in fields(cfg):
-        value = getattr(cfg, f.name)
-        if isinstance(value, dict) and is_dataclass(hints[f.name]):
-            setattr(cfg, f.name, hints[f.name](**value))
-
-
 @dataclass
 class GrowthConfig(ExperimentConfig):
     n_states: int = 5
@@ -107,10 +93,6 @@ class GrowthConfig(ExperimentConfig):
     """The primal-dual baseline's settings (primal step scale 5 chosen on development seeds 100-102)."""
     optimism: OptimismConfig = field(default_factory=OptimismConfig)
     """Exploration bonuses, shared by every learner of the comparison (delta, bonus_scale)."""
-
-    def __post_init__(self) -> None:
-        rebuild_method_configs(self)
-        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()
@@ -232,10 +214,6 @@ class Fig2Config(ExperimentConfig):
     """OMDPD's settings (alpha, beta, eta, cost_optimism; the method's defaults, constants not given in the sources)."""
     optimism: OptimismConfig = field(default_factory=OptimismConfig)
     """OMDPD's exploration bonuses (delta, bonus_scale)."""
-
-    def __post_init__(self) -> None:
-        rebuild_method_configs(self)
-        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()

@@ -7,8 +7,7 @@ first quick run.
 
 from __future__ import annotations
 
-import typing
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -38,19 +37,6 @@ def _experiment_training() -> ReTFHDConfig:
     return ReTFHDConfig(rounds=20, local_epochs=2, batch_size=64, lr=3e-3)
 
 
-def rebuild_method_configs(cfg: TorchConfig) -> None:
-    """Turn the dicts of a job's stored config back into the method configs they were.
-
-    The worker rebuilds a job's config with ``Config(**stored_dict)``, which leaves every nested method config a
-    dict; the config below calls this first in ``__post_init__`` (a stop-gap until the core rebuilds them).
-    """
-    hints = typing.get_type_hints(type(cfg))
-    for f in fields(cfg):
-        value = getattr(cfg, f.name)
-        if isinstance(value, dict) and is_dataclass(hints[f.name]):
-            setattr(cfg, f.name, hints[f.name](**value))
-
-
 @dataclass
 class FHDConfig(TorchConfig):
     dataset: str = "digits"
@@ -67,10 +53,6 @@ class FHDConfig(TorchConfig):
     """Accuracy is the mean over the last this-many rounds."""
     fhd: ReTFHDConfig = field(default_factory=_experiment_training)
     """Training settings of every run (``--set fhd.rounds=...``); each baseline and ablation switches off its part."""
-
-    def __post_init__(self) -> None:
-        rebuild_method_configs(self)
-        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()
