@@ -116,8 +116,20 @@ def _store_exists(home: Path) -> bool:
     return (home / "results.sqlite").exists()
 
 
+def _catches_sigterm(pid: int) -> bool:
+    """Whether process ``pid`` has a handler for SIGTERM (the entry point's early handler is installed)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            caught = next(int(line.split()[1], 16) for line in fh if line.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
 PHASES = {
-    "start-up": lambda home, proc: True,  # at once: Python is still importing
+    # as soon as the entry point's early handlers are in place, while Python is still importing the command (a
+    # signal before the interpreter runs any of our code takes the default action, as for any program)
+    "start-up": lambda home, proc: _catches_sigterm(proc.pid),
     "store": lambda home, proc: _store_exists(home),  # planned, store opened, the pool starting
     "jobs": lambda home, proc: _ok_rows(home) >= 1,  # jobs finished and others running
 }
@@ -154,8 +166,6 @@ def test_a_signal_outside_the_job_phase_exits_130_with_one_line(tmp_path, phase,
     proc = _start(tmp_path, mark, tty=False)
     try:
         _wait_for(lambda: PHASES[phase](tmp_path / "h", proc) or proc.poll() is not None)
-        if phase == "start-up":
-            time.sleep(0.2)  # inside the interpreter's start-up or the imports
         assert proc.poll() is None
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=20)
