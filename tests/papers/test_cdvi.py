@@ -5,10 +5,11 @@ The method's defining elements and the test that fails when each is removed or a
 once on a scratch copy; the closing table is in docs/papers/cdvi.md):
 
 1. The censor-dependent encoder q(z | x, y, delta): ``dense`` feeds delta as an input, ``split`` routes by delta
-   to two unshared MLPs: ``test_split_encoder_routes_by_delta`` and
-   ``test_learned_cd_encoder_tracks_the_censor_dependent_true_posterior``.
+   to two unshared MLPs: ``test_all_events_dense_encoder_reduces_to_cvae`` (dense) and
+   ``test_split_encoder_routes_by_delta`` (split).
 2. The censored likelihood delta log f + beta (1 - delta) log S (the survival function, not the density, for a
-   censored outcome; beta on the censored term only): ``test_censored_loglik_gradcheck_and_beta``.
+   censored outcome; beta on the censored term only): ``test_censored_loglik_gradcheck_and_beta`` (beta) and
+   ``test_elbo_le_iwae_le_exact_loglik_and_iwae_increases_in_k`` (log S replaced by log f).
 3. The ELBO's KL term to the N(0, I) prior: ``test_elbo_le_iwae_le_exact_loglik_and_iwae_increases_in_k``.
 4. The IWAE bound with the encoder as proposal (weights p(y, d | x, z) p(z) / q(z)): the same test.
 5. The normal primitive's exact log survival log Phi(-r) (not the official saturating log(1 + 1e-6 - Phi(r))):
