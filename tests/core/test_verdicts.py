@@ -291,3 +291,19 @@ def test_reproduction_status_matches_the_committed_results():
     for paper in all_papers():
         if paper.runnable and paper.slug in best:
             assert paper.reproduction == FIDELITIES[best[paper.slug]], paper.slug
+
+
+def test_a_decision_on_another_definition_of_the_claim_is_not_listed():
+    """A stored decision is shown only while the claim is the one it was made on: a changed threshold, kind,
+    fair_at, experiment or gate makes the committed results say "not run since the claim changed"."""
+    from icml25.core.results import claim_changed
+
+    claim = _paper_claim(requires=("learned",))
+    row = {"check": claim.check_text, "kind": "paper", "experiment": claim.experiment, "fair_at": "paper",
+           "requires": ["learned"]}
+    assert claim_changed(row, claim) == ""
+    assert claim_changed({k: v for k, v in row.items() if k != "requires"}, claim) == ""  # older rows lack it
+    assert "kind was 'ours'" in claim_changed({**row, "kind": "ours"}, claim)
+    assert "check was" in claim_changed({**row, "check": "m >= 2"}, claim)
+    assert "requires was []" in claim_changed({**row, "requires": []}, claim)
+    assert "fair_at" in claim_changed({**row, "fair_at": "mechanism"}, claim)

@@ -154,8 +154,8 @@ class ClaimResult:
                 "reading": d.reading, "seeds_to_decide": d.seeds_to_decide, "check": c.check_text,
                 "paper_value": c.paper_value, "kind": c.kind, "source": c.source, "fair_at": c.fair_at,
                 "experiment": c.experiment, "fidelity": self.fidelity, "fidelity_note": self.fidelity_note,
-                "resolution_reason": c.resolution_reason, "code_fingerprint": self.code_hash,
-                "machine": dict(self.machine)}
+                "resolution_reason": c.resolution_reason, "requires": list(c.requires),
+                "code_fingerprint": self.code_hash, "machine": dict(self.machine)}
 
 
 @dataclass
@@ -364,12 +364,16 @@ def results_records(store: Store, preset: str = "quick") -> list[dict[str, Any]]
         for claim in repro.claims:
             fid = repro.experiment(claim.experiment).fidelity_of(preset)
             row = rows.get(claim.id)
+            changed = claim_changed(row, claim) if row else ""
+            if changed:  # a decision on another definition of the claim is no decision on this one
+                row = None
             rec: dict[str, Any] = {
                 "slug": paper.slug, "id": claim.id, "kind": claim.kind, "source": claim.source,
                 "fair_at": claim.fair_at, "experiment": claim.experiment,
                 "fidelity": (row or {}).get("fidelity") or fid.level,
                 "verdict": row["verdict"] if row else None,
-                "reason": row.get("reason", "") if row else f"not run at {preset}",
+                "reason": row.get("reason", "") if row else
+                f"not run at {preset} since the claim changed ({changed})" if changed else f"not run at {preset}",
                 "mean": row.get("mean") if row else None, "lo": row.get("lo") if row else None,
                 "hi": row.get("hi") if row else None, "seeds": int(row.get("n") or 0) if row else 0,
                 "reading": (row or {}).get("reading") or "", "preset": preset,
@@ -386,6 +390,20 @@ def results_records(store: Store, preset: str = "quick") -> list[dict[str, Any]]
                     rec[key] = row[key]
             out.append(rec)
     return out
+
+
+def claim_changed(row: Mapping[str, Any], claim: Claim) -> str:
+    """What differs between the claim a stored decision was made on and ``claim`` now; ``""`` when nothing.
+
+    Compares the check (metric, rule, threshold, tie band), kind, experiment, ``fair_at`` and, when the
+    decision recorded them, the checks it ``requires``.
+    """
+    now = {"check": claim.check_text, "kind": claim.kind, "experiment": claim.experiment, "fair_at": claim.fair_at,
+           "requires": list(claim.requires)}
+    for key, value in now.items():
+        if key in row and row[key] != value:
+            return f"{key} was {row[key]!r}, is {value!r}"
+    return ""
 
 
 def results_json(store: Store, preset: str = "quick") -> dict[str, Any]:

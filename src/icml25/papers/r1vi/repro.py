@@ -11,8 +11,7 @@ thresholds were fixed before the first quick run.
 
 from __future__ import annotations
 
-import typing
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -53,19 +52,6 @@ STRUCTURE_STEPS = 50
 """Iterations of VI and R1-VI run side by side to check the constant-shift structure."""
 
 
-def rebuild_method_configs(cfg: ExperimentConfig) -> None:
-    """Turn the dicts of a job's stored config back into the method configs they were.
-
-    The worker rebuilds a job's config with ``Config(**stored_dict)``, which leaves a nested method config a
-    dict; the configs below call this first in ``__post_init__`` (a stop-gap until the core rebuilds them).
-    """
-    hints = typing.get_type_hints(type(cfg))
-    for f in fields(cfg):
-        value = getattr(cfg, f.name)
-        if isinstance(value, dict) and is_dataclass(hints[f.name]):
-            setattr(cfg, f.name, hints[f.name](**value))
-
-
 def gamma_tag(gamma: float) -> str:
     """Metric-name prefix of a discount: 0.99 -> ``g0p99``."""
     return "g" + f"{gamma:g}".replace(".", "p")
@@ -89,10 +75,6 @@ class PlanningConfig(ExperimentConfig):
     """Cap on Bellman applications per run."""
     r1vi: R1VIConfig = field(default_factory=R1VIConfig)
     """R1-VI's own settings (``r1vi.power_steps``)."""
-
-    def __post_init__(self) -> None:
-        rebuild_method_configs(self)
-        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()
@@ -176,10 +158,6 @@ class LearningConfig(ExperimentConfig):
     """Sample paths per MDP; QL and R1-QL share the samples of each path."""
     r1ql: R1QLConfig = field(default_factory=R1QLConfig)
     """R1-QL's own settings (``r1ql.step_size``, shared with the Q-learning baseline)."""
-
-    def __post_init__(self) -> None:
-        rebuild_method_configs(self)
-        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()

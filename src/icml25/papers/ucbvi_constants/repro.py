@@ -12,8 +12,7 @@ first run.
 from __future__ import annotations
 
 import math
-import typing
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -51,19 +50,6 @@ PAIRS = (("ch_refined", "ch"), ("bf_refined", "bf"), ("bf_refined", "mvp"), ("bf
 """Paired differences stored as metrics ``<a>_minus_<b>`` (final regret difference / (K V*))."""
 
 
-def rebuild_method_configs(cfg: ExperimentConfig) -> None:
-    """Turn the dicts of a job's stored config back into the method configs they were.
-
-    The worker rebuilds a job's config with ``Config(**stored_dict)``, which leaves a nested method config a
-    dict; the configs below call this first in ``__post_init__`` (a stop-gap until the core rebuilds them).
-    """
-    hints = typing.get_type_hints(type(cfg))
-    for f in fields(cfg):
-        value = getattr(cfg, f.name)
-        if isinstance(value, dict) and is_dataclass(hints[f.name]):
-            setattr(cfg, f.name, hints[f.name](**value))
-
-
 @dataclass
 class RegretConfig(ExperimentConfig):
     env: str = "riverswim"
@@ -97,10 +83,6 @@ class RegretConfig(ExperimentConfig):
 
     OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("ch_scales",)
     """Empty is a valid value of ``ch_scales`` (no sweep); its elements are checked in :meth:`validate`."""
-
-    def __post_init__(self) -> None:
-        rebuild_method_configs(self)
-        super().__post_init__()
 
     def validate(self) -> None:
         super().validate()
