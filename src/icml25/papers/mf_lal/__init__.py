@@ -8,6 +8,22 @@ fingerprints, AutoDock Vina on one receptor, the mean over crystal structures, a
 stand-in for absolute binding free energy.
 """
 
+# the chemistry stack first: without the `chem` extra (RDKit, AutoDock Vina, meeko; it installs PyTorch too) the
+# import error then names that extra, not PyTorch alone
+from icml25.papers.mf_lal.chem import (
+    CODE_FILTER,
+    PAPER_FILTER,
+    MoleculeFilter,
+    SelfiesVocab,
+    canonical_smiles,
+    mean_pairwise_tanimoto,
+    morgan_bits,
+    nci_pool,
+    qed,
+    sa_score,
+)
+
+# isort: split
 from icml25.papers.mf_lal.active_learning import (
     Generation,
     History,
@@ -23,18 +39,6 @@ from icml25.papers.mf_lal.active_learning import (
     sample_prior,
     should_move_up,
     train_passes,
-)
-from icml25.papers.mf_lal.chem import (
-    CODE_FILTER,
-    PAPER_FILTER,
-    MoleculeFilter,
-    SelfiesVocab,
-    canonical_smiles,
-    mean_pairwise_tanimoto,
-    morgan_bits,
-    nci_pool,
-    qed,
-    sa_score,
 )
 from icml25.papers.mf_lal.model import MFLAL, SVGP, level_loss
 from icml25.papers.mf_lal.oracles import (
