@@ -178,7 +178,8 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {key}"
         req = urllib.request.Request(self.config.url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - http(s) checked in ChatConfig
+            # the user's own endpoint only (--set agent=openai base_url=...); tests use a stub on 127.0.0.1
+            with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310  # offline-ok
                 return resp.status, resp.read(), None
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read(), exc.headers.get("Retry-After") if exc.headers else None
