@@ -1,6 +1,25 @@
 """ICFL: OMP special cases against scikit-learn, an independent per-sample implementation of the
 batched update, whitening moments and invariance, resets, selectivity by brute force, bad input,
-a small learning problem and a smoke run of the experiment."""
+a small learning problem and a smoke run of the experiment.
+
+The method's defining elements, and the tests that fail when one is removed or altered:
+
+1. Algorithm 1 (batched OMP): r(1) = x - b_pre; J rounds that each pick the L columns with the largest
+   *signed* <W_m, r(t)>, least squares on those L columns only, r(t+1) = r(t) - W z(t), z = sum_t z(t):
+   ``test_round_update_matches_reference_and_residual_decreases`` (an independent per-sample NumPy
+   implementation), ``test_l1_round_refit_is_matching_pursuit``.
+2. Eq. 4: decoder-only learning, Adam on mean_i ||x_i - W_dec z_i - b_pre||^2 with the codes held fixed:
+   ``test_icfl_steps_are_adam_on_eq4_with_fixed_codes`` (two steps against a hand-written loop),
+   ``test_encoder_has_no_gradient``.
+3. Resets: every 100 steps one column of each pair with cosine > 0.9 re-drawn uniformly on the unit sphere:
+   ``test_reset_removes_duplicate_columns``, ``test_reset_draws_unit_vectors_unless_keep_norm``,
+   ``test_icfl_fit_resets_duplicates_on_schedule`` (the reset inside ``fit``, on its period).
+4. Control PCA whitening T(x) = W_pca (x - mu_c), then unit norm: ``test_whitened_controls_have_identity_moments``,
+   ``test_whitening_is_affine_invariant``, ``test_whitening_downweights_the_control_nuisance``.
+5. The TopK SAE baseline's AuxK loss: ``test_auxk_loss_formula_and_it_trains_dead_features``.
+6. Dead features (Table 1): active in less than a fraction 1e-5 of the tokens of the last 1000 steps:
+   ``test_dead_feature_rule_on_constructed_codes``.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +43,7 @@ from icml25.papers.icfl import (
     reset_duplicate_columns,
     selectivity,
 )
+from icml25.papers.icfl.dictionary import _default_linear_init, _unit_columns, auxk_loss
 
 
 @pytest.fixture(autouse=True)
@@ -153,6 +173,102 @@ def test_encoder_has_no_gradient():
     assert not hasattr(model, "W_enc_")  # decoder-only: W_dec_ and b_pre_ are the only parameters
     assert set(k for k in vars(model) if k.endswith("_") and isinstance(getattr(model, k), torch.Tensor)) == \
         {"W_dec_", "b_pre_"}
+
+
+def test_icfl_steps_are_adam_on_eq4_with_fixed_codes():
+    """Two training steps of ICFL equal a hand-written loop: PyTorch's default Linear init, a minibatch
+    drawn from the same generator, codes from batched OMP on the current decoder (no gradient), and an
+    Adam step on Eq. 4, mean_i ||x_i - W_dec z_i - b_pre||^2, over W_dec and b_pre."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 10)).astype(np.float32) + 0.3
+    d, M, J, L, B, lr, seed = 10, 24, 2, 3, 32, 1e-2, 7
+    model = ICFL(M, J=J, L=L, lr=lr, batch_size=B, n_steps=2, dead_window=1, seed=seed).fit(X)
+    gen = torch.Generator().manual_seed(seed)
+    W = torch.nn.Parameter(_default_linear_init(d, M, gen))
+    b = torch.nn.Parameter(torch.zeros(d))
+    opt = torch.optim.Adam([W, b], lr=lr)
+    Xt = torch.from_numpy(X)
+    for _ in range(2):
+        x = Xt[torch.randint(200, (B,), generator=gen)]
+        Z = batched_omp(x, W.detach(), b.detach(), J, L)
+        loss = ((x - Z @ W.T - b) ** 2).sum(1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    tol = 10 * torch.finfo(torch.float32).eps
+    torch.testing.assert_close(model.W_dec_, W.detach(), atol=tol, rtol=tol)
+    torch.testing.assert_close(model.b_pre_, b.detach(), atol=tol, rtol=tol)
+    assert model.b_pre_.abs().max() > 0.5 * lr  # b_pre is learned
+
+
+def test_icfl_fit_resets_duplicates_on_schedule():
+    """Inside fit, after every ``reset_every`` steps no column pair has cosine > 0.9 (12 columns in 4
+    dimensions start with such pairs); without a reset step in the run nothing is re-drawn."""
+    X = torch.nn.functional.normalize(torch.randn(300, 4, generator=torch.Generator().manual_seed(0)), dim=1)
+    W0 = _unit_columns(_default_linear_init(4, 12, torch.Generator().manual_seed(2)))
+    assert torch.triu(W0.T @ W0, diagonal=1).max() > 0.9  # the init has duplicates
+    model = ICFL(12, J=1, L=2, lr=1e-3, batch_size=16, n_steps=5, reset_every=5, dead_window=1, seed=2).fit(X)
+    assert model.n_resets_ > 0
+    Wn = _unit_columns(model.W_dec_)
+    assert torch.triu(Wn.T @ Wn, diagonal=1).max() <= 0.9
+    late = ICFL(12, J=1, L=2, lr=1e-3, batch_size=16, n_steps=4, reset_every=5, dead_window=1, seed=2).fit(X)
+    assert late.n_resets_ == 0
+
+
+# ----------------------------------------------------------------------------- dead features and AuxK
+def test_dead_feature_rule_on_constructed_codes():
+    """Table 1: a feature is dead when it is active in LESS than a fraction of the tokens seen in the last
+    ``dead_window`` steps; firing before the window does not count."""
+    model = ICFL(4, n_steps=10, dead_window=4, dead_fraction=0.1)
+    model.n_features_out_, model._fire_counts, model._window_tokens = 4, torch.zeros(4), 0
+    for step in range(10):
+        Z = torch.zeros(10, 4)
+        Z[:, 0] = 1.0  # fires on every token: alive
+        if step < 6:
+            Z[:, 1] = 1.0  # fires on every token, but only before the window: dead
+        if step >= 6:
+            Z[0, 2] = 1.0  # 4 of the window's 40 tokens: exactly the fraction 0.1, not less: alive
+        if step >= 7:
+            Z[0, 3] = -0.5  # 3 of 40 (< 0.1; a negative code is active too): dead
+        model._record(step, Z)
+    model._finish()
+    assert model._window_tokens == 40
+    assert model.dead_features_.tolist() == [False, True, False, True]
+    np.testing.assert_allclose(model.fire_rate_, [1.0, 0.0, 0.1, 0.075])
+    # the same rule through fit: a column that never fires in the last steps is dead
+    X = torch.nn.functional.normalize(torch.randn(100, 6, generator=torch.Generator().manual_seed(1)), dim=1)
+    fitted = ICFL(12, J=1, L=1, lr=1e-3, batch_size=8, n_steps=6, dead_window=3, seed=0).fit(X)
+    np.testing.assert_array_equal(fitted.dead_features_, fitted.fire_rate_ < 1e-5)
+    assert fitted.dead_features_.any() and fitted.dead_features_.sum() <= 12 - 1
+
+
+def test_auxk_loss_formula_and_it_trains_dead_features():
+    """AuxK (Gao et al.): the aux_k largest ReLU'd pre-activations among dead features reconstruct the main
+    error; in a TopK SAE fit it is the only gradient that reaches features that never fire."""
+    gen = torch.Generator().manual_seed(0)
+    e, pre, W = torch.randn(5, 3, generator=gen), torch.randn(5, 6, generator=gen), torch.randn(3, 6, generator=gen)
+    dead = torch.tensor([True, False, True, True, False, False])
+    ref = 0.0
+    for i in range(5):
+        cand = [m for m in range(6) if dead[m]]
+        top = sorted(cand, key=lambda m: -pre[i, m].item())[:2]
+        z = torch.zeros(6)
+        z[top] = torch.relu(pre[i, top])
+        ref += ((e[i] - W @ z) ** 2).sum().item() / 5
+    assert auxk_loss(e, pre, dead, W, 2).item() == pytest.approx(ref, rel=1e-5)
+    assert auxk_loss(e, pre, torch.zeros(6, dtype=torch.bool), W, 2).item() == 0.0
+    # in a fit: k = 1 of 16 features on 3-dim data leaves features that never fire; AuxK moves their columns
+    gen = torch.Generator().manual_seed(4)
+    X = torch.nn.functional.normalize(torch.tensor([1.0, 0.0, 0.0]) + 0.1 * torch.randn(400, 3, generator=gen), dim=1)
+    kw = dict(k=1, lr=1e-2, batch_size=64, n_steps=20, dead_window=20, aux_dead_steps=2, seed=3)
+    W0 = _unit_columns(_default_linear_init(3, 16, torch.Generator().manual_seed(3)))
+    off = TopKSAE(16, aux_k=0, **kw).fit(X)
+    never = off.fire_rate_ == 0  # no gradient ever reached these columns without AuxK
+    assert never.any()
+    torch.testing.assert_close(off.W_dec_[:, never], W0[:, never])
+    on = TopKSAE(16, aux_k=4, **kw).fit(X)
+    moved = (on.W_dec_[:, never] - W0[:, never]).norm(dim=0)
+    assert (moved > 1e-2).sum() >= never.sum() // 2  # those with a positive pre-activation somewhere
 
 
 # ----------------------------------------------------------------------------- whitening
@@ -426,11 +542,16 @@ def test_smoke_experiment():
     m = exp.run(cfg, seed=0)
     for cond in ("white", "raw"):
         assert m[f"icfl_{cond}_nnz"] <= cfg.J * cfg.L + 1e-9
-        assert m[f"topk_{cond}_nnz"] <= cfg.k + 1e-9
+        assert m[f"topk_{cond}_nnz"] <= cfg.J * cfg.L + 1e-9
         for meth in ("icfl", "topk"):
             assert 0.3 < m[f"{meth}_{cond}_cos"] <= 1.0
             assert 0 <= m[f"{meth}_{cond}_dead"] <= cfg.n_features
         assert m[f"cos_icfl_minus_topk_{cond}"] == pytest.approx(m[f"icfl_{cond}_cos"] - m[f"topk_{cond}_cos"])
+    for point, J in (("sparse", cfg.J_sparse), ("dense", cfg.J_dense)):  # Fig. 4C's other two sparsities
+        assert m[f"icfl_white_nnz_{point}"] <= J * cfg.L + 1e-9 and m[f"topk_white_nnz_{point}"] <= J * cfg.L + 1e-9
+        assert m[f"cos_icfl_minus_topk_white_{point}"] == pytest.approx(m[f"icfl_white_cos_{point}"]
+                                                                         - m[f"topk_white_cos_{point}"])
+    assert m["icfl_white_nnz_sparse"] < m["icfl_white_nnz"] < m["icfl_white_nnz_dense"]
     assert m["selective_gain_icfl"] == m["icfl_white_selective"] - m["icfl_raw_selective"]
     assert m["selective_low_gain_topk"] == m["topk_white_selective_low"] - m["topk_raw_selective_low"]
     assert m["dead_white_minus_raw_icfl"] == m["icfl_white_dead"] - m["icfl_raw_dead"]

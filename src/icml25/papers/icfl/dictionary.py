@@ -355,9 +355,10 @@ class _DictionaryLearner(TransformerMixin, BaseEstimator):
             self._window_tokens += Z.shape[0]
 
     def _finish(self) -> None:
-        # dead: active in fewer than dead_fraction of the tokens seen in the last dead_window steps
+        # Table 1: dead = "active in less than a fraction 1e-5 [dead_fraction] during the last 1000 [dead_window]
+        # training steps"; a feature that never fires in the window is dead for any dead_fraction > 0
         self.fire_rate_ = (self._fire_counts / max(self._window_tokens, 1)).cpu().numpy()
-        self.dead_features_ = (self._fire_counts <= self.dead_fraction * self._window_tokens).cpu().numpy()
+        self.dead_features_ = (self._fire_counts < self.dead_fraction * self._window_tokens).cpu().numpy()
 
     def _check_fitted(self, X) -> torch.Tensor:
         check_is_fitted(self, "W_dec_", msg="this %(name)s is not fitted yet: call fit(X) first")
@@ -401,7 +402,7 @@ class ICFL(_DictionaryLearner):
             default, follows the paper, which constrains the columns only through the resets).
         fit_bias: learn ``b_pre`` (initialised at 0); False keeps it at 0.
         dead_window: steps at the end of training over which firing is counted (paper: 1000).
-        dead_fraction: a feature active in at most this fraction of those tokens is dead (paper: 1e-5).
+        dead_fraction: a feature active in less than this fraction of those tokens is dead (paper: 1e-5).
         seed: seed of the initialisation and the minibatch order.
         device: where training and encoding run (``"cpu"``, ``"cuda"``...).
 
@@ -484,6 +485,22 @@ def _zero_adam_columns(opt: torch.optim.Optimizer, W: torch.nn.Parameter, cols: 
             opt.state[W][key][:, cols] = 0.0
 
 
+def auxk_loss(e: torch.Tensor, pre: torch.Tensor, dead: torch.Tensor, W_dec: torch.Tensor, aux_k: int) -> torch.Tensor:
+    """Gao et al.'s AuxK term (without its coefficient): ``mean_i ||e_i - W_dec z_aux,i||^2``.
+
+    ``z_aux`` keeps, for every sample, the ``min(aux_k, #dead)`` largest ReLU'd pre-activations among the
+    ``dead`` features (mask of shape (M,)); ``e`` (B, d) is the main reconstruction error, detached here,
+    so the term trains only the dead features' encoder rows and decoder columns to explain what the
+    live ones miss. Zero when no feature is dead.
+    """
+    n_dead = int(dead.sum())
+    if aux_k <= 0 or n_dead == 0:
+        return e.new_zeros(())
+    vals, idx = pre.masked_fill(~dead, -math.inf).topk(min(aux_k, n_dead), dim=1)
+    z_aux = torch.zeros_like(pre).scatter(1, idx, torch.relu(vals))
+    return ((e.detach() - z_aux @ W_dec.T) ** 2).sum(1).mean()
+
+
 class TopKSAE(_DictionaryLearner):
     """TopK sparse autoencoder baseline (Gao et al., 2024), with the same fit/transform API as ICFL.
 
@@ -551,9 +568,7 @@ class TopKSAE(_DictionaryLearner):
             loss = (e**2).sum(1).mean()
             dead = since_fired >= self.aux_dead_steps
             if self.aux_k and dead.any():
-                k_aux = min(int(self.aux_k), int(dead.sum()))
-                z_aux = self._topk(pre.masked_fill(~dead, -math.inf), k_aux).nan_to_num(0.0)
-                loss = loss + self.aux_coef * ((e.detach() - z_aux @ W_dec.T) ** 2).sum(1).mean()
+                loss = loss + self.aux_coef * auxk_loss(e, pre, dead, W_dec, int(self.aux_k))
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()

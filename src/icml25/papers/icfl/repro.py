@@ -3,12 +3,13 @@
 The paper's data (MAE-L/MAE-G tokens of RxRx1/RxRx3 images) cannot be obtained offline, so the claims
 are tested on :func:`perturbation_screen`, which has a strong nuisance shared with the controls and
 label-specific ground-truth atoms. Both methods see the same samples, the same step budget, batch size
-and learning rate, and equal sparsity (``J L = k``). The measures are the paper's: dead features
-(Table 1), features with *average* selectivity above 0.5 / 0.2 for some label (Table 2), the best
-selectivity per label (Fig. 8), held-out reconstruction cosine (Fig. 4C) and the balanced test accuracy
-of a linear probe on the reconstructions (Fig. 4A), plus two checks of ours: true-atom recovery and an
-untrained dictionary as the trivial baseline. Settings and thresholds were fixed before the first quick
-run of each claim.
+and the paper's learning rate 5e-5, and equal sparsity (TopK ``k = J L``). The sizes are MAE-G's divided by
+10 (d = 166 for 1664, M = 819 for 8192, 5 / 10 / 15 nonzeros for Fig. 4C's 50 / 100 / 150), so the
+sparsity ratio nonzeros / d is the paper's. The measures are the paper's: dead features (Table 1),
+features with *average* selectivity above 0.5 / 0.2 for some label (Table 2), the best selectivity per
+label (Fig. 8), held-out reconstruction cosine at three sparsities (Fig. 4C) and the balanced test
+accuracy of a linear probe on the reconstructions (Fig. 4A), plus two checks of ours: true-atom recovery
+and an untrained dictionary as the trivial baseline. Settings and thresholds are pre-registered (issue 25).
 """
 
 from __future__ import annotations
@@ -55,34 +56,36 @@ class ScreenConfig(TorchConfig):
     """Perturbed samples (train + held-out test)."""
     test_fraction: float = 0.2
     """Share of the perturbed samples held out for reconstruction and selectivity."""
-    d: int = 64
-    """Ambient dimension of the synthetic tokens."""
+    d: int = 166
+    """Ambient dimension of the synthetic tokens (MAE-G's 1664 / 10)."""
     n_atoms: int = 256
     """Size of the true dictionary D*."""
     n_labels: int = 32
     """Perturbation labels (3 own atoms each)."""
     nuisance_std: float = 3.0
     """Std of the rank-8 nuisance present in every sample, controls included."""
-    n_features: int = 1024
-    """Learned dictionary size M."""
-    J: int = 4
-    """ICFL encoder rounds."""
+    n_features: int = 819
+    """Learned dictionary size M (MAE-G's 8192 / 10)."""
+    J: int = 2
+    """ICFL encoder rounds at the default sparsity (J L = 10 nonzeros of d = 166: the paper's 100 of 1664)."""
     L: int = 5
-    """ICFL columns per round (J L = k nonzeros at most)."""
-    k: int = 20
-    """TopK SAE active features (equal sparsity with ICFL)."""
+    """ICFL columns per round (paper: 5). TopK SAE keeps k = J L active features (equal sparsity)."""
+    J_sparse: int = 1
+    """Rounds at Fig. 4C's sparser point (J_sparse L = 5 nonzeros: the paper's 50 of 1664)."""
+    J_dense: int = 3
+    """Rounds at Fig. 4C's denser point (J_dense L = 15 nonzeros: the paper's 150 of 1664)."""
     aux_k: int = 128
     """TopK SAE AuxK features."""
-    lr: float = 2e-3
-    """Adam learning rate of both methods (the paper's 5e-5 is for 300k steps)."""
-    batch_size: int = 512
-    """Samples per step, both methods."""
+    lr: float = 5e-5
+    """Adam learning rate of both methods (the paper's, "LR 5e-5 for all experiments")."""
+    batch_size: int = 256
+    """Samples per step, both methods (paper: 8192)."""
     n_steps: int = 600
-    """Optimisation steps, both methods."""
+    """Optimisation steps, both methods (paper: 300k)."""
     reset_every: int = 100
     """ICFL duplicate-reset period in steps (paper: 100)."""
-    dead_window: int = 100
-    """Final steps over which dead features are counted (a feature that never fires there is dead)."""
+    dead_window: int = 200
+    """Final steps over which dead features are counted (paper: 1000; dead = active in < 1e-5 of their tokens)."""
     recovery_thr: float = 0.9
     """Cosine above which a learned column recovers a true atom."""
     selectivity_thr: float = 0.5
@@ -106,13 +109,14 @@ class ScreenConfig(TorchConfig):
         name = type(self).__name__
         # bounds: a job beyond these would need > ~100 GB or days (dense n x d data, d x d whitener, n x M codes,
         # steps of a Python training loop); the paper's MAE-G setting (d=1664, M=8192, 300k steps) stays inside
-        check_fields(self, positive=("n_perturbed", "d", "n_atoms", "n_labels", "n_features", "J", "L", "k", "lr",
-                                     "batch_size", "n_steps", "reset_every", "dead_window"),
+        check_fields(self, positive=("n_perturbed", "d", "n_atoms", "n_labels", "n_features", "J", "L", "J_sparse",
+                                     "J_dense", "lr", "batch_size", "n_steps", "reset_every", "dead_window"),
                      nonnegative=("aux_k", "nuisance_std"), open_fraction=("test_fraction",),
                      at_least={"n_control": 2, "recovery_thr": -1.0, "selectivity_thr": -1.0,
                                "selectivity_thr_low": -1.0},
                      at_most={"n_control": 10**7, "n_perturbed": 10**7, "d": 10**4, "n_atoms": 10**5, "n_labels": 10**4,
-                              "n_features": 10**5, "J": 10**4, "L": 10**5, "k": 10**5, "aux_k": 10**5,
+                              "n_features": 10**5, "J": 10**4, "L": 10**5, "J_sparse": 10**4, "J_dense": 10**4,
+                              "aux_k": 10**5,
                               "batch_size": 10**6, "n_steps": 10**8, "reset_every": 10**8, "dead_window": 10**8})
         for field in ("recovery_thr", "selectivity_thr", "selectivity_thr_low"):
             if getattr(self, field) > 1:
@@ -124,9 +128,13 @@ class ScreenConfig(TorchConfig):
                               f"(label-owned plus background atoms) = {owned + self.N_BACKGROUND}, got {self.n_atoms}")
         if self.d <= self.NUISANCE_RANK:
             raise ConfigError(f"{name}.d must be > {self.NUISANCE_RANK} (the nuisance rank), got {self.d}")
-        if self.L > self.n_features or self.k > self.n_features:
-            raise ConfigError(f"{name}.n_features must be >= L and >= k, got {self.n_features} "
-                              f"(L={self.L}, k={self.k})")
+        if max(self.J, self.J_sparse, self.J_dense) * self.L > self.n_features:
+            raise ConfigError(f"{name}.n_features must be >= J L for every sparsity (TopK's k), got "
+                              f"{self.n_features} (L={self.L}, J={self.J}, J_sparse={self.J_sparse}, "
+                              f"J_dense={self.J_dense})")
+        if not self.J_sparse < self.J < self.J_dense:
+            raise ConfigError(f"{name} needs J_sparse < J < J_dense (Fig. 4C's three sparsities), got "
+                              f"{self.J_sparse}, {self.J}, {self.J_dense}")
         n_test = int(round(self.test_fraction * self.n_perturbed))
         if not 0 < n_test < self.n_perturbed:
             raise ConfigError(f"{name}.test_fraction must leave both a test and a training sample, got "
@@ -175,7 +183,10 @@ def _evaluate(model, X_test: np.ndarray, labels: np.ndarray, D_mapped: np.ndarra
 def run_screen(cfg: ScreenConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train ICFL and TopK with whitening on and off on one draw of the screen; compare them.
 
-    The dictionaries train on ``cfg.device``; the whitener, the measures and the probes run on the CPU.
+    At the default sparsity (``J L`` nonzeros, TopK ``k = J L``) both methods train with and without
+    whitening; with whitening they also train at Fig. 4C's sparser and denser points (``J_sparse L`` and
+    ``J_dense L`` nonzeros), each a separately trained model. The dictionaries train on ``cfg.device``;
+    the whitener, the measures and the probes run on the CPU.
     """
     data = perturbation_screen(cfg.n_control, cfg.n_perturbed, cfg.d, cfg.n_atoms, cfg.n_labels,
                                nuisance_std=cfg.nuisance_std, seed=seed)
@@ -187,7 +198,7 @@ def run_screen(cfg: ScreenConfig, seed: int, progress: ProgressFn = no_progress)
     common = dict(lr=cfg.lr, batch_size=cfg.batch_size, n_steps=cfg.n_steps, seed=seed, dead_window=cfg.dead_window,
                   device=cfg.device)
     out: Metrics = {}
-    done = 0
+    done, total = 0, 2 * len(CONDITIONS) + 4
     for cond in CONDITIONS:
         wh = ControlWhitener(whiten=(cond == "white")).fit(data.X_control)
         X_train, X_test = wh.transform(data.X[train]), wh.transform(data.X[test])
@@ -195,14 +206,26 @@ def run_screen(cfg: ScreenConfig, seed: int, progress: ProgressFn = no_progress)
         models = {
             "icfl": ICFL(cfg.n_features, J=cfg.J, L=cfg.L, reset_every=cfg.reset_every,
                          normalize_columns=cfg.normalize_columns, **common),
-            "topk": TopKSAE(cfg.n_features, k=cfg.k, aux_k=cfg.aux_k, **common),
+            "topk": TopKSAE(cfg.n_features, k=cfg.J * cfg.L, aux_k=cfg.aux_k, **common),
         }
         for name, model in models.items():
             model.fit(X_train)
             for key, value in _evaluate(model, X_test, y_test, D_mapped, cfg, seed).items():
                 out[f"{name}_{cond}_{key}"] = value
             done += 1
-            progress(done, 4)
+            progress(done, total)
+        if cond == "white":  # Fig. 4C: the same comparison at the sparser and denser points, separately trained
+            for point, J in (("sparse", cfg.J_sparse), ("dense", cfg.J_dense)):
+                sweep = {"icfl": ICFL(cfg.n_features, J=J, L=cfg.L, reset_every=cfg.reset_every,
+                                      normalize_columns=cfg.normalize_columns, **common),
+                         "topk": TopKSAE(cfg.n_features, k=J * cfg.L, aux_k=cfg.aux_k, **common)}
+                for name, model in sweep.items():
+                    model.fit(X_train)
+                    Z = model.transform(X_test)
+                    out[f"{name}_white_cos_{point}"] = reconstruction_cosine(X_test, model.inverse_transform(Z))
+                    out[f"{name}_white_nnz_{point}"] = float((Z != 0).sum(1).mean())
+                    done += 1
+                    progress(done, total)
         # the trivial baseline: the same encoder on an untrained dictionary (random unit columns)
         W0 = np.random.default_rng([seed, 2]).standard_normal((cfg.d, cfg.n_features)).astype(np.float32)
         W0 /= np.linalg.norm(W0, axis=0, keepdims=True)
@@ -217,6 +240,10 @@ def run_screen(cfg: ScreenConfig, seed: int, progress: ProgressFn = no_progress)
         out[f"recovery_ratio_{cond}"] = out[f"icfl_{cond}_recovered"] / max(out[f"topk_{cond}_recovered"], 1.0)
         out[f"cos_icfl_minus_topk_{cond}"] = out[f"icfl_{cond}_cos"] - out[f"topk_{cond}_cos"]
         out[f"cos_icfl_minus_untrained_{cond}"] = out[f"icfl_{cond}_cos"] - out[f"untrained_{cond}_cos"]
+        if cond == "white":
+            for point in ("sparse", "dense"):
+                out[f"cos_icfl_minus_topk_white_{point}"] = (out[f"icfl_white_cos_{point}"]
+                                                             - out[f"topk_white_cos_{point}"])
         out[f"best_selectivity_icfl_minus_topk_{cond}"] = (out[f"icfl_{cond}_best_avg_selectivity"]
                                                            - out[f"topk_{cond}_best_avg_selectivity"])
     for name in METHODS:
@@ -247,39 +274,45 @@ def screen_figures(per_seed: list[Metrics], cfg: ScreenConfig, outdir: Path) -> 
         err = [(s.hi - s.lo) / 2 for s in summaries] if len(per_seed) > 1 else None
         ax.bar(names, mean, yerr=err, color=colours, capsize=3)
         ax.set_title(title, fontsize=10)
-    fig.suptitle(f"synthetic screen, M={cfg.n_features}, J*L=k={cfg.k}, {cfg.n_steps} steps")
+    fig.suptitle(f"synthetic screen, d={cfg.d}, M={cfg.n_features}, J*L=k={cfg.J * cfg.L}, {cfg.n_steps} steps")
     return [save_figure(fig, outdir / "icfl_screen.png")]
 
 
+_SCALE = ("the synthetic screen stands in for MAE-G tokens of RxRx1/RxRx3, at 1/10 of MAE-G's sizes (d = 166 of "
+          "1664, M = 819 of 8192, 5 / 10 / 15 nonzeros for Fig. 4C's 50 / 100 / 150, so nonzeros / d is the "
+          "paper's); the paper's lr 5e-5, L = 5, resets every 100 steps at cos > 0.9 and dead rule (< 1e-5 of "
+          "the tokens of the last window)")
 EXPERIMENTS = [
     Experiment(
         name="screen",
-        description="Synthetic perturbation screen (d=64, 256 true atoms, 32 labels x 3 atoms, rank-8 nuisance "
-                    "of std 3 shared with 20k controls, 60k perturbed): ICFL (J=4, L=5) vs TopK SAE (k=20), "
-                    "M=1024, with and without control PCA whitening; same data, steps, batch and learning rate.",
+        description="Synthetic perturbation screen (d=166, 256 true atoms, 32 labels x 3 atoms, rank-8 nuisance "
+                    "of std 3 shared with 20k controls, 60k perturbed): ICFL (J=2, L=5) vs TopK SAE (k=10), "
+                    "M=819, with and without control PCA whitening, and with whitening at 5 and 15 nonzeros "
+                    "(Fig. 4C); same data, steps, batch and the paper's learning rate 5e-5.",
         config=ScreenConfig,
         run=run_screen,
         presets={
-            "smoke": {"n_control": 2000, "n_perturbed": 4000, "n_features": 128, "n_steps": 30, "batch_size": 256,
-                      "dead_window": 20, "aux_k": 32},
-            "quick": {},
-            "full": {"n_steps": 20_000, "batch_size": 4096, "dead_window": 1000},
+            "smoke": {"n_control": 2000, "n_perturbed": 4000, "d": 32, "n_features": 128, "n_steps": 30,
+                      "batch_size": 128, "dead_window": 20, "aux_k": 32},
+            "quick": {"batch_size": 128},
+            "full": {"n_steps": 1500, "batch_size": 128, "dead_window": 1000},
         },
         seeds={"smoke": 2, "quick": 3, "full": 5},
+        max_seeds={"full": 7},
         fidelity={
-            "smoke": Fidelity("mechanism", "tiny synthetic screen (4k samples, M=128, 30 steps) stands in for "
-                                           "MAE tokens of RxRx1/RxRx3"),
-            "quick": Fidelity("mechanism", "synthetic screen (d=64, M=1024) stands in for MAE-G tokens (d=1664, "
-                                           "M=8192); 600 of 300k steps of batch 512 (paper 8192) at lr 2e-3 (40x the "
-                                           "paper's 5e-5); J L = 20 nonzeros (paper 100)"),
-            "full": Fidelity("mechanism", "the same synthetic screen, 20k of 300k steps of batch 4096 at lr 2e-3; "
-                                          "the real tokens are needed for more"),
+            "smoke": Fidelity("mechanism", "tiny synthetic screen (4k samples, d=32, M=128, 30 steps) stands in "
+                                           "for MAE tokens of RxRx1/RxRx3"),
+            "quick": Fidelity("reduced", _SCALE + "; 600 of 300k steps (0.2%) of batch 128 (paper 8192), dead "
+                                         "features over the last 200 steps (paper 1000)"),
+            "full": Fidelity("reduced", _SCALE + "; 1500 of 300k steps (0.5%) of batch 128 (paper 8192): 192k of "
+                                        "the paper's 2.46e9 tokens (0.008%), dead features over the last 1000 "
+                                        "steps"),
         },
         figures=screen_figures,
         full_requirements="The paper's full setting needs MAE-L/MAE-G residual-stream tokens of RxRx1/RxRx3 "
                           "(RxRx3 needs a licence) with control wells; pass them to ControlWhitener / ICFL "
-                          "directly (M=8192, J=20, L=5, lr=5e-5, batch 8192, 300k steps). The 'full' preset here "
-                          "only runs the synthetic screen longer.",
+                          "directly (M=8192, J=20, L=5, lr=5e-5, batch 8192, 300k steps: a GPU). The 'full' "
+                          "preset here runs the synthetic screen at 1/10 of MAE-G's sizes and 0.5% of its steps.",
     ),
 ]
 
@@ -295,20 +328,20 @@ CLAIMS = [
           statement="With whitening, ICFL leaves fewer dead features than TopK (per-seed TopK - ICFL >= 1).",
           paper_value="341 vs 8026 dead of 8192 (Table 1, MAE-G, whitening on)", experiment="screen",
           metric="dead_topk_minus_icfl_white", op=">=", threshold=1.0,
-          resolution=10.0, resolution_reason="dead-feature count; ~1% of M=1024 (the paper's gap is 94% of M)",
+          resolution=10.0, resolution_reason="dead-feature count; ~1% of M=819 (the paper's gap is 94% of M)",
           fair_at="paper", fair_at_reason=_T1_BUDGET),
     Claim("dead_raw", kind="paper", source="Table 1",
           statement="Without whitening, ICFL leaves fewer dead features than TopK (TopK - ICFL >= 1).",
           paper_value="55 vs 7640 dead of 8192 (Table 1, whitening off)", experiment="screen",
           metric="dead_topk_minus_icfl_raw", op=">=", threshold=1.0,
-          resolution=10.0, resolution_reason="dead-feature count; ~1% of M=1024 (the paper's gap is 93% of M)",
+          resolution=10.0, resolution_reason="dead-feature count; ~1% of M=819 (the paper's gap is 93% of M)",
           fair_at="paper", fair_at_reason=_T1_BUDGET),
     # new (issue 12)
     Claim("dead_whitening_icfl", kind="paper", source="Table 1",
           statement="Whitening raises ICFL's number of dead features (white - raw >= 1).",
           paper_value="55 -> 341 dead of 8192 (Table 1)", experiment="screen", metric="dead_white_minus_raw_icfl",
           op=">=", threshold=1.0,
-          resolution=10.0, resolution_reason="dead-feature count, ~1% of M=1024 (the paper's rise is 286 = 3.5% of M)",
+          resolution=10.0, resolution_reason="dead-feature count, ~1% of M=819 (the paper's rise is 286 = 3.5% of M)",
           fair_at="paper", fair_at_reason=_T1_BUDGET),
     # relabelled (issue 12)
     Claim("recovery_white", kind="ours",
@@ -329,7 +362,7 @@ CLAIMS = [
           statement="Whitening raises ICFL's count of features with average selectivity > 0.2 "
                     "for some label (white - raw >= 1).",
           paper_value=_T2, experiment="screen", metric="selective_low_gain_icfl", op=">=", threshold=1.0,
-          resolution=10.0, resolution_reason="~1% of M=1024 (counts above 0.2 run into the hundreds in Table 2)",
+          resolution=10.0, resolution_reason="~1% of M=819 (counts above 0.2 run into the hundreds in Table 2)",
           fair_at="mechanism", fair_at_reason=_MECH_WHITEN),
     # measure changed, relabelled (issue 12)
     Claim("whitening_selectivity_topk", kind="ours",
@@ -350,18 +383,24 @@ CLAIMS = [
           fair_at="reduced",
           fair_at_reason="Fig. 8 compares two trained methods on real MAE tokens; the same protocol with less "
                          "training still tests the direction, a synthetic stand-in does not fix which method wins"),
-    Claim("reconstruction_white", kind="paper", source="Fig. 4C",
-          statement="With whitening, ICFL's held-out reconstruction cosine is at least TopK's at "
-                    "equal sparsity (J L = k = 20).",
-          paper_value="0.65 / 0.78 / 0.80 vs 0.32 / 0.38 / 0.42 at 50 / 100 / 150 nonzeros "
-                      "(Fig. 4C, chart-extracted)",
-          experiment="screen", metric="cos_icfl_minus_topk_white", op=">=", threshold=0.0,
-          resolution=0.05,
-          resolution_reason="cosine difference; ~1/7 of the paper's smallest gap 0.33 (Fig. 4C, 50 nnz)",
-          requires=("icfl_learned",),
-          fair_at="reduced",
-          fair_at_reason="Fig. 4C compares trained dictionaries on real tokens at 50-150 of 1664 dimensions; a "
-                         "shorter run of that protocol tests the direction, the sparsity ratio must be the paper's"),
+    # split into Fig. 4C's three sparsities; the paper's lr in every deciding preset (issue 25)
+    *[Claim(cid, kind="paper", source="Fig. 4C",
+            statement=f"With whitening, ICFL's held-out reconstruction cosine is at least TopK's at equal "
+                      f"sparsity, {nnz} nonzeros of d = 166 (the paper's {paper_nnz} of 1664), each separately "
+                      f"trained.",
+            paper_value=f"ICFL {icfl_cos} vs TopK {topk_cos} at {paper_nnz} nonzeros (Fig. 4C, chart-extracted; "
+                        f"0.65 / 0.78 / 0.80 vs 0.32 / 0.38 / 0.42 at 50 / 100 / 150)",
+            experiment="screen", metric=metric, op=">=", threshold=0.0,
+            resolution=0.05,
+            resolution_reason="cosine difference; ~1/7 of the paper's smallest gap 0.33 (Fig. 4C, 50 nnz)",
+            requires=("icfl_learned",),
+            fair_at="reduced",
+            fair_at_reason="Fig. 4C compares trained dictionaries on real tokens at 50-150 of 1664 dimensions; the "
+                           "same protocol at the paper's ratio nonzeros / d with less training tests the direction")
+      for cid, metric, nnz, paper_nnz, icfl_cos, topk_cos in (
+          ("reconstruction_white_sparse", "cos_icfl_minus_topk_white_sparse", 5, 50, 0.65, 0.32),
+          ("reconstruction_white", "cos_icfl_minus_topk_white", 10, 100, 0.78, 0.38),
+          ("reconstruction_white_dense", "cos_icfl_minus_topk_white_dense", 15, 150, 0.80, 0.42))],
     # new (issue 12)
     Claim("whitening_lowers_cos", kind="paper", source="App. C, Fig. 9",
           statement="Whitening lowers ICFL's held-out reconstruction cosine (raw - white >= 0): "
@@ -399,7 +438,7 @@ from icml25.papers.icfl import ControlWhitener, ICFL, perturbation_screen, selec
 data = perturbation_screen(n_control=2000, n_perturbed=4000, n_atoms=64, n_labels=8, seed=0)
 wh = ControlWhitener().fit(data.X_control)              # PCA whitening from controls, then unit norm
 X = wh.transform(data.X)
-model = ICFL(n_features=128, J=4, L=5, lr=2e-3, batch_size=256, n_steps=30).fit(X)
+model = ICFL(n_features=128, J=4, L=5, lr=5e-5, batch_size=256, n_steps=30).fit(X)
 Z = model.transform(X)                                  # batched-OMP codes, at most J*L nonzeros
 avg, mx = selectivity(Z, data.labels)
 print("nonzeros per sample", (Z != 0).sum(1).mean(), "| dead features", model.dead_features_.sum(),
