@@ -410,3 +410,99 @@ def test_check_graph_rejects_non_finite_anywhere(bad):
             check_graph(x, torch.zeros(2, 0, dtype=torch.long))
 
     check()
+
+
+# ---------------------------------------------------------------- the method's defining elements (mutation tests)
+
+def _one_source_model(small_domains, **kw):
+    torch.manual_seed(0)
+    model = MDGFM(unify_dim=20, hidden=16, dropout=0.0, dropedge=0.0, n_sources=1, **kw).double()
+    d = small_domains[0]
+    x = unify_features(d.x, 20, dtype=torch.float64)
+    adj = normalized_adjacency(d.edge_index, x.size(0), dtype=torch.float64)
+    return model, x, adj
+
+
+def test_pretraining_loss_is_the_two_term_topology_alignment_objective(small_domains):
+    """Sec. 4: sum_k L(Z_ref, Z_orig, I) + L(Z_ref, Z_orig, S_k.detach()); removing the S_k term fails here."""
+    model, x, adj = _one_source_model(small_domains)
+    model.train()
+    xt = model.shared_token * torch.relu(model.domain_tokens[0] * x)
+    ax = torch.zeros_like(xt).index_add_(0, adj[0][1], adj[1].unsqueeze(1) * xt[adj[0][0]])
+    balanced = model.balance_tokens[0] * torch.cat([xt, ax], dim=1)
+    s_dense = model.learner.dense(balanced, 5)
+    s_ei, s_w = model.learner(balanced, 5)
+    z_ref = model.encoder(xt, s_ei, s_w, pretext=True)
+    z_orig = model.encoder(xt, adj[0], adj[1], pretext=True)
+    eye = torch.eye(x.size(0), dtype=torch.float64)
+    l_identity = info_nce_bound(z_ref, z_orig, eye, tau=model.tau)
+    l_topology = info_nce_bound(z_ref, z_orig, s_dense.detach(), tau=model.tau)
+    assert float(l_topology.detach()) > 0.1  # the alignment term is not negligible: dropping it changes the loss
+    torch.testing.assert_close(model._source_loss(0, x, adj, 5), l_identity + l_topology, rtol=1e-10, atol=1e-10)
+
+
+def test_target_prompt_is_the_paper_formula_with_its_relu():
+    """x' = ELU(c1 t_s * ReLU((w . T) * x) + c2 (u * x)); dropping the ReLU fails here."""
+    torch.manual_seed(1)
+    prompt = repro.MDGFM(unify_dim=6, hidden=4, n_sources=3).prompt_
+    tokens, shared = torch.randn(3, 6), torch.randn(6)
+    x = torch.randn(10, 6)
+    mixed = (prompt.mix @ tokens) * x
+    assert (mixed < 0).any() and (mixed > 0).any()  # the ReLU has something to cut
+    expected = torch.nn.functional.elu(prompt.combine[0] * shared * torch.relu(mixed)
+                                       + prompt.combine[1] * (prompt.target_token * x))
+    torch.testing.assert_close(prompt(x, tokens, shared), expected)
+
+
+def test_downstream_adjacency_is_half_normalised_graph_half_refined_graph(pretrained, small_domains):
+    """adj = 0.5 A^ + 0.5 S (alpha fixed, as in the official code); 1.0 A^ + 0.5 S fails here."""
+    target = small_domains[2]
+    support = few_shot_tasks(target.y, 1, 1, seed=0)[0]
+    pretrained.prompt_tune(target.x, target.edge_index, support, target.y[support], steps=2, k_down=5)
+    x = unify_features(target.x, 20)
+    adj = normalized_adjacency(target.edge_index, x.size(0))
+    p = pretrained.prompt_
+    xp = p(x, pretrained.domain_tokens.detach(), pretrained.shared_token.detach())
+    ax = torch.zeros_like(xp).index_add_(0, adj[0][1], adj[1].unsqueeze(1) * xp[adj[0][0]])
+    s_dense = p.learner.dense(p.balance * torch.cat([xp, ax], dim=1))
+    a_dense = torch.zeros(x.size(0), x.size(0)).index_put((adj[0][1], adj[0][0]), adj[1], accumulate=True)
+    mixed = 0.5 * a_dense + 0.5 * s_dense
+    ei = mixed.nonzero().t().flip(0)  # (source, target) of A[target, source]
+    expected = pretrained.encoder(xp, ei, mixed[ei[1], ei[0]])
+    with torch.no_grad():
+        torch.testing.assert_close(pretrained(x, target.edge_index), expected, atol=1e-5, rtol=1e-5)
+
+
+def test_supervised_gcn_baseline_uses_the_standard_gcn_optimiser_settings():
+    """GCNProto's defaults are Kipf & Welling's (Adam lr 0.01, weight decay 5e-4): a weakened baseline fails here."""
+    base = GCNProto()
+    assert (base.lr, base.weight_decay) == (1e-2, 5e-4)
+
+
+# ---------------------------------------------------------------- input forms a user meets
+
+def test_pretrain_accepts_pyg_data_sources_and_names_a_bad_source(small_domains):
+    torch.manual_seed(0)
+    pairs = MDGFM(unify_dim=20, hidden=16).pretrain([(d.x, d.edge_index) for d in small_domains[:2]], epochs=2,
+                                                    k=[5, 5])
+    torch.manual_seed(0)
+    datas = MDGFM(unify_dim=20, hidden=16).pretrain(list(small_domains[:2]), epochs=2, k=[5, 5])
+    assert datas.history_ == pairs.history_
+    with pytest.raises(TypeError, match="source 1: expected a torch_geometric Data or an"):
+        MDGFM(unify_dim=20, hidden=16).pretrain([small_domains[0], (small_domains[1].x,)], epochs=1, k=[5, 5])
+
+
+def test_one_direction_edge_list_is_read_as_the_undirected_graph(pretrained, small_domains):
+    target = small_domains[2]
+    ei = target.edge_index
+    one_way = ei[:, ei[0] < ei[1]]
+    assert one_way.size(1) * 2 == ei.size(1)  # the generated graph is symmetric, without self-loops
+    for a, b in zip(normalized_adjacency(one_way, target.x.size(0)), normalized_adjacency(ei, target.x.size(0))):
+        assert torch.equal(a, b)
+    support = few_shot_tasks(target.y, 1, 1, seed=0)[0]
+    torch.manual_seed(3)
+    pretrained.prompt_tune(target.x, ei, support, target.y[support], steps=3, k_down=5)
+    both = pretrained.predict(target.x, ei)
+    torch.manual_seed(3)
+    pretrained.prompt_tune(target.x, one_way, support, target.y[support], steps=3, k_down=5)
+    assert torch.equal(pretrained.predict(target.x, one_way), both)

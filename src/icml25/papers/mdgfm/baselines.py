@@ -32,6 +32,7 @@ from icml25.papers.mdgfm.model import (
     class_prototypes,
     cosine_to_prototypes,
     normalized_adjacency,
+    source_pair,
     unified_graph_input,
     unify_features,
     untouched_rng_prompt,
@@ -264,14 +265,15 @@ class PretrainNoRefine(nn.Module):
                 normalized_adjacency(ei, x.size(0), dtype=dtype), ei)
 
     def pretrain(self, sources: Sequence[tuple], epochs: int = 60, lr: float = 1e-2, seed: int = 0):
-        """Pre-train tokens and encoder on ``sources`` (list of ``(X, edge_index)``); keep the lowest-loss epoch."""
+        """Pre-train tokens and encoder on ``sources`` (PyG ``Data`` or ``(X, edge_index)`` pairs); keep the lowest-loss
+        epoch."""
         if len(sources) == 0:
             raise ValueError("pretrain needs at least one source graph")
         if epochs < 1 or not lr > 0:
             raise ValueError(f"need epochs >= 1 and lr > 0, got {epochs}, {lr}")
         if self.n_sources is not None and len(sources) != self.n_sources:
             raise ValueError(f"this model was built for n_sources={self.n_sources}, got {len(sources)} sources")
-        graphs = [self._prepare(x, ei, f"source {j}") for j, (x, ei) in enumerate(sources)]
+        graphs = [self._prepare(*source_pair(src, j), f"source {j}") for j, src in enumerate(sources)]
         if self.n_sources is None:  # the older call form: size the tokens now
             self.n_sources = len(sources)
             self._init_tokens(len(sources))

@@ -26,6 +26,7 @@ from torch import nn
 from torch_geometric.data import Data
 from torch_geometric.nn import GCNConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
+from torch_geometric.utils import to_undirected
 
 EPS = 1e-10
 
@@ -67,8 +68,12 @@ def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int,
                          dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``A^ = D^-1/2 (A + I) D^-1/2`` as (edge_index, edge_weight), the paper's normalised graph.
 
-    The weights have ``dtype`` (float32 when None) and live on ``edge_index``'s device.
+    The graph is treated as undirected, as the paper's data sets are: an edge given in one direction only is
+    added in the other, and repeated edges count once (``to_undirected``), so a one-direction edge list and its
+    symmetric version give the same ``A^`` (and the same predictions). The weights have ``dtype`` (float32 when
+    None) and live on ``edge_index``'s device.
     """
+    edge_index = to_undirected(edge_index, num_nodes=num_nodes)
     return gcn_norm(edge_index, None, num_nodes, add_self_loops=True, dtype=dtype)
 
 
@@ -355,6 +360,19 @@ def untouched_rng_prompt(n_sources: int, dim: int, k: int, learner_layers: int, 
 
 
 
+def source_pair(source, j: int) -> tuple:
+    """``(x, edge_index)`` of one source graph given as a PyG ``Data`` or as a pair; a clear error otherwise."""
+    if isinstance(source, Data):
+        if source.x is None or source.edge_index is None:
+            raise ValueError(f"source {j}: a Data source needs both x and edge_index")
+        return source.x, source.edge_index
+    if isinstance(source, (tuple, list)) and len(source) == 2:
+        return source[0], source[1]
+    raise TypeError(f"source {j}: expected a torch_geometric Data or an (X, edge_index) pair, got "
+                    f"{type(source).__name__}" + (f" of length {len(source)}" if isinstance(source, (tuple, list))
+                                                  else ""))
+
+
 def unified_graph_input(x: torch.Tensor | Data, edge_index: torch.Tensor | None, unify_dim: int,
                         who: str) -> tuple[torch.Tensor, torch.Tensor]:
     """``(x, edge_index)`` of a forward call given a tensor pair or a PyG ``Data``; ``x`` must be ``(N, unify_dim)``."""
@@ -433,7 +451,8 @@ class MDGFM(nn.Module):
         """Pre-train tokens, learner and encoder on the source graphs only; keep the lowest-loss epoch.
 
         Args:
-            sources: list of ``(X, edge_index)`` with raw features of any width (>= unify_dim).
+            sources: list of source graphs, each a PyG ``Data`` (``x``, ``edge_index``) or an ``(X, edge_index)``
+                pair, with raw features of any width (>= unify_dim).
             epochs: full-batch epochs. lr: Adam learning rate (weight decay ``self.weight_decay``).
             k: kNN size per source (paper: 30 homophilic, 15 heterophilic); default 30 for all.
         """
@@ -452,8 +471,8 @@ class MDGFM(nn.Module):
             raise ValueError(f"this model was built for n_sources={self.n_sources}, got {len(sources)} sources")
         device, dtype = self.shared_token.device, self.shared_token.dtype
         graphs = []
-        for j, (x, ei) in enumerate(sources):
-            x, ei = check_graph(x, ei, f"source {j}", dtype=dtype, device=device)
+        for j, source in enumerate(sources):
+            x, ei = check_graph(*source_pair(source, j), f"source {j}", dtype=dtype, device=device)
             graphs.append((unify_features(x, self.unify_dim, dtype=dtype, device=device),
                            normalized_adjacency(ei, x.size(0), dtype=dtype)))
         if self.n_sources is None:  # the older call form: size the tokens now
