@@ -64,7 +64,8 @@ MODULES = {"NAIADNet": _net}
 BAD_INPUTS = [
     ("embed_dim_negative_n", lambda: adaptive_embed_dim(-1, 10), ValueError),
     ("embed_dim_no_genes", lambda: adaptive_embed_dim(10, 0), ValueError),
-    ("lr_factor_no_warmup", lambda: warmup_linear_lr_factor(0, 0, 10), ValueError),
+    ("lr_factor_negative_warmup", lambda: warmup_linear_lr_factor(0, -1, 10), ValueError),
+    ("lr_factor_warmup_not_below_total", lambda: warmup_linear_lr_factor(0, 10, 10), ValueError),
     ("net_unknown_mode", lambda: NAIADNet(5, 2, mode="x"), ValueError),
     ("net_no_genes", lambda: NAIADNet(0, 2), ValueError),
     ("net_dropout_one", lambda: NAIADNet(5, 2, p_dropout=1.0), ValueError),

@@ -163,10 +163,13 @@ class ActiveLearner:
             ``'residual+std'``, ``'random'``.
         beta: weight of sigma in ``'mean+std'`` and ``'residual+std'`` (1.0 as in the official code).
         minimize: strong perturbations are the most negative phenotypes (official ``method_min=True``).
+        round_params: optional list of keyword dicts, one per round, passed to the estimator's
+            ``set_params`` before fitting the ensemble trained on round r's data (the official
+            ``model_args`` list, e.g. ``[{"d_embed": 2}, {"d_embed": 4}, ...]``); ``None``: none.
     """
 
     def __init__(self, model_factory: Callable[[int], object], n_ensemble: int = 5, method: str = "mean",
-                 beta: float = 1.0, minimize: bool = True) -> None:
+                 beta: float = 1.0, minimize: bool = True, round_params: Sequence[dict] | None = None) -> None:
         if method not in ACQUISITIONS:
             raise ValueError(f"method must be one of {ACQUISITIONS}, got {method!r}")
         if n_ensemble < 1:
@@ -175,6 +178,7 @@ class ActiveLearner:
             raise ValueError(f"beta must be >= 0, got {beta}")
         self.model_factory, self.n_ensemble, self.method = model_factory, n_ensemble, method
         self.beta, self.minimize = beta, minimize
+        self.round_params = None if round_params is None else [dict(p) for p in round_params]
 
     def run(self, pool: CombinatorialScreen, schedule: Sequence[int], seed: int = 0,
             test_idx: np.ndarray | None = None, tpr_n: Sequence[int] | None = None) -> ActiveLearningHistory:
@@ -199,6 +203,8 @@ class ActiveLearner:
         n_avail = len(pool) - test_idx.size
         if not sched or sched[0] < 1 or any(b <= a for a, b in zip(sched, sched[1:])):
             raise ValueError(f"schedule must be a non-empty, strictly increasing list of positive ints, got {schedule}")
+        if self.round_params is not None and len(self.round_params) != len(sched):
+            raise ValueError(f"round_params must hold one dict per round ({len(sched)}), got {len(self.round_params)}")
         if sched[-1] > n_avail:
             raise ValueError(f"schedule ends at {sched[-1]} but only {n_avail} candidate pairs are available")
         if test_idx.size and (test_idx.min() < 0 or test_idx.max() >= len(pool)):
@@ -215,7 +221,8 @@ class ActiveLearner:
             last = r == len(sched) - 1
             preds = None
             if track or (self.method != "random" and not last):
-                preds, rmse = self._ensemble(pool, labelled, unlabelled, test_idx, seed * 1000 + 100 * (r + 1))
+                params = self.round_params[r] if self.round_params is not None else {}
+                preds, rmse = self._ensemble(pool, labelled, unlabelled, test_idx, seed * 1000 + 100 * (r + 1), params)
                 hist.test_rmse.append(rmse)
                 if track:
                     mixed = pool.y.astype(float)  # measured + predicted over the whole screen
@@ -234,7 +241,7 @@ class ActiveLearner:
             hist.labelled.append(np.sort(np.concatenate([labelled, chosen])))
         return hist
 
-    def _ensemble(self, pool, labelled, unlabelled, test_idx, seed0):
+    def _ensemble(self, pool, labelled, unlabelled, test_idx, seed0, params):
         """Train M models on ``labelled``; predictions (M, |unlabelled| + |test|) and the test RMSE."""
         pairs, single, y = pool.subset(labelled)
         eval_idx = np.concatenate([unlabelled, test_idx])
@@ -242,6 +249,8 @@ class ActiveLearner:
         preds = np.empty((self.n_ensemble, eval_idx.size))
         for i in range(self.n_ensemble):
             model = self.model_factory(seed0 + i)
+            if params:
+                model.set_params(**params)
             model.fit(pairs, single, y)
             preds[i] = model.predict(ep, es)
         rmse = float("nan")

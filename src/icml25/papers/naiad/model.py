@@ -18,14 +18,16 @@ nonlinear function of the single effects; more data: embeddings learn gene-speci
 interactions.
 
 Training (official defaults): Adam, lr 1e-2, no weight decay, summed squared error,
-batches of 1024 in a fixed order, linear warm-up over the first 10% of the steps then a
-linear decay to 0.1 of the learning rate; the weights with the best validation loss are
-kept when a validation set is given.
+batches of 1024 in a fixed order, linear warm-up over the first int(T/10) of the T steps
+(none below 10 steps) then a linear decay to 0.1 of the learning rate; the weights with the
+best validation loss are kept when a validation set is given. The two single effects of each
+training row are put in a random order (fixed generator); predictions average both orders.
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from bisect import bisect_left
 
@@ -65,10 +67,12 @@ def warmup_linear_lr_factor(step: int, warmup_steps: int, total_steps: int) -> f
     """Learning-rate multiplier at optimiser step ``step`` (official ``create_lr_scheduler``).
 
     ``(step + 1) / W`` during warm-up (``step < W``), then ``0.1 + 0.9 (T - step) / (T - W)``:
-    1/W at step 0, 1 at step W - 1, 0.1 at step T.
+    1/W at step 0, 1 at step W - 1, 0.1 at step T. The official trainer passes ``W = int(T / 10)``,
+    so with fewer than 10 steps ``W = 0``: no warm-up, the decay starts at 1 (T = 5: 1.0, 0.82,
+    0.64, 0.46, 0.28).
     """
-    if warmup_steps < 1 or total_steps <= warmup_steps:
-        raise ValueError(f"need 1 <= warmup_steps < total_steps, got {warmup_steps}, {total_steps}")
+    if warmup_steps < 0 or total_steps <= warmup_steps:
+        raise ValueError(f"need 0 <= warmup_steps < total_steps, got {warmup_steps}, {total_steps}")
     if step < warmup_steps:
         return (step + 1) / warmup_steps
     return 0.1 + 0.9 * (total_steps - step) / (total_steps - warmup_steps)
@@ -148,6 +152,33 @@ def _permute_columns(single: np.ndarray, seed: int) -> np.ndarray:
     return np.take_along_axis(single, order, axis=1)
 
 
+def _column_orders(k: int) -> list[tuple[int, ...]]:
+    """The orders of k exchangeable single-effect columns averaged at prediction time.
+
+    Every order for k <= 4 (k = 2: both), the k cyclic shifts for larger k.
+    """
+    if k <= 4:
+        return list(itertools.permutations(range(k)))
+    return [tuple((i + j) % k for i in range(k)) for j in range(k)]
+
+
+def _symmetric_forward(model: nn.Module, pairs: torch.Tensor, single: torch.Tensor) -> torch.Tensor:
+    """Model output averaged over the orders of the single-effect columns (one batched forward).
+
+    Training shows the single-effect branch its two inputs in a random order per row (the official
+    loader's shuffle), so the learned function is exchangeable only approximately. The official code
+    also predicts with the row-index-dependent random order, which makes a pair's prediction depend on
+    where it sits in the input; averaging over the orders makes it a function of the pair alone
+    (exactly symmetric in (s_a, s_b), the expectation of the prediction over the training shuffle).
+    """
+    orders = _column_orders(single.shape[1])
+    if len(orders) == 1:
+        return model(pairs, single)
+    n = pairs.shape[0]
+    out = model(pairs.repeat(len(orders), 1), torch.cat([single[:, list(o)] for o in orders]))
+    return out.reshape(len(orders), n).mean(dim=0)
+
+
 def _split_design(X: np.ndarray, n_genes: int | None, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
     """``X`` (n, 2 + k) as gene-id pairs (int64, (n, 2)) and single effects (float32, (n, k))."""
     if X.shape[1] < 2:
@@ -179,10 +210,12 @@ class NAIADRegressor(_PairTags, RegressorMixin, BaseEstimator):
     Layout of ``X``, shape (n, 2 + k): columns 0 and 1 are the two gene ids of the pair
     (non-negative integers below ``n_genes``), columns 2.. the pair's k single-effect
     features, in NAIAD k = 2: the single-gene phenotypes s_a and s_b. The single-effect
-    branch sees them in a random order per row (the official loader's shuffle), so it
-    treats them as exchangeable. With k = 0 (ids only) mode ``'both'`` is the embedding
-    branch alone: a single-effect branch without inputs is a constant, which the
-    embedding head's bias already is.
+    branch sees them in a random order per row during training (the official loader's shuffle),
+    so it treats them as exchangeable; ``predict`` and the validation loss average the network
+    over both orders (all orders of k <= 4 columns), so a pair's prediction does not depend on
+    the row order of ``X`` (the official code predicts with the row-index-dependent order).
+    With k = 0 (ids only) mode ``'both'`` is the embedding branch alone: a single-effect
+    branch without inputs is a constant, which the embedding head's bias already is.
 
     The three-array form of earlier versions still works: ``fit(pairs, single, y,
     X_val=(pairs_val, single_val), y_val=...)`` and ``predict(pairs, single)`` (the same as
@@ -237,10 +270,11 @@ class NAIADRegressor(_PairTags, RegressorMixin, BaseEstimator):
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
 
-    def _tensors(self, pairs: np.ndarray, single: np.ndarray):
+    def _tensors(self, pairs: np.ndarray, single: np.ndarray, shuffle: bool = True):
+        """Tensors on the device; ``shuffle`` puts each row's single effects in the official random order."""
         dev = torch.device(self.device)
         return (torch.as_tensor(pairs, device=dev),
-                torch.as_tensor(_permute_columns(single, 0), device=dev))
+                torch.as_tensor(_permute_columns(single, 0) if shuffle else single, device=dev))
 
     def fit(self, X, y, *legacy, X_val=None, y_val=None) -> "NAIADRegressor":
         """Train on ``X`` (n, 2 + k) (the layout of the class docstring) and phenotypes ``y`` (n,).
@@ -304,14 +338,12 @@ class NAIADRegressor(_PairTags, RegressorMixin, BaseEstimator):
             opt = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
             steps_per_epoch = math.ceil(n / self.batch_size)
             total = int(self.n_epoch) * steps_per_epoch
-            warm = max(1, total // 10)
-            if total <= warm:  # fewer than two steps: no decay phase
-                total = warm + 1
+            warm = total // 10  # official int(T / 10): no warm-up below 10 steps
             sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: warmup_linear_lr_factor(t, warm, total))
             g, s = self._tensors(pairs, single)
             t = torch.as_tensor(y, dtype=torch.float32, device=g.device)
             if val is not None:
-                gv, svt = self._tensors(val[0], val[1])
+                gv, svt = self._tensors(val[0], val[1], shuffle=False)
                 tv = torch.as_tensor(val[2], dtype=torch.float32, device=g.device)
             best, best_state, self.train_loss_, self.val_loss_ = math.inf, None, [], []
             self.best_epoch_ = int(self.n_epoch) - 1
@@ -330,7 +362,7 @@ class NAIADRegressor(_PairTags, RegressorMixin, BaseEstimator):
                 if val is not None:
                     model.eval()
                     with torch.no_grad():
-                        vl = float(((model(gv, svt) - tv) ** 2).mean())
+                        vl = float(((_symmetric_forward(model, gv, svt) - tv) ** 2).mean())
                     self.val_loss_.append(vl)
                     if vl < best:
                         best, best_state, self.best_epoch_ = vl, copy.deepcopy(model.state_dict()), epoch
@@ -362,9 +394,9 @@ class NAIADRegressor(_PairTags, RegressorMixin, BaseEstimator):
         return self._predict(*check_pairs_single(pairs, single, self.n_genes_))
 
     def _predict(self, pairs: np.ndarray, single: np.ndarray) -> np.ndarray:
-        g, s = self._tensors(pairs, single)
+        g, s = self._tensors(pairs, single, shuffle=False)
         with torch.no_grad():
-            return self.model_(g, s).double().cpu().numpy()
+            return _symmetric_forward(self.model_, g, s).double().cpu().numpy()
 
 
 class SingleEffectLinearRegressor(_PairTags, RegressorMixin, BaseEstimator):
