@@ -1,6 +1,27 @@
 """Tests of NAIAD: the network's invariances, the embedding-size table, the schedule, the
-estimators against closed forms and an independent solver, the active-learning loop, and
-smoke runs of the reproduction."""
+estimators against closed forms and an independent solver, the active-learning loop, parity with
+the official code (tests/fixtures/official/naiad, see its PROVENANCE.md), and smoke runs of the
+reproduction.
+
+Defining elements of the method, each with the tests that fail when it is removed or altered:
+
+1. Gene-embedding branch with SUM pooling of the two genes' encodings, h_a + h_b
+   (test_embedding_branch_sums_the_two_gene_encodings, test_official_parity_forward_with_fixed_weights).
+2. Over-parameterised single-effect branch Lin(2,H,no bias)-GELU-Lin(H,H,no bias)-GELU-Lin(H,1), added
+   to the embedding branch (test_official_parity_forward_with_fixed_weights, test_branches_have_the_paper_layers).
+3. The single effects of every TRAINING row put in a random order (official loader, torch generator seed 0),
+   while predictions do not depend on row order or column order
+   (test_official_parity_training_short_and_long, test_training_shuffles_the_single_effect_columns,
+   test_predict_does_not_depend_on_row_or_column_order).
+4. Adaptive embedding size from n_train / n_genes (test_adaptive_embed_dim_table_edges).
+5. The official recipe: Adam lr 1e-2, summed squared error, warm-up int(T/10) steps (none below 10 steps) then
+   linear decay to 0.1 (test_official_parity_lr_schedule, test_lr_schedule_closed_form,
+   test_official_parity_training_short_and_long).
+6. MPE acquisition: measure the candidates with the most extreme ensemble-mean prediction
+   (test_acquisition_scores_closed_form, test_active_learning_bookkeeping_and_mpe_with_an_oracle).
+"""
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -77,6 +98,8 @@ def test_adaptive_embed_dim_table_edges():
 
 
 def test_lr_schedule_closed_form():
+    # fewer than 10 steps: the official trainer's W = int(T / 10) = 0, no warm-up (not a division by zero)
+    np.testing.assert_allclose([warmup_linear_lr_factor(s, 0, 5) for s in range(5)], [1.0, 0.82, 0.64, 0.46, 0.28])
     w, t = 30, 300
     assert warmup_linear_lr_factor(0, w, t) == pytest.approx(1 / w)
     assert warmup_linear_lr_factor(w - 1, w, t) == pytest.approx(1.0)
@@ -85,7 +108,9 @@ def test_lr_schedule_closed_form():
     factors = [warmup_linear_lr_factor(s, w, t) for s in range(t + 1)]
     assert np.all(np.diff(factors[:w]) > 0) and np.all(np.diff(factors[w:]) < 0)
     with pytest.raises(ValueError, match="warmup_steps"):
-        warmup_linear_lr_factor(0, 0, 10)
+        warmup_linear_lr_factor(0, -1, 10)
+    with pytest.raises(ValueError, match="warmup_steps"):
+        warmup_linear_lr_factor(0, 10, 10)
 
 
 def test_pheno_branch_learns_an_additive_screen_to_the_noise_level():
@@ -321,6 +346,11 @@ def test_smoke_small_sample_values():
     np.testing.assert_allclose(m["naiad_over_best"], ratio)
     assert m["naiad_over_best_worst_n"] == pytest.approx(ratio.max()) and ratio.min() >= 1.0
     assert m["naiad_minus_additive_largest_n"] == pytest.approx(m["rmse_naiad"][-1] - m["rmse_additive"][-1])
+    # the claim compares NAIAD with the paper's own baselines only (official linear model and SVR)
+    base = np.minimum(m["rmse_additive"], m["rmse_svr"])
+    np.testing.assert_allclose(m["naiad_over_best_baseline"], np.array(m["rmse_naiad"]) / base)
+    assert m["naiad_over_best_baseline_worst_n"] == pytest.approx(max(m["naiad_over_best_baseline"]))
+    assert repro.PAPER_BASELINES == ("additive", "svr")
 
 
 def test_smoke_active_learning_values():
@@ -341,7 +371,8 @@ def test_smoke_active_learning_values():
 
 def test_claims_name_existing_metrics():
     names = {e.name for e in repro.EXPERIMENTS}
-    keys = {"small_sample": "naiad_over_best_worst_n naiad_minus_d128_smallest_n naiad_minus_additive_largest_n",
+    keys = {"small_sample": "naiad_over_best_baseline_worst_n naiad_minus_d128_smallest_n "
+                            "naiad_minus_additive_largest_n",
             "active_learning": "mean_minus_random_final mean_minus_std_final mean_minus_mean+std_final "
                                "mean_minus_random_tpr_final mean_minus_std_tpr_final mean_minus_residual+std_tpr_final "
                                "mean_minus_mean+std_tpr_final"}
@@ -402,3 +433,112 @@ def test_net_follows_parameter_dtype_and_meta_device():
     assert meta(pairs.to("meta"), torch.randn(2, 2, dtype=torch.float64, device="meta")).device.type == "meta"
     with pytest.raises(TypeError, match="integer tensor"):
         net(torch.zeros(2, 2), torch.zeros(2, 2))
+
+
+# --- row-order independence, the training shuffle, the pooling -----------------------------------
+
+def test_predict_does_not_depend_on_row_or_column_order(screen):
+    idx = np.random.default_rng(2).permutation(len(screen))
+    train, test = screen.subset(idx[:300]), screen.subset(idx[300:700])
+    model = NAIADRegressor(n_epoch=20, d_pheno_hid=16, n_genes=screen.n_genes, seed=1).fit(*train)
+    p, s = test[:2]
+    pred = model.predict(p, s)
+    np.testing.assert_array_equal(model.predict(p[::-1], s[::-1])[::-1], pred)  # rows reversed
+    perm = np.random.default_rng(3).permutation(len(p))
+    np.testing.assert_array_equal(model.predict(p[perm], s[perm]), pred[perm])  # rows shuffled
+    np.testing.assert_array_equal(model.predict(p[:, ::-1], s[:, ::-1]), pred)  # (a, b) written as (b, a)
+    np.testing.assert_array_equal(model.predict(p[:7], s[:7]), pred[:7])  # a subset
+    np.testing.assert_array_equal(model.predict(_design(p, s)), pred)  # the (X, y) form
+    # the prediction is the network averaged over both orders of the single effects
+    with torch.no_grad():
+        g, st = torch.as_tensor(p), torch.as_tensor(s)
+        both = 0.5 * (model.model_(g, st) + model.model_(g, st.flip(1)))
+    np.testing.assert_allclose(pred, both.double().numpy(), atol=8 * np.finfo(np.float32).eps)
+
+
+def test_embedding_branch_sums_the_two_gene_encodings():
+    torch.manual_seed(1)
+    net = NAIADNet(n_genes=9, d_embed=6, d_pheno_hid=8).eval()
+    pairs = torch.tensor([[0, 1], [2, 2], [8, 3], [4, 7]])
+    with torch.no_grad():
+        h = net.gene_ffn(net.embedding.weight)  # (G, d) encodings
+        expected = net.pair_head(h[pairs[:, 0]] + h[pairs[:, 1]]).squeeze(-1)
+        torch.testing.assert_close(net.forward_embed(pairs), expected)
+        mean_pooled = net.pair_head(0.5 * (h[pairs[:, 0]] + h[pairs[:, 1]])).squeeze(-1)
+        assert not torch.allclose(net.forward_embed(pairs), mean_pooled)
+
+
+def test_training_shuffles_the_single_effect_columns():
+    """Training sees each row's (s_a, s_b) in the official random order, so the single-effect branch cannot
+    learn which column came first: on y = s_first it fits no better than the symmetric (s_a + s_b) / 2."""
+    rng = np.random.default_rng(5)
+    n = 600
+    pairs = np.stack([np.arange(n) % 20, (np.arange(n) + 1) % 20], axis=1)
+    single = rng.standard_normal((n, 2)).astype(np.float32)
+    y = single[:, 0].astype(float)  # only the first column matters: learnable only without the shuffle
+    model = NAIADRegressor(n_epoch=150, d_pheno_hid=32, mode="pheno", p_dropout=0.0, n_genes=20, seed=0,
+                           batch_size=128).fit(pairs, single, y)
+    symmetric_floor = float(np.std(single[:, 0] - single[:, 1]) / 2)  # RMSE of (s_a + s_b) / 2
+    assert model.train_loss_[-1] > 0.8 * symmetric_floor**2  # without the shuffle it reaches ~0
+    # the training tensors hold the columns in the official order (torch generator seeded 0)
+    order = torch.argsort(torch.rand((n, 2), generator=torch.Generator().manual_seed(0)), dim=-1).numpy()
+    np.testing.assert_array_equal(model._tensors(pairs, single)[1].numpy(), np.take_along_axis(single, order, 1))
+
+
+# --- parity with the official code (tests/fixtures/official/naiad/PROVENANCE.md) -----------------
+
+_OFFICIAL = Path(__file__).resolve().parents[1] / "fixtures" / "official" / "naiad" / "official_outputs.npz"
+_RENAME = {"embedding_ffn": "gene_ffn", "embedding_comb": "pair_head"}  # official -> our module names
+_EPS32 = float(np.finfo(np.float32).eps)
+
+
+@pytest.fixture(scope="module")
+def official():
+    return dict(np.load(_OFFICIAL))
+
+
+def _ours_state(official, prefix):
+    out = {}
+    for key, value in official.items():
+        if key.startswith(prefix):
+            head, rest = key[len(prefix):].split(".", 1)
+            out[f"{_RENAME.get(head, head)}.{rest}"] = torch.as_tensor(value)
+    return out
+
+
+def test_official_parity_forward_with_fixed_weights(official):
+    net = NAIADNet(n_genes=10, d_embed=4, d_pheno_hid=8, p_dropout=0.0).eval()
+    net.load_state_dict(_ours_state(official, "fwd_w__"))
+    ids, single = torch.as_tensor(official["fwd_ids"]), torch.as_tensor(official["fwd_single"])
+    with torch.no_grad():
+        out, flipped = net(ids, single).numpy(), net(ids.flip(1), single.flip(1)).numpy()
+    tol = 8 * _EPS32 * max(1.0, float(np.abs(official["fwd_out"]).max()))
+    np.testing.assert_allclose(out, official["fwd_out"], rtol=0, atol=tol)
+    np.testing.assert_allclose(flipped, official["fwd_out_flipped"], rtol=0, atol=tol)
+
+
+def test_official_parity_lr_schedule(official):
+    for t in (5, 8, 30):
+        ours = [warmup_linear_lr_factor(s, t // 10, t) for s in range(t)]  # the trainer's W = T // 10
+        np.testing.assert_allclose(ours, official[f"lr_T{t}"], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("run", "n_epoch", "batch_size"), [("short", 3, 16), ("long", 6, 6)])
+def test_official_parity_training_short_and_long(official, run, n_epoch, batch_size):
+    """The official NAIAD training (dropout 0) on its own split: same initial weights, the same per-epoch
+    training loss and the same trained network (fed the official loader's column order); 6 and 30 steps. The
+    official shuffle (torch generator seeded 0) swaps training rows 13, 17, 20, ... (rows 0-12 keep their order)."""
+    torch.manual_seed(0)
+    init = NAIADNet(10, 4, 8, 0.0).state_dict()
+    for key, value in _ours_state(official, f"{run}_init__").items():
+        torch.testing.assert_close(init[key], value, rtol=0, atol=0)
+    kw = dict(n_epoch=n_epoch, batch_size=batch_size, d_embed=4, d_pheno_hid=8, p_dropout=0.0, n_genes=10, seed=0)
+    model = NAIADRegressor(**kw).fit(official[f"{run}_train_ids"], official[f"{run}_train_single"],
+                                     official[f"{run}_train_y"])
+    np.testing.assert_allclose(model.train_loss_, official[f"{run}_train_loss"], rtol=1e-6, atol=0)
+    for split in ("train", "val", "test"):
+        ids, single = official[f"{run}_{split}_ids"], official[f"{run}_{split}_single"]
+        order = torch.argsort(torch.rand(single.shape, generator=torch.Generator().manual_seed(0)), dim=-1).numpy()
+        with torch.no_grad():
+            raw = model.model_(torch.as_tensor(ids), torch.as_tensor(np.take_along_axis(single, order, 1))).numpy()
+        np.testing.assert_allclose(raw, official[f"{run}_{split}_pred_final"], rtol=0, atol=1e-5)

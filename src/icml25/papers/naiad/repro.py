@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 from sklearn.svm import SVR
@@ -44,9 +45,15 @@ MODELS = ("additive", "linear_product", "svr", "pheno_only", "embed_only", "naia
 """Models of the small-sample study; ``naiad`` uses the adaptive embedding size. ``additive`` is the
 official linear baseline (b0 + b1 s_a + b2 s_b), ``svr`` the official SVR(epsilon=0.01) on (s_a, s_b)."""
 
+PAPER_BASELINES = ("additive", "svr")
+"""The paper's own Table 1 baselines that run here (GEARS and RECOVER do not): the claim compares NAIAD with
+these only. ``linear_product`` (the synthetic generator's own main-effect form), ``naiad_d128`` and the two
+branches alone are reported but are not the paper's baselines."""
+
 
 @dataclass
 class SmallSampleConfig(TorchConfig):
+    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("d_embed",)  # empty is valid: the package's adaptive table
     n_genes: int = 150
     """Genes in the synthetic screen (all n(n-1)/2 pairs are measured)."""
     n_train: tuple[int, ...] = (150, 400, 1000, 3000)
@@ -56,9 +63,12 @@ class SmallSampleConfig(TorchConfig):
     n_val: int = 1117
     """Validation pairs used to keep the best epoch of the neural models (official: 10%, 1117 of 11,175)."""
     n_epoch: int = 100
-    """Training epochs of the neural models (official tutorial: 100)."""
+    """Training epochs of the neural models (official tutorial: 100; Table 1 notebook on Norman: 500)."""
     d_pheno_hid: int = 64
-    """Width H of the single-effect branch (NAIAD default 256; smaller in quick for CPU time)."""
+    """Width H of the single-effect branch (NAIAD default 256; Table 1 notebook on Norman: 64)."""
+    d_embed: tuple[int, ...] = ()
+    """Embedding size of ``naiad`` per training size (one per ``n_train``, the Table 1 notebook's hand-set
+    schedule); empty: the package's adaptive table (:func:`adaptive_embed_dim`)."""
     recall_n: int = 50
     """N of the top-N recall reported on the test pairs."""
     additive_check_n: int = 1000
@@ -70,11 +80,14 @@ class SmallSampleConfig(TorchConfig):
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days (n_genes (n_genes - 1) / 2 pairs, H x H layers,
         # a Python loop over epochs); sizes of pairs stay below 10**7 (a user's screen included)
-        check_fields(self, positive=("n_train", "n_val", "n_epoch", "d_pheno_hid", "recall_n"),
+        check_fields(self, positive=("n_train", "n_val", "n_epoch", "d_pheno_hid", "recall_n", "d_embed"),
                      nonnegative=("additive_check_n",), open_fraction=("test_frac",), nonempty=("n_train",),
                      at_least={"n_genes": 3},
                      at_most={"n_genes": 10**4, "n_train": 10**7, "n_val": 10**7, "n_epoch": 10**6,
-                              "d_pheno_hid": 10**4, "recall_n": 10**7, "additive_check_n": 10**7})
+                              "d_pheno_hid": 10**4, "recall_n": 10**7, "additive_check_n": 10**7, "d_embed": 10**4})
+        if self.d_embed and len(self.d_embed) != len(self.n_train):
+            raise ConfigError(f"SmallSampleConfig.d_embed must be empty or hold one size per n_train, got "
+                              f"d_embed={self.d_embed}, n_train={self.n_train}")
         _check_data_path(self)
         if not self.data_path:  # the synthetic screen's size is known: every split must fit in it
             pairs = self.n_genes * (self.n_genes - 1) // 2
@@ -94,8 +107,11 @@ def _check_data_path(cfg: ExperimentConfig) -> None:
         raise ConfigError(f"{type(cfg).__name__}.data_path must be an existing CSV file, got {cfg.data_path!r}")
 
 
-def _fit_predict(name: str, cfg: SmallSampleConfig, seed: int, train, val, test, n_genes: int) -> np.ndarray:
-    """Fit model ``name`` on ``train`` (and ``val`` for the neural models); predict ``test``."""
+def _fit_predict(name: str, cfg: SmallSampleConfig, seed: int, train, val, test, n_genes: int,
+                 d_auto="auto") -> np.ndarray:
+    """Fit model ``name`` on ``train`` (and ``val`` for the neural models); predict ``test``.
+
+    ``d_auto`` is the embedding size of ``naiad`` and ``embed_only`` (``'auto'``: the adaptive table)."""
     if name == "additive":
         return SingleEffectLinearRegressor(False).fit(*train).predict(*test[:2])
     if name == "linear_product":
@@ -103,7 +119,7 @@ def _fit_predict(name: str, cfg: SmallSampleConfig, seed: int, train, val, test,
     if name == "svr":  # the official Table 1 baseline: scikit-learn SVR(epsilon=0.01) on the two single effects
         return SVR(epsilon=0.01).fit(train[1], train[2]).predict(test[1])
     mode = {"pheno_only": "pheno", "embed_only": "embed"}.get(name, "both")
-    d_embed = 128 if name == "naiad_d128" else "auto"
+    d_embed = 128 if name == "naiad_d128" else d_auto
     model = NAIADRegressor(n_epoch=cfg.n_epoch, d_embed=d_embed, seed=seed, n_genes=n_genes,
                            d_pheno_hid=cfg.d_pheno_hid, mode=mode, device=cfg.device)
     model.fit(*train, X_val=val[:2], y_val=val[2])
@@ -112,7 +128,9 @@ def _fit_predict(name: str, cfg: SmallSampleConfig, seed: int, train, val, test,
 
 def run_small_sample(cfg: SmallSampleConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Test RMSE of every model at every training size, on one synthetic screen."""
-    sizes = sorted(int(n) for n in cfg.n_train)
+    order = np.argsort(cfg.n_train, kind="stable")
+    sizes = [int(cfg.n_train[i]) for i in order]
+    d_sched = [int(cfg.d_embed[i]) for i in order] if cfg.d_embed else ["auto"] * len(sizes)
     screen = _screen(cfg, seed)
     rng = np.random.default_rng([seed, 3])
     perm = rng.permutation(len(screen))
@@ -127,7 +145,7 @@ def run_small_sample(cfg: SmallSampleConfig, seed: int, progress: ProgressFn = n
     for k, n in enumerate(sizes):
         train = screen.subset(rest[:n])  # nested training sets
         for j, name in enumerate(MODELS):
-            pred = _fit_predict(name, cfg, seed * 100 + 10 * k + j, train, val, test, screen.n_genes)
+            pred = _fit_predict(name, cfg, seed * 100 + 10 * k + j, train, val, test, screen.n_genes, d_sched[k])
             rmse[name].append(float(np.sqrt(np.mean((pred - test[2]) ** 2))))
             recall[name].append(top_n_recall(test[2], pred, cfg.recall_n))
             done += 1
@@ -138,8 +156,11 @@ def run_small_sample(cfg: SmallSampleConfig, seed: int, progress: ProgressFn = n
         out[f"recall_{m}"] = recall[m]
     table = np.array([rmse[m] for m in MODELS])  # (models, sizes)
     ratio = table[MODELS.index("naiad")] / table.min(axis=0)
-    out["naiad_over_best_worst_n"] = float(ratio.max())
+    out["naiad_over_best_worst_n"] = float(ratio.max())  # every model, ours included (not a claim)
     out["naiad_over_best"] = ratio.tolist()
+    base = np.array([rmse[m] for m in PAPER_BASELINES]).min(axis=0)  # the paper's baselines only
+    out["naiad_over_best_baseline"] = (table[MODELS.index("naiad")] / base).tolist()
+    out["naiad_over_best_baseline_worst_n"] = float(max(out["naiad_over_best_baseline"]))
     out["naiad_minus_d128_smallest_n"] = rmse["naiad"][0] - rmse["naiad_d128"][0]
     out["naiad_minus_additive_largest_n"] = rmse["naiad"][-1] - rmse["additive"][-1]
     out["naiad_over_linear_product_largest_n"] = rmse["naiad"][-1] / rmse["linear_product"][-1]
@@ -157,6 +178,7 @@ def run_small_sample(cfg: SmallSampleConfig, seed: int, progress: ProgressFn = n
 
 @dataclass
 class ActiveLearningConfig(TorchConfig):
+    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("d_embed",)  # empty is valid: the package's adaptive table
     n_genes: int = 150
     """Genes in the synthetic screen."""
     test_frac: float = 0.3
@@ -166,9 +188,14 @@ class ActiveLearningConfig(TorchConfig):
     n_ensemble: int = 5
     """Models per round."""
     n_epoch: int = 50
-    """Training epochs per model (the paper used 400 on Norman)."""
+    """Training epochs per model (the Fig. 4 notebook: 200 on Norman, 100 on the other screens)."""
     d_pheno_hid: int = 64
-    """Width H of the single-effect branch (256 in NAIAD)."""
+    """Width H of the single-effect branch (256 in NAIAD; the Fig. 4 notebook: 64 on Norman)."""
+    d_embed: tuple[int, ...] = ()
+    """Embedding size per round (one per ``schedule`` entry, the Fig. 4 notebook's hand-set sizes); empty: the
+    package's adaptive table."""
+    batch_size: int = 1024
+    """Rows per optimiser step (NAIAD default 1024; the Fig. 4 notebook: 4096)."""
     beta: float = 1.0
     """UCB weight of the ensemble standard deviation."""
     top_n: int = 100
@@ -184,15 +211,20 @@ class ActiveLearningConfig(TorchConfig):
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days (n_genes (n_genes - 1) / 2 pairs, H x H layers,
         # ensembles retrained every round); counts of pairs stay below 10**7 (a user's screen included)
-        check_fields(self, positive=("schedule", "n_ensemble", "n_epoch", "d_pheno_hid", "top_n", "tpr_n"),
+        check_fields(self, positive=("schedule", "n_ensemble", "n_epoch", "d_pheno_hid", "top_n", "tpr_n", "d_embed",
+                                     "batch_size"),
                      nonnegative=("beta",), nonempty=("schedule", "methods", "tpr_n"), at_least={"n_genes": 3},
                      at_most={"n_genes": 10**4, "schedule": 10**7, "n_ensemble": 10**3, "n_epoch": 10**6,
-                              "d_pheno_hid": 10**4, "top_n": 10**7, "tpr_n": 10**7},
+                              "d_pheno_hid": 10**4, "top_n": 10**7, "tpr_n": 10**7, "d_embed": 10**4,
+                              "batch_size": 10**7},
                      choices={"methods": ACQUISITIONS})
         if not 0 <= self.test_frac < 1:
             raise ConfigError(f"ActiveLearningConfig.test_frac must be in [0, 1), got {self.test_frac}")
         if any(b <= a for a, b in zip(self.schedule, self.schedule[1:])):
             raise ConfigError(f"ActiveLearningConfig.schedule must be strictly increasing, got {self.schedule}")
+        if self.d_embed and len(self.d_embed) != len(self.schedule):
+            raise ConfigError(f"ActiveLearningConfig.d_embed must be empty or hold one size per schedule entry, got "
+                              f"d_embed={self.d_embed}, schedule={self.schedule}")
         _check_data_path(self)
         if not self.data_path:
             pairs = self.n_genes * (self.n_genes - 1) // 2
@@ -221,11 +253,14 @@ def run_active_learning(cfg: ActiveLearningConfig, seed: int, progress: Progress
 
     def factory(s: int) -> NAIADRegressor:
         return NAIADRegressor(n_epoch=cfg.n_epoch, seed=s, n_genes=screen.n_genes, d_pheno_hid=cfg.d_pheno_hid,
-                              device=cfg.device)
+                              batch_size=cfg.batch_size, device=cfg.device)
+
+    round_params = [{"d_embed": int(d)} for d in cfg.d_embed] if cfg.d_embed else None
 
     out: Metrics = {"expected_random_final": cfg.top_n * cfg.schedule[-1] / candidates.size}
     for i, method in enumerate(cfg.methods):
-        learner = ActiveLearner(factory, n_ensemble=cfg.n_ensemble, method=method, beta=cfg.beta)
+        learner = ActiveLearner(factory, n_ensemble=cfg.n_ensemble, method=method, beta=cfg.beta,
+                                round_params=round_params)
         hist = learner.run(screen, list(cfg.schedule), seed=seed, test_idx=test_idx, tpr_n=cfg.tpr_n)
         found = hist.found(targets)
         out[f"found_{method}"] = [float(f) for f in found]
@@ -296,85 +331,101 @@ def active_learning_figures(per_seed: list[Metrics], cfg: ActiveLearningConfig, 
 
 _DATA = ("The real screens are not bundled: download tutorials/data/<screen>_gamma.csv (Norman, Horlbeck K562/Jurkat, "
          "Simpson) from github.com/NeptuneBio/NAIAD and pass --set data_path=<file>; without it the full preset runs "
-         "the synthetic study at the paper's model size (H = 256).")
+         "the Table 1 / Fig. 4 Norman protocols on a synthetic stand-in of Norman's size (113 genes).")
 
 EXPERIMENTS = [
     Experiment(
         name="small_sample",
-        description="Synthetic 150-gene growth screen: test RMSE of NAIAD (adaptive d) vs the official linear "
-                    "baseline (two coefficients), a linear model with a product term, SVR, single-effect-only, "
-                    "embedding-only and NAIAD d=128, for nested training sets of 150 to 3000 pairs "
-                    "(10% validation, 10% test).",
+        description="Synthetic growth screen (quick: 150 genes; full: 113 genes, Norman's size): test RMSE of "
+                    "NAIAD (adaptive d) vs the paper's baselines (official linear model, SVR), and a linear model "
+                    "with a product term, single-effect-only, embedding-only and NAIAD d=128, for nested training "
+                    "sets (quick 150..3000 pairs; full G..30G as Table 1), 10% validation, 10% test.",
         config=SmallSampleConfig,
         run=run_small_sample,
         presets={
             "smoke": {"n_genes": 40, "n_train": (40, 200), "n_val": 100, "n_epoch": 8, "d_pheno_hid": 16,
                       "recall_n": 10, "additive_check_n": 200},
             "quick": {},
-            "full": {"n_train": (150, 400, 1000, 3000, 6000), "n_val": 1000, "d_pheno_hid": 256},
+            "full": {"n_genes": 113, "n_train": (113, 226, 452, 1130, 1695, 2260, 3390), "n_val": 632,
+                     "n_epoch": 500, "d_pheno_hid": 64, "d_embed": (2, 4, 16, 32, 32, 64, 64)},
         },
-        seeds={"smoke": 2, "quick": 5, "full": 10},
+        seeds={"smoke": 2, "quick": 5, "full": 3},  # full: the Table 1 notebook's three seeds per run
         fidelity={
             "smoke": Fidelity("mechanism", "a 40-gene synthetic screen, 8 epochs, H=16 stand in for the paper's real "
                                            "CRISPR screens"),
             "quick": Fidelity("mechanism", "a synthetic 150-gene growth screen (11,175 pairs) stands in for the "
-                                           "paper's four real CRISPR screens; H=64 (NAIAD 256), 100 epochs"),
-            "full": Fidelity("mechanism", "the synthetic screen at NAIAD's size (H=256) with sizes up to 6000 pairs; "
-                                          "the real screens only with --set data_path (not bundled)"),
+                                           "paper's four real CRISPR screens; H=64, 100 of Table 1's 500 epochs, "
+                                           "the package's embedding table"),
+            "full": Fidelity("paper", "the Table 1 notebook's Norman protocol (10% validation, 10% test, training "
+                                      "sizes G, 2G, 4G, 10G, 15G, 20G, 30G, 500 epochs, H=64, its embedding sizes 2, "
+                                      "4, 16, 32, 32, 64, 64, batch 1024, best validation epoch) on a synthetic "
+                                      "stand-in of the Norman screen's size (113 genes, 6,328 pairs): the real screen "
+                                      "is not bundled (--set data_path reads it)"),
         },
         figures=small_sample_figures,
         full_requirements=_DATA,
     ),
     Experiment(
         name="active_learning",
-        description="Synthetic 150-gene screen, 30% of the pairs never offered: true top-100 (most negative) "
-                    "pairs measured and the official top-N TPR of measured + predicted, after a random start of "
-                    "300 and four rounds of +300 chosen by a 5-model NAIAD ensemble with MPE ('mean'), 'std', "
-                    "UCB ('mean+std') or 'residual+std', against random batches.",
+        description="Synthetic screen (quick: 150 genes; full: 113 genes, Norman's size), 30% of the pairs never "
+                    "offered: true top-100 (most negative) pairs measured and the official top-N TPR of measured + "
+                    "predicted, after a random start and four rounds (quick 300 + 4 x 300; full 100 + 4 x 100 as "
+                    "Fig. 4) chosen by a 5-model NAIAD ensemble with MPE ('mean'), 'std', UCB ('mean+std') or "
+                    "'residual+std', against random batches.",
         config=ActiveLearningConfig,
         run=run_active_learning,
         presets={
             "smoke": {"n_genes": 40, "schedule": (60, 100, 140), "n_ensemble": 2, "n_epoch": 10,
                       "d_pheno_hid": 16, "top_n": 20},
             "quick": {},
-            "full": {"n_epoch": 400, "d_pheno_hid": 256},
+            "full": {"n_genes": 113, "schedule": (100, 200, 300, 400, 500), "n_epoch": 200, "batch_size": 4096,
+                     "d_pheno_hid": 64, "d_embed": (2, 4, 4, 8, 16)},
         },
-        seeds={"smoke": 2, "quick": 5, "full": 10},
+        seeds={"smoke": 2, "quick": 5, "full": 5},  # full: Fig. 4's five replicates
         fidelity={
             "smoke": Fidelity("mechanism", "a 40-gene synthetic screen, 2-model ensembles, 10 epochs stand in for "
                                            "Fig. 4's Norman screen"),
             "quick": Fidelity("mechanism", "a synthetic 150-gene screen stands in for Fig. 4's Norman screen; 50 of "
-                                           "its 400 epochs per model, H=64 (NAIAD 256)"),
-            "full": Fidelity("mechanism", "the synthetic screen with Fig. 4's 400 epochs and H=256; the real screens "
-                                          "only with --set data_path (not bundled)"),
+                                           "its 200 epochs per model, the package's embedding table, batch 1024, "
+                                           "300..1500 pairs"),
+            "full": Fidelity("paper", "the Fig. 4 notebook's Norman protocol (5-model ensembles, 200 epochs, batch "
+                                      "4096, H=64, embedding sizes 2, 4, 4, 8, 16 per round, 100..500 measured "
+                                      "pairs, 30% held out, no early stopping) on a synthetic stand-in of the "
+                                      "Norman screen's size (113 genes, 6,328 pairs): the real screen is not "
+                                      "bundled (--set data_path reads it)"),
         },
         figures=active_learning_figures,
         full_requirements=_DATA,
     ),
 ]
 
-# The paper's numbers beyond the abstract were not retrieved. The small-sample comparison set holds two models outside
-# the paper's baselines: linear_product (the synthetic generator's own main-effect + product form) and naiad_d128.
-_REAL_SCREENS = ("the abstract's comparison is on the paper's four real CRISPR screens against its baselines, at its "
-                 "training budget; a synthetic screen (and our extra comparators) does not test it")
-_FIG4 = ("the ranking of acquisitions in Fig. 4 is an empirical result on the Norman screen (400 epochs, 30% held "
-         "out); it needs that screen and budget")
+# The paper's numbers beyond the abstract were not retrieved. The small-sample study also runs models outside the
+# paper's baselines (linear_product, the synthetic generator's own main-effect + product form; naiad_d128; the two
+# branches alone); naiad_best_every_n compares NAIAD with the paper's own baselines only (PAPER_BASELINES).
+_REAL_SCREENS = ("the abstract's comparison is an empirical result of the Table 1 protocol (10% validation, 10% test, "
+                 "sizes G..30G, 500 epochs, H=64 and the hand-set embedding sizes on Norman) against the paper's "
+                 "baselines; it needs that protocol and budget (full; its data there is a synthetic stand-in of "
+                 "Norman's size)")
+_FIG4 = ("the ranking of acquisitions in Fig. 4 is an empirical result of its Norman protocol (5-model ensembles, "
+         "200 epochs, H=64, embedding sizes 2, 4, 4, 8, 16, 100..500 measured pairs, 30% held out); it needs that "
+         "protocol and budget (full; its data there is a synthetic stand-in of Norman's size)")
 _MPE_RANDOM = ("choosing the pairs with the largest predicted effect finds top pairs faster than random batches on any "
                "screen whose top pairs the model can predict")
 _MPE_STD = ("uncertainty sampling does not target the largest effects, MPE does; any screen with predictable top "
             "pairs shows the difference")
 CLAIMS = [
     Claim("naiad_best_every_n",
-          statement="NAIAD with the adaptive embedding size has the lowest test RMSE, or within 2% of the lowest, at "
-          "every training size (worst ratio to the best model over the sizes <= 1.02).",
+          statement="NAIAD has a test RMSE below, or within 2% of, the best of the paper's own baselines that run "
+          "here (the official linear model and SVR) at every training size (worst ratio over the sizes <= 1.02).",
           paper_value="outperforms existing models by up to 40% relative to the second best, trained on small data "
           "(abstract; real screens)",
-          experiment="small_sample", metric="naiad_over_best_worst_n", op="<=", threshold=1.02, kind="paper",
+          experiment="small_sample", metric="naiad_over_best_baseline_worst_n", op="<=", threshold=1.02, kind="paper",
           source="abstract", resolution=0.01,
           resolution_reason="RMSE ratio; half the 2% tolerance (paper gap up to 40% is on real screens)",
           fair_at="paper", fair_at_reason=_REAL_SCREENS),
     Claim("adaptive_beats_d128_small_n",
-          statement="With few data (150 pairs, each gene seen twice) the adaptive embedding beats a fixed d = 128.",
+          statement="With the fewest data (as many pairs as genes: each gene seen twice) NAIAD's adaptive "
+          "embedding size beats a fixed d = 128.",
           paper_value="adaptive embeddings mitigate overfitting in small-sample learning (abstract)",
           experiment="small_sample", metric="naiad_minus_d128_smallest_n", op="<=", threshold=0.0, kind="paper",
           source="abstract", resolution=0.001,
@@ -382,7 +433,8 @@ CLAIMS = [
           fair_at="mechanism", fair_at_reason="overfitting of a large embedding when each gene is seen twice is a "
                                                "capacity effect any screen with that few pairs shows"),
     Claim("naiad_beats_additive_large_n",
-          statement="With more data (3000 pairs) NAIAD beats the official linear baseline b0 + b1 s_a + b2 s_b.",
+          statement="At the largest training size (3000 pairs in quick, 30 G = 3390 in full) NAIAD beats the "
+          "official linear baseline b0 + b1 s_a + b2 s_b.",
           paper_value="embeddings capture complex gene interactions as more data is collected (abstract)",
           experiment="small_sample", metric="naiad_minus_additive_largest_n", op="<=", threshold=0.0, kind="paper",
           source="abstract", resolution=0.001,
