@@ -7,7 +7,10 @@ Adam, no energy regulariser. (B) ``closure``: the target has type-specific targe
 the shared-V* symbolic model cannot express; symbolic, neural (NH) and closure Hamiltonians are trained with the
 official Exp-1 recipe (persistent chains with type-permuted resets, reg 5e-4, one learning rate) at a small
 budget, sampled from type-permuted data lattices as the official evaluation does, and their per-type volume
-distributions are compared with the data's. Settings and thresholds were fixed before the first quick run.
+distributions are compared with the data's; their sorting index is compared with the true Hamiltonian's samples
+from the same starts after the same steps. Settings and thresholds were fixed before the first quick run; the
+sorting-index reference (the truth's chains instead of the data) and the resized ``full`` presets were
+pre-registered in issue 25 before their first run.
 """
 
 from __future__ import annotations
@@ -296,6 +299,15 @@ def run_closure(cfg: ClosureConfig, seed: int, progress: ProgressFn = no_progres
         return parallel_cpm(H, starts, ct, cfg.eval_steps, cfg.n_parallel, generator=g_eval,
                             keep_cells=kind == "symbolic").cpu().numpy()
 
+    # the reference: the true Hamiltonian's official kernel (exact local dH) from the same type-permuted starts for
+    # the same number of steps; the models' sorting index is compared with it, not with the data's (which a
+    # permuted start reaches only after a long chain, whatever the model)
+    ref = parallel_cellsort_cpm(truth, starts.cpu().numpy(), ct_np, cfg.eval_steps, cfg.n_parallel,
+                                rng=np.random.default_rng([seed, 3]))
+    si_start = float(sorting_index(starts.cpu().numpy(), ct_np).mean())
+    si_truth = float(sorting_index(ref, ct_np).mean())
+    out.update(sorting_index_start=si_start, sorting_index_truth_eval=si_truth,
+               sorting_index_resort_truth=si_truth - si_start)
     for k, kind in enumerate(("symbolic", "nh", "closure")):
         H = make(kind).to(cfg.device)
         if kind != "symbolic":  # the untrained network: the trivial baseline the trained one must beat
@@ -311,7 +323,10 @@ def run_closure(cfg: ClosureConfig, seed: int, progress: ProgressFn = no_progres
         out[f"p_volume_{kind}"] = _p_volume(v, v_data, types)
         out[f"mean_volume_type1_{kind}"] = float(v[:, types == 1].mean())
         out[f"mean_volume_type2_{kind}"] = float(v[:, types == 2].mean())
-        out[f"sorting_index_abs_diff_{kind}"] = abs(float(sorting_index(samples, ct_np).mean()) - si_data)
+        si_kind = float(sorting_index(samples, ct_np).mean())
+        out[f"sorting_index_{kind}"] = si_kind
+        out[f"sorting_index_abs_diff_{kind}"] = abs(si_kind - si_data)
+        out[f"sorting_index_abs_diff_{kind}_vs_truth"] = abs(si_kind - si_truth)
         progress(k + 1, 3)
     out["mean_volume_type1_data"] = float(v_data[:, types == 1].mean())
     out["mean_volume_type2_data"] = float(v_data[:, types == 2].mean())
@@ -360,21 +375,26 @@ EXPERIMENTS = [
         presets={"smoke": {"size": 30, "n_cells": 2, "n_samples": 4, "data_mcs": 2.0, "flip_frac": 0.05,
                            "steps": 3, "batch_size": 4},
                  "quick": {},
-                 "full": {"size": 200, "n_cells": 100, "n_samples": 128, "data_mcs": 500.0, "flip_frac": 0.0025,
-                          "steps": 10000, "mcs_per_step": 1.0, "lr": 1e-3}},
-        seeds={"smoke": 1, "quick": 3, "full": 5},
+                 "full": {"n_samples": 32, "data_mcs": 100.0, "steps": 1000, "mcs_per_step": 0.5, "lr": 1e-3}},
+        seeds={"smoke": 1, "quick": 3, "full": 3},
         fidelity={
             "smoke": Fidelity("mechanism", "a 30x30 lattice with 2 cells, 2-MCS data and 3 training steps: a toy run "
                                            "of the Exp-0 code, too small to sort"),
             "quick": Fidelity("reduced", "Exp 0's protocol on 54x54 with 6 cells (paper 200x200, 100 cells), 32 of 128 "
                                          "samples of 40 of 500 MCS, 300 steps of 0.25 MCS (paper 10k of 1 MCS), "
                                          "lr 1e-2 (paper 1e-3)"),
-            "full": Fidelity("paper", "Exp 0 at the official scale: 200x200, 100 cells, 128 samples of 500 MCS, 10k "
-                                      "steps of 1 MCS with 100 flips, lr 1e-3"),
+            "full": Fidelity("reduced", "Exp 0's protocol at the official lr (1e-3) on 54x54 with 6 cells (paper "
+                                        "200x200, 100 cells: 7% of its sites), 32 of 128 samples of 100 of 500 MCS, "
+                                        "1,000 of 10,000 steps of 0.5 of 1 MCS (5% of the sampler sweeps), 1% of "
+                                        "the sites flipped per kernel step (paper 100 of 40,000)"),
         },
         figures=recovery_figures,
-        full_requirements="The official Exp 0 scale (200x200, 100 cells, 500-MCS data, 10k steps of 1 MCS with 100 "
-                          "flips per kernel step) runs the NumPy kernel on the CPU: days per seed.",
+        full_requirements="The official Exp 0 scale (`--set size=200 --set n_cells=100 --set n_samples=128 --set "
+                          "data_mcs=500 --set flip_frac=0.0025 --set steps=10000 --set mcs_per_step=1`) runs the "
+                          "NumPy kernel on the CPU at 9.8 ms per kernel step of 16 chains x 100 flips and 80 ms for "
+                          "the 128 data chains (measured under load): about 11 h of training (4 M kernel steps) "
+                          "and 4 h of data per seed; the kernel is vectorised NumPy, so a GPU does not help "
+                          "without a port.",
     ),
     Experiment(
         name="closure",
@@ -386,22 +406,24 @@ EXPERIMENTS = [
         run=run_closure,
         presets={"smoke": {"n_samples": 4, "data_sweeps": 2.0, "steps": 2, "n_chains": 2, "eval_steps": 2},
                  "quick": {},
-                 "full": {"size": 102, "n_cells": 50, "v_star": (60.0, 140.0), "steps": 10000, "mcmc_steps": 100,
-                          "n_parallel": 50, "lr": 1e-3, "node_dims": (8, 16, 32, 32), "pools": (3, 2, 1, 1),
-                          "mlp_dim": 32, "eval_steps": 13400}},
-        seeds={"smoke": 1, "quick": 3, "full": 5},
+                 "full": {"steps": 400, "eval_steps": 400}},
+        seeds={"smoke": 1, "quick": 3, "full": 3},
         fidelity={
             "smoke": Fidelity("mechanism", "a 24x24 target with type-specific volumes stands in for Cellular MNIST "
                                            "and bipolar; 2 training steps"),
             "quick": Fidelity("mechanism", "a 24x24 lattice with 6 cells and type-specific volumes (30/70) stands in "
                                            "for Cellular MNIST and bipolar; 100 updates of 2 x 8 flips (paper 10k of "
                                            "0.5 MCS), a smaller NH, 40 evaluation steps"),
-            "full": Fidelity("mechanism", "the same stand-in target at the Exp-1 recipe's scale (102x102, 50 cells, "
-                                          "10k steps, the official NH sizes, 13,400 evaluation steps)"),
+            "full": Fidelity("mechanism", "the quick stand-in target (24x24, 6 cells, volumes 30/70) trained 4x "
+                                          "longer: 400 updates of 2 x 8 flips (paper 10k of 0.5 MCS), lr 1e-2 (paper "
+                                          "1e-3), a smaller NH, 400 evaluation steps (5.6 MCS)"),
         },
         figures=closure_figures,
-        full_requirements="Paper-scale NH training (10k steps, 0.5 MCS each, 100x100 lattices) needs a GPU "
-                          "(device='cuda'); the paper's Morpheus/bipolar and Cellular-MNIST data are not bundled.",
+        full_requirements="The Exp-1 recipe's scale (`--set size=102 --set n_cells=50 --set v_star=60,140 --set "
+                          "steps=10000 --set mcmc_steps=100 --set n_parallel=50 --set lr=0.001 --set "
+                          "node_dims=8,16,32,32 --set pools=3,2,1,1 --set mlp_dim=32 --set eval_steps=13400`) "
+                          "evaluates the NH on 8 x 51 lattices per sampler step: a GPU (device='cuda') and hours; "
+                          "the paper's Morpheus/bipolar and Cellular-MNIST data are not bundled.",
     ),
 ]
 
@@ -453,12 +475,19 @@ CLAIMS = [
           "is below the untrained closure's (ratio <= 1).", paper_value="n/a (learning check)", experiment="closure",
           metric="w1_closure_vs_untrained", op="<=", threshold=1.0, kind="check", resolution=0.05,
           resolution_reason="W1 ratio, 5% of the bar 1"),
-    Claim("closure_sorting_index", statement="(ours, beyond the paper) Closure samples keep the data's sorting index "
-          "(within 0.05).", paper_value="n/a", experiment="closure", metric="sorting_index_abs_diff_closure",
+    Claim("closure_sorting_index", statement="(ours, beyond the paper) Started from the same type-permuted data "
+          "lattices and run for the same sampler steps, closure samples have the sorting index of the true "
+          "Hamiltonian's samples (within 0.05).",
+          paper_value="n/a", experiment="closure", metric="sorting_index_abs_diff_closure_vs_truth",
           op="<=", threshold=0.05, kind="ours", resolution=0.01,
-          resolution_reason="sorting index is a fraction in [0,1]", fair_at="paper",
-          fair_at_reason="samples start from type-permuted lattices; re-sorting them takes the official evaluation's "
-                         "long chains (134 x 100 steps of 50 flips), not a few sweeps"),
+          resolution_reason="sorting index is a fraction in [0,1]",
+          requires=("closure_learned", "closure_eval_resorts")),
+    Claim("closure_eval_resorts", statement="(ours) The evaluation chains are long enough to matter: from the "
+          "type-permuted starts, the true Hamiltonian's samples raise the sorting index by >= 0.05 (else any model "
+          "keeps the start's index and closure_sorting_index says nothing).",
+          paper_value="n/a (precondition of closure_sorting_index)", experiment="closure",
+          metric="sorting_index_resort_truth", op=">=", threshold=0.05, kind="check", resolution=0.01,
+          resolution_reason="sorting index is a fraction in [0,1]"),
 ]
 
 API_EXAMPLE = """
