@@ -18,8 +18,11 @@ keeping the lexicographically smallest relabelled matrix; exact, not a hash).
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections import deque
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -266,13 +269,56 @@ def _mutation_class_certs(start: bytes, max_size: int | None = None) -> tuple[by
     return tuple(order)
 
 
+DISK_CACHE_MIN_SIZE = 9
+"""Classes on at least this many vertices are also cached on disk (they take seconds to minutes to enumerate)."""
+
+
+def _disk_cache_path(kind: str, n: int) -> Path | None:
+    """Where the class of ``kind`` on ``n`` vertices is cached on disk, or ``None`` (small class, or disabled).
+
+    The folder is ``$ICML25_CACHE_DIR/quiver_mutation`` (default ``$XDG_CACHE_HOME/icml25`` or ``~/.cache/icml25``;
+    ``ICML25_CACHE_DIR=off`` disables it); the file name carries a hash of this module's source, so any change to
+    the enumeration starts a new cache.
+    """
+    root = os.environ.get("ICML25_CACHE_DIR")
+    if n < DISK_CACHE_MIN_SIZE or root == "off":
+        return None
+    if not root:
+        root = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "icml25")
+    code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    return Path(root) / "quiver_mutation" / f"{kind}_{n}_{code}.npy"
+
+
 @lru_cache(maxsize=None)
 def type_class_certificates(kind: str, n: int) -> tuple[bytes, ...]:
     """Canonical certificates of the whole mutation class of ``kind`` on ``n`` vertices (cached).
 
     For ``Atilde`` this is the union over all splits ``(p, q)``; it is empty where the type is
-    not defined on ``n`` vertices (E off 6-8, Etilde off 7-9, D below 4, Dtilde below 5).
+    not defined on ``n`` vertices (E off 6-8, Etilde off 7-9, D below 4, Dtilde below 5). Cached in memory, and
+    on disk for ``n >= 9`` (see :func:`_disk_cache_path`): the 11-vertex classes take minutes of pure Python.
     """
+    path = _disk_cache_path(kind, n)
+    if path is not None and path.exists():
+        try:
+            arr = np.load(path)
+        except (OSError, ValueError):
+            arr = None  # unreadable: enumerate again and overwrite it
+        if (arr is not None and arr.dtype == np.uint8 and arr.ndim == 2 and arr.shape[1] == 1 + n * n
+                and (arr.size == 0 or np.all(arr[:, 0] == n))):
+            return tuple(bytes(row) for row in arr)
+    certs = _enumerate_type_class(kind, n)
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+            np.save(tmp, np.frombuffer(b"".join(certs), dtype=np.uint8).reshape(len(certs), 1 + n * n))
+            os.replace(tmp, path)  # atomic: concurrent jobs never read a half-written file
+        except OSError:
+            pass  # an unwritable cache only costs time
+    return certs
+
+
+def _enumerate_type_class(kind: str, n: int) -> tuple[bytes, ...]:
     if kind == "Atilde":
         certs: list[bytes] = []
         for split in atilde_splits(n):
