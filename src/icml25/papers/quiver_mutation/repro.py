@@ -509,8 +509,8 @@ EXPERIMENTS = [
                            "max_test_per_class": 40},
                  "quick": {},
                  "full": {"train_sizes": (6, 7, 8, 9, 10), "test_size": 11, "curve_sizes": tuple(range(12, 21)),
-                          "curve_per_class": 250, "epochs": 50, "max_train_per_class": 1000,
-                          "max_test_per_class": 5000}},
+                          "curve_per_class": 250, "epochs": 50, "max_train_per_class": 500,
+                          "max_test_per_class": 2500}},
         seeds={"smoke": 1, "quick": 3, "full": 3},
         fidelity={
             "smoke": Fidelity("mechanism", "train on 5-6 vertices, test on 7, 2 layers of width 16, 2 epochs: a toy "
@@ -519,9 +519,9 @@ EXPERIMENTS = [
                                          "of its 5 sizes (6-8 of 6-10), tested on 9 instead of 11 vertices, curve "
                                          "at 10 only (paper 12-20); 20 epochs, last epoch scored"),
             "full": Fidelity("reduced", "the paper's sizes (train 6-10, test 11, curve 12-20), 4 layers, hidden 32, "
-                                        "50 epochs; the data subsampled: 1,000 training quivers per type (6,000 of "
-                                        "the 63,270 quivers on 6-10 vertices, 9.5%), 5,000 test quivers per type "
-                                        "(20,000 of the 136,060 on 11), 250 per type and curve size; epochs, "
+                                        "50 epochs; the data subsampled: 500 training quivers per type (3,000 of "
+                                        "the 63,270 quivers on 6-10 vertices, 4.7%), 2,500 test quivers per type "
+                                        "(10,000 of the 136,060 on 11), 250 per type and curve size; epochs, "
                                         "optimiser and the curve's sampling by mutation walks are inferred"),
         },
         figures=generalisation_figures,
@@ -561,8 +561,8 @@ EXPERIMENTS = [
                            "latent_layer": 2, "explainer_epochs": 2, "explainer_train": 3, "n_mask": 4,
                            "n_explain": 3, "only_correct": False, "random_draws": 2},
                  "quick": {},
-                 "full": {"train_sizes": (6, 7, 8, 9, 10), "epochs": 50, "max_train_per_class": 1000,
-                          "study_size": 11, "explainer_train": 500, "n_mask": 2000, "n_explain": 200}},
+                 "full": {"train_sizes": (6, 7, 8, 9, 10), "epochs": 50, "max_train_per_class": 500,
+                          "study_size": 11, "explainer_train": 200, "n_mask": 1000, "n_explain": 100}},
         seeds={"smoke": 1, "quick": 3, "full": 3},
         fidelity={
             "smoke": Fidelity("mechanism", "2 layers of width 8, 1 epoch, 6-vertex quivers: a toy run of the paper's "
@@ -570,11 +570,11 @@ EXPERIMENTS = [
             "quick": Fidelity("reduced", "the paper's latent and masking studies (4 layers, hidden 32, 3rd layer, "
                                          "PGExplainer) on a model trained on 6-8 vertices, studied on D_9 instead of "
                                          "D_11; 300 of 32,066 type-D quivers masked; 20 epochs"),
-            "full": Fidelity("reduced", "train 6-10 (1,000 quivers per type: 9.5% of the 63,270), 4 layers, hidden "
-                                        "32, 50 epochs; latent study on all 32,066 D_11 quivers as the paper; 2,000 "
-                                        "of them masked (6%); epochs, the explainer's training and the number of "
-                                        "arrows removed (1) are inferred; the D~ motif study (200 quivers) is our "
-                                        "stand-in"),
+            "full": Fidelity("reduced", "train 6-10 (500 quivers per type: 4.7% of the 63,270), 4 layers, hidden "
+                                        "32, 50 epochs; latent study on all 32,066 D_11 quivers as the paper; 1,000 "
+                                        "of them masked (3%), PGExplainer trained on 200; epochs, the explainer's "
+                                        "training and the number of arrows removed (1) are inferred; the D~ motif "
+                                        "study (100 quivers) is our stand-in"),
         },
         figures=explainability_figures,
         full_requirements="The paper's scale (`--set max_train_per_class=0 --set n_mask=40000 --set "
