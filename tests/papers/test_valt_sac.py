@@ -346,3 +346,46 @@ def test_smoke_run():
     assert m["sac_minus_untrained_clean"] == pytest.approx(m["none_none"] - m["untrained_none"])
     assert -50 * 2 * np.sqrt(2) <= m["untrained_none"] < 0
     assert exp.run(exp.make_config("smoke"), seed=0) == m  # deterministic, the untrained baseline included
+
+
+def test_mujoco_experiments_use_the_papers_task_settings():
+    """The paper's eps per task (HalfCheetah 0.15, Hopper 0.075) and adversarial share (HalfCheetah 100%), SAC's
+    256-unit networks; the budget is a stated fraction of the paper's steps (fidelity reduced)."""
+    from icml25.papers.valt_sac.repro import MUJOCO_STEPS, PAPER_STEPS
+
+    by_name = {e.name: e for e in EXPERIMENTS}
+    for name, env_id, eps, share in (("hopper", "Hopper-v5", 0.075, 0.5), ("halfcheetah", "HalfCheetah-v5", 0.15, 1.0)):
+        exp = by_name[name]
+        assert exp.requires == ("mujoco",)
+        for preset in ("quick", "full"):
+            cfg = exp.make_config(preset)
+            assert (cfg.env_id, cfg.eps, cfg.adv_ratio, cfg.hidden, cfg.batch_size) == (env_id, eps, share, 256, 256)
+            assert cfg.total_steps == MUJOCO_STEPS[preset] < PAPER_STEPS
+            fid = exp.fidelity_of(preset)
+            assert fid.level == "reduced" and f"1/{PAPER_STEPS // cfg.total_steps}" in fid.note
+
+
+def test_max_episode_steps_truncates_training_and_evaluation_episodes():
+    from icml25.papers.valt_sac import make_env
+
+    env = make_env("PointMassReach", max_episode_steps=7)
+    env.reset(seed=0)
+    steps = 0
+    while True:
+        steps += 1
+        if env.step(np.zeros(2))[3]:
+            break
+    assert steps == 7
+    with pytest.raises(ValueError, match="max_episode_steps"):
+        make_env("PointMassReach", max_episode_steps=0)
+
+
+@pytest.mark.parametrize("name", ["hopper", "halfcheetah"])
+def test_mujoco_smoke_run(name):
+    pytest.importorskip("mujoco")
+    exp = next(e for e in EXPERIMENTS if e.name == name)
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    assert m["eps_env_step_difference"] == 0 and m["none_env_steps"] == 300
+    for attack in ("none", "random", "mad", "pgd_q"):
+        assert np.isfinite(m[f"eps_{attack}"]) and np.isfinite(m[f"none_{attack}"])
+        assert m[f"eps_minus_sac_{attack}"] == pytest.approx(m[f"eps_{attack}"] - m[f"none_{attack}"])

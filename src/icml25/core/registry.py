@@ -68,6 +68,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "torch_geometric": ("PyTorch Geometric", "graph"),
     "torch_scatter": ("PyTorch Geometric", "graph"),
     "gymnasium": ("gymnasium", "rl"),
+    "mujoco": ("MuJoCo (gymnasium's MuJoCo tasks)", "mujoco"),
     "ray": ("Ray", "ray"),
     "cvxpy": ("cvxpy", "convex"),
     "pandas": ("pandas", "tables"),

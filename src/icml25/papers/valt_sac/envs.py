@@ -44,11 +44,22 @@ class PointMassReach(gym.Env):
         return self._state.astype(np.float32), -float(np.linalg.norm(p)), False, self._t >= self.horizon, {}
 
 
-def make_env(name: str) -> gym.Env:
-    """``"PointMassReach"`` (this module) or any gymnasium id (e.g. ``"Pendulum-v1"``)."""
+MUJOCO_MODULE = "mujoco"
+"""The MuJoCo tasks (``Hopper-v5``, ``HalfCheetah-v5``, ``Walker2d-v5``, ``Ant-v5``) need ``pip install
+'icml25[mujoco]'`` (gymnasium's MuJoCo environments; their model files ship inside gymnasium)."""
+
+
+def make_env(name: str, max_episode_steps: int | None = None) -> gym.Env:
+    """``"PointMassReach"`` (this module) or any gymnasium id (e.g. ``"Pendulum-v1"``, ``"Hopper-v5"``).
+
+    ``max_episode_steps`` truncates episodes earlier than the task's own limit (``None``: the task's limit;
+    for ``PointMassReach`` it is the horizon).
+    """
+    if max_episode_steps is not None and max_episode_steps < 1:
+        raise ValueError(f"max_episode_steps must be >= 1 (or None), got {max_episode_steps}")
     if name == "PointMassReach":
-        return PointMassReach()
-    return gym.make(name)
+        return PointMassReach() if max_episode_steps is None else PointMassReach(horizon=max_episode_steps)
+    return gym.make(name, max_episode_steps=max_episode_steps)
 
 
 EnvSpec = str | gym.Env | Callable[[], gym.Env]
