@@ -224,7 +224,7 @@ EXPERIMENTS = [
             "smoke": {"targets": ("hetero10",), "size_scale": 0.15, "n_tasks": 1, "hidden": 16,
                       "pretrain_epochs": 2, "prompt_steps": 3, "baseline_steps": 3, "k_homophilic": 5,
                       "k_heterophilic": 5},
-            "quick": {"size_scale": 0.4, "n_tasks": 10, "hidden": 64, "prompt_steps": 40},
+            "quick": {"size_scale": 0.4, "n_tasks": 3, "hidden": 64},
             "full": {"n_tasks": 50},
         },
         seeds={"smoke": 1, "quick": 3, "full": 5},
@@ -232,8 +232,8 @@ EXPERIMENTS = [
             "smoke": Fidelity("mechanism", "one generated target (Cornell analogue) at 15% size, 1 task, 2 epochs, "
                                            "3 prompt steps: a harness run"),
             "quick": Fidelity("mechanism", "generated CSBM domains (240-480 nodes) stand in for Cora/CiteSeer/PubMed/"
-                                           "Chameleon/Squirrel/Cornell and random edges for Metattack; 40 of the "
-                                           "official 400 prompt steps, 10 of 50 tasks, hidden 64 of 256"),
+                                           "Chameleon/Squirrel/Cornell and random edges for Metattack; the official "
+                                           "400 prompt steps, 3 of 50 tasks, hidden 64 of 256"),
             "full": Fidelity("mechanism", "the generated CSBM domains (600-1200 nodes) at the official settings "
                                           "(400 prompt steps, 50 tasks, hidden 256); random edges for Metattack"),
         },
@@ -256,11 +256,16 @@ _T2_FAIR = ("Table 2 compares trained models on the real data sets with the offi
 _ROBUST_FAIR = ("Sec. 5.3 perturbs the real target graphs (noisy edges, Metattack); the same protocol with fewer tasks "
                 "or seeds still tests its direction")
 CLAIMS = [
-    Claim("hetero_beats_norefine", kind="paper", source=_T2_SOURCE,
-          statement="Heterophilic target, few-shot: MDGFM's accuracy is at least that of the same "
-                    "pipeline without graph learner and balance tokens (MDGPT-like; paired difference >= 0).",
-          paper_value="MDGFM > MDGPT on Chameleon/Squirrel/Cornell (Table 2; numbers not retrieved)",
-          experiment="transfer", metric="hetero_mdgfm_minus_norefine", op=">=", threshold=0.0,
+    Claim("hetero_beats_no_down_refine", kind="paper",
+          source="the abstract and Sec. 4 (topology refinement is the method's core idea; Table 2's MDGFM > MDGPT, not "
+                 "read first-hand, numbers not retrieved); isolating the refinement by removing it from the same "
+                 "pre-trained model is ours",
+          statement="Heterophilic target, few-shot: MDGFM's accuracy is at least that of the same pre-trained "
+                    "model prompt-tuned on the normalised graph A^ alone (no target graph learner; paired "
+                    "difference >= 0).",
+          paper_value="the refined graph makes transfer to heterophilic graphs work (MDGFM > MDGPT on "
+                      "Chameleon/Squirrel/Cornell, Table 2; numbers not retrieved)",
+          experiment="transfer", metric="hetero_mdgfm_minus_mdgfm_no_down_refine", op=">=", threshold=0.0,
           resolution=1.0, resolution_reason=_ACC_TIE,
           requires=("hetero_learned",), fair_at="reduced", fair_at_reason=_T2_FAIR),
     Claim("hetero_beats_gcn", kind="paper", source=_T2_SOURCE,
