@@ -204,9 +204,10 @@ MUJOCO_TASKS = {
 PAPER_STEPS = 1_000_000
 """Environment steps of the paper's MuJoCo runs (second-hand: 1-3M per the card; the smallest is used for ratios)."""
 MUJOCO_STEPS = {"quick": 6_000, "full": 20_000}
-"""Environment steps per method and seed here, fixed before the first MuJoCo run from a timing of SAC's updates at
-width 256 (about 20 ms per step on one free core, VALT-EPS about twice that with its PGD): a quick seed takes about
-5 CPU-minutes, a full seed about 17, so the full preset's 2 seeds fit about 30 minutes per task on 2 cores."""
+"""Environment steps per method and seed here, fixed before the first MuJoCo run from a timing of 1,500 updates at
+width 256 on Hopper (SAC 132 ms and VALT-EPS 388 ms per step on a machine shared by about 12 processes, i.e. roughly
+20 and 60 ms on one free core): a quick seed takes about 5 CPU-minutes, a full seed about 20-25, so the full preset's
+2 seeds fit about 25-30 minutes per task on 2 cores."""
 
 
 def mujoco_experiment(name: str) -> Experiment:
