@@ -1,4 +1,14 @@
-"""MDGFM: learner/loss against direct computations, invariances, frozen pre-training, unseen target, bad input."""
+"""MDGFM: learner/loss against direct computations, invariances, frozen pre-training, unseen target, bad input.
+
+The method's defining elements, each with a test that fails when it is removed or altered:
+
+1. the topology-alignment pre-training objective L(Z_ref, Z_orig, I) + L(Z_ref, Z_orig, S_k.detach())
+   (``test_pretraining_loss_is_the_two_term_topology_alignment_objective``);
+2. the refined graph S (knn_fast normalisation, symmetric union, ReLU) (``test_graph_learner_matches_direct_...``);
+3. the target prompt ELU(c1 t_s * ReLU((w . T) * x) + c2 (u * x)) (``test_target_prompt_is_the_paper_formula_...``);
+4. the downstream graph 0.5 A^ + 0.5 S (``test_downstream_adjacency_is_half_normalised_graph_half_refined_graph``);
+5. frozen pre-trained parameters during prompt tuning (``test_prompt_tuning_leaves_pretrained_parameters_...``).
+"""
 
 from __future__ import annotations
 
