@@ -518,3 +518,23 @@ def test_smoke_run(monkeypatch):
         assert -1 <= m[f"test_ic_{name}"] <= 1 and 0 <= m[f"train_ic_{name}"] <= 1
     assert m["evaluations_random"] == m["evaluations_alphaqcm"]
     assert m["qcm_minus_random"] == pytest.approx(m["test_ic_alphaqcm"] - m["test_ic_random"])
+
+
+def test_qcm_moments_and_quantile_huber_loss_match_the_released_code():
+    """Parity with the released AlphaQCM (tests/fixtures/official/alphaqcm/PROVENANCE.md): the QCM moments of fixed
+    quantiles and the quantile-Huber loss, both computed in float32 by the released code (tolerance: float32 rounding
+    of a 32-term regression, a few 1e-6 relative)."""
+    from pathlib import Path
+
+    from icml25.papers.alphaqcm.agent import qcm_moments, quantile_huber_loss
+
+    z = np.load(Path(__file__).parents[1] / "fixtures" / "official" / "alphaqcm" / "qcm_and_loss.npz")
+    std, skew, kurt = qcm_moments(torch.tensor(z["quantiles"]).transpose(1, 2).double(), z["tau_hats"])
+    np.testing.assert_allclose(std.numpy(), z["std"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(skew.numpy(), z["skew"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(kurt.numpy(), z["kurt"], rtol=1e-5, atol=1e-5)
+    pred, target, taus = (torch.tensor(z[k]).double() for k in ("pred", "target", "tau_hats"))
+    loss = quantile_huber_loss(pred, target, taus, float(z["kappa"]))
+    weighted = quantile_huber_loss(pred, target, taus, float(z["kappa"]), weights=torch.tensor(z["weights"]).double())
+    np.testing.assert_allclose(float(loss), float(z["loss"]), rtol=1e-6)
+    np.testing.assert_allclose(float(weighted), float(z["loss_weighted"]), rtol=1e-6)
