@@ -462,3 +462,17 @@ def test_smoke_run_is_consistent():
     assert m["recall_min_class_EGP"] == min(m["reject_nonexistent_EGP"], m["reject_temporary_EGP"])
     assert m["dist_mae_untrained_minus_EGP"] == pytest.approx(m["dist_mae_untrained"] - m["dist_mae_EGP"])
     assert 0 <= m["agent_reach_rate_untrained"] <= 1
+
+
+def test_scalar_td_target_matches_the_released_evaluator():
+    """Parity with mila-iqia/Delusions (tests/fixtures/official/infeasible_targets/PROVENANCE.md): the official TD
+    rule (two-hot of 1 + E[d'], reached overriding terminated) built by the released HistogramConverter on fixed next
+    logits (float32; tolerance 1e-6)."""
+    from pathlib import Path
+
+    from icml25.papers.infeasible_targets.evaluator import scalar_td_target
+
+    z = np.load(Path(__file__).parents[1] / "fixtures" / "official" / "infeasible_targets" / "td_target.npz")
+    probs = torch.softmax(torch.tensor(z["logits"]).double(), -1)
+    ours = scalar_td_target(probs, torch.tensor(z["reached"]), torch.tensor(z["terminated"]))
+    np.testing.assert_allclose(ours.numpy(), z["target"], atol=1e-6)
