@@ -372,3 +372,19 @@ def test_ddim_visits_the_official_integer_timesteps():
 
         ddim_sample(rec, LearnableNoiseSchedule("cosine", T), 4, steps, gen=torch.Generator().manual_seed(0))
         assert rec.seen == [int(v) for v in np.floor(np.linspace(0, T - 1, steps))][::-1]
+
+
+def test_cosine_schedule_and_its_gradient_match_the_released_code():
+    """Parity with the released LearnableScheduler (tests/fixtures/official/generative_bilevel/PROVENANCE.md): betas
+    and d log(alpha_bar_T) / d(start, end, tau, eps) at four settings, computed by the released code in float32
+    (tolerances: float32 rounding of cosine ratios, 1e-5 absolute on betas and 5e-5 relative on the gradient)."""
+    from pathlib import Path
+
+    from icml25.papers.generative_bilevel.noise_schedule import LearnableNoiseSchedule
+
+    z = np.load(Path(__file__).parents[1] / "fixtures" / "official" / "generative_bilevel" / "cosine_schedule.npz")
+    for params, betas, grad in zip(z["settings"], z["betas"], z["grad_log_abar_T"]):
+        schedule = LearnableNoiseSchedule("cosine", int(z["T"]), params=tuple(float(p) for p in params))
+        np.testing.assert_allclose(schedule.betas.detach().numpy(), betas, atol=1e-5)
+        ours = torch.autograd.grad(torch.log(schedule.alpha_bar[-1]), list(schedule.parameters()))
+        np.testing.assert_allclose([float(g) for g in ours], grad, rtol=5e-5)
