@@ -1,4 +1,22 @@
-"""NeuralCPM: exact local dH, brute-force stationary law of the sampler, invariances, CD sign, smoke runs."""
+"""NeuralCPM: exact local dH, brute-force stationary law of the sampler, invariances, CD sign, smoke runs.
+
+Defining elements of the method, each with the test that fails when it is removed or altered:
+
+1. The symbolic cell-sorting Hamiltonian (contact energies J[tau, tau'] over unlike Moore neighbours, volume
+   term lam (V - V*)^2) and its exact local dH (``test_local_delta_equals_full_recomputation``,
+   ``test_torch_symbolic_energy_matches_numpy``).
+2. The official push proposal: a boundary site copies its id into a Moore neighbour with a different id
+   (``test_push_proposal_matches_brute_force``, ``test_sequential_push_kernel_rows_match_brute_force``).
+3. Metropolis acceptance min(1, exp(-dH / T)) of every proposal
+   (``test_metropolis_acceptance_follows_the_temperature``).
+4. The EBM loss: mean H(data) - mean H(samples) + reg (mean H(data)^2 + mean H(samples)^2)
+   (``test_cd_step_lowers_data_energy``, ``test_train_ebm_loss_is_the_gap_plus_the_energy_regulariser``).
+5. Persistent chains reset, with probability p_reset * MCS per step, to data lattices with permuted cell types
+   (``test_train_ebm_resets_chains_to_type_permuted_data``).
+6. The NH is a function of the set of cells (invariant to relabelling the cell ids), and the closure is
+   0.25 H_sym + 1.0 H_NN (``test_nh_cell_permutation_and_stride_translation_invariance``,
+   ``test_closure_combines_terms``).
+"""
 
 from __future__ import annotations
 
@@ -305,6 +323,11 @@ def test_smoke_runs():
     assert min(m["w1_symbolic"], m["w1_nh"], m["w1_closure"]) >= 0
     assert m["w1_ratio_closure"] == pytest.approx(m["w1_closure"] / m["w1_symbolic"])
     assert 20 < m["mean_volume_type1_data"] < m["mean_volume_type2_data"]
+    # the sorting index is compared with the true Hamiltonian's chains from the same starts (issue 25)
+    for kind in ("symbolic", "nh", "closure"):
+        assert m[f"sorting_index_abs_diff_{kind}_vs_truth"] == pytest.approx(
+            abs(m[f"sorting_index_{kind}"] - m["sorting_index_truth_eval"]))
+    assert m["sorting_index_resort_truth"] == pytest.approx(m["sorting_index_truth_eval"] - m["sorting_index_start"])
 
 
 def _all_moves_uphill():
@@ -587,3 +610,47 @@ def test_bad_inputs_name_the_wrong_argument():
         contact_matrix(sigma - 1, ct)
     with pytest.raises(ValueError, match="cell_types must give a type for every id in sigma"):
         SymbolicHamiltonian(2, v_star=9.0)(torch.from_numpy(sigma)[None], torch.from_numpy(ct[:2]))
+
+
+def _one_lattice_batch(seed: int, n: int = 4) -> torch.Tensor:
+    return torch.from_numpy(random_init(9, 9, 4, [1, 1, 2, 2], 1.6, seed=seed)[0])[None].repeat(n, 1, 1)
+
+
+def test_train_ebm_loss_is_the_gap_plus_the_energy_regulariser():
+    torch.manual_seed(2)
+    nh = NeuralHamiltonian(2, node_dims=(4,), edge_dims=(4,), pools=(1,), mlp_dims=(8,)).double()
+    ct = torch.tensor([0, 1, 1, 2, 2])
+    data, fake = _one_lattice_batch(0), _one_lattice_batch(5)  # every real batch is the same lattice
+    with torch.no_grad():
+        e_r, e_f = float(nh(data[:1], ct)), float(nh(fake[:1], ct))
+    reg = 0.3
+    hist = train_ebm(nh, data, ct, steps=1, lr=1e-3, reg=reg, n_chains=4, batch_size=4, p_reset=0.0,
+                     sampler=lambda H, ch, sweeps, g: fake.clone())
+    assert hist["gap"][0] == pytest.approx(e_r - e_f, rel=1e-9, abs=1e-9)
+    assert hist["loss"][0] == pytest.approx(e_r - e_f + reg * (e_r ** 2 + e_f ** 2), rel=1e-9, abs=1e-9)
+
+
+def test_train_ebm_resets_chains_to_type_permuted_data():
+    """p_reset * mcs_per_step = 1: every chain is reset before the first step, to a data lattice with permuted ids."""
+    sym = SymbolicHamiltonian(2, v_star=8.0)
+    lattice, _ = random_init(15, 15, 8, [1] * 4 + [2] * 4, 1.6, seed=0)
+    data = torch.from_numpy(lattice)[None].repeat(3, 1, 1)
+    ct = torch.tensor([0, 1, 1, 1, 1, 2, 2, 2, 2])
+    seen = []
+
+    def identity(H, chains, sweeps, g):
+        seen.append(chains.clone())
+        return chains
+
+    train_ebm(sym, data, ct, steps=1, reg=0.0, n_chains=6, batch_size=6, p_reset=0.5, mcs_per_step=2.0,
+              sampler=identity)
+    x = data[0].flatten()
+    for ch in seen[0]:
+        c = ch.flatten()
+        assert bool((c == 0).eq(x == 0).all())  # the same medium and the same partition of the sites ...
+        pairs = set(zip(x.tolist(), c.tolist()))
+        assert len(pairs) == 9 and len({a for a, _ in pairs}) == 9
+        assert not bool((c == x).all())  # ... under another labelling of the cells
+    seen.clear()
+    train_ebm(sym, data, ct, steps=1, reg=0.0, n_chains=6, batch_size=6, p_reset=0.0, sampler=identity)
+    assert all(bool((ch == data[0]).all()) for ch in seen[0])  # no reset: the chains start at data

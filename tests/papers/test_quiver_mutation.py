@@ -1,5 +1,21 @@
 """Quiver mutation: mutation algebra, known class sizes, canonical forms vs networkx, the Buan-Vatne
-criterion against an independent enumeration, GNN invariances, bad input, smoke runs."""
+criterion against an independent enumeration, GNN invariances, bad input, smoke runs.
+
+Defining elements of the method, each with the test that fails when it is removed or altered:
+
+1. Fomin-Zelevinsky mutation b'_ij = b_ij + sgn(b_ik) max(b_ik b_kj, 0), b'_ik = -b_ik
+   (``test_mutation_by_hand``).
+2. The data set: whole mutation classes enumerated by BFS up to isomorphism (canonical forms), the paper's
+   split (train on 6-10 vertices, test types A, D, A~, D~ on 11) (``test_known_class_sizes``,
+   ``test_paper_test_types_are_the_types_defined_on_11_vertices``, ``test_disk_cache_returns_the_enumerated_class``).
+3. DirGINE's direction awareness: separate GINE aggregations over incoming and outgoing arrows, mixed
+   (``test_direction_matters_only_for_dirgine``, ``test_dirgine_aggregates_along_outgoing_arrows``).
+4. Arrow multiplicities b_ij as GINE edge features (``test_arrow_multiplicities_are_edge_features``).
+5. The latent study's representation: the sum-pooled node states of the 3rd layer
+   (``test_layer_embeddings_are_the_sum_of_that_layers_states``).
+6. Masking: the arrows ranked highest by the explainer are removed and the quiver re-classified
+   (``test_remove_arrows_by_hand``, ``test_masking_removes_the_highest_ranked_arrow``).
+"""
 
 from __future__ import annotations
 
@@ -232,6 +248,16 @@ def test_direction_matters_only_for_dirgine():
     torch.testing.assert_close(outs[False][0], outs[False][1])
     assert not torch.allclose(outs[True][0], outs[True][1], atol=1e-4)
     assert isinstance(UndirectedGINE(), DirGINE)
+
+
+def test_dirgine_aggregates_along_outgoing_arrows():
+    """A source vertex hears its out-neighbours: vertex 0 of 0 -> 1 -> 2 and of 0 -> 1 <- 2 gets different states
+    (an in-arrow-only network would leave a source's state at its initial value)."""
+    B1, B2 = seed_quiver("A", 3), np.array([[0, 1, 0], [-1, 0, -1], [0, 1, 0]])
+    model = _model()
+    with torch.no_grad():
+        h1, h2 = (model.node_embeddings(d.x, d.edge_index, d.edge_attr)[0] for d in map(quiver_to_data, (B1, B2)))
+    assert not torch.allclose(h1, h2, atol=1e-4)
 
 
 def test_gnn_bad_input():
@@ -545,3 +571,80 @@ def test_mutate_is_an_involution_and_rejects_other_indices(n, seed, k):
     else:
         with pytest.raises(ValueError, match="out of range"):
             mutate(B, k)
+
+
+def test_arrow_multiplicities_are_edge_features():
+    """A double arrow differs from a single one for DirGINE and for the undirected GINE."""
+    B1 = seed_quiver("A", 3)
+    B2 = B1.copy()
+    B2[0, 1], B2[1, 0] = 2, -2
+    d1, d2 = quiver_to_data(B1), quiver_to_data(B2)
+    assert sorted(d2.edge_attr.flatten().tolist()) == [1.0, 2.0]
+    for directed in (True, False):
+        model = _model(directed)
+        with torch.no_grad():
+            assert not torch.allclose(model(d1.x, d1.edge_index, d1.edge_attr),
+                                      model(d2.x, d2.edge_index, d2.edge_attr), atol=1e-4)
+
+
+def test_disk_cache_returns_the_enumerated_class(tmp_path, monkeypatch):
+    from icml25.papers.quiver_mutation import quivers
+
+    monkeypatch.setenv("ICML25_CACHE_DIR", str(tmp_path))
+    fresh = quivers._enumerate_type_class("A", 9)
+    assert len(fresh) == 1424  # the class of A_9 up to isomorphism
+    path = quivers._disk_cache_path("A", 9)
+    assert path is not None and tmp_path in path.parents
+    uncached = quivers.type_class_certificates.__wrapped__  # past the in-memory cache
+    assert uncached("A", 9) == fresh and path.exists()
+    monkeypatch.setattr(quivers, "_enumerate_type_class", lambda *a: pytest.fail("should read the disk cache"))
+    assert uncached("A", 9) == fresh  # read back, same order
+    monkeypatch.undo()
+    monkeypatch.setenv("ICML25_CACHE_DIR", str(tmp_path))
+    path.write_bytes(b"not a numpy file")
+    assert uncached("A", 9) == fresh  # an unreadable cache is rebuilt
+    assert quivers._disk_cache_path("A", 8) is None  # small classes stay in memory only
+    monkeypatch.setenv("ICML25_CACHE_DIR", "off")
+    assert quivers._disk_cache_path("A", 11) is None
+
+
+def test_masking_removes_the_highest_ranked_arrow(monkeypatch):
+    """The masking study removes the arrow with the largest mask value (a stub explainer marks one arrow)."""
+    import dataclasses
+
+    from icml25.papers.quiver_mutation import repro
+
+    removed: list = []
+    real_remove = repro.remove_arrows
+
+    def stub_masks(model, quivers, target, cfg, seed, rng):
+        out = []
+        for B in quivers:
+            arrows = [(int(i), int(j)) for i, j in zip(*np.nonzero(B > 0))]
+            out.append({a: (1.0 if k == len(arrows) - 1 else 0.1 * k / len(arrows)) for k, a in enumerate(arrows)})
+        return out
+
+    def spy_remove(B, arrows):
+        removed.append((B, list(arrows)))
+        return real_remove(B, arrows)
+
+    monkeypatch.setattr(repro, "_edge_masks", stub_masks)
+    monkeypatch.setattr(repro, "remove_arrows", spy_remove)
+    exp = next(e for e in EXPERIMENTS if e.name == "explainability")
+    cfg = dataclasses.replace(exp.make_config("smoke"), n_explain=0)
+    m = exp.run(cfg, seed=0)
+    top = removed[: int(m["n_masked"])]  # the explainer's removals come first, then the random arrows
+    assert top
+    for B, arrows in top:
+        assert arrows == [[(int(i), int(j)) for i, j in zip(*np.nonzero(B > 0))][-1]]
+
+
+def test_explainability_training_set_is_capped_per_type():
+    import dataclasses
+
+    exp = next(e for e in EXPERIMENTS if e.name == "explainability")
+    cfg = dataclasses.replace(exp.make_config("smoke"), max_train_per_class=20, n_mask=0, n_explain=0)
+    m = exp.run(cfg, seed=0)
+    assert m["n_train"] == 5 * 20  # A, D, E, A~, D~ on 5-6 vertices, each with more than 20 quivers
+    with pytest.raises(ConfigError, match="max_train_per_class"):
+        dataclasses.replace(cfg, max_train_per_class=-1).validate()
