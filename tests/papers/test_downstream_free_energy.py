@@ -315,3 +315,48 @@ def test_pretraining_to_a_target_loss_stops_at_the_first_epoch_below_it():
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     capped = pretrain(data, (64, 32), 0.05, 64, 0.9, 2, seed=3, target_loss=1e-6)
     assert not capped.reached_target and capped.pretrain_epochs == 2
+
+
+def test_geometric_complexity_of_a_linear_map_is_its_squared_frobenius_norm():
+    """Dherin et al.'s GC: for f(x) = W x + b the input Jacobian is W at every x, so GC = ||W||_F^2 exactly; and a
+    ReLU network's GC equals the mean of its per-row Jacobian norms from torch.func (an independent computation)."""
+    from icml25.papers.downstream_free_energy.baselines import geometric_complexity
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(5, 3).double()
+    x = torch.randn(40, 5, dtype=torch.float64)
+    assert geometric_complexity(lin, x, batch_size=7) == pytest.approx(float(lin.weight.pow(2).sum()), rel=1e-12)
+    net = MLP((5, 16, 8), n_classes=3).double()
+    jac = torch.func.vmap(torch.func.jacrev(net))(x)                      # (40, 3, 5)
+    assert geometric_complexity(net, x, batch_size=16) == pytest.approx(float(jac.pow(2).sum((1, 2)).mean()),
+                                                                        rel=1e-10)
+
+
+def test_neural_collapse_closed_form_and_invariances():
+    """CDNV: two classes at +-m on one axis with within-class spread s on another: V = s^2, ||mu_1 - mu_2||^2 = 4 m^2,
+    so NC = (2 s^2) / (2 * 4 m^2) = s^2 / (4 m^2); invariant to a shift, a rotation and a scaling of the features."""
+    from icml25.papers.downstream_free_energy.baselines import neural_collapse
+
+    m, s = 2.0, 0.5
+    pts = torch.tensor([[m, s], [m, -s], [-m, s], [-m, -s]], dtype=torch.float64)
+    y = torch.tensor([0, 0, 1, 1])
+    assert neural_collapse(pts, y) == pytest.approx(s**2 / (4 * m**2), rel=1e-12)
+    rot = torch.tensor([[0.6, -0.8], [0.8, 0.6]], dtype=torch.float64)
+    assert neural_collapse(pts @ rot + 3.0, y) == pytest.approx(s**2 / (4 * m**2), rel=1e-12)
+    assert neural_collapse(5.0 * pts, y) == pytest.approx(s**2 / (4 * m**2), rel=1e-12)   # scale-free
+    with pytest.raises(ValueError, match="two classes"):
+        neural_collapse(pts, torch.zeros(4, dtype=torch.long))
+
+
+def test_smoke_run_reports_table1_baselines_by_pearson():
+    from icml25.papers.downstream_free_energy.repro import EXPERIMENTS
+
+    exp = EXPERIMENTS[0]
+    m = exp.run(exp.make_config("smoke"), seed=0)
+    err = np.array(m["ckpt_downstream_error"])
+    for name in ("free_energy", "geometric_complexity", "neural_collapse"):
+        v = np.array(m[f"ckpt_{name}"])
+        assert m[f"pearson_{name}"] == pytest.approx(stats.pearsonr(v, err)[0])
+    for name in ("geometric_complexity", "neural_collapse"):
+        assert m[f"abs_pearson_fe_minus_{name}"] == pytest.approx(
+            abs(m["pearson_free_energy"]) - abs(m[f"pearson_{name}"]))

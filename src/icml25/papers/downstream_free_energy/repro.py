@@ -32,6 +32,7 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
+from icml25.papers.downstream_free_energy.baselines import backbone_neural_collapse, geometric_complexity
 from icml25.papers.downstream_free_energy.free_energy import full_loss, hessian_trace, pretraining_free_energy
 from icml25.papers.downstream_free_energy.transfer import (
     FineTuner,
@@ -42,7 +43,9 @@ from icml25.papers.downstream_free_energy.transfer import (
     teacher_transfer,
 )
 
-METRICS = ("free_energy", "train_loss", "llc", "hessian_trace")
+METRICS = ("free_energy", "train_loss", "llc", "hessian_trace", "geometric_complexity", "neural_collapse")
+"""Per-checkpoint criteria; geometric complexity and neural collapse are Table 1's baselines (baselines.py)."""
+TABLE1_BASELINES = ("geometric_complexity", "neural_collapse")
 
 
 @dataclass
@@ -134,13 +137,15 @@ def run_selection(cfg: SelectionConfig, seed: int, progress: ProgressFn = no_pro
         ck.metrics.update(
             free_energy=fe, llc=lam, train_loss=full_loss(ck.model, F.cross_entropy, pre),
             hessian_trace=hessian_trace(ck.model, F.cross_entropy, pre, "backbone", cfg.hessian_probes, seed),
+            geometric_complexity=geometric_complexity(ck.model, data.x_pre),
+            neural_collapse=backbone_neural_collapse(ck.model, data.x_pre, data.y_pre),
             downstream_error=tuner.error(ck.model, data.x_down, data.y_down, seed))
         progress(i + 1, len(zoo))
     out: Metrics = {"n_checkpoints": len(zoo), "n_missed_target": len(trained) - len(zoo),
                     "train_loss_spread": (max(c.metrics["train_loss"] for c in zoo)
                                           - min(c.metrics["train_loss"] for c in zoo)) if zoo else math.nan}
     if len(zoo) < 3:  # too few checkpoints reached the level set for a rank correlation
-        nan = {"spearman": math.nan, "kendall": math.nan, "regret": math.nan}
+        nan = {"spearman": math.nan, "kendall": math.nan, "pearson": math.nan, "regret": math.nan}
         table = {name: nan for name in METRICS}
     else:
         table = selection_study(zoo, METRICS)
@@ -148,7 +153,11 @@ def run_selection(cfg: SelectionConfig, seed: int, progress: ProgressFn = no_pro
         out[f"spearman_{name}"] = table[name]["spearman"]
         out[f"kendall_{name}"] = table[name]["kendall"]
         out[f"regret_{name}"] = table[name]["regret"]
+        out[f"pearson_{name}"] = table[name]["pearson"]
     rho = {k: abs(out[f"spearman_{k}"]) for k in METRICS}
+    r = {k: abs(out[f"pearson_{k}"]) for k in ("free_energy", *TABLE1_BASELINES)}
+    for name in TABLE1_BASELINES:  # Table 1's comparison: |Pearson r| with the fine-tuning outcome
+        out[f"abs_pearson_fe_minus_{name}"] = r["free_energy"] - r[name]
     out["abs_rho_fe_minus_train_loss"] = rho["free_energy"] - rho["train_loss"]
     out["abs_rho_fe_minus_hessian_trace"] = rho["free_energy"] - rho["hessian_trace"]
     out["abs_rho_fe_minus_llc"] = rho["free_energy"] - rho["llc"]
@@ -156,7 +165,7 @@ def run_selection(cfg: SelectionConfig, seed: int, progress: ProgressFn = no_pro
     chance = 1.0 - 1.0 / (int(data.y_down.max()) + 1)
     out["chance_minus_mean_downstream_error"] = (chance - float(np.mean([c.metrics["downstream_error"] for c in zoo]))
                                                  if zoo else math.nan)
-    for key in ("free_energy", "llc", "train_loss", "hessian_trace", "downstream_error", "pretrain_epochs"):
+    for key in (*METRICS, "downstream_error", "pretrain_epochs"):
         out[f"ckpt_{key}"] = [c.metrics[key] for c in zoo]
     return out
 
@@ -307,6 +316,35 @@ CLAIMS = [
           experiment="teacher_selection", metric="abs_rho_fe_minus_train_loss", op=">=", threshold=0.0,
           aggregate="mean", resolution=0.05, resolution_reason=_TIE_DIFF),
 ]
+
+_SRC_T1 = ("Table 1 (second-hand: a machine-written summary of the OpenReview PDF): Pearson r between each criterion "
+           "and fine-tuning accuracy over 85 CIFAR-FS checkpoints")
+_T1 = {"geometric_complexity": ("geometric complexity (Dherin et al. 2022)", "-0.443", "-0.767"),
+       "neural_collapse": ("neural collapse (class-distance normalised variance, Galanti et al. 2022)", "-0.1875",
+                           "-0.632")}
+_T1_TIE = "difference of |Pearson r| in correlation units; < 0.05 does not matter (fixed before the first run)"
+
+
+def _table1_claims() -> list[Claim]:
+    """Per experiment, Table 1's comparison: the free energy against each baseline criterion, by |Pearson r|."""
+    claims = []
+    for prefix, exp, label, fair, reason in (
+            ("digits", "digits_selection", "Digits", "paper", _FAIR_FIXED),
+            ("digits_level", "digits_level_set", "Digits, one training-loss level set", "mechanism", _FAIR_LEVEL),
+            ("teacher", "teacher_selection", "Teacher-student", "paper", _FAIR_FIXED)):
+        for name, (what, r_5shot, r_full) in _T1.items():
+            claims.append(Claim(
+                f"{prefix}_fe_beats_{name}", kind="paper", source=_SRC_T1, fair_at=fair, fair_at_reason=reason,
+                requires=(f"{exp}_models_learned",),
+                statement=f"{label}: |Pearson r| of the free energy with the downstream error >= that of {what}.",
+                paper_value=f"Table 1: Pearson r with accuracy, 5-shot -0.890 (free energy) vs {r_5shot}; full "
+                            f"fine-tuning -0.820 vs {r_full} (second-hand)",
+                experiment=exp, metric=f"abs_pearson_fe_minus_{name}", op=">=", threshold=0.0, aggregate="mean",
+                resolution=0.05, resolution_reason=_T1_TIE))
+    return claims
+
+
+CLAIMS += _table1_claims()
 
 # every seed: a sanity check that the fine-tuned models learned (a property of each run, not a mean effect);
 # 0.2 = 20 points below the chance error 1 - 1/3, fixed from the metric's meaning

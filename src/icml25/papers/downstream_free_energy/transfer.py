@@ -268,7 +268,8 @@ def selection_study(zoo: Sequence[Checkpoint], metrics: Sequence[str] = ("free_e
                     target: str = "downstream_error") -> dict[str, dict[str, float]]:
     """Rank correlations of each pretraining metric with ``target`` over the zoo.
 
-    Returns ``{metric: row}`` with, in each row: ``spearman``, ``kendall`` (and their p-values), and ``regret``: the
+    Returns ``{metric: row}`` with, in each row: ``spearman``, ``kendall`` (and their p-values), ``pearson`` (the
+    paper's statistic in Table 1; NaN for a constant column), and ``regret``: the
     target of the checkpoint the metric would pick (its lowest value) minus the best target in the zoo.
     Checkpoints with a non-finite metric are left out of that metric's row (``n`` says how many remain).
     """
@@ -286,7 +287,8 @@ def selection_study(zoo: Sequence[Checkpoint], metrics: Sequence[str] = ("free_e
         ok = np.isfinite(v) & np.isfinite(t_all)
         rho, p_rho = stats.spearmanr(v[ok], t_all[ok])
         tau, p_tau = stats.kendalltau(v[ok], t_all[ok])
+        r = stats.pearsonr(v[ok], t_all[ok])[0] if np.ptp(v[ok]) > 0 and np.ptp(t_all[ok]) > 0 else np.nan
         regret = t_all[ok][np.argmin(v[ok])] - np.nanmin(t_all)
         rows[name] = dict(spearman=float(rho), spearman_p=float(p_rho), kendall=float(tau), kendall_p=float(p_tau),
-                          regret=float(regret), n=int(ok.sum()))
+                          pearson=float(r), regret=float(regret), n=int(ok.sum()))
     return rows
