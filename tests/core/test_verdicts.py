@@ -307,3 +307,17 @@ def test_a_decision_on_another_definition_of_the_claim_is_not_listed():
     assert "check was" in claim_changed({**row, "check": "m >= 2"}, claim)
     assert "requires was []" in claim_changed({**row, "requires": []}, claim)
     assert "fair_at" in claim_changed({**row, "fair_at": "mechanism"}, claim)
+
+
+def test_a_decision_made_at_other_preset_settings_is_not_listed():
+    """A stored decision is shown only while the preset is the one it ran at: a changed fidelity level or note
+    (which say what the preset runs) makes the committed results say "not run since its preset changed"."""
+    from icml25.core.experiment import Fidelity
+    from icml25.core.results import preset_changed
+
+    fid = Fidelity("reduced", "600 of 300k steps")
+    row = {"fidelity": "reduced", "fidelity_note": "600 of 300k steps"}
+    assert preset_changed(row, fid) == ""
+    assert preset_changed({}, fid) == ""                           # a decision that recorded no fidelity
+    assert "fidelity was 'mechanism'" in preset_changed({**row, "fidelity": "mechanism"}, fid)
+    assert preset_changed({**row, "fidelity_note": "40 of 400 steps"}, fid) == "its fidelity note changed"

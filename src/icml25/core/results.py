@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from icml25.core.experiment import Experiment, ExperimentConfig, Metrics, config_from_dict, config_to_dict
+from icml25.core.experiment import (
+    Experiment,
+    ExperimentConfig,
+    Fidelity,
+    Metrics,
+    config_from_dict,
+    config_to_dict,
+)
 from icml25.core.paper import FIDELITIES, VERDICTS, Claim, Decision, Paper, Summary, Verdict, decide_claims
 from icml25.core.registry import all_papers, load_reproduction
 from icml25.core.runner import Job, package_version
@@ -365,7 +372,8 @@ def results_records(store: Store, preset: str = "quick") -> list[dict[str, Any]]
             fid = repro.experiment(claim.experiment).fidelity_of(preset)
             row = rows.get(claim.id)
             changed = claim_changed(row, claim) if row else ""
-            if changed:  # a decision on another definition of the claim is no decision on this one
+            moved = preset_changed(row, fid) if row and not changed else ""
+            if changed or moved:  # a decision on another claim or another preset is no decision on this one
                 row = None
             rec: dict[str, Any] = {
                 "slug": paper.slug, "id": claim.id, "kind": claim.kind, "source": claim.source,
@@ -373,7 +381,8 @@ def results_records(store: Store, preset: str = "quick") -> list[dict[str, Any]]
                 "fidelity": (row or {}).get("fidelity") or fid.level,
                 "verdict": row["verdict"] if row else None,
                 "reason": row.get("reason", "") if row else
-                f"not run at {preset} since the claim changed ({changed})" if changed else f"not run at {preset}",
+                f"not run at {preset} since the claim changed ({changed})" if changed else
+                f"not run at {preset} since its preset changed ({moved})" if moved else f"not run at {preset}",
                 "mean": row.get("mean") if row else None, "lo": row.get("lo") if row else None,
                 "hi": row.get("hi") if row else None, "seeds": int(row.get("n") or 0) if row else 0,
                 "reading": (row or {}).get("reading") or "", "preset": preset,
@@ -403,6 +412,22 @@ def claim_changed(row: Mapping[str, Any], claim: Claim) -> str:
     for key, value in now.items():
         if key in row and row[key] != value:
             return f"{key} was {row[key]!r}, is {value!r}"
+    return ""
+
+
+def preset_changed(row: Mapping[str, Any], fidelity: Fidelity) -> str:
+    """What differs between the preset a stored decision was run at and the experiment's preset now; ``""`` when
+    nothing (or when the decision recorded no fidelity).
+
+    A preset's declared fidelity and its note say what it runs (sizes, budgets, the stand-in), so a decision whose
+    fidelity or note differs from the preset's now was made on other settings.
+    """
+    if "fidelity" not in row or "fidelity_note" not in row:
+        return ""
+    if row["fidelity"] != fidelity.level:
+        return f"fidelity was {row['fidelity']!r}, is {fidelity.level!r}"
+    if row["fidelity_note"] != fidelity.note:
+        return "its fidelity note changed"
     return ""
 
 
