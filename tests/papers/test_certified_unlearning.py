@@ -518,7 +518,7 @@ def test_smoke_run():
     m = exp.run(cfg, seed=0)
     assert m["cert_ratio_max"] <= 1.0
     assert m["eps_renyi_gc"] == pytest.approx(renyi_target(1.0, 1e-5), rel=1e-6)
-    assert m["noisy_steps_gc"] == 1 and m["noisy_steps_gc0"] == 1  # the tuned constants (tuning.py)
+    assert m["noisy_steps_gc"] == 1 and m["noisy_steps_gc0"] == 1  # the tuned constants (repro_tuning.py)
     assert m["cert_eps_dpsgd"] <= 50.0 and m["dpsgd_noise_multiplier"] > 0
     assert m["cert_delta_mcb"] <= 1e-5 and m["cert_delta_dpsgd"] <= 1e-5
     assert m["released_code_group_delta_actual"] > 10 * 1e-5  # the released per-record delta misses the target

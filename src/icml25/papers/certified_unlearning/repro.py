@@ -4,7 +4,7 @@ A small MLP (64 -> 20 -> 10) is trained on 70% of the digits; a random 10% of th
 forget set. Each method then spends a budget of B retain-set epochs (noisy steps included) and is scored
 on the test set; a loss-threshold membership-inference attack scores forget versus test images. Claims
 compare methods per seed (paired differences). Thresholds were fixed before the first run; the unlearning constants
-of gradient clipping and output perturbation were tuned for this MLP on separate tuning seeds (tuning.py) and
+of gradient clipping and output perturbation were tuned for this MLP on separate tuning seeds (repro_tuning.py) and
 pre-registered before the runs that decide the claims.
 """
 
@@ -82,7 +82,7 @@ class DigitsUnlearningConfig(TorchConfig):
     """Target delta of the unlearning guarantee."""
     gc_C0: float = 0.01
     """Gradient clipping: initial projection radius C0. This and the next three were tuned for this MLP on the
-    tuning seeds (tuning.py: grid C0 {0.01, 0.1, 1, 5} x C1 {0.1, 1, 10} x eta {1e-4, 1e-3, 1e-2} x
+    tuning seeds (repro_tuning.py: grid C0 {0.01, 0.1, 1, 5} x C1 {0.1, 1, 10} x eta {1e-4, 1e-3, 1e-2} x
     lam {1, 10, 100, 750}, T <= one retain-set epoch; the best mean test accuracy over budgets 1, 2, 5: 0.571 on
     the tuning seeds); they give T = 1 noisy step. The released MNIST values were C0 0.01, C1 10, eta 1e-4,
     lam 750 (T = 6; 0.478 on the tuning seeds)."""
@@ -120,7 +120,7 @@ class DigitsUnlearningConfig(TorchConfig):
     dpsgd_epsilon: float = 50.0
     """DP-SGD baseline: the group's target epsilon (Fig. 3's released configs: target_epsilon 50), at ``delta``."""
     op_C0: float = 0.1
-    """Output perturbation: projection radius before the one-shot noise, tuned like gc_C0 (tuning.py: grid
+    """Output perturbation: projection radius before the one-shot noise, tuned like gc_C0 (repro_tuning.py: grid
     {0.01, 0.1, 0.3, 1, 3, 10}; 0.526 on the tuning seeds; the released value 0.01 gave 0.511)."""
     ft_lr: float = 0.1
     """Peak one-cycle learning rate of the noise-free fine-tuning and of retraining."""
@@ -140,7 +140,7 @@ class DigitsUnlearningConfig(TorchConfig):
                               f"step must contract), got {self.gc_lam}")
 
 
-def _train_original(data, cfg: DigitsUnlearningConfig, seed: int) -> nn.Module:
+def train_original(data, cfg: DigitsUnlearningConfig, seed: int) -> nn.Module:
     model = mlp(hidden=cfg.hidden).to(cfg.device)  # initialised on the CPU, then moved
     loader = TensorBatches(data["X_train"], data["y_train"], cfg.batch_size, _subseed(seed, "train"))
     return finetune(model, loader, cfg.train_epochs * len(loader), max_lr=cfg.train_lr,
@@ -164,7 +164,7 @@ def _train_dp_sgd(data, cfg: DigitsUnlearningConfig, seed: int) -> tuple[nn.Modu
                         gen=torch.Generator().manual_seed(_subseed(seed, "dpsgd", "noise")))
 
 
-def _unlearn(method: str, original: nn.Module, data, cfg: DigitsUnlearningConfig, seed: int, budget: int,
+def unlearn(method: str, original: nn.Module, data, cfg: DigitsUnlearningConfig, seed: int, budget: int,
              dp_model: tuple[nn.Module, Certificate] | None = None) -> tuple[nn.Module, Certificate]:
     loader = TensorBatches(data["X_retain"], data["y_retain"], cfg.batch_size, _subseed(seed, method, budget))
     gen = torch.Generator().manual_seed(_subseed(seed, method, budget, "noise"))
@@ -205,7 +205,7 @@ def run_digits(cfg: DigitsUnlearningConfig, seed: int, progress: ProgressFn = no
     """Train once, then unlearn with every method at every budget; test accuracy, MIA AUC, certificates."""
     torch.manual_seed(seed)
     data = {k: v.to(cfg.device) for k, v in digits_split(seed, forget_fraction=cfg.forget_fraction).items()}
-    original = _train_original(data, cfg, seed)
+    original = train_original(data, cfg, seed)
     forget_test = (data["X_forget"], data["y_forget"], data["X_test"], data["y_test"])
     m: Metrics = {"acc_original": accuracy(original, data["X_test"], data["y_test"]),
                   "auc_original": mia_auc(original, *forget_test)}
@@ -216,7 +216,7 @@ def run_digits(cfg: DigitsUnlearningConfig, seed: int, progress: ProgressFn = no
     certs: dict[str, Certificate] = {}
     for b in cfg.budgets:
         for method in METHODS:
-            model, cert = _unlearn(method, original, data, cfg, seed, b, dp_model)
+            model, cert = unlearn(method, original, data, cfg, seed, b, dp_model)
             certs[method] = cert
             m[f"acc_{method}_b{b}"] = accuracy(model, data["X_test"], data["y_test"])
             m[f"auc_{method}_b{b}"] = mia_auc(model, *forget_test)
@@ -309,10 +309,10 @@ EXPERIMENTS = [
 # The paper's figures (accuracy against compute budget, Figs. 1 and 3) were not retrieved: no claim carries a
 # number of the paper's. Thresholds and resolutions were fixed before the first run of each claim. The unlearning
 # constants of gradient clipping and of output perturbation were re-tuned for the digits MLP on tuning seeds kept
-# apart from the evaluation seeds (tuning.py; pre-registered with these claims, issue 25): the released MNIST
+# apart from the evaluation seeds (repro_tuning.py; pre-registered with these claims, issue 25): the released MNIST
 # constants (C0 = 0.01) project this MLP to chance before any noisy step (facts note, 2026-12-04).
 _TUNED = ("the comparison needs the paper's protocol with unlearning constants tuned for the model at hand (here "
-          "on separate tuning seeds, tuning.py); a smaller data set and model under that protocol still test it, "
+          "on separate tuning seeds, repro_tuning.py); a smaller data set and model under that protocol still test it, "
           "constants moved untuned from another model do not")
 _ACC = "accuracy difference in [0,1] (~5 of 540 test digits), no paper numbers"
 CLAIMS = [

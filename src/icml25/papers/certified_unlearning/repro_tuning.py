@@ -15,7 +15,7 @@ and lam per data set), we tune them for the model at hand, under the corrected a
 * selection rule: the largest mean test accuracy over the tuning seeds and the claims' budgets (1, 2, 5 epochs);
   ties go to the first in grid order.
 
-``python -m icml25.papers.certified_unlearning.tuning`` prints the whole grid and the chosen values; those values
+``python -m icml25.papers.certified_unlearning.repro_tuning`` prints the whole grid and the chosen values; those values
 are then written into :class:`~icml25.papers.certified_unlearning.repro.DigitsUnlearningConfig` by hand, with the
 result of the tuning run in its docstrings and in docs/papers/certified_unlearning.md.
 """
@@ -31,7 +31,7 @@ import torch
 
 from icml25.core.experiment import ConfigError
 from icml25.papers.certified_unlearning.digits import accuracy, digits_split
-from icml25.papers.certified_unlearning.repro import DigitsUnlearningConfig, _train_original, _unlearn
+from icml25.papers.certified_unlearning.repro import DigitsUnlearningConfig, train_original, unlearn
 from icml25.papers.certified_unlearning.unlearning import pabi_steps
 
 TUNING_SEEDS = (10_000, 10_001, 10_002, 10_003)
@@ -72,7 +72,7 @@ def tune_digits(base: DigitsUnlearningConfig | None = None, seeds=TUNING_SEEDS, 
     for seed in seeds:
         torch.manual_seed(seed)
         data = {k: v.to(base.device) for k, v in digits_split(seed, forget_fraction=base.forget_fraction).items()}
-        originals[seed] = (data, _train_original(data, base, seed))
+        originals[seed] = (data, train_original(data, base, seed))
     steps_per_epoch = math.ceil(len(originals[seeds[0]][0]["y_retain"]) / base.batch_size)
     out = {}
     for method, grid in (("gc", GC_GRID), ("gc0", GC0_GRID), ("op", OP_GRID)):
@@ -91,7 +91,7 @@ def tune_digits(base: DigitsUnlearningConfig | None = None, seeds=TUNING_SEEDS, 
             accs = []
             for seed, (data, original) in originals.items():
                 for b in budgets:
-                    model, _ = _unlearn(method, original, data, cfg, seed, b)
+                    model, _ = unlearn(method, original, data, cfg, seed, b)
                     accs.append(accuracy(model, data["X_test"], data["y_test"]))
             rows.append((values, T, float(np.mean(accs))))
             if verbose:
