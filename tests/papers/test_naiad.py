@@ -531,7 +531,9 @@ def test_official_parity_training_short_and_long(official, run, n_epoch, batch_s
     torch.manual_seed(0)
     init = NAIADNet(10, 4, 8, 0.0).state_dict()
     for key, value in _ours_state(official, f"{run}_init__").items():
-        torch.testing.assert_close(init[key], value, rtol=0, atol=0)
+        # the same draws; torch's portable CPU kernels (ATEN_CPU_CAPABILITY=default) round uniform_ differently
+        # from the vectorised ones the fixture was made with (measured 5.4e-7 on weights of size ~0.3)
+        torch.testing.assert_close(init[key], value, rtol=0, atol=16 * _EPS32)
     kw = dict(n_epoch=n_epoch, batch_size=batch_size, d_embed=4, d_pheno_hid=8, p_dropout=0.0, n_genes=10, seed=0)
     model = NAIADRegressor(**kw).fit(official[f"{run}_train_ids"], official[f"{run}_train_single"],
                                      official[f"{run}_train_y"])
