@@ -324,7 +324,7 @@ def test_geometric_complexity_of_a_linear_map_is_its_squared_frobenius_norm():
 
     torch.manual_seed(0)
     lin = torch.nn.Linear(5, 3).double()
-    x = torch.randn(40, 5, dtype=torch.float64)
+    x = torch.randn(40, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     assert geometric_complexity(lin, x, batch_size=7) == pytest.approx(float(lin.weight.pow(2).sum()), rel=1e-12)
     net = MLP((5, 16, 8), n_classes=3).double()
     jac = torch.func.vmap(torch.func.jacrev(net))(x)                      # (40, 3, 5)
