@@ -154,13 +154,13 @@ def run_selection(cfg: SelectionConfig, seed: int, progress: ProgressFn = no_pro
         out[f"kendall_{name}"] = table[name]["kendall"]
         out[f"regret_{name}"] = table[name]["regret"]
         out[f"pearson_{name}"] = table[name]["pearson"]
-    rho = {k: abs(out[f"spearman_{k}"]) for k in METRICS}
-    r = {k: abs(out[f"pearson_{k}"]) for k in ("free_energy", *TABLE1_BASELINES)}
-    for name in TABLE1_BASELINES:  # Table 1's comparison: |Pearson r| with the fine-tuning outcome
-        out[f"abs_pearson_fe_minus_{name}"] = r["free_energy"] - r[name]
-    out["abs_rho_fe_minus_train_loss"] = rho["free_energy"] - rho["train_loss"]
-    out["abs_rho_fe_minus_hessian_trace"] = rho["free_energy"] - rho["hessian_trace"]
-    out["abs_rho_fe_minus_llc"] = rho["free_energy"] - rho["llc"]
+    # Signed differences: every criterion is meant to rise with the downstream error (Table 1's r with accuracy are
+    # all negative), so a criterion beats another when its correlation with the error is the larger, sign included;
+    # a |r| comparison would credit a criterion that points the wrong way.
+    for name in TABLE1_BASELINES:  # Table 1's comparison: Pearson r with the fine-tuning outcome
+        out[f"pearson_fe_minus_{name}"] = out["pearson_free_energy"] - out[f"pearson_{name}"]
+    for name in ("train_loss", "hessian_trace", "llc"):
+        out[f"rho_fe_minus_{name}"] = out["spearman_free_energy"] - out[f"spearman_{name}"]
     out["n_sgld_diverged"] = diverged
     chance = 1.0 - 1.0 / (int(data.y_down.max()) + 1)
     out["chance_minus_mean_downstream_error"] = (chance - float(np.mean([c.metrics["downstream_error"] for c in zoo]))
@@ -265,7 +265,8 @@ _FAIR_LEVEL = ("the paper's bound and selection argument are stated for checkpoi
                "pretraining loss (second-hand): any faithful stand-in in that regime must show the effect")
 _TIE_RHO = ("correlation units (the R^2 0.85-0.91 once quoted are unreliable, 0.5 is ours); rho within 0.05 of 0.5 "
             "is moot")
-_TIE_DIFF = "difference of |Spearman rho| in correlation units (no paper number for it); < 0.05 does not matter"
+_TIE_DIFF = ("difference of signed Spearman rho with the downstream error, in correlation units (no paper number for "
+             "it); < 0.05 does not matter")
 CLAIMS = [
     Claim("digits_fe_correlates", kind="paper", source=_SRC_CORR, fair_at="paper", fair_at_reason=_FAIR_FIXED,
           requires=("digits_selection_models_learned",),
@@ -275,18 +276,19 @@ CLAIMS = [
           threshold=0.5, aggregate="mean", resolution=0.05, resolution_reason=_TIE_RHO),
     Claim("digits_fe_beats_train_loss", kind="paper", source=_SRC_TRAIN, fair_at="paper", fair_at_reason=_FAIR_FIXED,
           requires=("digits_selection_models_learned",),
-          statement="Digits: |rho| of the free energy >= |rho| of the pretraining train loss.",
+          statement="Digits: Spearman rho(F_hat, downstream error) >= rho(pretraining train loss, downstream error), "
+                    "signs included.",
           paper_value="free energy tracks transfer after the pretraining train loss has collapsed (Fig. 2, "
                       "second-hand); Table 1's baselines are geometric complexity and neural collapse, not train loss "
                       "(second-hand)",
-          experiment="digits_selection", metric="abs_rho_fe_minus_train_loss", op=">=", threshold=0.0,
+          experiment="digits_selection", metric="rho_fe_minus_train_loss", op=">=", threshold=0.0,
           aggregate="mean", resolution=0.05, resolution_reason=_TIE_DIFF),
     Claim("digits_fe_beats_hessian", kind="ours", requires=("digits_selection_models_learned",),
-          statement="Digits (ours, beyond the paper: the Hessian trace stands in for a sharpness baseline): |rho| of "
-                    "the free energy >= |rho| of the Hessian trace.",
+          statement="Digits (ours, beyond the paper: the Hessian trace stands in for a sharpness baseline): Spearman "
+                    "rho(F_hat, downstream error) >= rho(Hessian trace, downstream error), signs included.",
           paper_value="not claimed by the paper: Table 1 compares with geometric complexity and neural collapse "
                       "(second-hand), not the Hessian trace",
-          experiment="digits_selection", metric="abs_rho_fe_minus_hessian_trace", op=">=", threshold=0.0,
+          experiment="digits_selection", metric="rho_fe_minus_hessian_trace", op=">=", threshold=0.0,
           aggregate="mean", resolution=0.05, resolution_reason=_TIE_DIFF),
     Claim("digits_level_fe_correlates", kind="paper", source=_SRC_CORR, fair_at="mechanism",
           fair_at_reason=_FAIR_LEVEL, requires=("digits_level_set_models_learned",),
@@ -298,9 +300,10 @@ CLAIMS = [
           resolution=0.05, resolution_reason=_TIE_RHO + " (fixed before the level-set experiment first ran)"),
     Claim("digits_level_fe_beats_train_loss", kind="paper", source=_SRC_TRAIN, fair_at="mechanism",
           fair_at_reason=_FAIR_LEVEL, requires=("digits_level_set_models_learned",),
-          statement="Digits, one training-loss level set: |rho| of the free energy >= |rho| of the train loss.",
+          statement="Digits, one training-loss level set: Spearman rho(F_hat, downstream error) >= rho(train loss, "
+                    "downstream error), signs included.",
           paper_value="free energy separates checkpoints after the training loss has collapsed (Fig. 2, second-hand)",
-          experiment="digits_level_set", metric="abs_rho_fe_minus_train_loss", op=">=", threshold=0.0,
+          experiment="digits_level_set", metric="rho_fe_minus_train_loss", op=">=", threshold=0.0,
           aggregate="mean", resolution=0.05, resolution_reason=_TIE_DIFF),
     Claim("teacher_fe_correlates", kind="paper", source=_SRC_CORR, fair_at="paper", fair_at_reason=_FAIR_FIXED,
           requires=("teacher_selection_models_learned",),
@@ -309,11 +312,12 @@ CLAIMS = [
           threshold=0.5, aggregate="mean", resolution=0.05, resolution_reason=_TIE_RHO),
     Claim("teacher_fe_beats_train_loss", kind="paper", source=_SRC_TRAIN, fair_at="paper", fair_at_reason=_FAIR_FIXED,
           requires=("teacher_selection_models_learned",),
-          statement="Teacher-student: |rho| of the free energy >= |rho| of the train loss.",
+          statement="Teacher-student: Spearman rho(F_hat, downstream error) >= rho(train loss, downstream "
+                    "error), signs included.",
           paper_value="free energy tracks transfer after the pretraining train loss has collapsed (Fig. 2, "
                       "second-hand); Table 1's baselines are geometric complexity and neural collapse, not train loss "
                       "(second-hand)",
-          experiment="teacher_selection", metric="abs_rho_fe_minus_train_loss", op=">=", threshold=0.0,
+          experiment="teacher_selection", metric="rho_fe_minus_train_loss", op=">=", threshold=0.0,
           aggregate="mean", resolution=0.05, resolution_reason=_TIE_DIFF),
 ]
 
@@ -322,11 +326,13 @@ _SRC_T1 = ("Table 1 (second-hand: a machine-written summary of the OpenReview PD
 _T1 = {"geometric_complexity": ("geometric complexity (Dherin et al. 2022)", "-0.443", "-0.767"),
        "neural_collapse": ("neural collapse (class-distance normalised variance, Galanti et al. 2022)", "-0.1875",
                            "-0.632")}
-_T1_TIE = "difference of |Pearson r| in correlation units; < 0.05 does not matter (fixed before the first run)"
+_T1_TIE = ("difference of signed Pearson r with the downstream error, in correlation units; < 0.05 does not matter "
+           "(the resolution of the first, |r| version, kept)")
 
 
 def _table1_claims() -> list[Claim]:
-    """Per experiment, Table 1's comparison: the free energy against each baseline criterion, by |Pearson r|."""
+    """Per experiment, Table 1's comparison: the free energy against each baseline criterion, by signed Pearson r with
+    the downstream error (Table 1's r with accuracy are all negative: each is read as rising with the error)."""
     claims = []
     for prefix, exp, label, fair, reason in (
             ("digits", "digits_selection", "Digits", "paper", _FAIR_FIXED),
@@ -336,10 +342,11 @@ def _table1_claims() -> list[Claim]:
             claims.append(Claim(
                 f"{prefix}_fe_beats_{name}", kind="paper", source=_SRC_T1, fair_at=fair, fair_at_reason=reason,
                 requires=(f"{exp}_models_learned",),
-                statement=f"{label}: |Pearson r| of the free energy with the downstream error >= that of {what}.",
+                statement=f"{label}: Pearson r(F_hat, downstream error) >= r({what}, downstream error), signs "
+                          "included (Table 1's direction).",
                 paper_value=f"Table 1: Pearson r with accuracy, 5-shot -0.890 (free energy) vs {r_5shot}; full "
                             f"fine-tuning -0.820 vs {r_full} (second-hand)",
-                experiment=exp, metric=f"abs_pearson_fe_minus_{name}", op=">=", threshold=0.0, aggregate="mean",
+                experiment=exp, metric=f"pearson_fe_minus_{name}", op=">=", threshold=0.0, aggregate="mean",
                 resolution=0.05, resolution_reason=_T1_TIE))
     return claims
 
