@@ -3,7 +3,9 @@ rewriter invariants, bad input, and a smoke run."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +27,7 @@ from icml25.papers.sira import (
     blank_template,
     build_lexicon,
     green_list_matrix,
+    markllm_green_lists,
     reference_paraphrase,
     sample_corpus,
     self_information,
@@ -403,3 +406,81 @@ def test_prompt_is_part_of_the_detected_text(world):
     np.testing.assert_allclose(wm.detect(full, lm=target), (g.sum(axis=1) - 0.5 * T) / math.sqrt(T * 0.25))
     # the first continuation token is green w.r.t. the prompt's last token far more often than gamma
     assert g[:, prompt.shape[1] - 1].mean() > 0.6
+
+
+# --- parity with MarkLLM 0.1.5 (the toolkit the official SIRA code uses; tests/fixtures/official/sira) -------------
+
+_MARKLLM = Path(__file__).parents[1] / "fixtures" / "official" / "sira"
+
+
+class _Bigram:
+    """The fixture's bigram LM, in the interface our detectors use (row ``prev`` of ``P`` predicts the next token)."""
+
+    def __init__(self, P: np.ndarray):
+        self.P, self.vocab_size = P, P.shape[0]
+
+    def next_probs(self, ctx: np.ndarray) -> np.ndarray:
+        return self.P[np.atleast_2d(ctx)[:, -1]]
+
+    def sequence_probs(self, x: np.ndarray) -> np.ndarray:
+        return self.P[np.atleast_2d(x)[:, :-1]]
+
+
+@pytest.fixture(scope="module")
+def markllm():
+    pytest.importorskip("torch")
+    out = json.loads((_MARKLLM / "markllm_outputs.json").read_text())
+    return out, _Bigram(np.load(_MARKLLM / "bigram_P.npy"))
+
+
+@pytest.mark.parametrize(("scheme", "cls"), [("kgw", KGW), ("sweet", EntropyGatedKGW)])
+def test_markllm_green_lists_are_markllms(markllm, scheme, cls):
+    out, lm = markllm
+    V = out["vocab_size"]
+    green = markllm_green_lists(V, out["gamma"], out["hash_key"], scheme)
+    want = np.zeros((V, V), dtype=bool)
+    for prev, ids in enumerate(out[f"{scheme}_green_lists"]):
+        want[prev, ids] = True
+    np.testing.assert_array_equal(green, want)
+    np.testing.assert_array_equal(cls(key=out["hash_key"], green_lists="markllm").green_matrix(V), want)
+    # the default NumPy lists are other, equally sized lists: the option is what makes them MarkLLM's
+    numpy_lists = cls(key=out["hash_key"]).green_matrix(V)
+    assert (numpy_lists != want).any() and (numpy_lists.sum(1) == want.sum(1)).all()
+
+
+def test_kgw_detector_matches_markllm(markllm):
+    out, lm = markllm
+    wm = KGW(out["gamma"], out["delta"], out["hash_key"], green_lists="markllm")
+    for kind, seqs in out["sequences"].items():
+        x = np.array(seqs)
+        flags = np.array(out["kgw_green_flags"][kind])[:, 1:] == 1  # MarkLLM marks the unscored first token -1
+        np.testing.assert_array_equal(wm.green_flags(x, out["vocab_size"]), flags)
+        # same counts, same formula: equal up to float64 rounding
+        np.testing.assert_allclose(wm.detect(x, vocab_size=out["vocab_size"]), out["kgw_z"][kind], rtol=1e-12,
+                                   atol=1e-12)
+    # MarkLLM's own KGW-watermarked sequences score z > 2 with ours (40 tokens)
+    assert (wm.detect(np.array(out["sequences"]["kgw"]), vocab_size=out["vocab_size"]) > 2).all()
+
+
+def test_sweet_detector_matches_markllm(markllm):
+    out, lm = markllm
+    wm = EntropyGatedKGW(out["entropy_threshold"], out["gamma"], out["delta"], out["hash_key"], green_lists="markllm")
+    for kind, seqs in out["sequences"].items():
+        x = np.array(seqs)
+        np.testing.assert_array_equal(wm.scored_mask(x, lm), np.array(out["sweet_weights"][kind])[:, 1:] == 1)
+        np.testing.assert_array_equal(wm.green_flags(x, out["vocab_size"]),
+                                      np.array(out["sweet_green_flags"][kind])[:, 1:] == 1)
+        np.testing.assert_allclose(wm.detect(x, lm), out["sweet_z"][kind], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("scheme", "cls"), [("kgw", KGW), ("sweet", EntropyGatedKGW)])
+def test_generation_bias_matches_markllms_logits_processor(markllm, scheme, cls):
+    """MarkLLM adds delta to the green logits (SWEET: only where the entropy exceeds the threshold); our generator
+    samples from softmax(log p + delta * green * active), the same distribution."""
+    out, lm = markllm
+    wm = cls(key=out["hash_key"], green_lists="markllm")
+    V = out["vocab_size"]
+    prev = np.arange(V)
+    p = lm.next_probs(prev[:, None])
+    ours = np.log(p) + wm.delta * wm._green_next(prev, V) * wm._active(p)[:, None]
+    np.testing.assert_allclose(ours, np.array(out[f"{scheme}_biased_scores"]), rtol=0, atol=1e-12)

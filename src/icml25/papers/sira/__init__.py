@@ -21,11 +21,11 @@ from icml25.papers.sira.attack import (
 )
 from icml25.papers.sira.data import Lexicon, build_lexicon, load_prompts, sample_corpus, sample_prompts
 from icml25.papers.sira.lm import KneserNeyLM
-from icml25.papers.sira.watermarks import KGW, EntropyGatedKGW, Unigram, green_list_matrix
+from icml25.papers.sira.watermarks import KGW, EntropyGatedKGW, Unigram, green_list_matrix, markllm_green_lists
 
 __all__ = [
     "KGW", "ConceptRewriter", "EntropyGatedKGW", "FullParaphrase", "HighSIMaskRewrite", "KneserNeyLM", "Lexicon",
     "LowSIMaskRewrite", "RandomMaskRewrite", "SIRAAttack", "Unigram", "WordSubstitution", "blank_mask",
-    "blank_template", "build_lexicon", "green_list_matrix", "load_prompts", "reference_paraphrase",
-    "sample_corpus", "sample_prompts", "self_information",
+    "blank_template", "build_lexicon", "green_list_matrix", "load_prompts", "markllm_green_lists",
+    "reference_paraphrase", "sample_corpus", "sample_prompts", "self_information",
 ]

@@ -13,6 +13,13 @@ Defaults are the MarkLLM configs the official SIRA code ships (``config/KGW.json
 ``Unigram.json``, ``SWEET.json``): ``gamma = 0.5``, ``delta = 2.0``, one-token context,
 SWEET entropy threshold ``0.9`` nats (MarkLLM's SWEET computes the entropy with the natural
 log), detection threshold ``z = 4``.
+
+Green lists: by default key-seeded NumPy permutations (:func:`green_list_matrix`);
+``green_lists="markllm"`` builds the very lists MarkLLM 0.1.5 (the toolkit the official code
+uses) draws for the same key and vocabulary, with its hashing and ``torch.randperm``
+(:func:`markllm_green_lists`; needs the ``[torch]`` extra). The two are equally random green
+lists; the detectors and z-scores are the same for both, and tests/fixtures/official/sira holds
+MarkLLM's own outputs that the ``markllm`` lists reproduce.
 """
 
 from __future__ import annotations
@@ -47,6 +54,40 @@ def green_list_matrix(vocab_size: int, gamma: float, key: int) -> np.ndarray:
     return ranks < k
 
 
+GREEN_LISTS = ("numpy", "markllm")
+
+
+def markllm_green_lists(vocab_size: int, gamma: float, key: int, scheme: str = "kgw") -> np.ndarray:
+    """``(V, V)`` boolean green lists as MarkLLM 0.1.5 draws them (row ``prev``: the list after token ``prev``).
+
+    Each list is the first ``floor(gamma V)`` entries of ``torch.randperm(V)`` from a CPU generator seeded with:
+
+    * ``scheme="kgw"`` (MarkLLM's KGW config: one-token prefix, ``f_scheme="time"``, ``window_scheme="left"``):
+      ``(key * prf[prev]) % V``, where ``prf`` is ``torch.randperm(V)`` seeded with ``key``;
+    * ``scheme="sweet"`` (MarkLLM's SWEET): ``key * prev``.
+
+    Raises:
+        ValueError: a bad ``vocab_size``, ``gamma`` or ``scheme``.
+        ModuleNotFoundError: torch is not installed (``pip install icml25[torch]``).
+    """
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, (int, np.integer)) or vocab_size < 1:
+        raise ValueError(f"vocab_size must be a positive integer, got {vocab_size!r}")
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be in [0, 1], got {gamma}")
+    if scheme not in ("kgw", "sweet"):
+        raise ValueError(f"scheme must be 'kgw' or 'sweet', got {scheme!r}")
+    import torch
+
+    V, k = int(vocab_size), int(vocab_size * gamma)
+    gen = torch.Generator(device="cpu")
+    prf = torch.randperm(V, generator=gen.manual_seed(int(key))).tolist()
+    green = np.zeros((V, V), dtype=bool)
+    for prev in range(V):
+        seed = (int(key) * prf[prev]) % V if scheme == "kgw" else int(key) * prev
+        green[prev, torch.randperm(V, generator=gen.manual_seed(seed))[:k].numpy()] = True
+    return green
+
+
 def _z(green: np.ndarray, scored: np.ndarray, gamma: float) -> np.ndarray:
     T = scored.sum(axis=1)
     g = (green & scored).sum(axis=1)
@@ -67,19 +108,29 @@ class KGW:
         delta: logit bias added to green tokens (0 = no watermark).
         key: secret integer key.
         context: number of previous tokens hashed into the seed (only 1 is supported).
+        green_lists: ``"numpy"`` (default: :func:`green_list_matrix`) or ``"markllm"`` (MarkLLM 0.1.5's lists for the
+            same key, :func:`markllm_green_lists`; needs torch).
     """
 
-    def __init__(self, gamma: float = 0.5, delta: float = 2.0, key: int = 15485863, context: int = 1):
+    _markllm_scheme = "kgw"
+
+    def __init__(self, gamma: float = 0.5, delta: float = 2.0, key: int = 15485863, context: int = 1,
+                 green_lists: str = "numpy"):
         _check_common(gamma, delta)
         if context != 1:
             raise ValueError(f"only context=1 is supported, got {context}")
+        if green_lists not in GREEN_LISTS:
+            raise ValueError(f"green_lists must be one of {GREEN_LISTS}, got {green_lists!r}")
         self.gamma, self.delta, self.key, self.context = gamma, delta, int(key), context
+        self.green_lists = green_lists
         self._cache: dict[int, np.ndarray] = {}
 
     def green_matrix(self, vocab_size: int) -> np.ndarray:
         """The ``(V, V)`` green lists, reproducible from the key."""
         if vocab_size not in self._cache:
-            self._cache[vocab_size] = green_list_matrix(vocab_size, self.gamma, self.key)
+            self._cache[vocab_size] = (
+                green_list_matrix(vocab_size, self.gamma, self.key) if self.green_lists == "numpy"
+                else markllm_green_lists(vocab_size, self.gamma, self.key, self._markllm_scheme))
         return self._cache[vocab_size]
 
     def _green_next(self, prev: np.ndarray, V: int) -> np.ndarray:  # (B, V) candidates green?
@@ -154,13 +205,16 @@ class EntropyGatedKGW(KGW):
     """SWEET-like KGW: bias and score only tokens whose next-token entropy exceeds ``threshold`` (nats).
 
     Detection recomputes the entropies with the generating ``lm`` (as SWEET does), so
-    ``detect`` needs it.
+    ``detect`` needs it. ``green_lists="markllm"`` gives MarkLLM's SWEET lists (seed ``key * prev``).
     """
 
-    def __init__(self, threshold: float = 0.9, gamma: float = 0.5, delta: float = 2.0, key: int = 15485863):
+    _markllm_scheme = "sweet"
+
+    def __init__(self, threshold: float = 0.9, gamma: float = 0.5, delta: float = 2.0, key: int = 15485863,
+                 green_lists: str = "numpy"):
         if not np.isfinite(threshold) or threshold < 0:
             raise ValueError(f"threshold must be finite and >= 0, got {threshold}")
-        super().__init__(gamma, delta, key, context=1)
+        super().__init__(gamma, delta, key, context=1, green_lists=green_lists)
         self.threshold = threshold
 
     def _active(self, p: np.ndarray) -> np.ndarray:
