@@ -21,6 +21,8 @@ once on a scratch edit and reverted; docs/papers/pas.md lists the outcomes):
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -28,6 +30,7 @@ from hypothesis import strategies as st
 from sklearn.exceptions import NotFittedError
 
 from icml25.papers.pas import (
+    PASConfig,
     PASEstimator,
     classical_mean_pointestimate,
     cure,
@@ -574,8 +577,39 @@ def test_real_data_experiment_runs_on_a_user_file(tmp_path):
     assert m["n_problems"] == 6 and all(np.isfinite(v) for v in m.values())
     with pytest.raises(ConfigError, match="data_path"):
         exp.make_config("smoke", {"data_path": str(tmp_path / "missing.csv")})
-    with pytest.raises(ConfigError, match="variance"):
-        exp.make_config("smoke", {"variance": "shared"})
+    with pytest.raises(ConfigError, match=r"pas\.variance"):
+        exp.make_config("smoke", {"pas.variance": "shared"})
+
+
+def test_method_settings_are_one_nested_config_reached_by_dotted_keys(ragged):
+    """PAS's settings are one :class:`PASConfig`, nested as ``pas`` in both experiments (no flat copy): a dotted
+    override reaches the method, and a bad nested value raises ConfigError naming the dotted key."""
+    from icml25.core.experiment import ConfigError
+    from icml25.core.registry import load_reproduction
+
+    repro = load_reproduction("pas")
+    for name in ("synthetic", "digits"):
+        exp = repro.experiment(name)
+        cfg = exp.make_config("smoke", {"pas.variance": "per_problem", "pas.cutoff": 0.99})
+        assert cfg.pas == PASConfig(variance="per_problem", cutoff=0.99)
+        assert exp.make_config("smoke").pas == PASConfig()
+        assert not {"variance", "cutoff", "clip_lambda", "share_var"} & set(exp.fields)
+        with pytest.raises(ConfigError, match=r"pas\.cutoff"):
+            exp.make_config("smoke", {"pas.cutoff": 1.0})
+        with pytest.raises(ConfigError, match=r"pas\.share_var"):
+            exp.make_config("smoke", {"pas.share_var": 1})
+    # the override reaches the estimates: with pas.variance=per_problem, PAS is the per-problem variant
+    exp = repro.experiment("digits")
+    default = exp.run(exp.make_config("smoke"), seed=0)
+    per_problem = exp.run(exp.make_config("smoke", {"pas.variance": "per_problem"}), seed=0)
+    assert per_problem["mse_pas"] == per_problem["mse_pas_per_problem"] == default["mse_pas_per_problem"]
+    assert default["mse_pas"] != default["mse_pas_per_problem"]
+    # the config builds the estimator and the functional form with the same settings
+    settings = PASConfig(variance="per_problem", clip_lambda=False, cutoff=0.9, share_var=True)
+    assert settings.estimator().get_params() == dataclasses.asdict(settings)
+    np.testing.assert_array_equal(
+        pas_fit(*ragged, **dataclasses.asdict(settings)).theta,
+        pas_fit(*ragged, clip_lambda=False, cutoff=0.9, share_var=True, variance="per_problem").theta)
 
 
 # --- shrink to the grand mean (a baseline of the paper's tables) ----------------------------------------------

@@ -17,6 +17,7 @@ from icml25.papers.pas.data import (
 )
 from icml25.papers.pas.estimators import (
     VARIANCES,
+    PASConfig,
     PASEstimator,
     PASFit,
     ProblemMoments,
@@ -38,7 +39,7 @@ from icml25.papers.pas.estimators import (
 )
 
 __all__ = [
-    "VARIANCES", "CompoundMeanData", "PASEstimator", "PASFit", "PredictionProblems", "ProblemMoments",
+    "VARIANCES", "CompoundMeanData", "PASConfig", "PASEstimator", "PASFit", "PredictionProblems", "ProblemMoments",
     "classical_mean_pointestimate", "cure", "digits_problems", "gaussian_synthetic", "gaussian_true_moments",
     "grand_mean_sure", "load_amazon_reviews", "load_galaxy_zoo", "minimise_cure", "pas_fit",
     "pas_mean_pointestimate", "pooled_variance_moments", "power_tuning_lambdas", "prediction_mean_pointestimate",

@@ -38,13 +38,15 @@ omega=inf`` gives the classical sample mean.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
+
+from icml25.common.checks import ConfigError, check_ranges
 
 VARIANCE_FLOOR = 1e-12
 """Lower bound on the estimated variance A_j (ours: the official code has none). It only binds for a
@@ -54,6 +56,40 @@ VARIANCES = ("pooled", "per_problem")
 """How A_j and CURE's correction term are estimated (see :func:`pas_fit`)."""
 
 ArrayList = Sequence[np.ndarray]
+
+
+@dataclass
+class PASConfig:
+    """PAS's settings: the hyperparameters of :func:`pas_fit` and :class:`PASEstimator`, in one place.
+
+    The defaults are the official code's (``config.py``: ``share_var=False``, cutoff 0.999, clipped lambda, A_j
+    from pooled moments). An experiment nests it as ``pas`` (``--set pas.variance=per_problem``); the baselines that
+    are stages of PAS (PT-PPI, shrinkage-only, shrink-to-grand-mean) take the same settings, so the comparison is
+    PAS against its own parts. ``PASEstimator(**dataclasses.asdict(cfg))`` (or :meth:`estimator`) builds the
+    scikit-learn estimator, ``pas_fit(*arrays, **dataclasses.asdict(cfg))`` the functional form.
+    """
+
+    variance: str = "pooled"
+    """How A_j and CURE's correction term are estimated: ``pooled`` (the official code's estimated-moment
+    configuration) or ``per_problem`` (each problem's own moments, the ones lambda_j uses)."""
+    clip_lambda: bool = True
+    """Clip the power-tuning weights lambda_j to [0, 1] (the official code's default; the paper's Eq. 13 is
+    unclipped)."""
+    cutoff: float = 0.999
+    """c in (0, 1): omega is searched on ``[0, c/(1-c) max_j A_j]``."""
+    share_var: bool = False
+    """Estimate lambda_j from moments pooled over all problems instead of per problem."""
+
+    def __post_init__(self) -> None:
+        # named as the settings are typed (``--set pas.cutoff=...``)
+        check_ranges("pas", vars(self), open_fraction=("cutoff",), choices={"variance": VARIANCES})
+        for name in ("clip_lambda", "share_var"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"pas.{name} must be True or False, got {getattr(self, name)!r}")
+
+    def estimator(self) -> PASEstimator:
+        """A :class:`PASEstimator` with these settings."""
+        return PASEstimator(**asdict(self))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ were fixed before the first run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +24,6 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.pas.data import (
     CompoundMeanData,
     PredictionProblems,
@@ -36,7 +35,7 @@ from icml25.papers.pas.data import (
     split_labelled_fraction,
 )
 from icml25.papers.pas.estimators import (
-    VARIANCES,
+    PASConfig,
     classical_mean_pointestimate,
     cure,
     pas_fit,
@@ -46,45 +45,50 @@ from icml25.papers.pas.estimators import (
     shrinkage_only_pointestimate,
     vanilla_ppi_mean_pointestimate,
 )
+from icml25.papers.pas.repro_figures import digits_figures, synthetic_figures
 
-METHODS = ("classical", "prediction", "ppi", "pt", "shrinkage", "grand_mean", "pas")
-"""Methods compared. Also reported: ``pas_per_problem`` (A_j from each problem's own moments) and, in the
-synthetic study with known moments, PAS and shrinkage-only with estimated moments."""
 BASELINES_TO_BEAT = ("classical", "pt", "shrinkage", "grand_mean")
 """The baselines of the claims "PAS is lowest": the official benchmark's estimators that do not return the
 prediction mean or vanilla PPI (reported, not gated: one is the limit omega = 0, the other lambda = 1)."""
 
 
-def compound_mse(data: CompoundMeanData, use_known_moments: bool = False, variance: str = "pooled"
+def compound_mse(data: CompoundMeanData, use_known_moments: bool = False, pas: PASConfig | None = None
                  ) -> dict[str, float]:
     """Compound MSE of every method on one replicate.
 
     With ``use_known_moments`` the moment-based methods (PT-PPI, shrinkage-only, PAS)
     use the data's true moments, as in the paper's synthetic study; PAS and
     shrinkage-only with estimated moments are reported too (``pas_estimated_moments``
-    and ``shrinkage_estimated_moments`` with ``variance``, ``pas_estimated_per_problem``
-    with per-problem A_j). Without known moments, ``variance`` is the estimation of A_j
-    for shrinkage-only and PAS, and ``pas_per_problem`` is reported as well.
+    and ``shrinkage_estimated_moments`` with ``pas.variance``, ``pas_estimated_per_problem``
+    with per-problem A_j). Without known moments, ``pas.variance`` is the estimation of A_j
+    for shrinkage-only and PAS, and ``pas_per_problem`` is reported as well. PAS and the
+    baselines that are its stages (PT-PPI, shrinkage-only, shrink-to-grand-mean) take
+    ``pas``'s settings (default :class:`PASConfig`, the official ones).
     """
+    pas = pas or PASConfig()
     args = data.arrays
     known = data.known_moments if use_known_moments else None
     if use_known_moments and known is None:
         raise ValueError("use_known_moments needs data whose true moments are known")
+    settings = asdict(pas)  # variance, clip_lambda, cutoff, share_var
+    per_problem = {**settings, "variance": "per_problem"}
+    shrinkage = {"cutoff": pas.cutoff, "share_var": pas.share_var, "variance": pas.variance}
     estimates = {
         "classical": classical_mean_pointestimate(*args),
         "prediction": prediction_mean_pointestimate(*args),
         "ppi": vanilla_ppi_mean_pointestimate(*args),
-        "pt": pt_ppi_mean_pointestimate(*args, known_moments=known),
-        "shrinkage": shrinkage_only_pointestimate(*args, known_moments=known, variance=variance),
-        "grand_mean": shrink_to_grand_mean_pointestimate(*args, known_moments=known, variance=variance),
-        "pas": pas_fit(*args, known_moments=known, variance=variance).theta,
+        "pt": pt_ppi_mean_pointestimate(*args, clip_lambda=pas.clip_lambda, share_var=pas.share_var,
+                                        known_moments=known),
+        "shrinkage": shrinkage_only_pointestimate(*args, **shrinkage, known_moments=known),
+        "grand_mean": shrink_to_grand_mean_pointestimate(*args, **settings, known_moments=known),
+        "pas": pas_fit(*args, **settings, known_moments=known).theta,
     }
     if use_known_moments:
-        estimates["pas_estimated_moments"] = pas_fit(*args, variance=variance).theta
-        estimates["pas_estimated_per_problem"] = pas_fit(*args, variance="per_problem").theta
-        estimates["shrinkage_estimated_moments"] = shrinkage_only_pointestimate(*args, variance=variance)
+        estimates["pas_estimated_moments"] = pas_fit(*args, **settings).theta
+        estimates["pas_estimated_per_problem"] = pas_fit(*args, **per_problem).theta
+        estimates["shrinkage_estimated_moments"] = shrinkage_only_pointestimate(*args, **shrinkage)
     else:
-        estimates["pas_per_problem"] = pas_fit(*args, variance="per_problem").theta
+        estimates["pas_per_problem"] = pas_fit(*args, **per_problem).theta
     return {k: float(np.mean((v - data.theta) ** 2)) for k, v in estimates.items()}
 
 
@@ -112,6 +116,10 @@ class SyntheticConfig(ExperimentConfig):
     """Independent data sets per seed (fresh mu_j, X, Y each time)."""
     known_moments: bool = True
     """Give PT-PPI, shrinkage-only and PAS the true variances (the paper's synthetic setting)."""
+    pas: PASConfig = field(default_factory=PASConfig)
+    """PAS's settings, shared by the baselines that are its stages (``pas.variance``, ``pas.clip_lambda``,
+    ``pas.cutoff``, ``pas.share_var``); with known moments ``pas.variance`` only affects the estimated-moment
+    variants."""
 
     def validate(self) -> None:
         super().validate()
@@ -167,7 +175,7 @@ def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_pro
         reps, theory = [], []
         for r in range(cfg.replicates):
             data = gaussian_synthetic(cfg.m, cfg.n, cfg.N, good_predictor=good, seed=int(rng.integers(2**63)))
-            reps.append(compound_mse(data, use_known_moments=cfg.known_moments))
+            reps.append(compound_mse(data, use_known_moments=cfg.known_moments, pas=cfg.pas))
             theory.append(theory_quantities(data))
             progress(r + 1 + (0 if good else cfg.replicates), 2 * cfg.replicates)
         metrics.update(_summarise(reps, prefix))
@@ -188,8 +196,10 @@ class DigitsConfig(ExperimentConfig):
     """Share of the images used to fit the ridge predictor (never used for estimation)."""
     replicates: int = 100
     """Random labelled/unlabelled splits per seed."""
-    variance: str = "pooled"
-    """Estimation of A_j for shrinkage-only and PAS: "pooled" (official) or "per_problem"."""
+    pas: PASConfig = field(default_factory=PASConfig)
+    """PAS's settings, shared by the baselines that are its stages (``pas.variance``: the estimation of A_j for
+    shrinkage-only and PAS, ``pooled`` as the official code or ``per_problem``; ``pas.clip_lambda``,
+    ``pas.cutoff``, ``pas.share_var``)."""
     data_path: str = ""
     """Optional prediction file of the paper's real data used instead of digits: the Galaxy Zoo CSV (.csv) or the
     Amazon reviews file (.h5 with h5py, or the same arrays in an .npz); see ``load_galaxy_zoo``."""
@@ -202,7 +212,7 @@ class DigitsConfig(ExperimentConfig):
         # any data set here, a Python loop over replicates, each with a CURE search)
         check_fields(self, positive=("n_clusters", "replicates"), at_least={"n_labelled": 2},
                      at_most={"n_clusters": 10**4, "n_labelled": 10**5, "replicates": 10**6},
-                     open_fraction=("train_fraction", "labelled_fraction"), choices={"variance": VARIANCES})
+                     open_fraction=("train_fraction", "labelled_fraction"))
         if self.data_path and (not Path(self.data_path).is_file()
                                or Path(self.data_path).suffix.lower() not in (".csv", ".h5", ".hdf5", ".npz")):
             raise ConfigError(f"{type(self).__name__}.data_path must be an existing .csv (Galaxy Zoo) or .h5/.hdf5/"
@@ -227,7 +237,7 @@ def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress)
         splits = (split_labelled(problems, cfg.n_labelled, rng) for _ in range(cfg.replicates))
     reps = []
     for r, data in enumerate(splits):
-        reps.append(compound_mse(data, variance=cfg.variance))
+        reps.append(compound_mse(data, pas=cfg.pas))
         progress(r + 1, cfg.replicates)
     metrics = _summarise(reps, "")
     metrics["n_problems"] = float(len(problems.y))
@@ -235,30 +245,6 @@ def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress)
     y_all, f_all = np.concatenate(problems.y), np.concatenate(problems.pred)
     metrics["predictor_r2"] = float(1 - np.sum((y_all - f_all) ** 2) / np.sum((y_all - y_all.mean()) ** 2))
     return metrics
-
-
-def _bar_figure(per_seed: list[Metrics], prefixes: dict[str, str], path: Path, title: str) -> Path:
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(prefixes), figsize=(5.5 * len(prefixes), 4), squeeze=False)
-    for ax, (prefix, label) in zip(axes[0], prefixes.items()):
-        seed_bars(ax, per_seed, [f"{prefix}mse_{k}" for k in METHODS], METHODS, highlight=METHODS[-1])
-        ax.set_yscale("log")
-        ax.set_ylabel("compound MSE (log scale)")
-        ax.set_title(label)
-        ax.tick_params(axis="x", rotation=30)
-    fig.suptitle(title)
-    return save_figure(fig, path)
-
-
-def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticConfig, outdir: Path) -> list[Path]:
-    return [_bar_figure(per_seed, {"good_": "good predictor f(x)=x^2", "bad_": "bad predictor f(x)=|x|"},
-                        outdir / "synthetic_mse.png", f"Gaussian model, m={cfg.m}, n={cfg.n}, N={cfg.N}")]
-
-
-def digits_figures(per_seed: list[Metrics], cfg: DigitsConfig, outdir: Path) -> list[Path]:
-    return [_bar_figure(per_seed, {"": "digits: mean digit value per k-means cluster"}, outdir / "digits_mse.png",
-                        f"digits, {cfg.n_labelled} labelled images per problem")]
 
 
 EXPERIMENTS = [
