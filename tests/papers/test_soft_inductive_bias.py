@@ -394,6 +394,27 @@ def test_smoke_compression_bound_is_valid_and_vacuous_on_random_labels():
     assert max(m["true_bits"] + m["random_bits"]) <= worst + 1e-9
 
 
+def test_method_settings_are_nested_configs_set_by_dotted_keys():
+    """Each method's settings live in its module's config, nested in the experiment's config: presets and
+    overrides reach them by dotted keys, and a bad nested value is refused with the dotted name."""
+    from icml25.core.experiment import ConfigError
+    from icml25.papers.soft_inductive_bias import CompressionBoundConfig, GPStudyConfig, SoftPolyConfig
+
+    poly = _exp("polynomial").make_config("smoke", {"model.gamma": 1.2})
+    assert isinstance(poly.model, SoftPolyConfig) and poly.model.gamma == 1.2 and poly.model.degree == 150
+    gp = _exp("gp_label_noise").make_config("quick", {"gp.delta": 0.1})
+    assert isinstance(gp.gp, GPStudyConfig) and gp.gp.delta == 0.1 and gp.gp.noise == 1e-3
+    comp = _exp("compression")
+    assert comp.make_config("smoke").compression == CompressionBoundConfig(dims=(8, 16), steps=100)
+    assert comp.make_config("full").compression.steps == 2000
+    for exp, key, value in (("polynomial", "model.gamma", 0.5), ("gp_label_noise", "gp.bound_noises", (0.0,)),
+                            ("compression", "compression.levels", (1,))):
+        with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+            _exp(exp).make_config("smoke", {key: value})
+    with pytest.raises(ValueError, match=r"alpha must be >= 0"):
+        SoftPolyConfig(alpha=-1.0)
+
+
 def test_double_descent_sweep_equals_direct_pseudo_inverse_fits():
     from icml25.papers.soft_inductive_bias import random_features_double_descent
 

@@ -16,6 +16,7 @@ from icml25.papers.soft_inductive_bias.bounds import (
     pac_bayes_sqrt_bound,
 )
 from icml25.papers.soft_inductive_bias.compression import (
+    CompressionBoundConfig,
     SubspaceMLP,
     adaptive_arithmetic_code_bits,
     quantise_uniform,
@@ -23,6 +24,7 @@ from icml25.papers.soft_inductive_bias.compression import (
     train_subspace,
 )
 from icml25.papers.soft_inductive_bias.gp import (
+    GPStudyConfig,
     centred_one_hot,
     corrupt_labels,
     gibbs_error,
@@ -34,6 +36,7 @@ from icml25.papers.soft_inductive_bias.gp import (
 )
 from icml25.papers.soft_inductive_bias.polynomial import (
     OrderDependentPolyRegressor,
+    SoftPolyConfig,
     order_dependent_ridge_weights,
     polynomial_features,
 )
@@ -47,7 +50,7 @@ from icml25.papers.soft_inductive_bias.random_features import (
 )
 
 __all__ = [
-    "OrderDependentPolyRegressor", "SubspaceMLP", "adaptive_arithmetic_code_bits", "arccos_kernel",
+    "CompressionBoundConfig", "GPStudyConfig", "OrderDependentPolyRegressor", "SoftPolyConfig", "SubspaceMLP", "adaptive_arithmetic_code_bits", "arccos_kernel",
     "centred_one_hot", "corrupt_labels", "draw_feature_weights", "effective_dimensionality", "gaussian_kl",
     "gibbs_error", "gp_label_noise_study", "gp_log_marginal_likelihood", "gp_posterior_kl", "kl_bernoulli",
     "kl_inverse", "median_heuristic_lengthscale", "min_norm_least_squares", "occam_bound", "occam_kl_bound",

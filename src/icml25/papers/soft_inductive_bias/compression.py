@@ -15,15 +15,43 @@ labels with few bits gets a non-vacuous bound; one asked to fit random labels ca
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import gammaln, log_softmax
 from threadpoolctl import threadpool_limits
 
+from icml25.common.checks import check_fields
 from icml25.papers.soft_inductive_bias.bounds import occam_kl_bound
 
 FLOAT_BITS = 32
 """Bits to store each end of the quantisation range (float32)."""
+
+
+@dataclass(frozen=True)
+class CompressionBoundConfig:
+    """Settings of :func:`subspace_compression_bound`: the (k x L) grid, the MLP, its training and the bound's
+    confidence (after Lotfi et al. 2022; the countable-hypothesis bound of Sec. 3, second-hand).
+    ``subspace_compression_bound(X, y, **vars(cfg))`` computes the bound with them."""
+
+    dims: tuple[int, ...] = (8, 16, 32, 64)
+    """Random-subspace dimensions k, each in [1, 10^5] (a dense n_params x k basis per k)."""
+    levels: tuple[int, ...] = (16,)
+    """Quantisation level counts L, each in [2, 10^6]."""
+    n_hidden: int = 32
+    """Hidden units of the tanh MLP, in [1, 10^5]."""
+    steps: int = 500
+    """Full-batch Adam steps on the subspace coordinates z, in [1, 10^7]."""
+    lr: float = 0.05
+    """Adam step size, > 0."""
+    delta: float = 0.05
+    """Confidence of the bound, in (0, 1) (split evenly over the k x L grid)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, integer=("dims", "levels", "n_hidden", "steps"), finite=("lr", "delta"),
+                     positive=("dims", "n_hidden", "steps", "lr"), at_least={"levels": 2}, open_fraction=("delta",),
+                     nonempty=("dims", "levels"),
+                     at_most={"dims": 10**5, "levels": 10**6, "n_hidden": 10**5, "steps": 10**7})
 
 
 class SubspaceMLP:

@@ -17,12 +17,31 @@ is computed exactly per point by 1-D Gauss-Hermite quadrature (all classes share
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial.distance import pdist
 from scipy.special import ndtr
 
+from icml25.common.checks import check_fields
 from icml25.papers.soft_inductive_bias.bounds import pac_bayes_kl_bound
+
+
+@dataclass(frozen=True)
+class GPStudyConfig:
+    """Settings of the GP and its PAC-Bayes bound in :func:`gp_label_noise_study` (Fig. 1d's GP; the bound of
+    Sec. 3, second-hand). ``gp_label_noise_study(..., **vars(cfg))`` runs the study with them."""
+
+    noise: float = 1e-3
+    """Observation-noise variance of the fitted (near-interpolating) GP, > 0."""
+    bound_noises: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
+    """Posterior noise variances s^2 of the PAC-Bayes Gibbs posterior, each > 0 (a union-bounded grid)."""
+    delta: float = 0.05
+    """Confidence of the PAC-Bayes bound, in (0, 1) (split evenly over ``bound_noises``)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, finite=("noise", "bound_noises", "delta"), positive=("noise", "bound_noises"),
+                     open_fraction=("delta",), nonempty=("bound_noises",))
 
 
 def median_heuristic_lengthscale(X: np.ndarray, max_points: int = 1000, seed: int = 0) -> float:

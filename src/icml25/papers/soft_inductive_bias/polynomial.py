@@ -16,13 +16,38 @@ gamma^j on every order-j term (w_0 has order 0); with p = 1 it is exactly the mo
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.polynomial import chebyshev, legendre, polynomial
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from icml25.common.checks import check_fields
+
 BASES = {"legendre": legendre.legvander, "chebyshev": chebyshev.chebvander, "monomial": polynomial.polyvander}
+
+
+@dataclass(frozen=True)
+class SoftPolyConfig:
+    """Settings of the soft-bias polynomial of Fig. 1a-c (the :class:`OrderDependentPolyRegressor` the demo fits).
+
+    The defaults are the demonstration's (the paper's gamma and alpha were not found); the estimator's own
+    defaults differ (``gamma=1.5``). ``OrderDependentPolyRegressor(**vars(cfg))`` builds the model.
+    """
+
+    degree: int = 150
+    """Order J of the polynomial (the paper's "150th-order polynomial", Fig. 1a-c); at most 10^4 (dense
+    n x (J + 1) designs)."""
+    gamma: float = 1.05
+    """Order dependence of the penalty alpha sum_j gamma^j w_j^2, >= 1 (1 is ordinary ridge); the largest of
+    {1.5, 1.2, 1.1, 1.05} able to interpolate n = 100 grid points."""
+    alpha: float = 1e-8
+    """Penalty strength, >= 0 (near-interpolating; alpha = 2 sigma^2 is the paper's Gaussian-likelihood form)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, integer=("degree",), finite=("gamma", "alpha"), nonnegative=("degree", "alpha"),
+                     at_least={"gamma": 1.0}, at_most={"degree": 10**4})
 
 
 def polynomial_features(x: np.ndarray, degree: int, basis: str = "legendre",

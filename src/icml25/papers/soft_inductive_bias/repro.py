@@ -17,8 +17,7 @@ file before the first quick run; nothing was re-tuned after seeing a verdict.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -33,12 +32,17 @@ from icml25.core.experiment import (
     check_fields,
     no_progress,
 )
-from icml25.core.paper import Claim, Summary
-from icml25.core.plots import save_figure
-from icml25.papers.soft_inductive_bias.compression import subspace_compression_bound
-from icml25.papers.soft_inductive_bias.gp import centred_one_hot, gp_label_noise_study
-from icml25.papers.soft_inductive_bias.polynomial import OrderDependentPolyRegressor
+from icml25.core.paper import Claim
+from icml25.papers.soft_inductive_bias.compression import CompressionBoundConfig, subspace_compression_bound
+from icml25.papers.soft_inductive_bias.gp import GPStudyConfig, centred_one_hot, gp_label_noise_study
+from icml25.papers.soft_inductive_bias.polynomial import OrderDependentPolyRegressor, SoftPolyConfig
 from icml25.papers.soft_inductive_bias.random_features import random_features_double_descent
+from icml25.papers.soft_inductive_bias.repro_figures import (
+    compression_figures,
+    double_descent_figures,
+    gp_figures,
+    polynomial_figures,
+)
 
 N_DIGITS = 1797
 """Images in scikit-learn's digits; the training sets are drawn from them and the rest is the test set."""
@@ -92,12 +96,9 @@ minnorm150: minimum-norm degree-150 interpolant."""
 class PolynomialConfig(ExperimentConfig):
     n_train: tuple[int, ...] = (10, 30, 100)
     """Training-set sizes; inputs form a jittered grid on [-1, 1] (one point per cell, offset U(0.25, 0.75))."""
-    degree: int = 150
-    """Order J of the flexible polynomials (soft model, uniform ridge, min-norm interpolant)."""
-    gamma: float = 1.05
-    """Order dependence of the soft penalty; largest of {1.5, 1.2, 1.1, 1.05} able to interpolate n = 100."""
-    alpha: float = 1e-8
-    """Penalty strength of the soft model (near-interpolating)."""
+    model: SoftPolyConfig = field(default_factory=SoftPolyConfig)
+    """The soft-bias polynomial (``model.degree``, ``model.gamma``, ``model.alpha``); the uniform ridge and the
+    min-norm interpolant use the same order ``model.degree``."""
     ridge_alpha: float = 1.0
     """Penalty of the uniform degree-150 ridge competitor (scikit-learn's Ridge default)."""
     low_degree: int = 3
@@ -109,23 +110,24 @@ class PolynomialConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n_train", "n_test"), nonnegative=("degree", "alpha", "ridge_alpha", "low_degree",
-                                                                        "structured_noise"),
-                     at_least={"gamma": 1.0}, nonempty=("n_train",))
-        # bounds: a job beyond these would need > ~100 GB or days (dense n x (degree + 1) designs)
-        check_fields(self, at_most={"n_train": 10**6, "degree": 10**4, "low_degree": 10**4, "n_test": 10**6})
+        check_fields(self, positive=("n_train", "n_test"),
+                     nonnegative=("ridge_alpha", "low_degree", "structured_noise"), nonempty=("n_train",))
+        # bounds: a job beyond these would need > ~100 GB or days (dense n x (degree + 1) designs; model.degree is
+        # bounded by SoftPolyConfig)
+        check_fields(self, at_most={"n_train": 10**6, "low_degree": 10**4, "n_test": 10**6})
 
 
-def _poly_models(cfg: PolynomialConfig) -> dict[str, OrderDependentPolyRegressor]:
+def poly_models(cfg: PolynomialConfig) -> dict[str, OrderDependentPolyRegressor]:
+    degree = cfg.model.degree
     return {
-        "soft": OrderDependentPolyRegressor(cfg.degree, cfg.gamma, cfg.alpha),
-        "ridge150": OrderDependentPolyRegressor(cfg.degree, 1.0, cfg.ridge_alpha),
+        "soft": OrderDependentPolyRegressor(degree, cfg.model.gamma, cfg.model.alpha),
+        "ridge150": OrderDependentPolyRegressor(degree, 1.0, cfg.ridge_alpha),
         "ls3": OrderDependentPolyRegressor(cfg.low_degree, 1.0, 0.0),
-        "minnorm150": OrderDependentPolyRegressor(cfg.degree, 1.0, 0.0),
+        "minnorm150": OrderDependentPolyRegressor(degree, 1.0, 0.0),
     }
 
 
-def _poly_data(target: str, n: int, cfg: PolynomialConfig, rng: np.random.Generator):
+def poly_data(target: str, n: int, cfg: PolynomialConfig, rng: np.random.Generator):
     x = -1 + (np.arange(n) + rng.uniform(0.25, 0.75, n)) * 2 / n
     if target == "simple":
         return x, simple_target(x), simple_target
@@ -144,9 +146,9 @@ def run_polynomial(cfg: PolynomialConfig, seed: int, progress: ProgressFn = no_p
     jobs = [(t, n) for t in TARGETS for n in cfg.n_train]
     for i, (target, n) in enumerate(jobs):
         rng = np.random.default_rng([seed, TARGETS.index(target), n])
-        x, y, f = _poly_data(target, n, cfg, rng)
+        x, y, f = poly_data(target, n, cfg, rng)
         mse = {}
-        for name, model in _poly_models(cfg).items():
+        for name, model in poly_models(cfg).items():
             model.fit(x[:, None], y)
             mse[name] = float(np.mean((model.predict(x_test[:, None]) - f(x_test)) ** 2))
             m[f"{target}_n{n}_test_mse_{name}"] = mse[name]
@@ -164,43 +166,6 @@ def run_polynomial(cfg: PolynomialConfig, seed: int, progress: ProgressFn = no_p
     m["soft_worst_ratio_to_best_competitor"] = worst["soft"]
     m["best_competitor_worst_ratio"] = min(worst[k] for k in POLY_METHODS if k != "soft")
     return m
-
-
-def polynomial_figures(per_seed: list[Metrics], cfg: PolynomialConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 3, figsize=(14, 7.5))
-    x_test = np.linspace(-1, 1, 400)
-    n_show = cfg.n_train[len(cfg.n_train) // 2]
-    for col, target in enumerate(TARGETS):  # top: fits of seed 0 at the middle n
-        ax = axes[0, col]
-        x, y, f = _poly_data(target, n_show, cfg, np.random.default_rng([0, col, n_show]))
-        ax.plot(x, y, "k.", ms=6, label="train")
-        if target != "noise":
-            ax.plot(x_test, f(x_test), "k--", lw=1, label="truth")
-        for name, model in _poly_models(cfg).items():
-            model.fit(x[:, None], y)
-            ax.plot(x_test, model.predict(x_test[:, None]), lw=1.2, label=name)
-        lim = 3 * np.max(np.abs(y)) + 0.5
-        ax.set_ylim(-lim, lim)
-        ax.set_title(f"{target}, n={n_show} (seed 0)")
-        if col == 0:
-            ax.legend(fontsize=7)
-    for col, target in enumerate(("simple", "structured")):  # bottom: test MSE against n
-        ax = axes[1, col]
-        for name in POLY_METHODS:
-            s = [Summary.of([mm[f"{target}_n{n}_test_mse_{name}"] for mm in per_seed]) for n in cfg.n_train]
-            ax.plot(cfg.n_train, [v.mean for v in s], "o-", label=name)
-        ax.set(xscale="log", yscale="log", xlabel="n", ylabel="test MSE", title=f"{target}: test MSE")
-        ax.legend(fontsize=7)
-    ax = axes[1, 2]
-    for name in ("soft", "ls3"):
-        ax.plot(cfg.n_train, [np.mean([mm[f"noise_n{n}_train_mse_{name}"] for mm in per_seed]) for n in cfg.n_train],
-                "o-", label=name)
-    ax.set(xscale="log", yscale="log", xlabel="n", ylabel="train MSE", title="pure noise: train MSE")
-    ax.legend(fontsize=7)
-    fig.suptitle(f"order-dependent polynomial, J={cfg.degree}, gamma={cfg.gamma}, alpha={cfg.alpha:g}")
-    return [save_figure(fig, outdir / "polynomial.png", dpi=110)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -223,17 +188,12 @@ class GPConfig(ExperimentConfig):
     """Training images from scikit-learn digits (the remaining images are the test set)."""
     noise_fracs: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
     """Fractions of training labels replaced by uniform random labels (nested sets)."""
-    noise: float = 1e-3
-    """Observation-noise variance of the fitted GP."""
-    bound_noises: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
-    """Posterior noise variances of the PAC-Bayes Gibbs posterior (union-bounded grid)."""
-    delta: float = 0.05
-    """Confidence of the PAC-Bayes bound."""
+    gp: GPStudyConfig = field(default_factory=GPStudyConfig)
+    """The GP and its PAC-Bayes bound (``gp.noise``, ``gp.bound_noises``, ``gp.delta``)."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n_train", "noise", "bound_noises"), fraction=("noise_fracs",),
-                     open_fraction=("delta",), nonempty=("noise_fracs", "bound_noises"))
+        check_fields(self, positive=("n_train",), fraction=("noise_fracs",), nonempty=("noise_fracs",))
         _check_digits_split(self)
 
 
@@ -241,8 +201,8 @@ class GPConfig(ExperimentConfig):
 def run_gp(cfg: GPConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """RBF GP (median-heuristic lengthscale on test inputs) at each label-noise fraction."""
     X, y, X_test, y_test = _digits_split(cfg.n_train, seed)
-    r = gp_label_noise_study(X, y, X_test, y_test, cfg.noise_fracs, noise=cfg.noise,
-                             bound_noises=cfg.bound_noises, delta=cfg.delta, seed=seed)
+    r = gp_label_noise_study(X, y, X_test, y_test, cfg.noise_fracs, noise=cfg.gp.noise,
+                             bound_noises=cfg.gp.bound_noises, delta=cfg.gp.delta, seed=seed)
     progress(1, 1)
     m: Metrics = {k: v.tolist() for k, v in r.items() if k != "lengthscale"}
     m["lengthscale"] = float(r["lengthscale"])
@@ -252,25 +212,6 @@ def run_gp(cfg: GPConfig, seed: int, progress: ProgressFn = no_progress) -> Metr
     m["bound_p0"] = float(r["bound"][0])
     m["bound_p1"] = float(r["bound"][-1])
     return m
-
-
-def gp_figures(per_seed: list[Metrics], cfg: GPConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    p = np.asarray(cfg.noise_fracs)
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
-    for ax, keys, title in ((axes[0], ("train_acc", "test_acc"), "accuracy"),
-                            (axes[1], ("lml",), "log marginal likelihood / n"),
-                            (axes[2], ("bound", "gibbs_train_err"), "PAC-Bayes-kl bound (Gibbs)")):
-        for key in keys:
-            s = [Summary.of([mm[key][i] for mm in per_seed]) for i in range(len(p))]
-            mean = np.array([v.mean for v in s])
-            half = np.array([v.half_width for v in s])
-            ax.errorbar(p, mean, yerr=half, marker="o", capsize=3, label=key)
-        ax.set(xlabel="fraction of random labels", title=title)
-        ax.legend(fontsize=8)
-    fig.suptitle(f"GP (RBF, noise {cfg.noise:g}) on digits, n={cfg.n_train}")
-    return [save_figure(fig, outdir / "gp_label_noise.png", dpi=110)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -325,24 +266,6 @@ def run_double_descent(cfg: DoubleDescentConfig, seed: int, progress: ProgressFn
     return m
 
 
-def double_descent_figures(per_seed: list[Metrics], cfg: DoubleDescentConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    grid = np.asarray(per_seed[0]["p_grid"])
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    mse = np.array([mm["test_mse"] for mm in per_seed])
-    ax.plot(grid, np.median(mse, 0), "o-", color="C0", label="test MSE (median over seeds)")
-    ax.fill_between(grid, mse.min(0), mse.max(0), color="C0", alpha=0.2)
-    ax.axvline(cfg.n_train, color="k", ls=":", lw=1)
-    ax.set(xscale="log", yscale="log", xlabel="number of random features p", ylabel="test MSE")
-    ax2 = ax.twinx()
-    ax2.plot(grid, np.mean([mm["n_eff"] for mm in per_seed], 0), "s--", color="C3", ms=3, label="N_eff")
-    ax2.set_ylabel("effective dimensionality", color="C3")
-    ax.legend(loc="upper right", fontsize=8)
-    ax.set_title(f"min-norm ReLU random features on digits, n={cfg.n_train}")
-    return [save_figure(fig, outdir / "double_descent.png", dpi=110)]
-
-
 # ---------------------------------------------------------------------------------------------------------
 # (d) compression bounds
 
@@ -351,26 +274,14 @@ def double_descent_figures(per_seed: list[Metrics], cfg: DoubleDescentConfig, ou
 class CompressionConfig(ExperimentConfig):
     n_train: int = 1300
     """Training images from digits (the rest are the test set)."""
-    dims: tuple[int, ...] = (8, 16, 32, 64)
-    """Random-subspace dimensions k."""
-    levels: tuple[int, ...] = (16,)
-    """Quantisation level counts."""
-    n_hidden: int = 32
-    """Hidden units of the tanh MLP."""
-    steps: int = 500
-    """Full-batch Adam steps on the subspace coordinates."""
-    lr: float = 0.05
-    """Adam step size."""
-    delta: float = 0.05
-    """Confidence of the bound (split over the k x levels grid)."""
+    compression: CompressionBoundConfig = field(default_factory=CompressionBoundConfig)
+    """The subspace MLP, its training and the bound (``compression.dims``, ``compression.levels``,
+    ``compression.n_hidden``, ``compression.steps``, ``compression.lr``, ``compression.delta``)."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n_train", "dims", "n_hidden", "steps", "lr"), at_least={"levels": 2},
-                     open_fraction=("delta",), nonempty=("dims", "levels"))
-        # bounds: a job beyond these would need > ~100 GB or days (a dense n_params x k subspace basis per k;
-        # n_train is bounded by the digits split below)
-        check_fields(self, at_most={"dims": 10**5, "levels": 10**6, "n_hidden": 10**5, "steps": 10**7})
+        check_fields(self, positive=("n_train",))
+        # n_train is bounded by the digits split; the grid's sizes by CompressionBoundConfig
         _check_digits_split(self)
 
 
@@ -381,8 +292,7 @@ def run_compression(cfg: CompressionConfig, seed: int, progress: ProgressFn = no
     m: Metrics = {}
     for i, name in enumerate(("true", "random")):
         labels = y if name == "true" else np.random.default_rng([seed, 7]).integers(10, size=len(y))
-        r = subspace_compression_bound(X, labels, cfg.dims, cfg.levels, cfg.n_hidden, cfg.steps, cfg.lr,
-                                       cfg.delta, seed=seed, X_test=X_test, y_test=y_test)
+        r = subspace_compression_bound(X, labels, **vars(cfg.compression), seed=seed, X_test=X_test, y_test=y_test)
         for key in ("bits", "train_err", "train_err_float", "bound", "test_err"):
             m[f"{name}_{key}"] = r[key].tolist()
         best = int(np.argmin(r["bound"]))
@@ -392,21 +302,6 @@ def run_compression(cfg: CompressionConfig, seed: int, progress: ProgressFn = no
         m[f"best_test_err_{name}"] = float(r["test_err"][best])
         progress(i + 1, 2)
     return m
-
-
-def compression_figures(per_seed: list[Metrics], cfg: CompressionConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    k = np.array([kk for _ in cfg.levels for kk in cfg.dims])
-    for name, colour in (("true", "C0"), ("random", "C3")):
-        ax.plot(k, np.mean([mm[f"{name}_bound"] for mm in per_seed], 0), "o-", color=colour, label=f"bound, {name}")
-        ax.plot(k, np.mean([mm[f"{name}_train_err"] for mm in per_seed], 0), "x--", color=colour,
-                label=f"train error, {name}")
-    ax.set(xscale="log", xlabel="subspace dimension k", ylabel="0-1 error", ylim=(0, 1),
-           title=f"compression bound, digits n={cfg.n_train}, {cfg.levels[0]} levels")
-    ax.legend(fontsize=8)
-    return [save_figure(fig, outdir / "compression.png", dpi=110)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -473,7 +368,8 @@ EXPERIMENTS = [
                     "countable-hypothesis kl bound on true vs random digits labels.",
         config=CompressionConfig,
         run=run_compression,
-        presets={"smoke": {"n_train": 400, "dims": (8, 16), "steps": 100}, "quick": {}, "full": {"steps": 2000}},
+        presets={"smoke": {"n_train": 400, "compression.dims": (8, 16), "compression.steps": 100}, "quick": {},
+                 "full": {"compression.steps": 2000}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=compression_figures,
         fidelity={
@@ -501,13 +397,13 @@ CLAIMS = [
     # every seed: interpolating pure noise is a per-run property of the near-ridgeless fit; it holds by
     # construction: gamma was chosen (from the inputs only) so that every singular value^2 of the n = 100 design is
     # >= 1e3 alpha, which bounds the relative train residual by about (1e-3)^2 = 1e-6
-    Claim("poly_fits_noise",
+    Claim(id="poly_fits_noise",
           statement="A 150th-order polynomial with order-dependent regularisation fits pure noise: "
                     "train MSE below 1e-6 of var(y) at every n.",
           paper_value='"able to perfectly fit (c) pure noise" (Fig. 1c)', experiment="polynomial",
           metric="noise_train_mse_over_var_max", op="<=", threshold=1e-6, aggregate="every_seed",
           kind="check", source="Fig. 1c (the paper states it; here it holds by construction, see the comment)"),
-    Claim("poly_soft_generalises",
+    Claim(id="poly_soft_generalises",
           statement="The same model generalises on structured data: its test MSE is within 1.25x "
                     "of the best competitor on both structured targets at every n.",
           paper_value='"reasonably describes (a) simple and (b) complex structured data" (Fig. 1a-b)',
@@ -517,7 +413,7 @@ CLAIMS = [
           fair_at="mechanism",
           fair_at_reason="the panels show qualitatively that a soft-bias polynomial fits structured 1-D data; their "
                          "targets, gamma and n were not retrieved, so any such target is a fair instance"),
-    Claim("poly_no_hard_competitor",
+    Claim(id="poly_no_hard_competitor",
           statement="No single competitor (uniform ridge, cubic LS, min-norm interpolant) is within "
                     "1.25x of the best other model across all structured targets and n.",
           paper_value='"rather than restricting the hypothesis space to avoid overfitting, embrace a flexible '
@@ -527,13 +423,13 @@ CLAIMS = [
           kind="ours",
           source="abstract (the thesis); the paper runs no hard-bias competitors, so this test is ours"),
     # every seed: interpolation of the training labels (train accuracy 1.0) must hold in every run
-    Claim("gp_fits_any_labels",
+    Claim(id="gp_fits_any_labels",
           statement="A GP with an RBF kernel reaches train accuracy 1.0 at every label-noise level.",
           paper_value='"perfectly fitting noisy labels" (Fig. 1d, GP on CIFAR-10)', experiment="gp_label_noise",
           metric="train_acc_min", op=">=", threshold=0.9995, aggregate="every_seed",
           kind="paper", source=_CAPTION + ", panel (d)", fair_at="mechanism", fair_at_reason=_MECH_GP),
     # every seed: per-run monotonicity of the curve ("decreases at every step"), a min over steps
-    Claim("gp_test_acc_falls",
+    Claim(id="gp_test_acc_falls",
           statement="GP test accuracy decreases at every step of label noise.",
           paper_value='"exactly reproduces the CIFAR-10 results in Zhang et al. (2016)" (Fig. 1d): test accuracy '
                       'falls as labels are randomised',
@@ -541,14 +437,14 @@ CLAIMS = [
           aggregate="every_seed",
           kind="paper", source=_CAPTION + ", panel (d)", fair_at="mechanism", fair_at_reason=_MECH_GP),
     # every seed: per-run monotonicity of the curve ("decreases at every step"), a min over steps
-    Claim("gp_marglik_falls",
+    Claim(id="gp_marglik_falls",
           statement="GP log marginal likelihood decreases at every step of label noise.",
           paper_value='"the marginal likelihood ... decreases with more altered labels" (Fig. 1d for the GP; 1e, the '
                       'ResNet-20, is not reproduced)',
           experiment="gp_label_noise", metric="lml_min_decrease", op=">=", threshold=0.0, aggregate="every_seed",
           kind="paper", source=_CAPTION + ", panel (d)", fair_at="mechanism", fair_at_reason=_MECH_GP),
     # every seed: a generalisation bound is a per-run certificate; an average of bounds is not a bound
-    Claim("gp_bound_true_nonvacuous",
+    Claim(id="gp_bound_true_nonvacuous",
           statement="PAC-Bayes bound (Gibbs classifier) is non-vacuous on true labels: < 0.6.",
           paper_value="non-vacuous bound on true labels (Sec. 3)", experiment="gp_label_noise", metric="bound_p0",
           op="<=", threshold=0.6, aggregate="every_seed",
@@ -556,25 +452,25 @@ CLAIMS = [
           fair_at_reason="the paper argues that PAC-Bayes bounds of models with a soft simplicity bias are "
                          "non-vacuous on real labels; it gives no data set size or bound level for a GP"),
     # every seed: vacuity of the per-run bound certificate must hold in every run
-    Claim("gp_bound_random_vacuous",
+    Claim(id="gp_bound_random_vacuous",
           statement="PAC-Bayes bound is vacuous on fully random labels: > 0.85.",
           paper_value="vacuous on random labels (Sec. 3)", experiment="gp_label_noise", metric="bound_p1", op=">=",
           threshold=0.85, aggregate="every_seed",
           kind="paper", source=_BOUNDS, fair_at="mechanism",
           fair_at_reason="random labels carry no structure to compress, at any scale or data set"),
     # every seed: the peak location is a discrete argmax of each run's curve (theory puts it at p = n)
-    Claim("dd_peak_low",
+    Claim(id="dd_peak_low",
           statement="Random-feature test MSE peaks at p >= 0.7 n (interpolation threshold).",
           paper_value='"linear random feature model display[s] double descent" (Fig. 1g): peak at p ~ n',
           experiment="double_descent", metric="peak_p_over_n", op=">=", threshold=0.7, aggregate="every_seed",
           kind="paper", source=_CAPTION + ", panel (g)", fair_at="mechanism", fair_at_reason=_MECH_DD),
     # every seed: the peak location is a discrete argmax of each run's curve (theory puts it at p = n)
-    Claim("dd_peak_high",
+    Claim(id="dd_peak_high",
           statement="Random-feature test MSE peaks at p <= 1.4 n.",
           paper_value='"linear random feature model display[s] double descent" (Fig. 1g): peak at p ~ n',
           experiment="double_descent", metric="peak_p_over_n", op="<=", threshold=1.4, aggregate="every_seed",
           kind="paper", source=_CAPTION + ", panel (g)", fair_at="mechanism", fair_at_reason=_MECH_DD),
-    Claim("dd_second_descent",
+    Claim(id="dd_second_descent",
           statement="Second descent: test MSE at p = 8000 is below half the peak.",
           paper_value='"linear random feature model display[s] double descent" (Fig. 1g): error descends again for '
                       'p >> n',
@@ -582,7 +478,7 @@ CLAIMS = [
           resolution_reason="ratio metric (no paper number); 5% of the 0.5 bar does not matter",
           kind="paper", source=_CAPTION + ", panel (g)", fair_at="mechanism", fair_at_reason=_MECH_DD),
     # every seed: a compression bound is a per-run certificate; an average of bounds is not a bound
-    Claim("compression_true_nonvacuous",
+    Claim(id="compression_true_nonvacuous",
           statement="Compression bound on true labels is non-vacuous: best bound < 0.5.",
           paper_value="compression bounds are non-vacuous on real labels (Sec. 3's argument; the paper reports no "
                       "bound of its own and cites Lotfi et al. (2022a)'s 16.6% on CIFAR-10, another paper's number)",
@@ -595,7 +491,7 @@ CLAIMS = [
                          "subspaces of thousands of dimensions); a k <= 64 subspace of a tiny MLP is not that "
                          "protocol"),
     # every seed: vacuity of the per-run bound certificate must hold in every run
-    Claim("compression_random_vacuous",
+    Claim(id="compression_random_vacuous",
           statement="Compression bound on random labels is vacuous: best bound > 0.85.",
           paper_value="random labels cannot be compressed (Sec. 3)", experiment="compression",
           metric="best_bound_random", op=">=", threshold=0.85, aggregate="every_seed",
