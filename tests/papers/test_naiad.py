@@ -29,9 +29,12 @@ import torch
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
 
+from icml25.common.checks import ConfigError
 from icml25.papers.naiad import (
     TPR_N_VALUES,
     ActiveLearner,
+    ActiveLearnerConfig,
+    NAIADConfig,
     NAIADNet,
     NAIADRegressor,
     SingleEffectLinearRegressor,
@@ -367,6 +370,32 @@ def test_smoke_active_learning_values():
         assert len(m[f"tpr_{method}"]) == len(cfg.schedule) and len(m[f"tpr_curve_final_{method}"]) == len(cfg.tpr_n)
         assert 0.0 <= m[f"tpr_final_{method}"] <= 1.0
     assert m["mean_minus_random_tpr_final"] == pytest.approx(m["tpr_final_mean"] - m["tpr_final_random"])
+
+
+def test_nested_model_and_learner_configs_take_dotted_settings():
+    small = next(e for e in repro.EXPERIMENTS if e.name == "small_sample")
+    al = next(e for e in repro.EXPERIMENTS if e.name == "active_learning")
+    cfg = small.make_config("smoke")  # the preset's dotted keys reach the nested config
+    assert cfg.model == NAIADConfig(n_epoch=8, d_pheno_hid=16)
+    assert small.make_config("full").model.d_embed == (2, 4, 16, 32, 32, 64, 64)
+    assert small.make_config("quick").model == NAIADConfig(n_epoch=100, d_pheno_hid=64)
+    full = al.make_config("full")
+    assert full.model == NAIADConfig(n_epoch=200, batch_size=4096, d_pheno_hid=64, d_embed=(2, 4, 4, 8, 16))
+    assert al.make_config("smoke").learner == ActiveLearnerConfig(n_ensemble=2)
+    cfg = al.make_config("smoke", {"model.lr": 3e-3, "learner.beta": 0.5})
+    assert cfg.model.lr == 3e-3 and cfg.learner.beta == 0.5 and cfg.model.n_epoch == 10
+    est = NAIADRegressor.from_config(cfg.model, seed=3, n_genes=40)
+    assert (est.n_epoch, est.lr, est.d_pheno_hid, est.batch_size, est.seed) == (10, 3e-3, 16, 1024, 3)
+    with pytest.raises(ConfigError, match=r"SmallSampleConfig\.model\.n_epoch must be > 0"):
+        small.make_config("smoke", {"model.n_epoch": 0})
+    with pytest.raises(ConfigError, match=r"model\.p_dropout must be in \[0, 1\)"):
+        small.make_config("smoke", {"model.p_dropout": 1.0})
+    with pytest.raises(ConfigError, match=r"ActiveLearningConfig\.learner\.beta must be >= 0"):
+        al.make_config("smoke", {"learner.beta": -1.0})
+    with pytest.raises(ConfigError, match=r"model\.d_embed must be empty or hold one size per n_train"):
+        small.make_config("smoke", {"model.d_embed": (2,)})
+    with pytest.raises(ConfigError, match="no setting 'n_epoch'"):
+        small.make_config("smoke", {"n_epoch": 8})  # the flat key is gone
 
 
 def test_claims_name_existing_metrics():

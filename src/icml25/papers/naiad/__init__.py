@@ -10,6 +10,7 @@ from icml25.papers.naiad.active_learning import (
     ACQUISITIONS,
     TPR_N_VALUES,
     ActiveLearner,
+    ActiveLearnerConfig,
     ActiveLearningHistory,
     acquisition_scores,
     top_n_recall,
@@ -18,6 +19,7 @@ from icml25.papers.naiad.active_learning import (
 from icml25.papers.naiad.data import CombinatorialScreen, load_screen_csv, make_synthetic_screen, screen_from_arrays
 from icml25.papers.naiad.model import (
     EMBED_DIM_TABLE,
+    NAIADConfig,
     NAIADNet,
     NAIADRegressor,
     SingleEffectLinearRegressor,
@@ -26,9 +28,9 @@ from icml25.papers.naiad.model import (
 )
 
 __all__ = [
-    "ACQUISITIONS", "ActiveLearner", "ActiveLearningHistory", "CombinatorialScreen", "EMBED_DIM_TABLE",
-    "NAIADNet", "NAIADRegressor", "SingleEffectLinearRegressor", "acquisition_scores", "adaptive_embed_dim",
-    "load_screen_csv",
+    "ACQUISITIONS", "ActiveLearner", "ActiveLearnerConfig", "ActiveLearningHistory", "CombinatorialScreen",
+    "EMBED_DIM_TABLE", "NAIADConfig", "NAIADNet", "NAIADRegressor", "SingleEffectLinearRegressor", "acquisition_scores",
+    "adaptive_embed_dim", "load_screen_csv",
     "make_synthetic_screen", "screen_from_arrays", "top_n_recall", "top_n_tpr", "TPR_N_VALUES",
     "warmup_linear_lr_factor",
 ]

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from icml25.common.checks import check_ranges
 from icml25.papers.naiad.data import CombinatorialScreen
 from icml25.papers.naiad.model import SingleEffectLinearRegressor
 
@@ -149,6 +150,24 @@ class ActiveLearningHistory:
     def found(self, targets: np.ndarray) -> list[int]:
         """Number of the ``targets`` rows that were measured by the end of each round."""
         return [int(np.isin(targets, lab).sum()) for lab in self.labelled]
+
+
+@dataclass
+class ActiveLearnerConfig:
+    """Settings of the ensemble loop (:class:`ActiveLearner`), as an experiment sets them (``--set learner.beta=...``).
+
+    Defaults are the official ``ActiveLearner``'s (5 models per round, beta = 1).
+    """
+
+    n_ensemble: int = 5
+    """Models per round (M); their spread is the uncertainty sigma."""
+    beta: float = 1.0
+    """Weight of sigma in ``'mean+std'`` (UCB) and ``'residual+std'`` (>= 0; MPE is UCB with beta = 0)."""
+
+    def __post_init__(self) -> None:
+        # bounds: an ensemble is retrained every round; beyond 1000 models a job takes days
+        check_ranges(type(self).__name__, vars(self), integer=("n_ensemble",), finite=("beta",),
+                     positive=("n_ensemble",), nonnegative=("beta",), at_most={"n_ensemble": 10**3})
 
 
 class ActiveLearner:

@@ -30,6 +30,7 @@ import copy
 import itertools
 import math
 from bisect import bisect_left
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -37,12 +38,50 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from torch import nn
 
+from icml25.common.checks import ConfigError, check_ranges
 from icml25.papers.naiad.data import check_pairs, check_pairs_single
 
 EMBED_DIM_TABLE: dict[int, int] = {0: 2, 2: 2, 4: 4, 10: 16, 20: 16, 30: 32, 40: 64, 60: 64, 80: 128, 100: 128}
 """Times each gene is seen in training (n_train / n_genes) -> embedding size (official ``n_gene_seen``)."""
 
 MODES = ("both", "pheno", "embed")
+
+
+@dataclass
+class NAIADConfig:
+    """Training settings of NAIAD (:class:`NAIADRegressor`), as an experiment sets them (``--set model.n_epoch=...``).
+
+    Defaults are the official ``NAIAD`` trainer's (naiad.py: Adam lr 1e-2, weight decay 0, batches of
+    1024, H = 256, dropout 0.1; the tutorial's 100 epochs; the package's adaptive embedding table).
+    :meth:`NAIADRegressor.from_config` builds the estimator from it.
+    """
+
+    n_epoch: int = 100
+    """Passes over the training data (official tutorial: 100; Table 1 notebook on Norman: 500; Fig. 4: 200)."""
+    lr: float = 1e-2
+    """Adam learning rate of both branches (official 1e-2)."""
+    batch_size: int = 1024
+    """Rows per optimiser step (official 1024; the Fig. 4 notebook: 4096)."""
+    d_pheno_hid: int = 256
+    """Width H of the single-effect branch (official 256; the Table 1 and Fig. 4 notebooks on Norman: 64)."""
+    p_dropout: float = 0.1
+    """Dropout probability in both branches, in [0, 1) (official 0.1)."""
+    weight_decay: float = 0.0
+    """Adam weight decay (official 0)."""
+    d_embed: tuple[int, ...] = ()
+    """Hand-set embedding sizes, one per training size or active-learning round (the notebooks' schedules);
+    empty: the package's adaptive table (:func:`adaptive_embed_dim`)."""
+
+    def __post_init__(self) -> None:
+        # bounds: H x H layers and a Python loop over epochs; beyond these a job needs > ~100 GB or days
+        where = type(self).__name__
+        check_ranges(where, vars(self), integer=("n_epoch", "batch_size", "d_pheno_hid", "d_embed"),
+                     finite=("lr", "p_dropout", "weight_decay"),
+                     positive=("n_epoch", "lr", "batch_size", "d_pheno_hid", "d_embed"),
+                     nonnegative=("p_dropout", "weight_decay"),
+                     at_most={"n_epoch": 10**6, "batch_size": 10**7, "d_pheno_hid": 10**4, "d_embed": 10**4})
+        if not self.p_dropout < 1:
+            raise ConfigError(f"{where}.p_dropout must be in [0, 1), got {self.p_dropout!r}")
 
 
 def adaptive_embed_dim(n_train: int, n_genes: int) -> int:
@@ -257,6 +296,13 @@ class NAIADRegressor(_PairTags, RegressorMixin, BaseEstimator):
         self.mode = mode
         self.weight_decay = weight_decay
         self.device = device
+
+    @classmethod
+    def from_config(cls, config: NAIADConfig, **params) -> "NAIADRegressor":
+        """The estimator with ``config``'s training settings; ``params`` sets the others (``d_embed``, ``seed``,
+        ``n_genes``, ``mode``, ``device``). ``config.d_embed`` (a schedule) is the caller's to apply."""
+        return cls(n_epoch=config.n_epoch, lr=config.lr, batch_size=config.batch_size, d_pheno_hid=config.d_pheno_hid,
+                   p_dropout=config.p_dropout, weight_decay=config.weight_decay, **params)
 
     def _check_params(self) -> None:
         if int(self.n_epoch) < 1:

@@ -17,7 +17,7 @@ Settings and claim thresholds were fixed before the first quick run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -37,9 +37,16 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim, Summary
 from icml25.core.plots import save_figure
-from icml25.papers.naiad.active_learning import ACQUISITIONS, TPR_N_VALUES, ActiveLearner, top_n_recall
+from icml25.papers.naiad.active_learning import (
+    ACQUISITIONS,
+    TPR_N_VALUES,
+    ActiveLearner,
+    ActiveLearnerConfig,
+    top_n_recall,
+)
 from icml25.papers.naiad.data import CombinatorialScreen, load_screen_csv, make_synthetic_screen
-from icml25.papers.naiad.model import NAIADRegressor, SingleEffectLinearRegressor
+from icml25.papers.naiad.figures import active_learning_figure, small_sample_figure
+from icml25.papers.naiad.model import NAIADConfig, NAIADRegressor, SingleEffectLinearRegressor
 
 MODELS = ("additive", "linear_product", "svr", "pheno_only", "embed_only", "naiad_d128", "naiad")
 """Models of the small-sample study; ``naiad`` uses the adaptive embedding size. ``additive`` is the
@@ -53,7 +60,7 @@ branches alone are reported but are not the paper's baselines."""
 
 @dataclass
 class SmallSampleConfig(TorchConfig):
-    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("d_embed",)  # empty is valid: the package's adaptive table
+    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("model.d_embed",)  # empty is valid: the package's adaptive table
     n_genes: int = 150
     """Genes in the synthetic screen (all n(n-1)/2 pairs are measured)."""
     n_train: tuple[int, ...] = (150, 400, 1000, 3000)
@@ -62,13 +69,12 @@ class SmallSampleConfig(TorchConfig):
     """Share of the pairs held out for the test RMSE (fixed per seed; official Table 1: 10%)."""
     n_val: int = 1117
     """Validation pairs used to keep the best epoch of the neural models (official: 10%, 1117 of 11,175)."""
-    n_epoch: int = 100
-    """Training epochs of the neural models (official tutorial: 100; Table 1 notebook on Norman: 500)."""
-    d_pheno_hid: int = 64
-    """Width H of the single-effect branch (NAIAD default 256; Table 1 notebook on Norman: 64)."""
-    d_embed: tuple[int, ...] = ()
-    """Embedding size of ``naiad`` per training size (one per ``n_train``, the Table 1 notebook's hand-set
-    schedule); empty: the package's adaptive table (:func:`adaptive_embed_dim`)."""
+    model: NAIADConfig = field(default_factory=lambda: NAIADConfig(n_epoch=100, d_pheno_hid=64))
+    """NAIAD's training settings, shared by the neural models (``model.n_epoch``: official tutorial 100, Table 1
+    notebook on Norman 500; ``model.d_pheno_hid``: H, NAIAD's 256, the Table 1 notebook's 64 on Norman;
+    ``model.d_embed``: the embedding size of ``naiad`` per training size, one per ``n_train``, the Table 1
+    notebook's hand-set schedule, empty for the package's adaptive table; ``model.lr``, ``model.batch_size``,
+    ``model.p_dropout``, ``model.weight_decay``: the official trainer's)."""
     recall_n: int = 50
     """N of the top-N recall reported on the test pairs."""
     additive_check_n: int = 1000
@@ -80,14 +86,15 @@ class SmallSampleConfig(TorchConfig):
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days (n_genes (n_genes - 1) / 2 pairs, H x H layers,
         # a Python loop over epochs); sizes of pairs stay below 10**7 (a user's screen included)
-        check_fields(self, positive=("n_train", "n_val", "n_epoch", "d_pheno_hid", "recall_n", "d_embed"),
+        # (the model's own ranges: NAIADConfig)
+        check_fields(self, positive=("n_train", "n_val", "recall_n"),
                      nonnegative=("additive_check_n",), open_fraction=("test_frac",), nonempty=("n_train",),
                      at_least={"n_genes": 3},
-                     at_most={"n_genes": 10**4, "n_train": 10**7, "n_val": 10**7, "n_epoch": 10**6,
-                              "d_pheno_hid": 10**4, "recall_n": 10**7, "additive_check_n": 10**7, "d_embed": 10**4})
-        if self.d_embed and len(self.d_embed) != len(self.n_train):
-            raise ConfigError(f"SmallSampleConfig.d_embed must be empty or hold one size per n_train, got "
-                              f"d_embed={self.d_embed}, n_train={self.n_train}")
+                     at_most={"n_genes": 10**4, "n_train": 10**7, "n_val": 10**7, "recall_n": 10**7,
+                              "additive_check_n": 10**7})
+        if self.model.d_embed and len(self.model.d_embed) != len(self.n_train):
+            raise ConfigError(f"SmallSampleConfig.model.d_embed must be empty or hold one size per n_train, got "
+                              f"model.d_embed={self.model.d_embed}, n_train={self.n_train}")
         _check_data_path(self)
         if not self.data_path:  # the synthetic screen's size is known: every split must fit in it
             pairs = self.n_genes * (self.n_genes - 1) // 2
@@ -120,8 +127,8 @@ def _fit_predict(name: str, cfg: SmallSampleConfig, seed: int, train, val, test,
         return SVR(epsilon=0.01).fit(train[1], train[2]).predict(test[1])
     mode = {"pheno_only": "pheno", "embed_only": "embed"}.get(name, "both")
     d_embed = 128 if name == "naiad_d128" else d_auto
-    model = NAIADRegressor(n_epoch=cfg.n_epoch, d_embed=d_embed, seed=seed, n_genes=n_genes,
-                           d_pheno_hid=cfg.d_pheno_hid, mode=mode, device=cfg.device)
+    model = NAIADRegressor.from_config(cfg.model, d_embed=d_embed, seed=seed, n_genes=n_genes, mode=mode,
+                                       device=cfg.device)
     model.fit(*train, X_val=val[:2], y_val=val[2])
     return model.predict(*test[:2])
 
@@ -130,7 +137,7 @@ def run_small_sample(cfg: SmallSampleConfig, seed: int, progress: ProgressFn = n
     """Test RMSE of every model at every training size, on one synthetic screen."""
     order = np.argsort(cfg.n_train, kind="stable")
     sizes = [int(cfg.n_train[i]) for i in order]
-    d_sched = [int(cfg.d_embed[i]) for i in order] if cfg.d_embed else ["auto"] * len(sizes)
+    d_sched = [int(cfg.model.d_embed[i]) for i in order] if cfg.model.d_embed else ["auto"] * len(sizes)
     screen = _screen(cfg, seed)
     rng = np.random.default_rng([seed, 3])
     perm = rng.permutation(len(screen))
@@ -178,26 +185,22 @@ def run_small_sample(cfg: SmallSampleConfig, seed: int, progress: ProgressFn = n
 
 @dataclass
 class ActiveLearningConfig(TorchConfig):
-    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("d_embed",)  # empty is valid: the package's adaptive table
+    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("model.d_embed",)  # empty is valid: the package's adaptive table
     n_genes: int = 150
     """Genes in the synthetic screen."""
     test_frac: float = 0.3
     """Share of pairs never offered for measurement (test RMSE of the ensembles; official Fig. 4: 30%)."""
     schedule: tuple[int, ...] = (300, 600, 900, 1200, 1500)
     """Cumulative number of measured pairs after each round (round 0 is random)."""
-    n_ensemble: int = 5
-    """Models per round."""
-    n_epoch: int = 50
-    """Training epochs per model (the Fig. 4 notebook: 200 on Norman, 100 on the other screens)."""
-    d_pheno_hid: int = 64
-    """Width H of the single-effect branch (256 in NAIAD; the Fig. 4 notebook: 64 on Norman)."""
-    d_embed: tuple[int, ...] = ()
-    """Embedding size per round (one per ``schedule`` entry, the Fig. 4 notebook's hand-set sizes); empty: the
-    package's adaptive table."""
-    batch_size: int = 1024
-    """Rows per optimiser step (NAIAD default 1024; the Fig. 4 notebook: 4096)."""
-    beta: float = 1.0
-    """UCB weight of the ensemble standard deviation."""
+    model: NAIADConfig = field(default_factory=lambda: NAIADConfig(n_epoch=50, d_pheno_hid=64))
+    """Training settings of every ensemble member (``model.n_epoch``: the Fig. 4 notebook's 200 on Norman, 100 on
+    the other screens; ``model.d_pheno_hid``: H, NAIAD's 256, the Fig. 4 notebook's 64 on Norman;
+    ``model.d_embed``: the embedding size per round, one per ``schedule`` entry, the Fig. 4 notebook's hand-set
+    sizes, empty for the package's adaptive table; ``model.batch_size``: NAIAD's 1024, the Fig. 4 notebook's
+    4096)."""
+    learner: ActiveLearnerConfig = field(default_factory=ActiveLearnerConfig)
+    """The ensemble loop (``learner.n_ensemble``: models per round; ``learner.beta``: UCB weight of the ensemble
+    standard deviation)."""
     top_n: int = 100
     """The target: the top_n most negative measured pairs among the candidates."""
     methods: tuple[str, ...] = ("mean", "std", "mean+std", "residual+std", "random")
@@ -211,20 +214,18 @@ class ActiveLearningConfig(TorchConfig):
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days (n_genes (n_genes - 1) / 2 pairs, H x H layers,
         # ensembles retrained every round); counts of pairs stay below 10**7 (a user's screen included)
-        check_fields(self, positive=("schedule", "n_ensemble", "n_epoch", "d_pheno_hid", "top_n", "tpr_n", "d_embed",
-                                     "batch_size"),
-                     nonnegative=("beta",), nonempty=("schedule", "methods", "tpr_n"), at_least={"n_genes": 3},
-                     at_most={"n_genes": 10**4, "schedule": 10**7, "n_ensemble": 10**3, "n_epoch": 10**6,
-                              "d_pheno_hid": 10**4, "top_n": 10**7, "tpr_n": 10**7, "d_embed": 10**4,
-                              "batch_size": 10**7},
+        # (the model's and the loop's own ranges: NAIADConfig, ActiveLearnerConfig)
+        check_fields(self, positive=("schedule", "top_n", "tpr_n"),
+                     nonempty=("schedule", "methods", "tpr_n"), at_least={"n_genes": 3},
+                     at_most={"n_genes": 10**4, "schedule": 10**7, "top_n": 10**7, "tpr_n": 10**7},
                      choices={"methods": ACQUISITIONS})
         if not 0 <= self.test_frac < 1:
             raise ConfigError(f"ActiveLearningConfig.test_frac must be in [0, 1), got {self.test_frac}")
         if any(b <= a for a, b in zip(self.schedule, self.schedule[1:])):
             raise ConfigError(f"ActiveLearningConfig.schedule must be strictly increasing, got {self.schedule}")
-        if self.d_embed and len(self.d_embed) != len(self.schedule):
-            raise ConfigError(f"ActiveLearningConfig.d_embed must be empty or hold one size per schedule entry, got "
-                              f"d_embed={self.d_embed}, schedule={self.schedule}")
+        if self.model.d_embed and len(self.model.d_embed) != len(self.schedule):
+            raise ConfigError(f"ActiveLearningConfig.model.d_embed must be empty or hold one size per schedule entry, "
+                              f"got model.d_embed={self.model.d_embed}, schedule={self.schedule}")
         _check_data_path(self)
         if not self.data_path:
             pairs = self.n_genes * (self.n_genes - 1) // 2
@@ -252,14 +253,13 @@ def run_active_learning(cfg: ActiveLearningConfig, seed: int, progress: Progress
     targets = candidates[np.argsort(screen.y[candidates], kind="stable")[: cfg.top_n]]
 
     def factory(s: int) -> NAIADRegressor:
-        return NAIADRegressor(n_epoch=cfg.n_epoch, seed=s, n_genes=screen.n_genes, d_pheno_hid=cfg.d_pheno_hid,
-                              batch_size=cfg.batch_size, device=cfg.device)
+        return NAIADRegressor.from_config(cfg.model, seed=s, n_genes=screen.n_genes, device=cfg.device)
 
-    round_params = [{"d_embed": int(d)} for d in cfg.d_embed] if cfg.d_embed else None
+    round_params = [{"d_embed": int(d)} for d in cfg.model.d_embed] if cfg.model.d_embed else None
 
     out: Metrics = {"expected_random_final": cfg.top_n * cfg.schedule[-1] / candidates.size}
     for i, method in enumerate(cfg.methods):
-        learner = ActiveLearner(factory, n_ensemble=cfg.n_ensemble, method=method, beta=cfg.beta,
+        learner = ActiveLearner(factory, n_ensemble=cfg.learner.n_ensemble, method=method, beta=cfg.learner.beta,
                                 round_params=round_params)
         hist = learner.run(screen, list(cfg.schedule), seed=seed, test_idx=test_idx, tpr_n=cfg.tpr_n)
         found = hist.found(targets)
@@ -288,45 +288,12 @@ def _summ(per_seed: list[Metrics], key: str) -> tuple[np.ndarray, np.ndarray]:
 
 def small_sample_figures(per_seed: list[Metrics], cfg: SmallSampleConfig, outdir: Path) -> list[Path]:
     """Test RMSE against the training size for every model (mean and 95% interval over seeds)."""
-    import matplotlib.pyplot as plt
-
-    sizes = per_seed[0]["n_train"]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for m in MODELS:
-        for ax, key in zip(axes, ("rmse", "recall")):
-            mean, half = _summ(per_seed, f"{key}_{m}")
-            ax.errorbar(sizes, mean, yerr=half, marker="o", capsize=3, label=m, lw=2.5 if m == "naiad" else 1.2)
-    if "noise_floor_rmse" in per_seed[0]:
-        axes[0].axhline(float(np.mean([m["noise_floor_rmse"] for m in per_seed])), color="k", ls=":", label="noise")
-    axes[0].set_ylabel("test RMSE")
-    axes[1].set_ylabel(f"top-{cfg.recall_n} recall on test pairs")
-    for ax in axes:
-        ax.set_xscale("log")
-        ax.set_xlabel("training pairs")
-    axes[0].legend(fontsize=8)
-    fig.suptitle(f"{cfg.data_path or f'Synthetic screen, {cfg.n_genes} genes'}, {len(per_seed)} seeds")
-    return [save_figure(fig, outdir / "small_sample_rmse.png")]
+    return [save_figure(small_sample_figure(per_seed, cfg, _summ, MODELS), outdir / "small_sample_rmse.png")]
 
 
 def active_learning_figures(per_seed: list[Metrics], cfg: ActiveLearningConfig, outdir: Path) -> list[Path]:
     """True top-N pairs measured after each round, per acquisition."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-    for method in cfg.methods:
-        for ax, key in zip(axes[:2], ("found", "tpr")):
-            mean, half = _summ(per_seed, f"{key}_{method}")
-            ax.errorbar(list(cfg.schedule), mean, yerr=half, marker="o", capsize=3, label=method)
-        mean, half = _summ(per_seed, f"tpr_curve_final_{method}")
-        axes[2].errorbar(list(cfg.tpr_n), mean, yerr=half, capsize=2, label=method)
-    axes[0].set_ylabel(f"true top-{cfg.top_n} pairs measured (ours)")
-    axes[1].set_ylabel("top-N TPR of measured + predicted, mean over N (official)")
-    axes[2].set_ylabel("top-N TPR after the last round (official)")
-    axes[2].set_xlabel("N")
-    for ax in axes[:2]:
-        ax.set_xlabel("measured pairs")
-    axes[0].legend()
-    return [save_figure(fig, outdir / "active_learning_found.png")]
+    return [save_figure(active_learning_figure(per_seed, cfg, _summ), outdir / "active_learning_found.png")]
 
 
 _DATA = ("The real screens are not bundled: download tutorials/data/<screen>_gamma.csv (Norman, Horlbeck K562/Jurkat, "
@@ -343,11 +310,11 @@ EXPERIMENTS = [
         config=SmallSampleConfig,
         run=run_small_sample,
         presets={
-            "smoke": {"n_genes": 40, "n_train": (40, 200), "n_val": 100, "n_epoch": 8, "d_pheno_hid": 16,
+            "smoke": {"n_genes": 40, "n_train": (40, 200), "n_val": 100, "model.n_epoch": 8, "model.d_pheno_hid": 16,
                       "recall_n": 10, "additive_check_n": 200},
             "quick": {},
             "full": {"n_genes": 113, "n_train": (113, 226, 452, 1130, 1695, 2260, 3390), "n_val": 632,
-                     "n_epoch": 500, "d_pheno_hid": 64, "d_embed": (2, 4, 16, 32, 32, 64, 64)},
+                     "model.n_epoch": 500, "model.d_pheno_hid": 64, "model.d_embed": (2, 4, 16, 32, 32, 64, 64)},
         },
         seeds={"smoke": 2, "quick": 5, "full": 3},  # full: the Table 1 notebook's three seeds per run
         fidelity={
@@ -375,11 +342,11 @@ EXPERIMENTS = [
         config=ActiveLearningConfig,
         run=run_active_learning,
         presets={
-            "smoke": {"n_genes": 40, "schedule": (60, 100, 140), "n_ensemble": 2, "n_epoch": 10,
-                      "d_pheno_hid": 16, "top_n": 20},
+            "smoke": {"n_genes": 40, "schedule": (60, 100, 140), "learner.n_ensemble": 2, "model.n_epoch": 10,
+                      "model.d_pheno_hid": 16, "top_n": 20},
             "quick": {},
-            "full": {"n_genes": 113, "schedule": (100, 200, 300, 400, 500), "n_epoch": 200, "batch_size": 4096,
-                     "d_pheno_hid": 64, "d_embed": (2, 4, 4, 8, 16)},
+            "full": {"n_genes": 113, "schedule": (100, 200, 300, 400, 500), "model.n_epoch": 200,
+                     "model.batch_size": 4096, "model.d_pheno_hid": 64, "model.d_embed": (2, 4, 4, 8, 16)},
         },
         seeds={"smoke": 2, "quick": 5, "full": 5},  # full: Fig. 4's five replicates
         fidelity={
