@@ -375,3 +375,30 @@ def test_kd_terms_match_the_released_script():
     kl = distillation_kl(torch.tensor(z["s_logits"]), torch.tensor(z["t_logits"]), float(z["T"]))
     np.testing.assert_allclose(float(kl), float(z["kl"]), rtol=1e-6)
     assert np.isnan(z["pe"]).all() and torch.isfinite(hypergraph_positional_encoding(torch.tensor(z["H"]))).all()
+
+
+def test_teacher_timed_with_text_encoding_scores_as_with_cached_features():
+    """The latency claim times the teacher from raw reviews (the paper's 68x includes the language model): the
+    timed pipeline re-encodes every training review with the fitted encoder and must give the teacher's scores on
+    the cached features; an encoder that was not fitted cannot be used."""
+    from icml25.papers.sharp_distill import TfidfSVDEncoder, review_text_features, synthetic_reviews
+    from icml25.papers.sharp_distill.repro import teacher_with_text
+
+    data = synthetic_reviews(60, 40, per_user=6, vocab=80, seed=3)
+    user_text, item_text = review_text_features(data.text_encoder, data.reviews, data.review_user,
+                                                data.review_item, data.num_users, data.num_items)
+    tol = dict(rtol=0, atol=50 * np.finfo(np.float32).eps)  # SVD transform vs fit_transform: float32 rounding
+    torch.testing.assert_close(user_text, data.user_text, **tol)
+    torch.testing.assert_close(item_text, data.item_text, **tol)
+    torch.manual_seed(0)
+    teacher = Teacher(data.num_users, data.num_items, data.user_text.shape[1], dim=8).eval()
+    with torch.no_grad():
+        cached = teacher.full_scores(data)
+    calls = []
+    fitted = data.text_encoder
+    data.text_encoder = type("Spy", (), {"transform": lambda self, texts: calls.append(len(texts)) or
+                                         fitted.transform(texts)})()
+    torch.testing.assert_close(teacher_with_text(teacher, data)(), cached, rtol=1e-4, atol=1e-5)
+    assert calls == [len(data.reviews)]  # every call encodes every training review
+    with pytest.raises(RuntimeError, match="fit_transform first"):
+        TfidfSVDEncoder(4).transform(["w1 w2"])

@@ -11,6 +11,7 @@ from icml25.papers.sharp_distill.data import (
     TextEncoder,
     TfidfSVDEncoder,
     interaction_graph,
+    review_text_features,
     synthetic_reviews,
 )
 from icml25.papers.sharp_distill.model import (
@@ -43,6 +44,7 @@ __all__ = [
     "CompactGCN", "DebertaEncoder", "HGNNConv", "LightGCNRecommender", "MatrixFactorization", "Teacher", "TextEncoder",
     "TfidfSVDEncoder", "bpr_loss", "build_hypergraphs", "distill", "distillation_kl", "evaluate_topk",
     "hypergraph_operator", "hypergraph_positional_encoding", "hypergraph_propagation", "interaction_graph",
-    "normalized_adjacency", "pointwise_mse_loss", "prediction_loss", "prepare_graph", "score_loss",
-    "synthetic_reviews", "temperature", "time_inference", "train_bpr", "train_recommender", "train_teacher",
+    "normalized_adjacency", "pointwise_mse_loss", "prediction_loss", "prepare_graph", "review_text_features",
+    "score_loss", "synthetic_reviews", "temperature", "time_inference", "train_bpr", "train_recommender",
+    "train_teacher",
 ]

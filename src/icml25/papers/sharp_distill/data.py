@@ -22,6 +22,10 @@ class TextEncoder(Protocol):
 
     def fit_transform(self, texts: list[str]) -> np.ndarray: ...
 
+    def transform(self, texts: list[str]) -> np.ndarray:
+        """Encode with what ``fit_transform`` learned (inference: what a deployed teacher runs per request)."""
+        ...
+
 
 class TfidfSVDEncoder:
     """TF-IDF followed by TruncatedSVD (scikit-learn): the offline default encoder."""
@@ -37,11 +41,20 @@ class TfidfSVDEncoder:
 
         if len(texts) == 0:
             raise ValueError("texts is empty")
-        tfidf = TfidfVectorizer(token_pattern=r"\S+").fit_transform(texts)
-        dim = min(self.dim, tfidf.shape[1] - 1)
-        z = TruncatedSVD(dim, random_state=self.seed).fit_transform(tfidf)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        out[:, :dim] = z
+        self.vectorizer_ = TfidfVectorizer(token_pattern=r"\S+")
+        tfidf = self.vectorizer_.fit_transform(texts)
+        self.svd_ = TruncatedSVD(min(self.dim, tfidf.shape[1] - 1), random_state=self.seed)
+        return self._pad(self.svd_.fit_transform(tfidf))
+
+    def transform(self, texts: list[str]) -> np.ndarray:
+        """TF-IDF and the SVD projection fitted by :meth:`fit_transform`, applied to ``texts``."""
+        if not hasattr(self, "svd_"):
+            raise RuntimeError("TfidfSVDEncoder.transform needs fit_transform first")
+        return self._pad(self.svd_.transform(self.vectorizer_.transform(texts)))
+
+    def _pad(self, z: np.ndarray) -> np.ndarray:
+        out = np.zeros((z.shape[0], self.dim), dtype=np.float32)
+        out[:, :z.shape[1]] = z
         return out
 
 
@@ -71,6 +84,10 @@ class DebertaEncoder:
         self.dim = chunks[0].shape[1]
         return np.concatenate(chunks)
 
+    def transform(self, texts: list[str]) -> np.ndarray:
+        """The same as :meth:`fit_transform`: a pretrained encoder learns nothing from ``texts``."""
+        return self.fit_transform(texts)
+
 
 def _mean_by_index(values: np.ndarray, index: np.ndarray, n: int) -> np.ndarray:
     """Row means of ``values`` grouped by ``index`` (zeros for groups without rows)."""
@@ -79,6 +96,15 @@ def _mean_by_index(values: np.ndarray, index: np.ndarray, n: int) -> np.ndarray:
     count = np.bincount(index, minlength=n).astype(float)
     out[count > 0] /= count[count > 0, None]
     return out.astype(np.float32)
+
+
+def review_text_features(encoder: TextEncoder, reviews: list[str], review_user: np.ndarray, review_item: np.ndarray,
+                         num_users: int, num_items: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Users' and items' text features from their reviews at inference: ``encoder.transform`` of every review, then
+    the mean per user and per item (the teacher's text view; Sec. 3's review encoder, DeBERTa in the paper)."""
+    emb = encoder.transform(reviews)
+    return (torch.as_tensor(_mean_by_index(emb, review_user, num_users)),
+            torch.as_tensor(_mean_by_index(emb, review_item, num_items)))
 
 
 def interaction_graph(train: torch.Tensor, test: torch.Tensor, num_users: int, num_items: int,
@@ -121,7 +147,9 @@ def synthetic_reviews(n_users: int = 2000, n_items: int = 1500, n_groups: int = 
     (Gumbel top-k). A review has ``words_per_review - noise_words`` words from the item's topic
     distribution softmax(1.5 W v_i) over ``vocab`` words plus ``noise_words`` uniform words.
     ``test_fraction`` of each user's items are held out. Text features are the mean encoder
-    output over each user's and each item's *training* reviews.
+    output over each user's and each item's *training* reviews; the returned ``Data`` also keeps the fitted
+    ``text_encoder``, the training ``reviews`` and their ``review_user`` / ``review_item`` indices, so that the
+    teacher can be timed with its text encoding (:func:`review_text_features`).
     """
     if min(n_users, n_items, n_groups, per_user, vocab) < 1 or not 0 < test_fraction < 1:
         raise ValueError("sizes must be positive and 0 < test_fraction < 1")
@@ -171,4 +199,8 @@ def synthetic_reviews(n_users: int = 2000, n_items: int = 1500, n_groups: int = 
     test = torch.as_tensor(np.stack([user_idx[is_test], item_idx[is_test]]), dtype=torch.long)
     data = interaction_graph(train, test, n_users, n_items, torch.as_tensor(user_text), torch.as_tensor(item_text))
     data.user_group = torch.as_tensor(groups)
+    # what the teacher's text view needs at inference (review_text_features): the fitted encoder and the reviews
+    data.text_encoder = encoder
+    data.reviews = [r for r, m in zip(reviews, train_mask) if m]
+    data.review_user, data.review_item = user_idx[train_mask], item_idx[train_mask]
     return data

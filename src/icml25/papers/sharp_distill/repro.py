@@ -14,12 +14,15 @@ count. Settings and claim thresholds were fixed before the first quick run.
 
 from __future__ import annotations
 
+import copy
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+from torch_geometric.data import Data
 
 from icml25.core.experiment import (
     ConfigError,
@@ -33,7 +36,7 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure, seed_bars
-from icml25.papers.sharp_distill.data import synthetic_reviews
+from icml25.papers.sharp_distill.data import review_text_features, synthetic_reviews
 from icml25.papers.sharp_distill.model import (
     LOSSES,
     CompactGCN,
@@ -102,6 +105,24 @@ class SharpConfig(TorchConfig):
             raise ConfigError(f"SharpConfig.per_user must be below n_items={self.n_items}, got {self.per_user}")
 
 
+def teacher_with_text(teacher: torch.nn.Module, data: Data) -> Callable[[], torch.Tensor]:
+    """All-user scoring by ``teacher`` from the raw reviews: encode them with ``data.text_encoder``
+    (:func:`review_text_features`), then score; the teacher's inference as the paper times it (language model
+    included)."""
+    teacher.eval()
+    device = data.user_text.device
+
+    def score() -> torch.Tensor:
+        user_text, item_text = review_text_features(data.text_encoder, data.reviews, data.review_user,
+                                                    data.review_item, data.num_users, data.num_items)
+        view = copy.copy(data)
+        view.user_text, view.item_text = user_text.to(device), item_text.to(device)
+        with torch.no_grad():
+            return teacher.full_scores(view)
+
+    return score
+
+
 def run_sharp(cfg: SharpConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """Train every model on one generated data set; accuracy, latency and parameter counts."""
     torch.set_num_threads(cfg.threads)
@@ -164,11 +185,16 @@ def run_sharp(cfg: SharpConfig, seed: int, progress: ProgressFn = no_progress) -
                                                                      else 0))
     for name in TIMED:
         out[f"latency_ms_{name}"] = time_inference(models[name], cfg.timing_repeats, data=data)
+    # the paper's 68x times the teacher with its language model's inference: here the teacher with the encoding of
+    # every training review by the (stand-in) text encoder, the per-user / per-item means and then its scoring
+    out["latency_ms_teacher_with_text"] = time_inference(teacher_with_text(models["teacher"], data),
+                                                         cfg.timing_repeats)
     sharp_ndcg, sharp_ms = out["ndcg_sharp"], out["latency_ms_sharp"]
     out["sharp_ndcg_over_teacher"] = sharp_ndcg / out["ndcg_teacher"]
     out["sharp_ndcg_over_nokd"] = sharp_ndcg / out["ndcg_compactgcn_nokd"]
     out["sharp_ndcg_over_lightgcn"] = sharp_ndcg / out["ndcg_lightgcn"]
     out["sharp_latency_over_teacher"] = sharp_ms / out["latency_ms_teacher"]
+    out["sharp_latency_over_teacher_with_text"] = sharp_ms / out["latency_ms_teacher_with_text"]
     out["sharp_latency_over_lightgcn"] = sharp_ms / out["latency_ms_lightgcn"]
     out["speedup_vs_teacher"] = out["latency_ms_teacher"] / sharp_ms
     out["speedup_vs_lightgcn"] = out["latency_ms_lightgcn"] / sharp_ms
@@ -244,7 +270,7 @@ EXPERIMENTS = [
             "quick": Fidelity("mechanism", "generated interactions and topic-model reviews (1,000 users x 800 items; "
                                            "TF-IDF+SVD stands in for DeBERTa) stand in for Amazon/Yelp (7.6k-71k "
                                            "users); 15/10/30 epochs at lr 0.01 (paper 200 at 1e-3); teacher timed "
-                                           "without a language model"),
+                                           "with its TF-IDF+SVD text encoding, far cheaper than DeBERTa"),
             "full": Fidelity("mechanism", "the generated data at 2,000 x 1,500 with the paper's optimiser settings "
                                           "(200 epochs, batch 256, lr 1e-3); TF-IDF stands in for DeBERTa"),
         },
@@ -281,10 +307,11 @@ CLAIMS = [
           resolution_reason="no paper number for the KD gain; a 2% relative NDCG difference does not matter",
           requires=("student_learned",), fair_at="reduced", fair_at_reason=_ABL_FAIR),
     Claim("faster_than_teacher", kind="paper", source="title; authors' rebuttal Table 4 (68x / 63x)",
-          statement="Student latency is at most 1/5 of the teacher's (all-user scoring, same threads).",
+          statement="Student latency is at most 1/5 of the teacher's, the teacher timed with its text encoder's "
+                    "inference as the paper's 68x is (all-user scoring, same threads).",
           paper_value="68x faster than HGNN on Amazon CDs (668.23 vs 9.77 ms), 63x on Yelp (552.34 vs 8.79 ms) "
                       "(rebuttal Table 4)",
-          experiment=_EXP, metric="sharp_latency_over_teacher", op="<=", threshold=0.2, aggregate="mean",
+          experiment=_EXP, metric="sharp_latency_over_teacher_with_text", op="<=", threshold=0.2, aggregate="mean",
           resolution=0.01,
           resolution_reason="5% of the 0.2 threshold (paper's ratio 9.77/668 = 0.015 is far below it)",
           fair_at="reduced",
