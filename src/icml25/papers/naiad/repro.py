@@ -381,7 +381,7 @@ _MPE_RANDOM = ("choosing the pairs with the largest predicted effect finds top p
 _MPE_STD = ("uncertainty sampling does not target the largest effects, MPE does; any screen with predictable top "
             "pairs shows the difference")
 CLAIMS = [
-    Claim("naiad_best_every_n",
+    Claim(id="naiad_best_every_n",
           statement="NAIAD has a test RMSE below, or within 2% of, the best of the paper's own baselines that run "
           "here (the official linear model and SVR) at every training size (worst ratio over the sizes <= 1.02).",
           paper_value="outperforms existing models by up to 40% relative to the second best, trained on small data "
@@ -390,7 +390,7 @@ CLAIMS = [
           source="abstract", resolution=0.01,
           resolution_reason="RMSE ratio; half the 2% tolerance (paper gap up to 40% is on real screens)",
           fair_at="paper", fair_at_reason=_REAL_SCREENS),
-    Claim("adaptive_beats_d128_small_n",
+    Claim(id="adaptive_beats_d128_small_n",
           statement="With the fewest data (as many pairs as genes: each gene seen twice) NAIAD's adaptive "
           "embedding size beats a fixed d = 128.",
           paper_value="adaptive embeddings mitigate overfitting in small-sample learning (abstract)",
@@ -399,7 +399,7 @@ CLAIMS = [
           resolution_reason="RMSE difference; 5% of the generator's noise std 0.02 (the RMSE floor)",
           fair_at="mechanism", fair_at_reason="overfitting of a large embedding when each gene is seen twice is a "
                                                "capacity effect any screen with that few pairs shows"),
-    Claim("naiad_beats_additive_large_n",
+    Claim(id="naiad_beats_additive_large_n",
           statement="At the largest training size (3000 pairs in quick, 30 G = 3390 in full) NAIAD beats the "
           "official linear baseline b0 + b1 s_a + b2 s_b.",
           paper_value="embeddings capture complex gene interactions as more data is collected (abstract)",
@@ -408,7 +408,7 @@ CLAIMS = [
           resolution_reason="RMSE difference; 5% of the generator's noise std 0.02 (the RMSE floor)",
           fair_at="mechanism", fair_at_reason="an additive model cannot fit pair interactions that the embeddings "
                                                "can; any screen with non-additive effects and enough pairs shows it"),
-    Claim("mpe_beats_random",
+    Claim(id="mpe_beats_random",
           statement="MPE ('mean') has measured more of the true top-100 pairs than random batches after round 4 (our "
           "count of measured top pairs).",
           paper_value="MPE gives the highest marginal gain in each AI-experiment round (abstract; Fig. 4)",
@@ -416,14 +416,14 @@ CLAIMS = [
           resolution=2.0,
           resolution_reason="count of the 100 true top pairs found; under 2% of the targets does not matter",
           fair_at="mechanism", fair_at_reason=_MPE_RANDOM),
-    Claim("mpe_beats_std",
+    Claim(id="mpe_beats_std",
           statement="MPE has measured more of the true top-100 pairs than uncertainty sampling ('std') after round 4.",
           paper_value="MPE outperforms uncertainty-based selection (abstract; Fig. 4)",
           experiment="active_learning", metric="mean_minus_std_final", op=">=", threshold=0.0, kind="ours",
           resolution=2.0,
           resolution_reason="count of the 100 true top pairs found; under 2% of the targets does not matter",
           fair_at="mechanism", fair_at_reason=_MPE_STD),
-    Claim("mpe_beats_ucb",
+    Claim(id="mpe_beats_ucb",
           statement="MPE has measured at least as many true top-100 pairs as UCB ('mean+std', beta = 1) after round 4.",
           paper_value="MPE (beta = 0) outperforms UCB with beta > 0 (rebuttal analysis of beta, "
           "paper_reproduce/rebuttals)",
@@ -431,7 +431,7 @@ CLAIMS = [
           resolution=2.0,
           resolution_reason="count of the 100 true top pairs found; under 2% of the targets does not matter",
           fair_at="paper", fair_at_reason=_FIG4),
-    Claim("mpe_beats_random_tpr",
+    Claim(id="mpe_beats_random_tpr",
           statement="Official metric: after round 4 MPE's top-N TPR of measured + predicted over the whole screen "
           "(mean over N = 10..195) exceeds the random arm's (an ensemble trained on random batches).",
           paper_value="MPE gives the highest marginal gain in each AI-experiment round (abstract; Fig. 4, TPR on "
@@ -440,14 +440,14 @@ CLAIMS = [
           source="abstract; Fig. 4", resolution=0.02,
           resolution_reason="TPR is a fraction; 2 points, the same share as 2 of the 100 targets of the count claims",
           fair_at="mechanism", fair_at_reason=_MPE_RANDOM),
-    Claim("mpe_beats_std_tpr",
+    Claim(id="mpe_beats_std_tpr",
           statement="Official metric: after round 4 MPE's top-N TPR (mean over N) exceeds that of 'std' selection.",
           paper_value="MPE outperforms uncertainty-based selection (Fig. 4: mean vs std vs residual+std)",
           experiment="active_learning", metric="mean_minus_std_tpr_final", op=">=", threshold=0.0, kind="paper",
           source="abstract; Fig. 4", resolution=0.02,
           resolution_reason="TPR is a fraction; 2 points, the same share as 2 of the 100 targets of the count claims",
           fair_at="mechanism", fair_at_reason=_MPE_STD),
-    Claim("mpe_beats_residual_std_tpr",
+    Claim(id="mpe_beats_residual_std_tpr",
           statement="Official metric: after round 4 MPE's top-N TPR (mean over N) exceeds that of 'residual+std' "
           "selection.",
           paper_value="MPE gives the highest marginal gain (Fig. 4: mean vs std vs residual+std)",
@@ -455,7 +455,7 @@ CLAIMS = [
           kind="paper", source="Fig. 4", resolution=0.02,
           resolution_reason="TPR is a fraction; 2 points, the same share as 2 of the 100 targets of the count claims",
           fair_at="paper", fair_at_reason=_FIG4),
-    Claim("mpe_beats_ucb_tpr",
+    Claim(id="mpe_beats_ucb_tpr",
           statement="Official metric: after round 4 MPE's top-N TPR (mean over N) is at least UCB's ('mean+std', "
           "beta = 1).",
           paper_value="MPE (beta = 0) outperforms UCB with beta > 0 (rebuttal analysis of beta on TPR 'overall')",
