@@ -24,6 +24,8 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from icml25.papers.sparse_glm_bnb import (
+    BnBConfig,
+    FISTAConfig,
     SparseGLMBnB,
     breast_cancer_logistic,
     brute_force_best_subset,
@@ -293,6 +295,31 @@ def test_smoke_certification_experiment():
     assert m["syn_certified_matches_bruteforce"] == 1.0
     assert m["bc_certified_matches_bruteforce"] == 1.0
     assert m["syn_subproblems_bruteforce"] == 220.0
+
+
+def test_solver_settings_are_nested_configs_reached_by_dotted_keys():
+    """The solvers' settings are one config each, nested in their experiment (``solver`` = :class:`FISTAConfig`
+    in ``relaxation``, ``bnb`` = :class:`BnBConfig` in ``certification``), not flat copies: a dotted override
+    reaches the method and a bad nested value raises ConfigError naming the dotted key."""
+    from icml25.core.experiment import ConfigError
+
+    relax = next(e for e in EXPERIMENTS if e.name == "relaxation")
+    cert = next(e for e in EXPERIMENTS if e.name == "certification")
+    assert relax.make_config("smoke").solver == FISTAConfig()
+    assert relax.make_config("smoke", {"solver.tol": 1e-8, "solver.max_iter": 7}).solver == FISTAConfig(1e-8, 7)
+    assert cert.make_config("smoke", {"bnb.gap_tol": 1e-3}).bnb == BnBConfig(gap_tol=1e-3)
+    assert not {"tol", "max_iter"} & set(relax.fields) and not {"gap_tol", "time_limit"} & set(cert.fields)
+    for exp, key, bad in ((relax, "solver.tol", 0.0), (relax, "solver.max_iter", 0), (cert, "bnb.gap_tol", -1.0),
+                          (cert, "bnb.time_limit", 0.0), (cert, "bnb.max_iter", 2.5)):
+        with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+            exp.make_config("smoke", {key: bad})
+    # the override reaches the solver: FISTA capped at 7 iterations stops unconverged in both variants
+    m = relax.run(relax.make_config("smoke", {"solver.max_iter": 7}), seed=0)
+    assert m["p60_iters_restart"] == m["p60_iters_plain"] == 7 and m["p60_plain_converged"] == 0.0
+    # BnBConfig builds the estimator with its settings and the instance's problem
+    model = BnBConfig(gap_tol=1e-3, time_limit=5.0, max_iter=77).estimator(3, 0.5, 2.0, "logistic")
+    assert model.get_params() == SparseGLMBnB(3, 0.5, 2.0, "logistic", gap_tol=1e-3, time_limit=5.0,
+                                              max_iter=77).get_params()
 
 
 def test_estimator_contract_defaults_score_and_unfitted():

@@ -8,6 +8,7 @@ its Fenchel dual bound drives a branch-and-bound that certifies optimality.
 
 from icml25.papers.sparse_glm_bnb.baselines import SOCPResult, cvxpy_perspective_prox, cvxpy_perspective_relaxation
 from icml25.papers.sparse_glm_bnb.bnb import (
+    BnBConfig,
     SparseGLMBnB,
     brute_force_best_subset,
     fit_on_support,
@@ -28,6 +29,7 @@ from icml25.papers.sparse_glm_bnb.perspective import (
     perspective_z,
 )
 from icml25.papers.sparse_glm_bnb.relaxation import (
+    FISTAConfig,
     RelaxationResult,
     fenchel_lower_bound,
     lipschitz_constant,
@@ -40,10 +42,10 @@ from icml25.papers.sparse_glm_bnb.relaxation import (
 )
 
 __all__ = [
-    "RelaxationResult", "SOCPResult", "SparseGLMBnB", "SparseRegressionData", "breast_cancer_logistic",
-    "brute_force_best_subset", "correlated_design", "cvxpy_perspective_prox", "cvxpy_perspective_relaxation",
-    "fenchel_lower_bound", "fit_on_support", "huber_conjugate_term", "lipschitz_constant", "logistic_ridge_newton",
-    "loss_conjugate", "loss_gradient", "loss_value", "perspective_conjugate", "perspective_prox",
-    "perspective_value", "perspective_z", "problem_objective", "ridge_coefficients", "solve_perspective_relaxation",
-    "synthetic_sparse_regression", "validate_problem",
+    "BnBConfig", "FISTAConfig", "RelaxationResult", "SOCPResult", "SparseGLMBnB", "SparseRegressionData",
+    "breast_cancer_logistic", "brute_force_best_subset", "correlated_design", "cvxpy_perspective_prox",
+    "cvxpy_perspective_relaxation", "fenchel_lower_bound", "fit_on_support", "huber_conjugate_term",
+    "lipschitz_constant", "logistic_ridge_newton", "loss_conjugate", "loss_gradient", "loss_value",
+    "perspective_conjugate", "perspective_prox", "perspective_value", "perspective_z", "problem_objective",
+    "ridge_coefficients", "solve_perspective_relaxation", "synthetic_sparse_regression", "validate_problem",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import lsq_linear, minimize
@@ -23,6 +24,7 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from icml25.common.checks import check_ranges
 from icml25.papers.sparse_glm_bnb.relaxation import (
     fenchel_lower_bound,
     lipschitz_constant,
@@ -35,6 +37,35 @@ from icml25.papers.sparse_glm_bnb.relaxation import (
 
 PROGRESS_AFTER_S = 3.0
 """Show the live gap display once a solve has run this long (or from the start when verbose)."""
+
+
+@dataclass
+class BnBConfig:
+    """The branch-and-bound's solver settings (those of :class:`SparseGLMBnB` that do not define problem (P)).
+
+    The problem itself (``k``, ``lam2``, ``M``, ``loss``) belongs to the instance and is passed to
+    :meth:`estimator`. An experiment nests it as ``bnb`` (``--set bnb.gap_tol=1e-5``). The defaults are the
+    estimator's, except ``time_limit``: a finite budget (the estimator's default is no limit).
+    """
+
+    gap_tol: float = 1e-4
+    """Certify when ``(upper_bound - lower_bound) / upper_bound <= gap_tol`` (node relaxations are solved to
+    ``gap_tol / 10``)."""
+    time_limit: float = 120.0
+    """Seconds per solve; past it the fit stops uncertified with valid bounds."""
+    max_iter: int = 5000
+    """FISTA iterations per node."""
+
+    def __post_init__(self) -> None:
+        # named as the settings are typed (``--set bnb.gap_tol=...``); beyond 1e7 iterations a node takes days
+        check_ranges("bnb", vars(self), finite=("gap_tol", "time_limit"),
+                     positive=("gap_tol", "time_limit", "max_iter"), integer=("max_iter",),
+                     at_most={"max_iter": 10**7})
+
+    def estimator(self, k: int | None, lam2: float, M: float, loss: str = "squared") -> SparseGLMBnB:
+        """A :class:`SparseGLMBnB` for problem (P) with ``k``, ``lam2``, ``M``, ``loss`` and these settings."""
+        return SparseGLMBnB(k, lam2, M, loss, gap_tol=self.gap_tol, time_limit=self.time_limit,
+                            max_iter=self.max_iter)
 
 
 def fit_on_support(X: np.ndarray, y: np.ndarray, support, lam2: float, M: float,
@@ -154,7 +185,8 @@ class SparseGLMBnB(RegressorMixin, BaseEstimator):
     """Certifiably optimal k-sparse GLM by branch-and-bound on the perspective relaxation.
 
     Solves ``min sum_i f(x_i^T beta, y_i) + lam2 ||beta||^2`` s.t. ``||beta||_0 <= k``,
-    ``||beta||_inf <= M`` (no intercept: centre or add a constant column yourself).
+    ``||beta||_inf <= M`` (problem (P), the paper's Eq. 3; no intercept: centre or add a constant column
+    yourself). :meth:`BnBConfig.estimator` builds one from the solver settings of a :class:`BnBConfig`.
     A scikit-learn regressor: ``fit(X, y)``, ``predict(X)``, ``score(X, y)`` (R^2 for the
     squared loss, accuracy of the {-1, +1} labels for the logistic loss).
 

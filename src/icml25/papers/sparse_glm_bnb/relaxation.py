@@ -1,6 +1,6 @@
 """The perspective relaxation solved by FISTA with the exact prox, and its Fenchel dual bound.
 
-Problem (P): ``min_beta sum_i f(x_i^T beta, y_i) + lam2 ||beta||_2^2``
+Problem (P) (the paper's Eq. 3): ``min_beta sum_i f(x_i^T beta, y_i) + lam2 ||beta||_2^2``
 s.t. ``||beta||_0 <= k``, ``||beta||_inf <= M`` (no intercept), with
 ``f(t, y) = (y - t)^2`` (``loss="squared"``) or ``log(1 + exp(-y t))``, ``y in {-1, +1}``
 (``loss="logistic"``).
@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit, xlogy
 
+from icml25.common.checks import check_ranges
 from icml25.papers.sparse_glm_bnb.perspective import (
     check_perspective_args,
     conjugate_kernel,
@@ -40,6 +41,26 @@ from icml25.papers.sparse_glm_bnb.perspective import (
 )
 
 LOSSES = ("squared", "logistic")
+
+
+@dataclass
+class FISTAConfig:
+    """The relaxation solver's settings (:func:`solve_perspective_relaxation`), defaults its own.
+
+    An experiment nests it as ``solver`` (``--set solver.tol=1e-8``); pass it on with
+    ``solve_perspective_relaxation(X, y, k, lam2, M, **dataclasses.asdict(cfg))``. Whether FISTA restarts is
+    not a setting here: the relaxation experiment runs both variants.
+    """
+
+    tol: float = 1e-6
+    """Relative duality gap at which FISTA stops: ``primal - lower_bound <= tol * |primal|``."""
+    max_iter: int = 20000
+    """FISTA iteration cap."""
+
+    def __post_init__(self) -> None:
+        # named as the settings are typed (``--set solver.tol=...``); beyond 1e7 iterations a solve takes days
+        check_ranges("solver", vars(self), finite=("tol",), positive=("tol", "max_iter"), integer=("max_iter",),
+                     at_most={"max_iter": 10**7})
 
 
 def validate_problem(X, y, k, lam2, M, loss: str = "squared") -> tuple[np.ndarray, np.ndarray]:

@@ -13,7 +13,7 @@ supports. Settings and claim thresholds were fixed before the first quick run.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -29,9 +29,9 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.papers.sparse_glm_bnb.baselines import cvxpy_perspective_relaxation
-from icml25.papers.sparse_glm_bnb.bnb import SparseGLMBnB, brute_force_best_subset
+from icml25.papers.sparse_glm_bnb.bnb import BnBConfig, brute_force_best_subset
 from icml25.papers.sparse_glm_bnb.data import breast_cancer_logistic, ridge_coefficients, synthetic_sparse_regression
-from icml25.papers.sparse_glm_bnb.relaxation import solve_perspective_relaxation
+from icml25.papers.sparse_glm_bnb.relaxation import FISTAConfig, solve_perspective_relaxation
 
 
 @dataclass
@@ -50,17 +50,16 @@ class RelaxationConfig(ExperimentConfig):
     """Ridge weight as a multiple of n (lam2 = lam2_per_n * n)."""
     M_factor: float = 2.0
     """Box bound M = M_factor * max|beta_ridge|."""
-    tol: float = 1e-6
-    """Relative duality gap at which FISTA stops."""
-    max_iter: int = 20000
-    """FISTA iteration cap (both variants)."""
+    solver: FISTAConfig = field(default_factory=FISTAConfig)
+    """The relaxation solver's settings, for both variants (``solver.tol``: the relative duality gap at which FISTA
+    stops; ``solver.max_iter``: its iteration cap)."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n", "p_values", "k", "snr", "M_factor", "tol", "max_iter"),
+        check_fields(self, positive=("n", "p_values", "k", "snr", "M_factor"),
                      nonnegative=("lam2_per_n",), nonempty=("p_values",))
-        # bounds: a job beyond these would need > ~100 GB or days (dense n x p designs, FISTA iterations)
-        check_fields(self, at_most={"n": 10**6, "p_values": 10**6, "k": 10**6, "max_iter": 10**7})
+        # bounds: a job beyond these would need > ~100 GB or days (dense n x p designs; FISTA's cap is solver's)
+        check_fields(self, at_most={"n": 10**6, "p_values": 10**6, "k": 10**6})
         _check_ar1(self)
         if self.k > min(self.p_values):
             raise ConfigError(f"RelaxationConfig.k must be <= every p in p_values, got k={self.k}, "
@@ -79,10 +78,9 @@ def run_relaxation(cfg: RelaxationConfig, seed: int, progress: ProgressFn = no_p
         lam2 = cfg.lam2_per_n * cfg.n
         M = cfg.M_factor * float(np.max(np.abs(ridge_coefficients(data.X, data.y, lam2))))
         start = time.perf_counter()
-        ours = solve_perspective_relaxation(data.X, data.y, cfg.k, lam2, M, tol=cfg.tol, max_iter=cfg.max_iter)
+        ours = solve_perspective_relaxation(data.X, data.y, cfg.k, lam2, M, **asdict(cfg.solver))
         ours_time = time.perf_counter() - start
-        plain = solve_perspective_relaxation(data.X, data.y, cfg.k, lam2, M, restart=False, tol=cfg.tol,
-                                             max_iter=cfg.max_iter)
+        plain = solve_perspective_relaxation(data.X, data.y, cfg.k, lam2, M, restart=False, **asdict(cfg.solver))
         socp = cvxpy_perspective_relaxation(data.X, data.y, cfg.k, lam2, M)
         ref = abs(socp.value)
         out[f"p{p}_rel_err"] = abs(ours.primal_value - socp.value) / ref
@@ -132,14 +130,13 @@ class CertificationConfig(ExperimentConfig):
     """Ridge weight on breast cancer."""
     bc_M: float = 5.0
     """Box bound on breast cancer (standardised features)."""
-    gap_tol: float = 1e-4
-    """Relative optimality gap at which the BnB certifies."""
-    time_limit: float = 120.0
-    """Seconds per BnB solve."""
+    bnb: BnBConfig = field(default_factory=BnBConfig)
+    """The branch-and-bound's settings, for both instances (``bnb.gap_tol``: the relative optimality gap at which
+    it certifies; ``bnb.time_limit``: seconds per solve; ``bnb.max_iter``: FISTA iterations per node)."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n", "p", "k", "snr", "M_factor", "bc_k", "bc_M", "gap_tol", "time_limit"),
+        check_fields(self, positive=("n", "p", "k", "snr", "M_factor", "bc_k", "bc_M"),
                      nonnegative=("lam2_per_n", "bc_lam2"))
         # bounds: a job beyond these would need > ~100 GB or days (the brute-force oracle enumerates all
         # C(p, k) supports; bc_k is bounded by the breast-cancer features below)
@@ -172,7 +169,7 @@ def _certify(X, y, k, lam2, M, loss, cfg: CertificationConfig, prefix: str) -> M
     start = time.perf_counter()
     bf_value, bf_beta = brute_force_best_subset(X, y, k, lam2, M, loss)
     bf_time = time.perf_counter() - start
-    model = SparseGLMBnB(k, lam2, M, loss, gap_tol=cfg.gap_tol, time_limit=cfg.time_limit).fit(X, y)
+    model = cfg.bnb.estimator(k, lam2, M, loss).fit(X, y)
     rel_diff = (model.upper_bound_ - bf_value) / abs(bf_value)
     same_support = set(model.support_.tolist()) == set(np.flatnonzero(bf_beta).tolist())
     # the certified lower bound must not exceed the true optimum (up to solver round-off)
@@ -184,7 +181,7 @@ def _certify(X, y, k, lam2, M, loss, cfg: CertificationConfig, prefix: str) -> M
         f"{prefix}rel_obj_diff": rel_diff,
         f"{prefix}lower_bound_valid": float(lb_valid),
         f"{prefix}certified_matches_bruteforce": float(model.certified_ and same_support and lb_valid
-                                                      and abs(rel_diff) <= cfg.gap_tol),
+                                                      and abs(rel_diff) <= cfg.bnb.gap_tol),
         f"{prefix}nodes": float(model.n_nodes_),
         f"{prefix}subproblems_bruteforce": float(np.prod(range(X.shape[1] - k + 1, X.shape[1] + 1))
                                                  / np.prod(range(1, k + 1))),
