@@ -313,27 +313,27 @@ _PT_RES = ("MSE ratio; its sampling SD over 100 data sets x 100 problems is abou
 _SYNTH = ("the ranking is Sec. 6.1's result for its Gaussian model at m=100, n=20, N=80; fewer problems change how "
           "much any shrinkage estimator gains")
 CLAIMS = [
-    Claim("good_cure_unbiased", statement="Good predictor: CURE is unbiased for the compound risk at a fixed omega "
+    Claim(id="good_cure_unbiased", statement="Good predictor: CURE is unbiased for the compound risk at a fixed omega "
           "(median A_j): |mean CURE/m - mean loss| / mean loss <= 5% over a seed's data sets.",
           paper_value='"the amount of shrinkage is determined by minimizing an unbiased estimate of risk" (abstract)',
           experiment="synthetic", metric="good_cure_abs_rel_bias", op="<=", threshold=0.05, kind="check",
           aggregate="mean", resolution=0.01, resolution_reason=_CURE_RES),
-    Claim("bad_cure_unbiased", statement="Bad predictor: CURE is unbiased for the compound risk at a fixed omega "
+    Claim(id="bad_cure_unbiased", statement="Bad predictor: CURE is unbiased for the compound risk at a fixed omega "
           "(median A_j), relative bias <= 5%.",
           paper_value='"an unbiased estimate of risk" (abstract)', experiment="synthetic",
           metric="bad_cure_abs_rel_bias", op="<=", threshold=0.05, kind="check", aggregate="mean", resolution=0.01,
           resolution_reason=_CURE_RES),
-    Claim("good_pt_min_variance", statement="Good predictor: PT-PPI's MSE is within 5% of the smallest variance any "
+    Claim(id="good_pt_min_variance", statement="Good predictor: PT-PPI's MSE is within 5% of the smallest variance any "
           "lambda in [0, 1] gives (power tuning picks the variance-minimising lambda_j).",
           paper_value="PT-PPI, the first stage of PAS: lambda_j minimises the variance of the PPI estimate (PPI++)",
           experiment="synthetic", metric="good_pt_over_min_variance", op="<=", threshold=1.05, kind="check",
           aggregate="mean", resolution=0.01, resolution_reason=_PT_RES),
-    Claim("bad_pt_min_variance", statement="Bad predictor: PT-PPI's MSE is within 5% of the smallest variance any "
+    Claim(id="bad_pt_min_variance", statement="Bad predictor: PT-PPI's MSE is within 5% of the smallest variance any "
           "lambda in [0, 1] gives.",
           paper_value="PT-PPI, the first stage of PAS: lambda_j minimises the variance of the PPI estimate (PPI++)",
           experiment="synthetic", metric="bad_pt_over_min_variance", op="<=", threshold=1.05, kind="check",
           aggregate="mean", resolution=0.01, resolution_reason=_PT_RES),
-    Claim("good_pas_best", statement="Good predictor: PAS's compound MSE is no larger than the best of classical, "
+    Claim(id="good_pas_best", statement="Good predictor: PAS's compound MSE is no larger than the best of classical, "
           "PT-PPI, shrinkage-only and shrink-to-grand-mean (paired difference <= 0).",
           paper_value=f"PAS lowest among baselines (Sec. 6.1; {_NOT_RETRIEVED})", experiment="synthetic",
           metric="good_pas_minus_best_baseline", op="<=", threshold=0.0, kind="paper", source="Sec. 6.1",
@@ -341,7 +341,7 @@ CLAIMS = [
           resolution_reason="~4% of the analytic prediction-mean MSE s^4 + E Var(x^2)/N = 2.7e-4 (s=0.1, N=80), the "
                             "good-f level",
           fair_at="paper", fair_at_reason=_SYNTH, requires=_THEORY_GOOD),
-    Claim("good_pas_near_prediction", statement="Good predictor: PAS adapts to reliable predictions, its MSE within "
+    Claim(id="good_pas_near_prediction", statement="Good predictor: PAS adapts to reliable predictions, its MSE within "
           "20% of the prediction mean's (the 20% is ours).", paper_value=_ADAPTS, experiment="synthetic",
           metric="good_pas_over_prediction", op="<=", threshold=1.2, kind="paper", source="abstract; Sec. 6.1",
           resolution=0.05,
@@ -350,14 +350,14 @@ CLAIMS = [
           fair_at="mechanism", fair_at_reason="adapting to a reliable predictor is what CURE-tuned shrinkage does by "
                                                "design, on any compound-mean problem with a good predictor",
           requires=_THEORY_GOOD),
-    Claim("bad_pas_best", statement="Bad predictor: PAS's compound MSE is no larger than the best of classical, "
+    Claim(id="bad_pas_best", statement="Bad predictor: PAS's compound MSE is no larger than the best of classical, "
           "PT-PPI, shrinkage-only and shrink-to-grand-mean.",
           paper_value=f"PAS lowest among baselines (Sec. 6.1; {_NOT_RETRIEVED})",
           experiment="synthetic", metric="bad_pas_minus_best_baseline", op="<=", threshold=0.0, kind="paper",
           source="Sec. 6.1", resolution=1e-4,
           resolution_reason="~4% of the analytic PT-PPI MSE ~2.6e-3 (Var eps 0.05, n=20, N=80), the bad-f level",
           fair_at="paper", fair_at_reason=_SYNTH, requires=_THEORY_BAD),
-    Claim("bad_pas_beats_prediction", statement="Bad predictor: PAS is not fooled by biased predictions, its MSE at "
+    Claim(id="bad_pas_beats_prediction", statement="Bad predictor: PAS is not fooled by biased predictions, its MSE at "
           "most half the prediction mean's (the factor 2 is ours).", paper_value=_ADAPTS,
           experiment="synthetic", metric="bad_pas_over_prediction", op="<=", threshold=0.5, kind="paper",
           source="abstract; Sec. 6.1", resolution=0.025,
@@ -365,7 +365,8 @@ CLAIMS = [
           fair_at="mechanism", fair_at_reason="not trusting a biased predictor is what the PT-PPI anchor and CURE do "
                                                "by design, on any compound-mean problem with a biased predictor",
           requires=_THEORY_BAD),
-    Claim("digits_pas_best", statement="Bundled real data (digits): PAS's compound MSE is no larger than the best of "
+    Claim(id="digits_pas_best",
+          statement="Bundled real data (digits): PAS's compound MSE is no larger than the best of "
           "classical, PT-PPI, shrinkage-only and shrink-to-grand-mean.",
           paper_value='"outperforms traditional and modern baselines in large-scale applications" (abstract; '
           f'{_NOT_RETRIEVED})', experiment="digits", metric="pas_minus_best_baseline", op="<=", threshold=0.0,
