@@ -253,18 +253,19 @@ _SCALE = ("the abstract's claim is about scaling to large p against conic solver
           "retrieved); it needs those instances, at least at a fraction of their size")
 CLAIMS = [
     # every seed: agreement with the SOCP oracle (Clarabel) must hold in every run
-    Claim("relax_accuracy", statement="The first-order solver (exact prox, restarts) reaches the SOCP optimum of the "
+    Claim(id="relax_accuracy",
+          statement="The first-order solver (exact prox, restarts) reaches the SOCP optimum of the "
           "perspective relaxation: relative error against cvxpy + Clarabel at most 1e-5 at every p.",
           paper_value="same bound as the SOCP solvers, no conic solver needed (abstract; tables not retrieved)",
           experiment="relaxation", metric="max_rel_err", op="<=", threshold=1e-5, kind="check", aggregate="every_seed"),
-    Claim("relax_speedup", statement="At p=2000 the first-order solver reaches that accuracy at least 10x faster "
+    Claim(id="relax_speedup", statement="At p=2000 the first-order solver reaches that accuracy at least 10x faster "
           "(wall clock) than cvxpy + Clarabel on the SOCP.",
           paper_value="dual bounds 'significantly faster' than SOCP solvers (abstract; exact speedups not retrieved)",
           experiment="relaxation", metric="speedup_largest_p", op=">=", threshold=10.0, kind="paper", source="abstract",
           aggregate="mean", resolution=0.5,
           resolution_reason="no paper speedup retrieved; a speedup within 5% of the 10x threshold does not matter",
           requires=("relax_accuracy",), fair_at="reduced", fair_at_reason=_SCALE),
-    Claim("restart_helps", statement="Restarted FISTA needs no more iterations than plain FISTA to reach a 1e-6 "
+    Claim(id="restart_helps", statement="Restarted FISTA needs no more iterations than plain FISTA to reach a 1e-6 "
           "relative duality gap (ratio <= 1 at every p).",
           paper_value="restarts speed up convergence at low per-iteration cost (abstract)",
           experiment="relaxation", metric="max_restart_iter_ratio", op="<=", threshold=1.0, kind="paper",
@@ -274,19 +275,21 @@ CLAIMS = [
           fair_at="mechanism", fair_at_reason="a property of the solver (restarted vs plain FISTA on the same "
                                                "relaxation) that any instance of the composite problem should show"),
     # every seed: weak duality makes every dual bound valid, a guarantee that must hold in every run
-    Claim("bound_valid", statement="The Fenchel dual bound is valid at every iteration: it never exceeds the SOCP "
+    Claim(id="bound_valid", statement="The Fenchel dual bound is valid at every iteration: it never exceeds the SOCP "
           "optimum by more than 1e-7 (relative, solver round-off).",
           paper_value="a valid lower bound at every iteration, usable for early pruning (Sec. 3)",
           experiment="relaxation", metric="max_lb_excess", op="<=", threshold=1e-7, kind="check",
           aggregate="every_seed"),
     # every seed: an optimality certificate matching brute force is a correctness check of each run
-    Claim("certify_synthetic", statement="BnB certifies optimality (gap <= 1e-4) on the synthetic p=25, k=4 instance "
+    Claim(id="certify_synthetic",
+          statement="BnB certifies optimality (gap <= 1e-4) on the synthetic p=25, k=4 instance "
           "and returns the brute-force support and objective.",
           paper_value="optimality certificates on synthetic data (abstract)",
           experiment="certification", metric="syn_certified_matches_bruteforce", op=">=", threshold=1.0, kind="check",
           aggregate="every_seed"),
     # every seed: as certify_synthetic
-    Claim("certify_breast_cancer", statement="BnB certifies optimality (gap <= 1e-4) for logistic regression on breast "
+    Claim(id="certify_breast_cancer",
+          statement="BnB certifies optimality (gap <= 1e-4) for logistic regression on breast "
           "cancer (p=30, k=3) and returns the brute-force support and objective.",
           paper_value="optimality certificates on real data (abstract)",
           experiment="certification", metric="bc_certified_matches_bruteforce", op=">=", threshold=1.0, kind="check",
