@@ -36,6 +36,7 @@ from icml25.core.experiment import ConfigError
 from icml25.papers.quiver_mutation import (
     QUIVER_TYPES,
     DirGINE,
+    DirGINEConfig,
     UndirectedGINE,
     atilde_splits,
     canonical_form,
@@ -360,7 +361,8 @@ def test_paper_test_types_are_the_types_defined_on_11_vertices():
     assert tuple(defined) == PAPER_TEST_TYPES == ("A", "D", "Atilde", "Dtilde")
     assert GeneralisationConfig().test_types == PAPER_TEST_TYPES
     full = next(e for e in EXPERIMENTS if e.name == "generalisation").make_config("full")
-    assert full.train_sizes == (6, 7, 8, 9, 10) and full.test_size == 11 and full.hidden == 32 and full.layers == 4
+    assert full.train_sizes == (6, 7, 8, 9, 10) and full.test_size == 11 and full.model.hidden == 32
+    assert full.model.layers == 4
     assert full.curve_sizes == tuple(range(12, 21))
 
 
@@ -370,10 +372,28 @@ def test_new_config_fields_are_validated():
     with pytest.raises(ConfigError, match="test_types"):
         GeneralisationConfig(test_types=("A", "B"))
     with pytest.raises(ConfigError, match="latent_layer"):
-        ExplainabilityConfig(layers=2, latent_layer=3)
+        ExplainabilityConfig(model=DirGINEConfig(layers=2), latent_layer=3)
     with pytest.raises(ConfigError, match="explainer"):
         ExplainabilityConfig(explainer="gradcam")
     assert ExplainabilityConfig().latent_layer == 3 and ExplainabilityConfig().explainer == "pgexplainer"
+
+
+def test_model_settings_are_one_nested_config_set_by_dotted_keys():
+    """DirGINE's settings are DirGINEConfig (models.py), nested as ``model`` in both experiments: presets and
+    overrides reach it by dotted keys, and a bad value is refused with the dotted name."""
+    gen = next(e for e in EXPERIMENTS if e.name == "generalisation")
+    expl = next(e for e in EXPERIMENTS if e.name == "explainability")
+    assert gen.make_config("smoke").model == DirGINEConfig(hidden=16, layers=2, epochs=2)
+    assert gen.make_config("full").model == DirGINEConfig(epochs=50)
+    assert expl.make_config("smoke").model == DirGINEConfig(hidden=8, layers=2, epochs=1)
+    cfg = gen.make_config("quick", {"model.lr": 0.01, "model.batch_size": 32})
+    assert cfg.model == DirGINEConfig(lr=0.01, batch_size=32)
+    with pytest.raises(ConfigError, match=r"model\.lr must be > 0"):
+        gen.make_config("smoke", {"model.lr": 0.0})
+    with pytest.raises(ConfigError, match=r"model\.hidden"):
+        expl.make_config("smoke", {"model.hidden": 0})
+    with pytest.raises(ConfigError, match=r"latent_layer must be at most model\.layers=2"):
+        expl.make_config("smoke", {"latent_layer": 3})
 
 
 def test_count_features_by_hand():

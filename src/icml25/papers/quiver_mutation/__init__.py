@@ -44,7 +44,8 @@ from icml25.papers.quiver_mutation.vatne import (
 )
 
 __all__ = [
-    "DirGINE", "DirGINELayer", "QUIVER_TYPES", "UndirectedGINE", "VATNE_TYPES", "are_isomorphic", "atilde_splits",
+    "DirGINE", "DirGINEConfig", "DirGINELayer", "QUIVER_TYPES", "UndirectedGINE", "VATNE_TYPES", "are_isomorphic",
+    "atilde_splits",
     "canonical_form", "check_exchange_matrix", "check_vatne_partition", "cluster_hidden", "connected_motif",
     "count_features", "explain", "explain_pgexplainer", "from_canonical", "graph_embeddings", "identify_mutation_type",
     "is_connecting_vertex", "is_mutation_type_A", "make_dataset", "mutate", "mutation_class", "predict",
@@ -52,13 +53,14 @@ __all__ = [
     "type_class_certificates", "vatne_family_sets", "vatne_type", "vatne_type_table",
 ]
 
-_MODEL_NAMES = ("DirGINE", "DirGINELayer", "UndirectedGINE", "cluster_hidden", "explain", "explain_pgexplainer",
-                "graph_embeddings", "predict", "quiver_to_data", "train_classifier")
+_MODEL_NAMES = ("DirGINE", "DirGINEConfig", "DirGINELayer", "UndirectedGINE", "cluster_hidden", "explain",
+                "explain_pgexplainer", "graph_embeddings", "predict", "quiver_to_data", "train_classifier")
 """Public names of :mod:`.models` (torch and torch_geometric), resolved lazily by :func:`__getattr__`."""
 
 if TYPE_CHECKING:  # static analysers see the lazy names
     from icml25.papers.quiver_mutation.models import (  # noqa: F401
         DirGINE,
+        DirGINEConfig,
         DirGINELayer,
         UndirectedGINE,
         cluster_hidden,

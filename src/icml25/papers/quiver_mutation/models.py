@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -32,8 +33,36 @@ from torch import nn
 from torch_geometric.data import Batch, Data
 from torch_geometric.nn import GINEConv, global_add_pool
 
+from icml25.common.checks import check_fields
 from icml25.papers.quiver_mutation.features import count_features, spectrum_features  # noqa: F401 (re-exported)
 from icml25.papers.quiver_mutation.quivers import check_exchange_matrix
+
+
+@dataclass(frozen=True)
+class DirGINEConfig:
+    """The classifier's settings: its architecture (:class:`DirGINE`) and training recipe (:func:`train_classifier`).
+
+    The defaults are the experiments' quick preset: the paper's 4 layers of width 32; Adam at lr 1e-3, batch 64
+    and 20 epochs are inferred (the paper's optimiser and epochs were not found). The undirected-GINE baseline
+    is built and trained with the same settings. ``DirGINE(cfg.hidden, cfg.layers)`` and
+    ``train_classifier(model, data, cfg.epochs, cfg.lr, cfg.batch_size)`` use them.
+    """
+
+    hidden: int = 32
+    """Width of the node states (the paper: 32), in [1, 10^4]."""
+    layers: int = 4
+    """Number of DirGINE (message-passing) layers (the paper: 4), in [1, 10^3]."""
+    epochs: int = 20
+    """Training epochs, in [1, 10^5] (the last epoch is scored)."""
+    lr: float = 1e-3
+    """Adam learning rate, > 0."""
+    batch_size: int = 64
+    """Graphs per mini-batch, in [1, 10^6]."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, integer=("hidden", "layers", "epochs", "batch_size"), finite=("lr",),
+                     positive=("hidden", "layers", "epochs", "lr", "batch_size"),
+                     at_most={"hidden": 10**4, "layers": 10**3, "epochs": 10**5, "batch_size": 10**6})
 
 
 # ----------------------------------------------------------------------------- data

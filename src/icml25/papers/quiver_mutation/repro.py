@@ -27,8 +27,7 @@ Settings and thresholds were fixed before the first run.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -44,10 +43,10 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.quiver_mutation.explainability import connected_motif, identify_mutation_type, remove_arrows
 from icml25.papers.quiver_mutation.models import (
     DirGINE,
+    DirGINEConfig,
     UndirectedGINE,
     count_features,
     explain,
@@ -67,6 +66,7 @@ from icml25.papers.quiver_mutation.quivers import (
     sample_mutation_class,
     type_class_certificates,
 )
+from icml25.papers.quiver_mutation.repro_figures import explainability_figures, generalisation_figures
 from icml25.papers.quiver_mutation.vatne import vatne_type_table
 
 MODELS = ("dirgine", "undirected_gine", "counts_logreg", "spectrum_mlp")
@@ -90,16 +90,9 @@ class GeneralisationConfig(TorchConfig):
     """Larger sizes of the size-generalisation curve (the paper: 12..20), sampled by random mutation walks."""
     curve_per_class: int = 100
     """Distinct quivers drawn per test type and curve size."""
-    hidden: int = 32
-    """Width of the GNN node states (the paper: 32)."""
-    layers: int = 4
-    """Number of message-passing layers (the paper: 4)."""
-    epochs: int = 20
-    """Training epochs of each GNN."""
-    lr: float = 1e-3
-    """Adam learning rate."""
-    batch_size: int = 64
-    """Graphs per mini-batch."""
+    model: DirGINEConfig = field(default_factory=DirGINEConfig)
+    """DirGINE's architecture and training (``model.hidden``, ``model.layers``, ``model.epochs``, ``model.lr``,
+    ``model.batch_size``); the undirected-GINE baseline uses the same."""
     max_train_per_class: int = 0
     """Subsample each class of the training set to at most this many quivers (0: use all)."""
     max_test_per_class: int = 0
@@ -107,14 +100,13 @@ class GeneralisationConfig(TorchConfig):
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("train_sizes", "test_size", "curve_sizes", "curve_per_class", "hidden", "layers",
-                                     "epochs", "lr", "batch_size"),
+        check_fields(self, positive=("train_sizes", "test_size", "curve_sizes", "curve_per_class"),
                      nonnegative=("max_train_per_class", "max_test_per_class"),
                      nonempty=("train_sizes", "test_types", "curve_sizes"), choices={"test_types": QUIVER_TYPES})
-        # bounds: a job beyond these would need > ~100 GB or days
+        # bounds: a job beyond these would need > ~100 GB or days (the model's are DirGINEConfig's)
         check_fields(self, at_most={"train_sizes": 10**3, "test_size": 10**3, "curve_sizes": 10**3,
-                                    "curve_per_class": 10**5, "hidden": 10**4, "layers": 10**3, "epochs": 10**5,
-                                    "batch_size": 10**6, "max_train_per_class": 10**7, "max_test_per_class": 10**7})
+                                    "curve_per_class": 10**5, "max_train_per_class": 10**7,
+                                    "max_test_per_class": 10**7})
         if self.test_size in self.train_sizes:
             raise ConfigError(f"GeneralisationConfig.test_size must differ from every training size (near-duplicates "
                               f"inflate accuracy), got {self.test_size} in train_sizes={self.train_sizes}")
@@ -174,12 +166,12 @@ def run_generalisation(cfg: GeneralisationConfig, seed: int, progress: ProgressF
     all_data = [quiver_to_data(B) for B in all_q]
     test_data = [d for d, w in zip(all_data, wanted) if w]
     for i, (name, cls) in enumerate((("dirgine", DirGINE), ("undirected_gine", UndirectedGINE))):
-        model = cls(hidden=cfg.hidden, layers=cfg.layers, n_classes=len(QUIVER_TYPES))
+        model = cls(hidden=cfg.model.hidden, layers=cfg.model.layers, n_classes=len(QUIVER_TYPES))
         per_epoch: list[float] = []
         record = (lambda _e, curve=per_epoch, net=model: curve.append(
             float(np.mean(predict(net, test_data, device=cfg.device) == test_y)))) if name == "dirgine" else None
-        losses = train_classifier(model, train_data, cfg.epochs, cfg.lr, cfg.batch_size, seed=seed + 1000 * i,
-                                  device=cfg.device, on_epoch=record)
+        losses = train_classifier(model, train_data, cfg.model.epochs, cfg.model.lr, cfg.model.batch_size,
+                                  seed=seed + 1000 * i, device=cfg.device, on_epoch=record)
         metrics[f"{name}_final_train_loss"] = losses[-1]
         p_all = predict(model, all_data, device=cfg.device)
         preds[name] = p_all[wanted]
@@ -249,16 +241,9 @@ EXPLAINERS = ("pgexplainer", "gnnexplainer")
 class ExplainabilityConfig(TorchConfig):
     train_sizes: tuple[int, ...] = (6, 7, 8)
     """Numbers of vertices of the training quivers (all six types), as in ``generalisation``."""
-    hidden: int = 32
-    """Width of the GNN node states (the paper: 32)."""
-    layers: int = 4
-    """Number of message-passing layers (the paper: 4)."""
-    epochs: int = 20
-    """Training epochs."""
-    lr: float = 1e-3
-    """Adam learning rate."""
-    batch_size: int = 64
-    """Graphs per mini-batch."""
+    model: DirGINEConfig = field(default_factory=DirGINEConfig)
+    """DirGINE's architecture and training (``model.hidden``, ``model.layers``, ``model.epochs``, ``model.lr``,
+    ``model.batch_size``), as in ``generalisation``."""
     max_train_per_class: int = 0
     """Subsample each class of the training set to at most this many quivers (0: use all)."""
     study_size: int = 9
@@ -267,7 +252,8 @@ class ExplainabilityConfig(TorchConfig):
     extra_cluster_size: int = 0
     """A second size on which the type-D latent study is also reported (0: skip)."""
     latent_layer: int = 3
-    """Layer (1-based) whose sum-pooled states are the latent representation (the paper: the 3rd, 32-dim)."""
+    """Layer (1-based) whose sum-pooled states are the latent representation (the paper: the 3rd, 32-dim); at most
+    ``model.layers``."""
     explainer: str = "pgexplainer"
     """Edge-mask explainer: ``pgexplainer`` (the paper's) or ``gnnexplainer``."""
     explainer_epochs: int = 30
@@ -293,24 +279,22 @@ class ExplainabilityConfig(TorchConfig):
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("train_sizes", "hidden", "layers", "epochs", "lr", "batch_size", "latent_layer",
-                                     "explainer_epochs", "explainer_lr", "explainer_train", "mask_arrows",
-                                     "motif_arrows", "random_draws"),
+        check_fields(self, positive=("train_sizes", "latent_layer", "explainer_epochs", "explainer_lr",
+                                     "explainer_train", "mask_arrows", "motif_arrows", "random_draws"),
                      nonnegative=("extra_cluster_size", "n_mask", "n_explain", "top_motifs", "max_train_per_class"),
                      nonempty=("train_sizes",),
                      at_least={"study_size": 5},  # D~_{n-1} needs n >= 5 vertices (and D_n needs n >= 4)
                      choices={"explainer": EXPLAINERS})
         # bounds: a job beyond these would need > ~100 GB or days
-        check_fields(self, at_most={"train_sizes": 10**3, "hidden": 10**4, "layers": 10**3, "epochs": 10**5,
-                                    "batch_size": 10**6, "study_size": 10**3, "extra_cluster_size": 10**3,
+        check_fields(self, at_most={"train_sizes": 10**3, "study_size": 10**3, "extra_cluster_size": 10**3,
                                     "latent_layer": 10**3, "explainer_epochs": 10**5, "explainer_train": 10**6,
                                     "n_mask": 10**6, "mask_arrows": 10**4, "n_explain": 10**6, "motif_arrows": 10**4,
                                     "random_draws": 10**5, "top_motifs": 10**4, "max_train_per_class": 10**7})
         if self.extra_cluster_size and self.extra_cluster_size < 4:
             raise ConfigError(f"ExplainabilityConfig.extra_cluster_size must be 0 (skip) or >= 4 (type D_n needs "
                               f"n >= 4 vertices), got {self.extra_cluster_size}")
-        if self.latent_layer > self.layers:
-            raise ConfigError(f"ExplainabilityConfig.latent_layer must be at most layers={self.layers}, "
+        if self.latent_layer > self.model.layers:
+            raise ConfigError(f"ExplainabilityConfig.latent_layer must be at most model.layers={self.model.layers}, "
                               f"got {self.latent_layer}")
 
 
@@ -351,11 +335,11 @@ def run_explainability(cfg: ExplainabilityConfig, seed: int, progress: ProgressF
     train_q, train_y = make_dataset(QUIVER_TYPES, cfg.train_sizes)
     tr = _subsample(train_y, cfg.max_train_per_class, rng)  # draws nothing when the cap is 0
     train_q, train_y = [train_q[i] for i in tr], train_y[tr]
-    model = DirGINE(hidden=cfg.hidden, layers=cfg.layers, n_classes=len(QUIVER_TYPES))
-    untrained = DirGINE(hidden=cfg.hidden, layers=cfg.layers, n_classes=len(QUIVER_TYPES))
+    model = DirGINE(hidden=cfg.model.hidden, layers=cfg.model.layers, n_classes=len(QUIVER_TYPES))
+    untrained = DirGINE(hidden=cfg.model.hidden, layers=cfg.model.layers, n_classes=len(QUIVER_TYPES))
     untrained.load_state_dict(model.state_dict())  # the same initialisation, never trained
-    losses = train_classifier(model, [quiver_to_data(B, y) for B, y in zip(train_q, train_y)], cfg.epochs, cfg.lr,
-                              cfg.batch_size, seed=seed, device=cfg.device)
+    losses = train_classifier(model, [quiver_to_data(B, y) for B, y in zip(train_q, train_y)], cfg.model.epochs,
+                              cfg.model.lr, cfg.model.batch_size, seed=seed, device=cfg.device)
     model.cpu()
     metrics: Metrics = {"final_train_loss": losses[-1], "n_train": float(len(train_q))}
     progress(1, 4)
@@ -444,57 +428,6 @@ def run_explainability(cfg: ExplainabilityConfig, seed: int, progress: ProgressF
     return metrics
 
 
-def explainability_figures(per_seed: list[Metrics], cfg: ExplainabilityConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-    import networkx as nx
-
-    def bars(ax, keys, labels, title, ylabel):
-        seed_bars(ax, per_seed, keys, labels, highlight=labels[0])
-        ax.set_title(title, fontsize=9)
-        ax.set_ylabel(ylabel)
-
-    n_motifs = min(cfg.top_motifs, 4)
-    fig, axes = plt.subplots(1, 3 + n_motifs, figsize=(4 * 3 + 2 * n_motifs, 3.6),
-                             gridspec_kw={"width_ratios": [2, 2, 2] + [1.2] * n_motifs})
-    bars(axes[0], ["vatne_ari_trained", "vatne_ari_untrained", "vatne_ari_counts"], ["trained", "untrained", "counts"],
-         f"k-means vs Vatne types, D_{cfg.study_size} (layer {cfg.latent_layer})", "adjusted Rand index")
-    bars(axes[1], ["vatne_probe_trained", "vatne_probe_untrained", "vatne_probe_counts"],
-         ["trained", "untrained", "counts"], "linear probe of Vatne type", "5-fold accuracy")
-    bars(axes[2], ["mask_flip_rate", "mask_flip_rate_random"], [cfg.explainer, "random arrow"],
-         f"D_{cfg.study_size}: prediction flips after removing {cfg.mask_arrows} arrow(s)", "share of masked quivers")
-    first = per_seed[0]
-    for r, ax in enumerate(axes[3:]):
-        ax.axis("off")
-        if f"motif{r}_matrix" not in first:
-            continue
-        M = np.array(first[f"motif{r}_matrix"])
-        n = int(round(np.sqrt(M.size)))
-        M = M.reshape(n, n)
-        G = nx.DiGraph()
-        G.add_nodes_from(range(n))
-        G.add_edges_from((i, j, {"w": int(M[i, j])}) for i, j in zip(*np.nonzero(M > 0)))
-        pos = nx.kamada_kawai_layout(G.to_undirected())
-        nx.draw_networkx(G, pos, ax=ax, node_size=120, with_labels=False, arrowsize=12, node_color="#1f77b4")
-        nx.draw_networkx_edge_labels(G, pos, ax=ax, edge_labels={(i, j): d["w"] for i, j, d in G.edges(data=True)
-                                                                 if d["w"] > 1}, font_size=8)
-        ax.set_title(f"motif {r + 1}: {first[f'motif{r}_share']:.0%}\n(seed 0)", fontsize=9)
-    return [save_figure(fig, outdir / "explainability.png")]
-
-
-def generalisation_figures(per_seed: list[Metrics], cfg: GeneralisationConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    seed_bars(ax, per_seed, [f"acc_{k}" for k in MODELS], MODELS, highlight=MODELS[0])
-    ax.axhline(np.mean([m["majority_acc"] for m in per_seed]), ls="--", c="k", lw=1, label="majority class")
-    ax.set_ylim(0, 1)
-    ax.set_ylabel(f"test accuracy on n = {cfg.test_size}")
-    ax.set_title(f"train n = {', '.join(map(str, cfg.train_sizes))}; test n = {cfg.test_size}")
-    ax.tick_params(axis="x", rotation=20)
-    ax.legend()
-    return [save_figure(fig, outdir / "generalisation_accuracy.png")]
-
-
 EXPERIMENTS = [
     Experiment(
         name="generalisation",
@@ -505,11 +438,11 @@ EXPERIMENTS = [
         config=GeneralisationConfig,
         run=run_generalisation,
         presets={"smoke": {"train_sizes": (5, 6), "test_size": 7, "curve_sizes": (8,), "curve_per_class": 10,
-                           "hidden": 16, "layers": 2, "epochs": 2, "max_train_per_class": 60,
+                           "model.hidden": 16, "model.layers": 2, "model.epochs": 2, "max_train_per_class": 60,
                            "max_test_per_class": 40},
                  "quick": {},
                  "full": {"train_sizes": (6, 7, 8, 9, 10), "test_size": 11, "curve_sizes": tuple(range(12, 21)),
-                          "curve_per_class": 250, "epochs": 50, "max_train_per_class": 500,
+                          "curve_per_class": 250, "model.epochs": 50, "max_train_per_class": 500,
                           "max_test_per_class": 2500}},
         seeds={"smoke": 1, "quick": 3, "full": 3},
         fidelity={
@@ -557,11 +490,11 @@ EXPERIMENTS = [
                     "(ours) PGExplainer motifs on D~ quivers against random connected motifs.",
         config=ExplainabilityConfig,
         run=run_explainability,
-        presets={"smoke": {"train_sizes": (5, 6), "hidden": 8, "layers": 2, "epochs": 1, "study_size": 6,
-                           "latent_layer": 2, "explainer_epochs": 2, "explainer_train": 3, "n_mask": 4,
+        presets={"smoke": {"train_sizes": (5, 6), "model.hidden": 8, "model.layers": 2, "model.epochs": 1,
+                           "study_size": 6, "latent_layer": 2, "explainer_epochs": 2, "explainer_train": 3, "n_mask": 4,
                            "n_explain": 3, "only_correct": False, "random_draws": 2},
                  "quick": {},
-                 "full": {"train_sizes": (6, 7, 8, 9, 10), "epochs": 50, "max_train_per_class": 500,
+                 "full": {"train_sizes": (6, 7, 8, 9, 10), "model.epochs": 50, "max_train_per_class": 500,
                           "study_size": 11, "explainer_train": 200, "n_mask": 1000, "n_explain": 100}},
         seeds={"smoke": 1, "quick": 3, "full": 3},
         fidelity={
@@ -588,14 +521,14 @@ EXPERIMENTS = [
 _NOTE = "second-hand: third-party paper note"
 _SPLIT = "quotes the paper's number after its protocol: train on 6-10 vertices, test on 11, 4 layers, hidden 32"
 CLAIMS = [
-    Claim("dirgine_generalises", statement="DirGINE trained on every quiver of 6-8 vertices classifies the 9-vertex "
+    Claim(id="dirgine_generalises", statement="DirGINE trained on every quiver of 6-8 vertices classifies the 9-vertex "
           "quivers of the paper's test types (A, D, A~, D~) with accuracy >= 99% (the paper: train 6-10, test 11, "
           "99.2% at its best epoch; we score the last epoch).",
           paper_value="99.2% test accuracy on 11 vertices (best epoch)", experiment="generalisation",
           metric="acc_dirgine", op=">=", threshold=0.99, kind="paper", source=_NOTE, resolution=0.01,
           resolution_reason="the paper's 99.2% rounded down; a miss of one point of accuracy does not matter",
           fair_at="paper", fair_at_reason=_SPLIT),
-    Claim("dirgine_size_curve", statement="DirGINE's accuracy stays >= 89% on every larger size of the curve (quick: "
+    Claim(id="dirgine_size_curve", statement="DirGINE's accuracy stays >= 89% on every larger size of the curve (quick: "
           "10 vertices only; full: 12-20, as the paper).",
           paper_value="99.6, 98.7, 97.7, 95.5, 94.3, 92.0, 91.1, 89.4, 89.1% on n = 12..20",
           experiment="generalisation", metric="curve_min_acc", op=">=", threshold=0.89, kind="paper", source=_NOTE,
@@ -603,36 +536,36 @@ CLAIMS = [
           resolution_reason="the paper's lowest point (89.1% at n = 20); two points of accuracy are within its "
                             "curve's noise",
           fair_at="paper", fair_at_reason=_SPLIT + "; the curve's sizes 12-20"),
-    Claim("dirgine_learned", statement="(ours, beyond the paper) DirGINE's test accuracy is above the majority "
+    Claim(id="dirgine_learned", statement="(ours, beyond the paper) DirGINE's test accuracy is above the majority "
           "class's.",
           paper_value="not stated (the check that the model learned)", experiment="generalisation",
           metric="dirgine_minus_majority", op=">=", threshold=0.0, kind="check", resolution=0.02,
           resolution_reason="a learned classifier must beat the majority class by more than two points to count"),
-    Claim("dirgine_beats_baselines", statement="(ours, beyond the paper) DirGINE's test accuracy is above every "
+    Claim(id="dirgine_beats_baselines", statement="(ours, beyond the paper) DirGINE's test accuracy is above every "
           "baseline (undirected GINE, counts + logistic regression, spectrum + MLP) on the same data.",
           paper_value="no baselines in the paper", experiment="generalisation", metric="dirgine_minus_best_baseline",
           op=">=", threshold=0.0, kind="ours", resolution=0.01,
           resolution_reason="accuracy difference in [0,1], no paper baseline numbers; under 1 point does not matter",
           requires=("dirgine_learned",)),
-    Claim("vatne_probe", statement="A linear classifier on the 3rd layer's 32-dimensional pooled states separates "
+    Claim(id="vatne_probe", statement="A linear classifier on the 3rd layer's 32-dimensional pooled states separates "
           "Vatne's Types I-IV of every D_9 quiver (unseen size) with 5-fold accuracy >= 99% (paper 99.7% on its test "
           "quivers).",
           paper_value="99.7% ± 0.0 (linear classifier, 3rd-layer 32-dim embedding)", experiment="explainability",
           metric="vatne_probe_trained", op=">=", threshold=0.99, kind="paper", source=_NOTE, resolution=0.01,
           resolution_reason="the paper's 99.7% less 0.7 points; one point of probe accuracy does not matter",
           fair_at="paper", fair_at_reason=_SPLIT + "; the probe is on its 11-vertex type-D test quivers"),
-    Claim("vatne_clusters", statement="(ours, beyond the paper) k-means (k = 4) on the 3rd layer's pooled states "
+    Claim(id="vatne_clusters", statement="(ours, beyond the paper) k-means (k = 4) on the 3rd layer's pooled states "
           "recovers Vatne's Types I-IV on every D_9 quiver with adjusted Rand index >= 0.5 (the spec card's stretch "
           "goal; the paper shows PCA plots).",
           paper_value="PCA of the 3rd layer separates Types I-IV (a figure, no index)", experiment="explainability",
           metric="vatne_ari_trained", op=">=", threshold=0.5, kind="ours", resolution=0.05,
           resolution_reason="ARI is a correlation-like index; a 0.05 miss of the card's 0.5 bar does not matter"),
-    Claim("vatne_learned", statement="(ours, beyond the paper) The trained network's k-means clusters match Vatne's "
+    Claim(id="vatne_learned", statement="(ours, beyond the paper) The trained network's k-means clusters match Vatne's "
           "types better than those of the same network at its initialisation (ARI difference >= 0).",
           paper_value="the structure is found without training on Vatne's types", experiment="explainability",
           metric="vatne_ari_trained_minus_untrained", op=">=", threshold=0.0, kind="check", resolution=0.05,
           resolution_reason="ARI difference (correlation-like units); a gain under 0.05 is not 'learned structure'"),
-    Claim("masking_flips", statement="Removing the arrow PGExplainer ranks highest flips DirGINE's prediction on "
+    Claim(id="masking_flips", statement="Removing the arrow PGExplainer ranks highest flips DirGINE's prediction on "
           ">= 90% of correctly classified D_9 quivers (paper: 92.0% of 32,066 type-D test quivers flip, 46.5% to A, "
           "44.4% to E; how many arrows it removed is not known to us).",
           paper_value="92.0% flipped (A 46.5%, E 44.4%, A~ 0.8%, D~ 0.2%; 8.0% unflipped)",
@@ -642,19 +575,19 @@ CLAIMS = [
                             "sample sizes",
           requires=("masking_beats_random",),
           fair_at="paper", fair_at_reason=_SPLIT + "; masking all 32,066 type-D test quivers"),
-    Claim("masking_beats_random", statement="(ours, beyond the paper) Removing PGExplainer's top arrow flips more D_9 "
+    Claim(id="masking_beats_random", statement="(ours, beyond the paper) Removing PGExplainer's top arrow flips more D_9 "
           "predictions than removing a random arrow.",
           paper_value="not stated (control for the masking study)", experiment="explainability",
           metric="mask_flip_minus_random", op=">=", threshold=0.0, kind="check", resolution=0.05,
           resolution_reason="flip-rate difference in [0,1]; under 5 points is no advantage over a random arrow"),
-    Claim("dtilde_motifs", statement="(ours, beyond the paper) On correctly classified D~_8 quivers (9 vertices), the "
+    Claim(id="dtilde_motifs", statement="(ours, beyond the paper) On correctly classified D~_8 quivers (9 vertices), the "
           "4-arrow motif grown from PGExplainer's most important arrows certifies 'not type A' at least 10 points "
           "more often than a random connected 4-arrow motif.",
           paper_value="not claimed (the paper clusters D~ explanations and latent states, and counts central cycles)",
           experiment="explainability", metric="explainer_minus_random_non_a", op=">=", threshold=0.10, kind="ours",
           resolution=0.02, resolution_reason="rate difference in [0,1]; 1/5 of the claimed 10-point margin"),
     # every seed: exact agreement with BFS ground truth (a theorem) must hold in every run
-    Claim("oracle_exact", statement="The Buan-Vatne criterion agrees 100% with BFS ground truth on every enumerated "
+    Claim(id="oracle_exact", statement="The Buan-Vatne criterion agrees 100% with BFS ground truth on every enumerated "
           "quiver.",
           paper_value="theorem (Buan & Vatne 2008)", experiment="oracle", metric="oracle_agreement", op=">=",
           threshold=1.0, kind="check", aggregate="every_seed"),
