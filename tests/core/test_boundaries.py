@@ -10,12 +10,14 @@ Rules (each its own test; a failure lists every offender as ``file:line`` and wh
 
 1. no paper imports another paper: a module of ``icml25.papers.<a>`` never imports ``icml25.papers.<b>``
    (b != a);
-2. a paper's **reproduction modules** are ``repro.py`` and any ``repro_*.py`` (the experiments and claims,
-   run through :mod:`icml25.core`); **every other module of the paper's folder is a method module**,
-   ``__init__.py`` (the public API) included. A method module imports neither the reproduction machinery
-   (``icml25.core``, ``icml25.cli``, ``icml25._entry``) nor a reproduction module of its paper. The
-   shared building blocks of ``icml25.common`` that method modules use obey the same rule (else a method
-   would reach the machinery through them);
+2. a paper's **reproduction modules** are ``repro.py``, any ``repro_*.py`` (the experiments and claims,
+   run through :mod:`icml25.core`) and ``figures.py`` (the experiments' figures, which may draw with
+   :mod:`icml25.core.plots`, the claims' own seed intervals; checklist item 6 puts figures there); **every
+   other module of the paper's folder is a method module**, ``__init__.py`` (the public API) included. A
+   method module imports neither the reproduction machinery (``icml25.core``, ``icml25.cli``,
+   ``icml25._entry``) nor a reproduction module of its paper. The shared building blocks of
+   ``icml25.common`` that method modules use obey the same rule (else a method would reach the machinery
+   through them);
 3. nothing in ``src/icml25`` uses another module's private names: no ``from m import _x`` with ``m`` another
    module of ``icml25`` (``_x`` a function, class, constant or submodule), no ``import m`` (or ``from p import
    m``) followed by ``m._x``; dunder names (``__version__``) are public;
@@ -138,7 +140,8 @@ def _paper(module: str) -> str | None:
 
 def _is_repro(module: str) -> bool:
     last = module.split(".")[-1]
-    return _paper(module) is not None and not _is_package(module) and (last == "repro" or last.startswith("repro_"))
+    return _paper(module) is not None and not _is_package(module) and (
+        last in ("repro", "figures") or last.startswith("repro_"))
 
 
 def _report(title: str, offenders: list[str]) -> str:

@@ -17,7 +17,6 @@ development seeds 100-102, which the presets never use).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -31,7 +30,6 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure
 from icml25.papers.omdpd.cmdp import (
     PAPER_COST_VALUES,
     adversarial_instance,
@@ -39,6 +37,7 @@ from icml25.papers.omdpd.cmdp import (
     occupancy_lp,
     paper_instance,
 )
+from icml25.papers.omdpd.figures import fig2_figures, growth_figures
 from icml25.papers.omdpd.omdpd import (
     OMDPD,
     KLPolicyOMDPD,
@@ -162,40 +161,6 @@ def run_growth(cfg: GrowthConfig, seed: int, progress: ProgressFn = no_progress)
     return metrics
 
 
-def growth_figures(per_seed: list[Metrics], cfg: GrowthConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    K = np.array(sorted(cfg.K_grid), dtype=float)
-    algs = [a for a in ALGORITHMS if f"{cfg.schedules[0]}_{a}_regret" in per_seed[0]]
-    labels = {"omdpd": "OMDPD", "omdpd_kl": "KL-on-policies (ours)", "pd": "OptPrimalDual (stochastic g)",
-              "ucbvi": "UCB-VI (unconstrained)"}
-    colours = {"omdpd": "#d62728", "omdpd_kl": "#ff7f0e", "pd": "#1f77b4", "ucbvi": "#7f7f7f"}
-    fig, axes = plt.subplots(2, len(cfg.schedules), figsize=(5.5 * len(cfg.schedules), 8), squeeze=False)
-    for col, kind in enumerate(cfg.schedules):
-        for row, what in enumerate(("regret", "violation")):
-            ax = axes[row, col]
-            for alg in algs:
-                y = np.maximum(np.array([m[f"{kind}_{alg}_{what}"] for m in per_seed]), float(cfg.horizon))
-                mean = y.mean(axis=0)
-                err = 1.96 * y.std(axis=0, ddof=1) / np.sqrt(len(y)) if len(y) > 1 else None
-                slope = np.mean([m[f"{kind}_{alg}_{what}_slope"] for m in per_seed])
-                ax.errorbar(K, mean, yerr=err, marker="o", capsize=3, color=colours[alg],
-                            label=f"{labels[alg]} (slope {slope:.2f})")
-            first = float(np.mean([m[f"{kind}_omdpd_{what}"][0] for m in per_seed]))
-            ref = np.sqrt(K / K[0]) * max(float(cfg.horizon), first)
-            ax.plot(K, ref, "k--", lw=1, label="slope 1/2")
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xticks(K, [str(int(k)) for k in K], minor=False)
-            ax.set_xticks([], minor=True)
-            ax.set_xlabel("episodes K")
-            ax.set_ylabel("strong regret R(K)" if what == "regret" else "strong violation V(K)")
-            ax.set_title(f"{kind} constraints")
-            ax.legend(fontsize=8)
-    fig.suptitle(f"Random CMDPs S={cfg.n_states}, A={cfg.n_actions}, H={cfg.horizon}; mean and 95% CI over seeds")
-    return [save_figure(fig, outdir / "omdpd_growth.png")]
-
-
 @dataclass
 class Fig2Config(ExperimentConfig):
     n_states: int = 5
@@ -251,23 +216,6 @@ def run_fig2(cfg: Fig2Config, seed: int, progress: ProgressFn = no_progress) -> 
         "omdpd_reward_gain_over_uniform": float(run.reward_values[tail].mean() - v_uniform),
         "final_dual_state": float(learner.lam),
     }
-
-
-def fig2_figures(per_seed: list[Metrics], cfg: Fig2Config, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    K = np.array(sorted(cfg.K_grid), dtype=float)
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    for key, label, colour in (("omdpd_violation", "OMDPD", "#d62728"),
-                               ("uniform_violation", "uniform policy (does not learn)", "#7f7f7f")):
-        y = np.array([m[key] for m in per_seed])
-        err = 1.96 * y.std(axis=0, ddof=1) / np.sqrt(len(y)) if len(y) > 1 else None
-        ax.errorbar(K, y.mean(axis=0), yerr=err, marker="o", capsize=3, color=colour, label=label)
-    ax.set_xlabel("episodes K")
-    ax.set_ylabel("strong violation V(K)")
-    ax.set_title(f"Paper's setting (Fig. 2): S={cfg.n_states}, A={cfg.n_actions}, H={cfg.horizon}, i.i.d. costs")
-    ax.legend(fontsize=8)
-    return [save_figure(fig, outdir / "omdpd_fig2.png")]
 
 
 EXPERIMENTS = [

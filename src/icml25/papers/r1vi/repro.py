@@ -12,7 +12,6 @@ thresholds were fixed before the first quick run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -37,7 +36,7 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure
+from icml25.papers.r1vi.figures import planning_figures
 from icml25.papers.r1vi.r1vi import R1QLConfig, R1VIConfig, r1_q_learning, r1_value_iteration
 
 PLANNERS = {
@@ -124,22 +123,6 @@ def run_planning(cfg: PlanningConfig, seed: int, progress: ProgressFn = no_progr
         metrics[f"{tag}_policy_agreement_r1_vi"] = float(np.mean(agree))
         metrics[f"{tag}_span_r1_minus_vi"] = float(np.max(span))
     return metrics
-
-
-def planning_figures(per_seed: list[Metrics], cfg: PlanningConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name in PLANNERS:
-        values = [np.mean([m[f"{gamma_tag(g)}_median_evals_{name}"] for m in per_seed]) for g in cfg.gammas]
-        ax.plot([1 / (1 - g) for g in cfg.gammas], values, marker="o", label=name)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("1 / (1 - gamma)")
-    ax.set_ylabel("median Bellman applications to target accuracy")
-    ax.set_title(f"Garnet S={cfg.n_states}, A={cfg.n_actions}, b={cfg.branching}")
-    ax.legend()
-    return [save_figure(fig, outdir / "planning_evals.png")]
 
 
 @dataclass
