@@ -34,6 +34,7 @@ from scipy.optimize import brentq  # noqa: E402
 from icml25.papers.certified_unlearning import (  # noqa: E402
     DP_SGD_ORDERS,
     TensorBatches,
+    UnlearningConfig,
     clip_grad_global,
     dp_sgd_noise_multiplier,
     finetune,
@@ -531,6 +532,25 @@ def test_smoke_run():
             assert 0.0 <= m[f"auc_{method}_b{b}"] <= 1.0
     m2 = exp.run(cfg, seed=0)
     assert m2 == m  # deterministic per seed
+
+
+def test_nested_unlearning_config_takes_dotted_settings():
+    from icml25.common.checks import ConfigError
+    from icml25.papers.certified_unlearning.repro import EXPERIMENTS
+
+    exp = EXPERIMENTS[0]
+    assert exp.make_config("smoke").unlearning == UnlearningConfig()  # the tuned constants are the defaults
+    cfg = exp.make_config("smoke", {"unlearning.gc_C0": 0.1, "unlearning.epsilon": 2.0})
+    assert (cfg.unlearning.gc_C0, cfg.unlearning.epsilon, cfg.unlearning.gc_C1) == (0.1, 2.0, 10.0)
+    assert cfg.train_epochs == 5 and cfg.budgets == (1, 2, 5)
+    with pytest.raises(ConfigError, match=r"DigitsUnlearningConfig\.unlearning\.gc_C0 must be > 0"):
+        exp.make_config("smoke", {"unlearning.gc_C0": -1.0})
+    with pytest.raises(ConfigError, match=r"unlearning\.delta must be in \(0, 1\)"):
+        exp.make_config("smoke", {"unlearning.delta": 1.5})
+    with pytest.raises(ConfigError, match=r"unlearning\.gc_lam must be < 1 / gc_eta"):
+        exp.make_config("smoke", {"unlearning.gc_lam": 2000.0})
+    with pytest.raises(ConfigError, match="no setting 'gc_C0'"):
+        exp.make_config("smoke", {"gc_C0": 0.1})  # the flat key is gone
 
 
 # --------------------------------------------------------------------------- parity with the official code

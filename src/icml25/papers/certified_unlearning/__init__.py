@@ -8,7 +8,9 @@ clipping (contraction of the hockey-stick divergence), gives (epsilon, delta)-un
 from icml25.papers.certified_unlearning.digits import TensorBatches, accuracy, digits_split, mia_auc, mlp
 from icml25.papers.certified_unlearning.unlearning import (
     DP_SGD_ORDERS,
+    NOISY_METHODS,
     Certificate,
+    UnlearningConfig,
     add_gaussian,
     clip_grad_global,
     dp_sgd_noise_multiplier,
@@ -19,6 +21,7 @@ from icml25.papers.certified_unlearning.unlearning import (
     hockey_stick_gauss,
     model_clip_delta_path,
     model_clip_radius,
+    noisy_unlearning,
     output_perturbation,
     output_perturbation_sigma,
     pabi_renyi,
@@ -38,10 +41,11 @@ from icml25.papers.certified_unlearning.unlearning import (
 )
 
 __all__ = [
-    "Certificate", "DP_SGD_ORDERS", "TensorBatches", "accuracy", "add_gaussian", "clip_grad_global", "digits_split",
-    "dp_sgd_noise_multiplier", "finetune", "global_norm", "group_privacy", "group_privacy_per_example_target",
-    "hockey_stick_gauss", "mia_auc", "mlp", "model_clip_delta_path", "model_clip_radius", "output_perturbation",
-    "output_perturbation_sigma", "pabi_renyi", "pabi_sigma", "pabi_steps", "per_example_grads", "project_l2",
-    "rdp_to_dp", "renyi_target", "renyi_to_dp", "renyi_to_dp_released_code", "retrain", "subsampled_gaussian_rdp",
-    "train_dp_sgd", "unlearn_gradient_clipping", "unlearn_model_clipping",
+    "Certificate", "DP_SGD_ORDERS", "NOISY_METHODS", "TensorBatches", "UnlearningConfig", "accuracy", "add_gaussian",
+    "clip_grad_global", "digits_split", "dp_sgd_noise_multiplier", "finetune", "global_norm", "group_privacy",
+    "group_privacy_per_example_target", "hockey_stick_gauss", "mia_auc", "mlp", "model_clip_delta_path",
+    "model_clip_radius", "noisy_unlearning", "output_perturbation", "output_perturbation_sigma", "pabi_renyi",
+    "pabi_sigma", "pabi_steps", "per_example_grads", "project_l2", "rdp_to_dp", "renyi_target", "renyi_to_dp",
+    "renyi_to_dp_released_code", "retrain", "subsampled_gaussian_rdp", "train_dp_sgd", "unlearn_gradient_clipping",
+    "unlearn_model_clipping",
 ]

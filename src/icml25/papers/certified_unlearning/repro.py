@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +20,6 @@ import torch
 from torch import nn
 
 from icml25.core.experiment import (
-    ConfigError,
     Experiment,
     Fidelity,
     Metrics,
@@ -32,18 +31,18 @@ from icml25.core.experiment import (
 from icml25.core.paper import Claim
 from icml25.core.plots import save_figure
 from icml25.papers.certified_unlearning.digits import TensorBatches, accuracy, digits_split, mia_auc, mlp
+from icml25.papers.certified_unlearning.figures import digits_figure
 from icml25.papers.certified_unlearning.unlearning import (
     Certificate,
+    UnlearningConfig,
     finetune,
     group_privacy,
     group_privacy_per_example_target,
-    output_perturbation,
+    noisy_unlearning,
     renyi_to_dp,
     renyi_to_dp_released_code,
     retrain,
     train_dp_sgd,
-    unlearn_gradient_clipping,
-    unlearn_model_clipping,
 )
 
 METHODS = ("retrain", "finetune", "gc", "gc0", "mc", "mcb", "op", "dpsgd")
@@ -51,9 +50,6 @@ METHODS = ("retrain", "finetune", "gc", "gc0", "mc", "mcb", "op", "dpsgd")
 (lam = 0), model clipping (noise after projection), model clipping (noise before projection), output
 perturbation, DP-SGD training with group privacy over the forget set."""
 CERTIFIED = ("gc", "gc0", "mc", "mcb", "op", "dpsgd")
-LABELS = {"retrain": "retrain", "finetune": "fine-tune (no guarantee)", "gc": "gradient clipping, lam>0",
-          "gc0": "gradient clipping, lam=0", "mc": "model clipping", "mcb": "model clipping, noise before proj.",
-          "op": "output perturbation", "dpsgd": "DP-SGD + group privacy"}
 
 
 def _subseed(seed: int, *tags) -> int:
@@ -76,68 +72,29 @@ class DigitsUnlearningConfig(TorchConfig):
     """Share of the training set to forget."""
     budgets: tuple[int, ...] = (1, 2, 5, 10, 20)
     """Compute budgets: retain-set epochs per method, noisy unlearning steps included."""
-    epsilon: float = 1.0
-    """Target epsilon of the unlearning guarantee."""
-    delta: float = 1e-5
-    """Target delta of the unlearning guarantee."""
-    gc_C0: float = 0.01
-    """Gradient clipping: initial projection radius C0. This and the next three were tuned for this MLP on the
-    tuning seeds (repro_tuning.py: grid C0 {0.01, 0.1, 1, 5} x C1 {0.1, 1, 10} x eta {1e-4, 1e-3, 1e-2} x
-    lam {1, 10, 100, 750}, T <= one retain-set epoch; the best mean test accuracy over budgets 1, 2, 5: 0.571 on
-    the tuning seeds); they give T = 1 noisy step. The released MNIST values were C0 0.01, C1 10, eta 1e-4,
-    lam 750 (T = 6; 0.478 on the tuning seeds)."""
-    gc_C1: float = 10.0
-    """Gradient clipping: gradient clipping radius C1 (tuned, see gc_C0)."""
-    gc_eta: float = 1e-3
-    """Gradient clipping: step size of the noisy steps (tuned, see gc_C0)."""
-    gc_lam: float = 10.0
-    """Gradient clipping: weight decay lam of the noisy steps (tuned, see gc_C0)."""
-    gc0_C0: float = 0.01
-    """Gradient clipping with lam = 0: initial projection radius C0. This and the next two were tuned like gc_C0
-    (grid C0 {0.01, 0.1, 1, 5} x C1 {0.1, 1, 10} x eta {1e-4, 1e-3, 1e-2, 1e-1}; 0.555 on the tuning seeds;
-    T = 1)."""
-    gc0_C1: float = 0.1
-    """Gradient clipping with lam = 0: gradient clipping radius C1 (tuned)."""
-    gc0_eta: float = 0.1
-    """Gradient clipping with lam = 0: step size of the noisy steps (tuned)."""
-    mc_C2: float = 0.001
-    """Model clipping: projection radius C2 (official MNIST config; model clipping is in no claim and was not
-    tuned)."""
-    mc_sigma: float = 0.01
-    """Model clipping: noise standard deviation per step."""
-    mc_eta: float = 0.01
-    """Model clipping: step size."""
-    mc_lam: float = 0.01
-    """Model clipping: weight decay."""
-    mcb_C1: float = 0.1
-    """Model clipping with noise before projection: clipping radius C1 of the update (no released config uses
-    this variant; chosen so that eta C1 = C2)."""
+    unlearning: UnlearningConfig = field(default_factory=UnlearningConfig)
+    """The unlearning methods' constants and target (``unlearning.epsilon``, ``unlearning.delta``, the tuned
+    ``unlearning.gc_C0``, ``gc_C1``, ``gc_eta``, ``gc_lam``, ``gc0_C0``, ``gc0_C1``, ``gc0_eta``, ``op_C0``, the
+    released ``mc_C2``, ``mc_sigma``, ``mc_eta``, ``mc_lam``, ``mcb_C1``, and the fine-tuning's ``ft_lr``); the
+    DP-SGD baseline's settings below stay here, with the original training's."""
     dpsgd_clip: float = 0.5
     """DP-SGD baseline: per-example gradient clipping norm (Fig. 3's released configs, dp_sgd_runs/dp-sgd-*)."""
     dpsgd_forget_fraction: float = 0.005
     """DP-SGD baseline: the group it is private for, as a share of the training set (Fig. 3's released configs:
     forget_split 0.005, while their gradient-clipping runs forget 10%); round(0.005 x 1257) = 6 digits here."""
     dpsgd_epsilon: float = 50.0
-    """DP-SGD baseline: the group's target epsilon (Fig. 3's released configs: target_epsilon 50), at ``delta``."""
-    op_C0: float = 0.1
-    """Output perturbation: projection radius before the one-shot noise, tuned like gc_C0 (repro_tuning.py: grid
-    {0.01, 0.1, 0.3, 1, 3, 10}; 0.526 on the tuning seeds; the released value 0.01 gave 0.511)."""
-    ft_lr: float = 0.1
-    """Peak one-cycle learning rate of the noise-free fine-tuning and of retraining."""
+    """DP-SGD baseline: the group's target epsilon (Fig. 3's released configs: target_epsilon 50), at
+    ``unlearning.delta``."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("hidden", "train_epochs", "train_lr", "batch_size", "budgets", "epsilon", "gc_C0",
-                                     "gc_C1", "gc_eta", "gc0_C0", "gc0_C1", "gc0_eta", "mc_C2", "mc_sigma", "mc_eta",
-                                     "mcb_C1", "dpsgd_clip", "dpsgd_epsilon", "op_C0",
-                                     "ft_lr"),
-                     nonnegative=("train_weight_decay", "gc_lam", "mc_lam"),
-                     open_fraction=("forget_fraction", "delta", "dpsgd_forget_fraction"), nonempty=("budgets",))
+        # (the unlearning constants' own ranges: UnlearningConfig)
+        check_fields(self, positive=("hidden", "train_epochs", "train_lr", "batch_size", "budgets", "dpsgd_clip",
+                                     "dpsgd_epsilon"),
+                     nonnegative=("train_weight_decay",),
+                     open_fraction=("forget_fraction", "dpsgd_forget_fraction"), nonempty=("budgets",))
         # bounds: a job beyond these would need > ~100 GB or days (MLP width, epochs over the digits set)
         check_fields(self, at_most={"hidden": 10**6, "train_epochs": 10**5, "batch_size": 10**6, "budgets": 10**5})
-        if self.gc_eta * self.gc_lam >= 1:
-            raise ConfigError(f"DigitsUnlearningConfig.gc_lam must be < 1 / gc_eta = {1 / self.gc_eta:g} (each noisy "
-                              f"step must contract), got {self.gc_lam}")
 
 
 def train_original(data, cfg: DigitsUnlearningConfig, seed: int) -> nn.Module:
@@ -158,43 +115,32 @@ def _train_dp_sgd(data, cfg: DigitsUnlearningConfig, seed: int) -> tuple[nn.Modu
     torch.manual_seed(_subseed(seed, "dpsgd", "init"))
     model = mlp(hidden=cfg.hidden).to(cfg.device)
     return train_dp_sgd(model, data["X_train"], data["y_train"], epochs=cfg.train_epochs, batch_size=cfg.batch_size,
-                        clip=cfg.dpsgd_clip, epsilon=cfg.dpsgd_epsilon, delta=cfg.delta,
+                        clip=cfg.dpsgd_clip, epsilon=cfg.dpsgd_epsilon, delta=cfg.unlearning.delta,
                         group_size=dpsgd_group_size(cfg, len(data["y_train"])),
                         max_lr=cfg.train_lr, weight_decay=cfg.train_weight_decay,
                         gen=torch.Generator().manual_seed(_subseed(seed, "dpsgd", "noise")))
 
 
 def unlearn(method: str, original: nn.Module, data, cfg: DigitsUnlearningConfig, seed: int, budget: int,
-             dp_model: tuple[nn.Module, Certificate] | None = None) -> tuple[nn.Module, Certificate]:
+            dp_model: tuple[nn.Module, Certificate] | None = None) -> tuple[nn.Module, Certificate]:
+    """``method`` within a budget of ``budget`` retain-set epochs: its noisy phase (``noisy_unlearning``; none for
+    retraining and fine-tuning, DP-SGD's is training), then fine-tuning on the retain set for the remaining steps."""
     loader = TensorBatches(data["X_retain"], data["y_retain"], cfg.batch_size, _subseed(seed, method, budget))
     gen = torch.Generator().manual_seed(_subseed(seed, method, budget, "noise"))
     total = budget * len(loader)
-    ft = {"max_lr": cfg.ft_lr, "weight_decay": cfg.train_weight_decay}
+    u = cfg.unlearning
+    ft = {"max_lr": u.ft_lr, "weight_decay": cfg.train_weight_decay}
     if method == "retrain":
         torch.manual_seed(_subseed(seed, "init", budget))
         return retrain(lambda: mlp(hidden=cfg.hidden).to(cfg.device), loader, total, **ft)
     if method == "finetune":
-        return finetune(original, loader, total, **ft), Certificate("finetune", math.inf, 1.0, cfg.epsilon, cfg.delta)
-    if method in ("gc", "gc0"):
-        C0, C1, eta, lam = ((cfg.gc_C0, cfg.gc_C1, cfg.gc_eta, cfg.gc_lam) if method == "gc" else
-                            (cfg.gc0_C0, cfg.gc0_C1, cfg.gc0_eta, 0.0))
-        model, cert = unlearn_gradient_clipping(original, loader, C0=C0, C1=C1, eta=eta, lam=lam,
-                                                epsilon=cfg.epsilon, delta=cfg.delta, gen=gen)
-    elif method == "mc":
-        model, cert = unlearn_model_clipping(original, loader, C2=cfg.mc_C2, sigma=cfg.mc_sigma, eta=cfg.mc_eta,
-                                             lam=cfg.mc_lam, epsilon=cfg.epsilon, delta=cfg.delta, gen=gen)
-    elif method == "mcb":  # x_0 = Pi_C2(x_hat), so that the first step starts inside the C2 ball too
-        model, cert = unlearn_model_clipping(original, loader, C2=cfg.mc_C2, sigma=cfg.mc_sigma, eta=cfg.mc_eta,
-                                             lam=cfg.mc_lam, epsilon=cfg.epsilon, delta=cfg.delta, C0=cfg.mc_C2,
-                                             noise_before_projection=True, C1=cfg.mcb_C1, gen=gen)
-    elif method == "dpsgd":  # no unlearning step: the DP-trained model is fine-tuned on the retain set
+        return finetune(original, loader, total, **ft), Certificate("finetune", math.inf, 1.0, u.epsilon, u.delta)
+    if method == "dpsgd":  # no unlearning step: the DP-trained model is fine-tuned on the retain set
         if dp_model is None:
             raise ValueError("method 'dpsgd' needs the DP-SGD-trained model")
         model, cert = dp_model
-    elif method == "op":
-        model, cert = output_perturbation(original, C0=cfg.op_C0, epsilon=cfg.epsilon, delta=cfg.delta, gen=gen)
     else:
-        raise ValueError(f"unknown method {method!r}")
+        model, cert = noisy_unlearning(method, original, loader, u, gen=gen)
     noisy = 0 if method == "dpsgd" else cert.steps  # DP-SGD's noisy steps are training, not unlearning
     if noisy > total:
         raise ValueError(f"{method}: {noisy} noisy steps exceed the budget of {total} steps")
@@ -228,16 +174,17 @@ def run_digits(cfg: DigitsUnlearningConfig, seed: int, progress: ProgressFn = no
         m[f"cert_eps_{method}"], m[f"cert_delta_{method}"] = eps, dlt
         m[f"noisy_steps_{method}"] = 0.0 if method == "dpsgd" else float(certs[method].steps)
         m[f"sigma_{method}"] = float(certs[method].sigmas[0]) if certs[method].sigmas else 0.0
-        target = cfg.dpsgd_epsilon if method == "dpsgd" else cfg.epsilon
-        ratio = max(ratio, eps / target, dlt / cfg.delta)
+        target = cfg.dpsgd_epsilon if method == "dpsgd" else cfg.unlearning.epsilon
+        ratio = max(ratio, eps / target, dlt / cfg.unlearning.delta)
     m["cert_ratio_max"] = ratio
     m["eps_renyi_gc"] = certs["gc"].eps_renyi
     # the released code's calibration (Renyi level 1) and what it really guarantees at the same delta
-    m["released_code_eps_claimed"] = renyi_to_dp_released_code(1.0, cfg.delta)
-    m["released_code_eps_actual"] = renyi_to_dp(1.0, cfg.delta)
+    m["released_code_eps_claimed"] = renyi_to_dp_released_code(1.0, cfg.unlearning.delta)
+    m["released_code_eps_actual"] = renyi_to_dp(1.0, cfg.unlearning.delta)
     # the released DP-SGD baseline's per-record delta, and the group delta it really gives over |D_f| records
     k = len(data["y_forget"])
-    eps1, delta1_released = group_privacy_per_example_target(cfg.epsilon, cfg.delta, k, released_code=True)
+    eps1, delta1_released = group_privacy_per_example_target(cfg.unlearning.epsilon, cfg.unlearning.delta, k,
+                                                             released_code=True)
     m["released_code_group_delta_actual"] = group_privacy(eps1, delta1_released, k)[1]
     # the original model learned: test accuracy above the majority-class predictor (a trivial baseline)
     majority = float(torch.bincount(data["y_train"]).argmax())
@@ -255,23 +202,8 @@ def run_digits(cfg: DigitsUnlearningConfig, seed: int, progress: ProgressFn = no
 
 
 def digits_figures(per_seed: list[Metrics], cfg: DigitsUnlearningConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    budgets = list(cfg.budgets)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, kind, ylabel in ((axes[0], "acc", "test accuracy"), (axes[1], "auc", "MIA AUC, forget vs test")):
-        for method in METHODS:
-            values = np.array([[m[f"{kind}_{method}_b{b}"] for b in budgets] for m in per_seed])
-            mean = values.mean(axis=0)
-            err = 1.96 * values.std(axis=0, ddof=1) / np.sqrt(len(values)) if len(values) > 1 else None
-            ax.errorbar(budgets, mean, yerr=err, marker="o", capsize=3, label=LABELS[method])
-        ax.set_xscale("log")
-        ax.set_xlabel("budget (retain-set epochs)")
-        ax.set_ylabel(ylabel)
-    axes[1].axhline(np.mean([m["auc_original"] for m in per_seed]), color="k", ls="--", label="original model")
-    axes[1].legend(fontsize=7)
-    fig.suptitle(f"digits MLP, ({cfg.epsilon:g}, {cfg.delta:g})-unlearning of {cfg.forget_fraction:.0%} of train")
-    return [save_figure(fig, outdir / "digits_unlearning.png")]
+    """Test accuracy and MIA AUC against the budget, per method."""
+    return [save_figure(digits_figure(per_seed, cfg, METHODS), outdir / "digits_unlearning.png")]
 
 
 EXPERIMENTS = [
@@ -317,29 +249,35 @@ _TUNED = ("the comparison needs the paper's protocol with unlearning constants t
 _ACC = "accuracy difference in [0,1] (~5 of 540 test digits), no paper numbers"
 CLAIMS = [
     # every seed: the noise is calibrated by the same accountant that recomputes the certificate
-    Claim("certificate_met", statement="Every certified method (both gradient-clipping variants, both model-clipping "
+    Claim(id="certificate_met",
+          statement="Every certified method (both gradient-clipping variants, both model-clipping "
           "variants, output perturbation) meets (1, 1e-5)-unlearning, and DP-SGD + group privacy its Fig. 3 target "
           "(50, 1e-5) for a 0.5% group, when its certificate is recomputed from its constants.",
           paper_value="(eps, delta) = (1, 1e-5)-unlearning by construction (Sec. 3-4; the released MNIST configs)",
           experiment="digits", metric="cert_ratio_max", op="<=", threshold=1.0, kind="check", aggregate="every_seed"),
-    Claim("gc_vs_retrain_b1", statement="Budget 1 epoch: gradient clipping's test accuracy is at least retraining's.",
+    Claim(id="gc_vs_retrain_b1",
+          statement="Budget 1 epoch: gradient clipping's test accuracy is at least retraining's.",
           paper_value="beats retraining at small budgets (Fig. 1; numbers not retrieved)", experiment="digits",
           metric="gc_minus_retrain_b1", op=">=", threshold=0.0, kind="paper", source="Fig. 1", resolution=0.01,
           resolution_reason=_ACC, requires=("original_model_learned",), fair_at="reduced", fair_at_reason=_TUNED),
-    Claim("gc_vs_retrain_b2", statement="Budget 2 epochs: gradient clipping's test accuracy is at least retraining's.",
+    Claim(id="gc_vs_retrain_b2",
+          statement="Budget 2 epochs: gradient clipping's test accuracy is at least retraining's.",
           paper_value="beats retraining at small budgets (Fig. 1; numbers not retrieved)", experiment="digits",
           metric="gc_minus_retrain_b2", op=">=", threshold=0.0, kind="paper", source="Fig. 1", resolution=0.01,
           resolution_reason=_ACC, requires=("original_model_learned",), fair_at="reduced", fair_at_reason=_TUNED),
-    Claim("gc_vs_retrain_b5", statement="Budget 5 epochs: gradient clipping's test accuracy is at least retraining's.",
+    Claim(id="gc_vs_retrain_b5",
+          statement="Budget 5 epochs: gradient clipping's test accuracy is at least retraining's.",
           paper_value="beats retraining at small budgets (Fig. 1; numbers not retrieved)", experiment="digits",
           metric="gc_minus_retrain_b5", op=">=", threshold=0.0, kind="paper", source="Fig. 1", resolution=0.01,
           resolution_reason=_ACC, requires=("original_model_learned",), fair_at="reduced", fair_at_reason=_TUNED),
-    Claim("gc_vs_output_perturbation", statement="At every budget, gradient clipping's test accuracy is at least "
+    Claim(id="gc_vs_output_perturbation",
+          statement="At every budget, gradient clipping's test accuracy is at least "
           "output perturbation's (per seed, the minimum over budgets of the difference).",
           paper_value="outperforms output perturbation (Fig. 1; numbers not retrieved)", experiment="digits",
           metric="gc_minus_op_min", op=">=", threshold=0.0, kind="paper", source="Fig. 1", resolution=0.01,
           resolution_reason=_ACC, requires=("original_model_learned",), fair_at="reduced", fair_at_reason=_TUNED),
-    Claim("gc_vs_dp_sgd", statement="At every budget, gradient clipping's test accuracy (10% forget set, (1, 1e-5)) "
+    Claim(id="gc_vs_dp_sgd",
+          statement="At every budget, gradient clipping's test accuracy (10% forget set, (1, 1e-5)) "
           "is at least that of DP-SGD training with group privacy in Fig. 3's released setting (private for a group "
           "of 0.5% of the training set at (50, 1e-5)), fine-tuned on the retain set with the same budget (per seed, "
           "the minimum over budgets of the difference).",
@@ -351,14 +289,16 @@ CLAIMS = [
           requires=("original_model_learned",), fair_at="reduced",
           fair_at_reason="Fig. 3's forget fractions and targets (DP-SGD: 0.5% group at eps 50) on a smaller data set "
                          "and model test it; the CIFAR features are not needed for the comparison's mechanism"),
-    Claim("mia_matches_retrain", statement="(ours, beyond the paper) After unlearning, the forget-set MIA AUC of "
+    Claim(id="mia_matches_retrain",
+          statement="(ours, beyond the paper) After unlearning, the forget-set MIA AUC of "
           "gradient clipping is within 0.05 of the retrained model's (mean over budgets of the absolute gap).",
           paper_value="none (the paper certifies unlearning; it reports no MIA number we could retrieve)",
           experiment="digits", metric="auc_gap_gc_mean", op="<=", threshold=0.05, kind="ours", resolution=0.01,
           resolution_reason="AUC in [0,1]; a 0.01 miss of the 0.05 bar does not matter",
           requires=("original_model_learned",)),
     # every seed: the trained model must beat the trivial majority-class predictor by a wide margin (chance ~0.1)
-    Claim("original_model_learned", statement="(ours, beyond the paper) The original MLP learned: its test accuracy "
+    Claim(id="original_model_learned",
+          statement="(ours, beyond the paper) The original MLP learned: its test accuracy "
           "exceeds the majority-class predictor's by at least 0.5 on every seed.",
           paper_value="none (a sanity check of the setup)", experiment="digits",
           metric="acc_original_minus_majority", op=">=", threshold=0.5, kind="check", aggregate="every_seed"),

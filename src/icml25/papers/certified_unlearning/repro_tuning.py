@@ -16,8 +16,9 @@ and lam per data set), we tune them for the model at hand, under the corrected a
   ties go to the first in grid order.
 
 ``python -m icml25.papers.certified_unlearning.repro_tuning`` prints the whole grid and the chosen values; those values
-are then written into :class:`~icml25.papers.certified_unlearning.repro.DigitsUnlearningConfig` by hand, with the
-result of the tuning run in its docstrings and in docs/papers/certified_unlearning.md.
+are then written into :class:`~icml25.papers.certified_unlearning.unlearning.UnlearningConfig` by hand (the defaults of
+the experiment's ``unlearning`` settings), with the result of the tuning run in its docstrings and in
+docs/papers/certified_unlearning.md.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import torch
 from icml25.core.experiment import ConfigError
 from icml25.papers.certified_unlearning.digits import accuracy, digits_split
 from icml25.papers.certified_unlearning.repro import DigitsUnlearningConfig, train_original, unlearn
-from icml25.papers.certified_unlearning.unlearning import pabi_steps
+from icml25.papers.certified_unlearning.unlearning import UnlearningConfig, pabi_steps
 
 TUNING_SEEDS = (10_000, 10_001, 10_002, 10_003)
 """Seeds of the tuning runs; disjoint from every evaluation seed (0 to 999)."""
@@ -40,7 +41,8 @@ TUNING_BUDGETS = (1, 2, 5)
 """Budgets (retain-set epochs) whose mean accuracy selects the constants: those of the gc_vs_retrain claims."""
 GC_GRID = {"gc_C0": (0.01, 0.1, 1.0, 5.0), "gc_C1": (0.1, 1.0, 10.0), "gc_eta": (1e-4, 1e-3, 1e-2),
            "gc_lam": (1.0, 10.0, 100.0, 750.0)}
-"""Gradient clipping with lam > 0 (the released configs use C0 0.01-0.1, C1 0.1-100, eta 1e-4-1e-2, lam 0.5-750)."""
+"""Gradient clipping with lam > 0 (the released configs use C0 0.01-0.1, C1 0.1-100, eta 1e-4-1e-2, lam 0.5-750);
+the keys are fields of :class:`UnlearningConfig` (``--set unlearning.gc_C0=...``)."""
 GC0_GRID = {"gc0_C0": (0.01, 0.1, 1.0, 5.0), "gc0_C1": (0.1, 1.0, 10.0), "gc0_eta": (1e-4, 1e-3, 1e-2, 1e-1)}
 """Gradient clipping with lam = 0."""
 OP_GRID = {"op_C0": (0.01, 0.1, 0.3, 1.0, 3.0, 10.0)}
@@ -51,7 +53,7 @@ def _grid(grid: dict) -> list[dict]:
     return [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
 
 
-def _feasible(method: str, cfg: DigitsUnlearningConfig, steps_per_epoch: int) -> bool:
+def _feasible(method: str, cfg: UnlearningConfig, steps_per_epoch: int) -> bool:
     if method == "gc":
         T = pabi_steps(cfg.gc_C0, cfg.gc_C1, cfg.gc_eta, cfg.gc_lam)
     elif method == "gc0":
@@ -79,13 +81,14 @@ def tune_digits(base: DigitsUnlearningConfig | None = None, seeds=TUNING_SEEDS, 
         rows = []
         for values in _grid(grid):
             try:
-                cfg = dataclasses.replace(base, **values)
+                cfg = dataclasses.replace(base, unlearning=dataclasses.replace(base.unlearning, **values))
                 cfg.validate()
             except ConfigError:
                 continue
-            T = (pabi_steps(cfg.gc_C0, cfg.gc_C1, cfg.gc_eta, cfg.gc_lam) if method == "gc" else
-                 pabi_steps(cfg.gc0_C0, cfg.gc0_C1, cfg.gc0_eta, 0.0) if method == "gc0" else 0)
-            if not _feasible(method, cfg, steps_per_epoch):
+            u = cfg.unlearning
+            T = (pabi_steps(u.gc_C0, u.gc_C1, u.gc_eta, u.gc_lam) if method == "gc" else
+                 pabi_steps(u.gc0_C0, u.gc0_C1, u.gc0_eta, 0.0) if method == "gc0" else 0)
+            if not _feasible(method, u, steps_per_epoch):
                 rows.append((values, T, math.nan))
                 continue
             accs = []
