@@ -9,6 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from icml25.common.checks import ConfigError
 from icml25.papers.valt_sac import (
     Actor,
     PerturbationModel,
@@ -359,10 +360,32 @@ def test_mujoco_experiments_use_the_papers_task_settings():
         assert exp.requires == ("mujoco",)
         for preset in ("quick", "full"):
             cfg = exp.make_config(preset)
-            assert (cfg.env_id, cfg.eps, cfg.adv_ratio, cfg.hidden, cfg.batch_size) == (env_id, eps, share, 256, 256)
-            assert cfg.total_steps == MUJOCO_STEPS[preset] < PAPER_STEPS
+            sac = cfg.sac
+            assert (cfg.env_id, sac.eps, sac.adv_ratio, sac.hidden, sac.batch_size) == (env_id, eps, share, 256, 256)
+            assert sac.total_steps == MUJOCO_STEPS[preset] < PAPER_STEPS
             fid = exp.fidelity_of(preset)
-            assert fid.level == "reduced" and f"1/{PAPER_STEPS // cfg.total_steps}" in fid.note
+            assert fid.level == "reduced" and f"1/{PAPER_STEPS // sac.total_steps}" in fid.note
+
+
+def test_method_settings_are_one_nested_valt_sac_config():
+    """The experiments hold the method's settings as one ValtSACConfig (``sac``): presets and ``--set`` reach it by
+    dotted keys, a bad value names the dotted key, and a run trains with exactly those settings."""
+    exp = EXPERIMENTS[0]
+    assert RobustnessConfig().sac == ValtSACConfig(total_steps=3_000, learning_starts=500)
+    assert not {"eps", "hidden", "total_steps", "kappa_worst"} & set(exp.fields)
+    assert {"sac.eps", "sac.hidden", "sac.total_steps", "sac.kappa_worst", "sac.gamma"} <= set(exp.fields)
+    smoke = exp.make_config("smoke")
+    assert (smoke.sac.total_steps, smoke.sac.hidden, smoke.sac.batch_size, smoke.eval_episodes) == (300, 16, 32, 2)
+    cfg = exp.make_config("smoke", {"sac.eps": 0.05, "sac.alpha_attk": 0.3})
+    assert (cfg.sac.eps, cfg.sac.alpha_attk, cfg.sac.hidden) == (0.05, 0.3, 16)
+    with pytest.raises(ConfigError, match=r"RobustnessConfig\.sac\.kappa_worst must be in \[0, 1\]"):
+        exp.make_config("smoke", {"sac.kappa_worst": 1.5})
+    with pytest.raises(ConfigError, match=r"RobustnessConfig\.sac\.hidden must be > 0"):
+        exp.make_config("smoke", {"sac.hidden": 0})
+    with pytest.raises(ConfigError, match=r"sac\.variant is set per run from methods"):
+        exp.make_config("smoke", {"sac.variant": "soft"})  # it would be ignored: refused instead
+    with pytest.raises(ConfigError, match=r"sac\.device is set per run from device"):
+        exp.make_config("smoke", {"sac.device": "cuda"})
 
 
 def test_max_episode_steps_truncates_training_and_evaluation_episodes():

@@ -12,9 +12,7 @@ Settings and thresholds were fixed before the first quick run.
 from __future__ import annotations
 
 import functools
-import math
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -29,8 +27,8 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.valt_sac.envs import MUJOCO_MODULE, make_env
+from icml25.papers.valt_sac.repro_figures import robustness_figures
 from icml25.papers.valt_sac.valt_sac import (
     ATTACKS,
     VARIANTS,
@@ -40,7 +38,11 @@ from icml25.papers.valt_sac.valt_sac import (
     valt_sac_train,
 )
 
-METHOD_LABELS = {"none": "SAC", "eps": "VALT-EPS-SAC", "soft": "VALT-SOFT-SAC", "sa_reg": "Robust-SAC (SA-reg)"}
+
+def point_mass_sac() -> ValtSACConfig:
+    """The VALT-SAC settings of the experiments' defaults: :class:`ValtSACConfig`'s own, with 3,000 environment
+    steps (500 of them random)."""
+    return ValtSACConfig(total_steps=3_000, learning_starts=500)
 
 
 @dataclass
@@ -49,26 +51,11 @@ class RobustnessConfig(TorchConfig):
     """Environment: ``PointMassReach`` or a gymnasium id (``Pendulum-v1``, ``HalfCheetah-v4``...)."""
     methods: tuple[str, ...] = ("none", "eps")
     """Variants trained on the same seed: ``none`` (SAC, the baseline), ``eps``, ``soft``, ``sa_reg``."""
-    eps: float = 0.1
-    """L-infinity attack radius in raw observation units (training and evaluation)."""
-    total_steps: int = 3_000
-    """Environment steps per method (identical for all)."""
-    learning_starts: int = 500
-    """Random-action warm-up steps."""
-    hidden: int = 64
-    """Hidden width of every network."""
-    batch_size: int = 128
-    """Replay mini-batch size."""
-    kappa_worst: float = 0.5
-    """VALT-EPS: probability of the PGD worst case in nu."""
-    adv_ratio: float = 0.5
-    """Probability that the behaviour policy sees a perturbed observation."""
-    pgd_steps: int = 5
-    """PGD steps of the training-time worst-case search."""
-    alpha_attk: float = 1.0
-    """VALT-SOFT: KL weight of the adversary."""
-    soft_critic_kl: bool = True
-    """VALT-SOFT: the critic target includes alpha_attk * KL(nu || p) (False drops it)."""
+    sac: ValtSACConfig = field(default_factory=point_mass_sac)
+    """Every variant's training settings (``sac.eps``, ``sac.total_steps``, ``sac.hidden``, ``sac.batch_size``,
+    ``sac.kappa_worst``, ``sac.adv_ratio``, ``sac.pgd_steps``, ``sac.alpha_attk``, ``sac.soft_critic_kl``...);
+    ``sac.eps`` is also the evaluation attacks' L-infinity radius (raw observation units). ``sac.variant`` and
+    ``sac.device`` are set per run from ``methods`` and ``device``."""
     attack_steps: int = 10
     """PGD steps of the evaluation attacks (MAD, PGD-Q)."""
     eval_episodes: int = 10
@@ -79,19 +66,18 @@ class RobustnessConfig(TorchConfig):
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("total_steps", "hidden", "batch_size", "alpha_attk", "eval_episodes"),
-                     nonnegative=("eps", "learning_starts", "pgd_steps", "attack_steps"),
-                     fraction=("kappa_worst", "adv_ratio"), nonempty=("env_id", "methods"),
-                     choices={"methods": VARIANTS})
+        check_fields(self, positive=("eval_episodes", "max_episode_steps"), nonnegative=("attack_steps",),
+                     nonempty=("env_id", "methods"), choices={"methods": VARIANTS})
         # bounds: a job beyond these would need > ~100 GB or days
-        check_fields(self, at_most={"total_steps": 10**7, "learning_starts": 10**7, "hidden": 10**4,
-                                    "batch_size": 10**6, "pgd_steps": 10**4, "attack_steps": 10**4,
-                                    "eval_episodes": 10**5, "max_episode_steps": 10**7})
-        check_fields(self, positive=("max_episode_steps",))
+        check_fields(self, at_most={"attack_steps": 10**4, "eval_episodes": 10**5, "max_episode_steps": 10**7})
         if "none" not in self.methods:
             raise ConfigError(f"RobustnessConfig.methods must include 'none' (the SAC baseline), got {self.methods!r}")
-        if not math.isfinite(self.eps):
-            raise ConfigError(f"RobustnessConfig.eps must be finite, got {self.eps!r}")
+        defaults = ValtSACConfig()
+        for name in ("variant", "device"):  # set per run: a value here would be ignored
+            if getattr(self.sac, name) != getattr(defaults, name):
+                raise ConfigError(f"RobustnessConfig.sac.{name} is set per run from "
+                                  f"{'methods' if name == 'variant' else 'device'}; set that instead, got "
+                                  f"{getattr(self.sac, name)!r}")
 
 
 def run_robustness(cfg: RobustnessConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -99,14 +85,10 @@ def run_robustness(cfg: RobustnessConfig, seed: int, progress: ProgressFn = no_p
     metrics: Metrics = {}
     env = functools.partial(make_env, cfg.env_id, cfg.max_episode_steps)  # a factory: a fresh env per use
     for k, method in enumerate(cfg.methods):
-        vcfg = ValtSACConfig(variant=method, total_steps=cfg.total_steps, learning_starts=cfg.learning_starts,
-                             hidden=cfg.hidden, batch_size=cfg.batch_size, eps=cfg.eps, kappa_worst=cfg.kappa_worst,
-                             adv_ratio=cfg.adv_ratio, pgd_steps=cfg.pgd_steps, alpha_attk=cfg.alpha_attk,
-                             soft_critic_kl=cfg.soft_critic_kl, device=cfg.device)
-        actor, critic, log = valt_sac_train(env, vcfg, seed)
+        actor, critic, log = valt_sac_train(env, replace(cfg.sac, variant=method, device=cfg.device), seed)
         metrics[f"{method}_env_steps"] = log.env_steps
         for attack in ATTACKS:
-            ret = evaluate_under_attack(actor, env, attack, cfg.eps, cfg.eval_episodes, critic=critic,
+            ret = evaluate_under_attack(actor, env, attack, cfg.sac.eps, cfg.eval_episodes, critic=critic,
                                         attack_steps=cfg.attack_steps, seed=10_000 + 100 * seed)
             metrics[f"{method}_{attack}"] = float(ret.mean())
         progress(k + 1, len(cfg.methods))
@@ -117,8 +99,9 @@ def run_robustness(cfg: RobustnessConfig, seed: int, progress: ProgressFn = no_p
         torch.manual_seed(seed)
         low = (sac_actor.bias - sac_actor.scale).cpu().numpy()
         high = (sac_actor.bias + sac_actor.scale).cpu().numpy()
-        untrained = Actor(sac_actor.obs_dim, low.size, cfg.hidden, low, high).to(next(sac_actor.parameters()).device)
-    metrics["untrained_none"] = float(evaluate_under_attack(untrained, env, "none", cfg.eps, cfg.eval_episodes,
+        device = next(sac_actor.parameters()).device
+        untrained = Actor(sac_actor.obs_dim, low.size, cfg.sac.hidden, low, high).to(device)
+    metrics["untrained_none"] = float(evaluate_under_attack(untrained, env, "none", cfg.sac.eps, cfg.eval_episodes,
                                                             seed=10_000 + 100 * seed).mean())
     metrics["sac_minus_untrained_clean"] = metrics["none_none"] - metrics["untrained_none"]
     sac_clean = metrics["none_none"]
@@ -133,21 +116,6 @@ def run_robustness(cfg: RobustnessConfig, seed: int, progress: ProgressFn = no_p
     return metrics
 
 
-def robustness_figures(per_seed: list[Metrics], cfg: RobustnessConfig, outdir: Path) -> list[Path]:
-    """Mean return (95% interval over seeds) of each method, clean and under each attack."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(ATTACKS), figsize=(3.2 * len(ATTACKS), 3.6), squeeze=False)
-    labels = [METHOD_LABELS[m] for m in cfg.methods]
-    for ax, attack in zip(axes[0], ATTACKS):
-        seed_bars(ax, per_seed, [f"{m}_{attack}" for m in cfg.methods], labels, highlight=METHOD_LABELS["eps"])
-        ax.set_title("clean" if attack == "none" else f"{attack} attack, eps={cfg.eps:g}")
-        ax.set_ylabel("episode return")
-        ax.tick_params(axis="x", rotation=30)
-    fig.suptitle(f"{cfg.env_id}, {cfg.total_steps} env steps per method")
-    return [save_figure(fig, outdir / "robustness_returns.png")]
-
-
 EXPERIMENTS = [
     Experiment(
         name="robustness",
@@ -156,17 +124,17 @@ EXPERIMENTS = [
         config=RobustnessConfig,
         run=run_robustness,
         presets={
-            "smoke": {"total_steps": 300, "learning_starts": 100, "hidden": 16, "batch_size": 32, "pgd_steps": 2,
-                      "attack_steps": 2, "eval_episodes": 2},
+            "smoke": {"sac.total_steps": 300, "sac.learning_starts": 100, "sac.hidden": 16, "sac.batch_size": 32,
+                      "sac.pgd_steps": 2, "attack_steps": 2, "eval_episodes": 2},
             "quick": {},
-            "full": {"env_id": "Pendulum-v1", "total_steps": 12_000, "learning_starts": 1_000,
+            "full": {"env_id": "Pendulum-v1", "sac.total_steps": 12_000, "sac.learning_starts": 1_000,
                      "methods": ("none", "eps", "soft", "sa_reg")},
         },
         seeds={"smoke": 2, "quick": 3, "full": 8},
         figures=robustness_figures,
         full_requirements="The full preset is the card's Pendulum-v1 run (12k steps, 8 seeds, ~1 CPU-hour). The "
                           "paper's scale needs `pip install gymnasium[mujoco]` and e.g. --set env_id=HalfCheetah-v4 "
-                          "eps=0.15 total_steps=1000000 hidden=256 batch_size=256 (a GPU is advised).",
+                          "sac.eps=0.15 sac.total_steps=1000000 sac.hidden=256 sac.batch_size=256 (a GPU is advised).",
         fidelity={
             "smoke": Fidelity("mechanism", "tiny: a damped 2-D point mass stands in for MuJoCo, 300 environment "
                                            "steps, 16-unit MLPs"),
@@ -199,7 +167,7 @@ MUJOCO_TASKS = {
     "ant": MujocoTask("Ant-v5", eps=0.15, adv_ratio=0.5),
 }
 """The paper's four tasks; ``hopper`` and ``halfcheetah`` are experiments here, the other two run with
-``--set env_id=Walker2d-v5 eps=0.05`` (or ``Ant-v5``, ``eps=0.15``) on either experiment."""
+``--set env_id=Walker2d-v5 sac.eps=0.05`` (or ``Ant-v5``, ``sac.eps=0.15``) on either experiment."""
 
 PAPER_STEPS = 1_000_000
 """Environment steps of the paper's MuJoCo runs (second-hand: 1-3M per the card; the smallest is used for ratios)."""
@@ -214,9 +182,9 @@ def mujoco_experiment(name: str) -> Experiment:
     """SAC vs VALT-EPS-SAC on one of the paper's MuJoCo tasks at the paper's eps and adversarial share; SAC's
     standard networks (two hidden layers of 256, batch 256); a reduced number of environment steps."""
     task = MUJOCO_TASKS[name]
-    paper = {"env_id": task.env_id, "eps": task.eps, "adv_ratio": task.adv_ratio, "hidden": 256, "batch_size": 256,
-             "eval_episodes": 5}
-    reduced = {preset: {**paper, "total_steps": steps, "learning_starts": min(5_000, steps // 3)}
+    paper = {"env_id": task.env_id, "sac.eps": task.eps, "sac.adv_ratio": task.adv_ratio, "sac.hidden": 256,
+             "sac.batch_size": 256, "eval_episodes": 5}
+    reduced = {preset: {**paper, "sac.total_steps": steps, "sac.learning_starts": min(5_000, steps // 3)}
                for preset, steps in MUJOCO_STEPS.items()}
 
     def ratio(preset: str) -> str:
@@ -233,8 +201,9 @@ def mujoco_experiment(name: str) -> Experiment:
         config=RobustnessConfig,
         run=run_robustness,
         presets={
-            "smoke": {**paper, "total_steps": 300, "learning_starts": 100, "hidden": 16, "batch_size": 32,
-                      "pgd_steps": 2, "attack_steps": 2, "eval_episodes": 2, "max_episode_steps": 50},
+            "smoke": {**paper, "sac.total_steps": 300, "sac.learning_starts": 100, "sac.hidden": 16,
+                      "sac.batch_size": 32, "sac.pgd_steps": 2, "attack_steps": 2, "eval_episodes": 2,
+                      "max_episode_steps": 50},
             "quick": reduced["quick"],
             "full": reduced["full"],
         },
@@ -244,7 +213,7 @@ def mujoco_experiment(name: str) -> Experiment:
         figures=robustness_figures,
         full_requirements=f"The paper's scale: {PAPER_STEPS:,}+ environment steps per method and 8 seeds (about "
                           f"5-30 GPU-hours per task per method on a V100, the paper's Appendix G, second-hand): "
-                          f"--set total_steps=1000000 eval_episodes=20 on a GPU machine (--set device=cuda).",
+                          f"--set sac.total_steps=1000000 eval_episodes=20 on a GPU machine (--set device=cuda).",
         fidelity={
             "smoke": Fidelity("mechanism", f"{task.env_id} with 300 environment steps and 50-step episodes, "
                                            "16-unit networks: a harness run"),
@@ -258,7 +227,7 @@ _NOT_READ = "the paper's tables and sections were not read first-hand"
 _TRAINED = ("compares the final policies after the paper's MuJoCo training budget (1M+ environment steps); the "
             "robust objective learns more slowly, so a shorter run does not test it")
 CLAIMS = [
-    Claim("pgd_q_robustness",
+    Claim(id="pgd_q_robustness",
           statement="Under the PGD min-Q attack VALT-EPS-SAC's return exceeds SAC's (per-seed paired difference > 0).",
           paper_value="VALT greatly improves worst-case returns under strong attacks (MuJoCo, Tables 1-2)",
           experiment="robustness", metric="eps_minus_sac_pgd_q", op=">=", threshold=0.0, aggregate="mean",
@@ -267,7 +236,7 @@ CLAIMS = [
                             "return ~ -38)",
           kind="paper", source=f"second-hand: Tables 1-2 as cited by the spec card and a PDF summary; {_NOT_READ}",
           fair_at="paper", fair_at_reason=_TRAINED, requires=("sac_learned",)),
-    Claim("clean_return_kept",
+    Claim(id="clean_return_kept",
           statement="VALT-EPS-SAC's clean return stays within 15% of SAC's (relative drop <= 0.15).",
           paper_value="VALT matches SAC's clean performance / sample efficiency (Sec. 6)", experiment="robustness",
           metric="eps_clean_rel_drop", op="<=", threshold=0.15, aggregate="mean", resolution=0.03,
@@ -275,13 +244,13 @@ CLAIMS = [
           kind="paper", source=f"second-hand: Sec. 6 as cited by the spec card; {_NOT_READ}",
           fair_at="paper", fair_at_reason=_TRAINED, requires=("sac_learned",)),
     # every seed: equal env-step counts are fixed by the config (virtual adversary) and must hold in every run
-    Claim("no_extra_env_steps",
+    Claim(id="no_extra_env_steps",
           statement="VALT-EPS-SAC uses exactly as many environment steps as SAC (virtual adversary).",
           paper_value="no additional environment interactions (abstract)", experiment="robustness",
           metric="eps_env_step_difference", op="<=", threshold=0.0, aggregate="every_seed",
           kind="check", source="abstract (holds by construction: both runs take total_steps env steps)"),
     # every seed: a sanity check of each run (ours); 0 = any gain over the untrained policy, fixed from its meaning
-    Claim("sac_learned",
+    Claim(id="sac_learned",
           statement="(ours, beyond the paper) SAC's clean return exceeds the same architecture untrained, on the "
                     "same evaluation episodes, in every seed.",
           paper_value="not a paper claim (a check that the baseline learned)",
@@ -295,7 +264,7 @@ def mujoco_claims(name: str) -> list[Claim]:
     task = MUJOCO_TASKS[name]
     learned = f"{name}_sac_learned"
     return [
-        Claim(f"{name}_pgd_q_robustness",
+        Claim(id=f"{name}_pgd_q_robustness",
               statement=f"{task.env_id}: under the PGD min-Q attack (eps {task.eps:g}) VALT-EPS-SAC's return exceeds "
                         f"SAC's (per-seed paired difference > 0).",
               paper_value=f"VALT greatly improves worst-case returns under strong attacks "
@@ -306,7 +275,7 @@ def mujoco_claims(name: str) -> list[Claim]:
                                 "HalfCheetah's return in the SAC paper, below any difference the paper discusses",
               kind="paper", source=f"second-hand: Table 1 per a PDF summary; {_NOT_READ}",
               fair_at="paper", fair_at_reason=_TRAINED, requires=(learned,)),
-        Claim(f"{name}_clean_return_kept",
+        Claim(id=f"{name}_clean_return_kept",
               statement=f"{task.env_id}: VALT-EPS-SAC's clean return stays within 15% of SAC's (relative drop "
                         f"<= 0.15).",
               paper_value="VALT keeps SAC's clean performance and sample efficiency (Sec. 6, Fig. 2)",
@@ -316,13 +285,13 @@ def mujoco_claims(name: str) -> list[Claim]:
               kind="paper", source=f"second-hand: Sec. 6 and Fig. 2 per a PDF summary; {_NOT_READ}",
               fair_at="paper", fair_at_reason=_TRAINED, requires=(learned,)),
         # every seed: equal env-step counts are fixed by the config (virtual adversary)
-        Claim(f"{name}_no_extra_env_steps",
+        Claim(id=f"{name}_no_extra_env_steps",
               statement=f"{task.env_id}: VALT-EPS-SAC uses exactly as many environment steps as SAC.",
               paper_value="no additional environment interactions (abstract)", experiment=name,
               metric="eps_env_step_difference", op="<=", threshold=0.0, aggregate="every_seed",
               kind="check", source="abstract (holds by construction: both runs take total_steps env steps)"),
         # every seed: a sanity check of each run; 0 = any gain over the untrained policy, fixed from its meaning
-        Claim(learned,
+        Claim(id=learned,
               statement=f"(ours) {task.env_id}: SAC's clean return exceeds the same architecture untrained, on the "
                         f"same evaluation episodes, in every seed.",
               paper_value="not a paper claim (a check that the baseline learned)",

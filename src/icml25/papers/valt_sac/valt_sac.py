@@ -43,6 +43,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from icml25.common.checks import check_fields
 from icml25.papers.valt_sac.envs import EnvSpec, make_env
 
 Variant = Literal["eps", "soft", "none", "sa_reg"]
@@ -52,7 +53,12 @@ LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
 
 @dataclass
 class ValtSACConfig:
-    """Hyper-parameters of VALT-SAC (and of plain SAC with ``variant="none"``)."""
+    """Hyper-parameters of VALT-SAC (and of plain SAC with ``variant="none"``), steps 1-4 of the module docstring.
+
+    The experiments nest it whole as ``sac`` (``--set sac.eps=0.05 sac.total_steps=1000000``); there ``variant``
+    and ``device`` are set per run from the experiment's ``methods`` and ``device``. A value out of range raises
+    :class:`~icml25.common.checks.ConfigError` (a ``ValueError``) naming the field.
+    """
 
     variant: Variant = "eps"
     """Adversary: ``eps`` (VALT-EPS), ``soft`` (VALT-SOFT), ``none`` (plain SAC), ``sa_reg`` (Robust-SAC)."""
@@ -83,7 +89,8 @@ class ValtSACConfig:
     kappa_worst: float = 0.5
     """VALT-EPS: probability that nu picks the PGD worst case instead of a uniform sample."""
     adv_ratio: float = 0.5
-    """Probability that the behaviour policy acts on a perturbed observation."""
+    """Probability that the behaviour policy acts on a perturbed observation (step 1; the paper's Tables 10-11 set it
+    per task, second-hand)."""
     pgd_steps: int = 5
     """Signed-gradient PGD steps of the worst-case search (training)."""
     pgd_lr: float | None = None
@@ -98,31 +105,16 @@ class ValtSACConfig:
     """Where the networks and the replay mini-batches live (``cpu``, ``cuda``, ``cuda:1``...)."""
 
     def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
-        for name in ("total_steps", "hidden", "batch_size", "buffer_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.learning_starts < 0:
-            raise ValueError(f"learning_starts must be >= 0, got {self.learning_starts}")
-        if not 0 < self.gamma < 1:
-            raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
-        if not (self.eps >= 0 and math.isfinite(self.eps)):
-            raise ValueError(f"eps must be a finite number >= 0, got {self.eps}")
-        for name in ("alpha_init", "lr_actor", "lr_critic"):
-            if not (getattr(self, name) > 0 and math.isfinite(getattr(self, name))):
-                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)}")
-        if self.pgd_lr is not None and not (self.pgd_lr > 0 and math.isfinite(self.pgd_lr)):
-            raise ValueError(f"pgd_lr must be None or a finite number > 0, got {self.pgd_lr}")
-        if not (self.sa_coef >= 0 and math.isfinite(self.sa_coef)):
-            raise ValueError(f"sa_coef must be a finite number >= 0, got {self.sa_coef}")
-        for name in ("kappa_worst", "adv_ratio", "tau"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if self.pgd_steps < 0:
-            raise ValueError(f"pgd_steps must be >= 0, got {self.pgd_steps}")
-        if not (self.alpha_attk > 0 and math.isfinite(self.alpha_attk)):
-            raise ValueError(f"alpha_attk must be a finite number > 0, got {self.alpha_attk}")
+        # named as the settings are typed (``ValtSACConfig.hidden``; in an experiment ``--set sac.hidden=...``);
+        # bounds: a run beyond these would need > ~100 GB or days
+        check_fields(self, choices={"variant": VARIANTS},
+                     positive=("total_steps", "hidden", "batch_size", "buffer_size", "alpha_init", "lr_actor",
+                               "lr_critic", "pgd_lr", "alpha_attk"),
+                     nonnegative=("learning_starts", "eps", "pgd_steps", "sa_coef"),
+                     finite=("eps", "alpha_init", "lr_actor", "lr_critic", "pgd_lr", "sa_coef", "alpha_attk"),
+                     open_fraction=("gamma",), fraction=("kappa_worst", "adv_ratio", "tau"),
+                     at_most={"total_steps": 10**7, "learning_starts": 10**7, "hidden": 10**4, "batch_size": 10**6,
+                              "buffer_size": 10**8, "pgd_steps": 10**4})
 
 
 def _check_dims(**dims: int) -> None:
