@@ -31,6 +31,7 @@ from icml25.common.mdp import backward_induction
 from icml25.papers.robust_markov_games import (
     CorrelatedPolicy,
     MarkovGame,
+    RobustQFTRLConfig,
     estimate_joint_model,
     ftrl_step_sizes,
     mixture_weights,
@@ -441,11 +442,34 @@ def test_c_alpha_out_of_range_is_a_clear_error(c_alpha):
 def test_c_alpha_bound_in_the_experiment_config():
     from icml25.core.experiment import ConfigError
 
-    cfg = EXPERIMENTS[0].make_config("smoke")
-    cfg.c_alpha = 1e308
-    with pytest.raises(ConfigError, match="c_alpha"):
-        cfg.validate()
+    with pytest.raises(ConfigError, match=r"rqftrl\.c_alpha"):
+        EXPERIMENTS[0].make_config("smoke", {"rqftrl.c_alpha": 1e308})
+    with pytest.raises(ConfigError, match=r"rqftrl\.c_alpha"):
+        RobustQFTRLConfig(c_alpha=1e308)
     assert np.all(np.isfinite(ftrl_step_sizes(10**6, 1e6)))
+
+
+def test_method_settings_are_one_nested_config_reached_by_dotted_keys():
+    """Robust-Q-FTRL's settings are one :class:`RobustQFTRLConfig`, nested as ``rqftrl`` (no flat copy): the
+    smoke preset's dotted ``rqftrl.N`` and a ``--set``-style override reach the algorithm, and a bad nested value
+    raises ConfigError naming the dotted key."""
+    from icml25.core.experiment import ConfigError
+
+    exp = EXPERIMENTS[0]
+    assert not {"N", "c_alpha", "c_bonus"} & set(exp.fields)
+    assert exp.make_config("smoke").rqftrl == RobustQFTRLConfig(N=5)
+    assert exp.make_config("quick").rqftrl == RobustQFTRLConfig()
+    cfg = exp.make_config("smoke", {"rqftrl.N": 2, "rqftrl.c_alpha": 3.0, "rqftrl.c_bonus": 0.0})
+    assert cfg.rqftrl == RobustQFTRLConfig(N=2, c_alpha=3.0, c_bonus=0.0)
+    # each override reaches the algorithm's run (the games and seeds are the same)
+    base = exp.run(exp.make_config("smoke"), seed=0)
+    for key, value in (("rqftrl.N", 2), ("rqftrl.c_alpha", 3.0), ("rqftrl.c_bonus", 0.0)):
+        out = exp.run(exp.make_config("smoke", {key: value}), seed=0)
+        assert out["uniform_gap_m2"] == base["uniform_gap_m2"]
+        assert out["rqftrl_gap_m2"] != base["rqftrl_gap_m2"], key
+    for key, bad in (("rqftrl.N", 0), ("rqftrl.N", 2.5), ("rqftrl.c_alpha", 0.0), ("rqftrl.c_bonus", -1.0)):
+        with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+            exp.make_config("smoke", {key: bad})
 
 
 def test_smoke_run():
@@ -463,7 +487,7 @@ def test_smoke_run():
         assert all(0 <= g <= H for g in gaps + out[f"joint_gap_m{m}"])
         # K = 1 plays uniform, whose gap is above the target, so Robust-Q-FTRL is never censored at K = 1
         assert gaps[0] > target and out[f"rqftrl_censored_m{m}"] == 0.0
-        budgets = [H * S * K * cfg.N * m * cfg.n_actions for K in cfg.K_grid]
+        budgets = [H * S * K * cfg.rqftrl.N * m * cfg.n_actions for K in cfg.K_grid]
         stt = samples_to_target(budgets, gaps, target)
         np.testing.assert_equal(out[f"rqftrl_samples_to_target_m{m}"], stt[0])
         unmeasured["rqftrl"] += stt[1] or np.isnan(stt[0])

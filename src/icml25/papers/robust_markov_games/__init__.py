@@ -18,6 +18,7 @@ from icml25.papers.robust_markov_games.game import (
     tv_robust_expectation_batch,
 )
 from icml25.papers.robust_markov_games.robust_q_ftrl import (
+    RobustQFTRLConfig,
     estimate_joint_model,
     ftrl_step_sizes,
     joint_model_baseline,
@@ -26,8 +27,8 @@ from icml25.papers.robust_markov_games.robust_q_ftrl import (
 )
 
 __all__ = [
-    "CorrelatedPolicy", "MarkovGame", "estimate_joint_model", "ftrl_step_sizes", "joint_model_baseline",
-    "mixture_weights", "random_general_sum_game", "robust_best_response_values", "robust_cce_gap",
-    "robust_cce_gaps", "robust_policy_values", "robust_q_ftrl", "tv_robust_expectation",
+    "CorrelatedPolicy", "MarkovGame", "RobustQFTRLConfig", "estimate_joint_model", "ftrl_step_sizes",
+    "joint_model_baseline", "mixture_weights", "random_general_sum_game", "robust_best_response_values",
+    "robust_cce_gap", "robust_cce_gaps", "robust_policy_values", "robust_q_ftrl", "tv_robust_expectation",
     "tv_robust_expectation_batch",
 ]

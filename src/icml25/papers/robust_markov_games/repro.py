@@ -18,8 +18,7 @@ of 0.1 H (at which both samples-to-target ratios were censored) in a pre-registe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,14 +33,14 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure
 from icml25.papers.robust_markov_games.game import (
     CorrelatedPolicy,
     random_general_sum_game,
     robust_cce_gap,
     robust_policy_values,
 )
-from icml25.papers.robust_markov_games.robust_q_ftrl import C_ALPHA_MAX, joint_model_baseline, robust_q_ftrl
+from icml25.papers.robust_markov_games.repro_figures import scaling_figures
+from icml25.papers.robust_markov_games.robust_q_ftrl import RobustQFTRLConfig, joint_model_baseline, robust_q_ftrl
 
 
 def samples_to_target(budgets: list[float], gaps: list[float], target: float) -> tuple[float, bool]:
@@ -81,10 +80,11 @@ class ScalingConfig(ExperimentConfig):
     """Actions per agent A_i."""
     sigma: float = 0.2
     """TV radius sigma_i of every agent."""
-    N: int = 20
-    """Robust-Q-FTRL samples per (h, s, i, a_i) and round."""
+    rqftrl: RobustQFTRLConfig = field(default_factory=RobustQFTRLConfig)
+    """Robust-Q-FTRL's settings (``rqftrl.N``: samples per (h, s, i, a_i) and round; ``rqftrl.c_alpha``,
+    ``rqftrl.c_bonus``: the learning-rate and bonus constants, shared by the joint-model baseline's planner)."""
     K_grid: tuple[int, ...] = (1, 3, 10, 25, 50, 100, 200, 400)
-    """FTRL rounds K swept for Robust-Q-FTRL (its sample budget is H S K N sum_i A_i)."""
+    """FTRL rounds K swept for Robust-Q-FTRL (its sample budget is H S K N sum_i A_i, N = ``rqftrl.N``)."""
     curve_K: tuple[int, ...] = (50, 100, 200, 400)
     """K values (a subset of K_grid) over which the log-log slope of the learning curve is fitted."""
     joint_n_grid: tuple[float, ...] = (0.0625, 0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32)
@@ -96,27 +96,19 @@ class ScalingConfig(ExperimentConfig):
     target_fraction: float = 0.75
     """Target robust CCE gap, as a fraction of uniform play's exact gap in the same game (K = 1 plays uniform,
     so Robust-Q-FTRL's smallest budget never meets it by construction)."""
-    c_alpha: float = 1.0
-    """Constant of the rescaled linear learning rate alpha_k = c log K / (k - 1 + c log K)."""
-    c_bonus: float = 1.0
-    """Constant c_b of the variance bonus of the optimistic value estimates (unspecified in the paper; 0: none)."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("agents", "n_states", "horizon", "n_actions", "N", "K_grid", "curve_K",
-                                     "joint_n_grid", "joint_planning_K", "target_fraction", "c_alpha"),
-                     nonnegative=("c_bonus",),
+        check_fields(self, positive=("agents", "n_states", "horizon", "n_actions", "K_grid", "curve_K",
+                                     "joint_n_grid", "joint_planning_K", "target_fraction"),
                      fraction=("sigma", "target_fraction"), nonempty=("agents", "K_grid", "curve_K", "joint_n_grid"))
         # bounds: a job beyond these would need > ~100 GB or days
-        check_fields(self, at_most={"agents": 100, "n_states": 10**3, "horizon": 10**4, "n_actions": 100, "N": 10**4,
+        check_fields(self, at_most={"agents": 100, "n_states": 10**3, "horizon": 10**4, "n_actions": 100,
                                     "K_grid": 10**6, "curve_K": 10**6, "joint_n_grid": 10**4,
                                     "joint_planning_K": 10**6})
         if any(n >= 1 and not float(n).is_integer() for n in self.joint_n_grid):
             raise ConfigError(f"ScalingConfig.joint_n_grid: values >= 1 are samples per entry and must be integers "
                               f"(values in (0, 1) are coverage fractions), got {self.joint_n_grid}")
-        if self.c_alpha > C_ALPHA_MAX:
-            raise ConfigError(f"ScalingConfig.c_alpha must be <= {C_ALPHA_MAX:g} (beyond it alpha_k = 1 in every "
-                              f"round: last-iterate play), got {self.c_alpha}")
         if not set(self.curve_K) <= set(self.K_grid):
             raise ConfigError(f"ScalingConfig.curve_K must be a subset of K_grid = {self.K_grid}, got {self.curve_K}")
         if len(set(self.curve_K)) < 2:
@@ -145,8 +137,8 @@ def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progres
 
         gaps, budgets = [], []
         for K in cfg.K_grid:
-            policy = robust_q_ftrl(game, cfg.sigma, K, cfg.N, seed=_seed(seed, m, 1, K), c_alpha=cfg.c_alpha,
-                                   c_bonus=cfg.c_bonus)
+            policy = robust_q_ftrl(game, cfg.sigma, K, cfg.rqftrl.N, seed=_seed(seed, m, 1, K),
+                                   c_alpha=cfg.rqftrl.c_alpha, c_bonus=cfg.rqftrl.c_bonus)
             gaps.append(robust_cce_gap(game, policy, cfg.sigma))
             budgets.append(policy.n_samples)
             done += 1
@@ -166,7 +158,7 @@ def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progres
         gaps, budgets = [], []
         for n in cfg.joint_n_grid:
             policy = joint_model_baseline(game, cfg.sigma, n, cfg.joint_planning_K, seed=_seed(seed, m, 2, round(n * 10**4)),
-                                          c_alpha=cfg.c_alpha, c_bonus=cfg.c_bonus)
+                                          c_alpha=cfg.rqftrl.c_alpha, c_bonus=cfg.rqftrl.c_bonus)
             gaps.append(robust_cce_gap(game, policy, cfg.sigma))
             budgets.append(policy.n_samples)
             done += 1
@@ -194,45 +186,6 @@ def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progres
     return out
 
 
-def _mean_err(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    mean = np.nanmean(values, axis=0)
-    err = 1.96 * np.nanstd(values, axis=0, ddof=1) / np.sqrt(len(values)) if len(values) > 1 else None
-    return mean, err
-
-
-def scaling_figures(per_seed: list[Metrics], cfg: ScalingConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    paths = []
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    for m in cfg.agents:
-        mean, err = _mean_err(np.array([s[f"rqftrl_gap_m{m}"] for s in per_seed]))
-        ax.errorbar(cfg.K_grid, mean, yerr=err, marker="o", capsize=3, label=f"m={m}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("FTRL rounds K")
-    ax.set_ylabel("exact robust CCE gap")
-    ax.set_title(f"Robust-Q-FTRL learning curve (N={cfg.N}, sigma={cfg.sigma})")
-    ax.legend()
-    paths.append(save_figure(fig, outdir / "learning_curve.png"))
-
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    ms = np.array(cfg.agents)
-    for method, label, colour in (("rqftrl", "Robust-Q-FTRL", "#d62728"), ("joint", "joint-model baseline", "#1f77b4")):
-        mean, err = _mean_err(np.array([[s[f"{method}_samples_to_target_m{m}"] for m in ms] for s in per_seed]))
-        ax.errorbar(ms, mean, yerr=err, marker="o", capsize=3, color=colour, label=label)
-        ref = ms * cfg.n_actions if method == "rqftrl" else float(cfg.n_actions) ** ms
-        ax.plot(ms, mean[0] * ref / ref[0], ls="--", color=colour, alpha=0.6,
-                label="∝ sum A_i" if method == "rqftrl" else "∝ prod A_i")
-    ax.set_yscale("log")
-    ax.set_xlabel("agents m")
-    ax.set_ylabel(f"samples to reach gap <= {cfg.target_fraction:g} x uniform play's")
-    ax.set_title("Multiagency scaling")
-    ax.legend(fontsize=8)
-    paths.append(save_figure(fig, outdir / "samples_to_target.png"))
-    return paths
-
-
 EXPERIMENTS = [
     Experiment(
         name="multiagency",
@@ -243,7 +196,7 @@ EXPERIMENTS = [
         config=ScalingConfig,
         run=run_scaling,
         presets={
-            "smoke": {"agents": (2, 3), "K_grid": (1, 5, 20), "curve_K": (5, 20), "N": 5,
+            "smoke": {"agents": (2, 3), "K_grid": (1, 5, 20), "curve_K": (5, 20), "rqftrl.N": 5,
                       "joint_n_grid": (0.25, 1, 4), "joint_planning_K": 20},
             "quick": {},
             # m = 2..5 as at quick, so the claims' ratio bars (sum_i A_i ratio 2.5, prod_i A_i ratio 8) keep
@@ -280,7 +233,7 @@ EXPERIMENTS = [
 # comparison of upper bounds, never a measured number. Our claims test measurable consequences of those rates.
 _THEORY = "a property the paper proves for any game; it has no experiments, so a random game is a fair instance"
 CLAIMS = [
-    Claim("gap_decreases_with_K",
+    Claim(id="gap_decreases_with_K",
           statement="Robust-Q-FTRL converges: the exact robust CCE gap of its output falls with the "
                     "number of FTRL rounds K (negative log-log slope over the preset's curve_K, K in {50,...,400} "
                     "at quick, averaged over m).",
@@ -291,7 +244,7 @@ CLAIMS = [
                             "over K 50->400",
           kind="paper", source="second-hand: Theorem 2 as survey and PDF summaries state it",
           fair_at="mechanism", fair_at_reason=_THEORY),
-    Claim("rqftrl_beats_uniform",
+    Claim(id="rqftrl_beats_uniform",
           statement="(ours, beyond the paper) Robust-Q-FTRL learned: at the largest K its exact robust "
                     "CCE gap is below that of uniform play (mean over m of the ratio <= 1).",
           paper_value="none (a sanity check; the paper has no experiments)", experiment="multiagency",
@@ -301,14 +254,14 @@ CLAIMS = [
           kind="check"),
     # the two measurement checks gate the ratio claims: a samples-to-target censored at the cheapest budget
     # (the target met before any learning) or never reached (NaN) is not a measurement of the samples needed
-    Claim("rqftrl_target_measured",
+    Claim(id="rqftrl_target_measured",
           statement="(harness check) For every m, Robust-Q-FTRL's samples-to-target is measured: its cheapest "
                     "budget (K = 1, uniform play) misses the target and a budget of the K grid meets it "
                     "(metric: number of m where it is censored or not reached).",
           paper_value="none (a check that the samples-to-target ratio is a measurement)",
           experiment="multiagency", metric="rqftrl_unmeasured_count", op="<=", threshold=0.0,
           aggregate="every_seed", kind="check"),
-    Claim("joint_target_measured",
+    Claim(id="joint_target_measured",
           statement="(harness check) For every m, the joint-model baseline's samples-to-target is measured: its "
                     "cheapest budget (the smallest coverage fraction of the joint actions, each visited once) "
                     "misses the target and a budget of its grid meets it (metric: number of m where it is censored "
@@ -316,7 +269,7 @@ CLAIMS = [
           paper_value="none (a check that the samples-to-target ratio is a measurement)",
           experiment="multiagency", metric="joint_unmeasured_count", op="<=", threshold=0.0,
           aggregate="every_seed", kind="check"),
-    Claim("rqftrl_linear_in_sum_actions",
+    Claim(id="rqftrl_linear_in_sum_actions",
           statement="Robust-Q-FTRL's samples to bring the gap to 0.75 x uniform play's gap grow at most "
                     "linearly in sum_i A_i: ratio largest m to smallest m at most 3.5 (sum_i A_i ratio 2.5 at "
                     "m = 5 vs 2).",
@@ -328,7 +281,7 @@ CLAIMS = [
           kind="paper", source="second-hand: Theorem 2 as survey and PDF summaries state it",
           fair_at="mechanism", fair_at_reason=_THEORY,
           requires=("rqftrl_beats_uniform", "rqftrl_target_measured")),
-    Claim("joint_model_curse",
+    Claim(id="joint_model_curse",
           statement="(ours, beyond the paper) A joint-model plug-in baseline's samples to reach the same "
                     "target grow faster than linearly in sum_i A_i: ratio largest m to smallest m at least 3.5 "
                     "(prod_i A_i ratio 8 at m = 5 vs 2).",
@@ -341,7 +294,7 @@ CLAIMS = [
           kind="ours", source="our generic plug-in baseline (not DR-NVI); Table 1's prod_i A_i bounds per a PDF "
                               "summary (second-hand)",
           requires=("joint_target_measured",)),
-    Claim("rqftrl_scales_better",
+    Claim(id="rqftrl_scales_better",
           statement="Per game draw, the baseline's growth ratio exceeds Robust-Q-FTRL's "
                     "(paired difference >= 0).",
           paper_value="comparison of theoretical upper bounds, not a measurement: sum_i A_i versus prod_i A_i "

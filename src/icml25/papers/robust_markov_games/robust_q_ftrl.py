@@ -24,10 +24,12 @@ joint-model baseline on an estimated model).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from icml25.common.checks import ConfigError, check_ranges
 from icml25.common.mdp import check_count
 from icml25.papers.robust_markov_games.game import (
     CorrelatedPolicy,
@@ -52,6 +54,35 @@ def check_c_alpha(c_alpha: float) -> float:
         raise ValueError(f"c_alpha must be in (0, {C_ALPHA_MAX:g}] (beyond it alpha_k = 1 in every round: "
                          f"last-iterate play), got {c_alpha!r}")
     return float(c_alpha)
+
+
+@dataclass
+class RobustQFTRLConfig:
+    """Robust-Q-FTRL's own settings (Algorithm 1), those of :func:`robust_q_ftrl` besides the game, the radius
+    sigma and the number of rounds K (an experiment sweeps K as the sample budget).
+
+    An experiment nests it as ``rqftrl`` (``--set rqftrl.N=20``); ``robust_q_ftrl(game, sigma, K, cfg.N, seed,
+    c_alpha=cfg.c_alpha, c_bonus=cfg.c_bonus)`` runs it. The joint-model baseline plans with the same ``c_alpha``
+    and ``c_bonus``.
+    """
+
+    N: int = 20
+    """Generative-model samples per (h, s, i, a_i) and round (step 2: one batch per round, because the robust
+    operator is nonlinear)."""
+    c_alpha: float = 1.0
+    """Constant c of the rescaled linear learning rate alpha_k = c log K / (k - 1 + c log K) (step 3), in
+    (0, :data:`C_ALPHA_MAX`]."""
+    c_bonus: float = 1.0
+    """Constant c_b of the variance bonus of the optimistic value estimates (step 4; unspecified in the paper;
+    0: none)."""
+
+    def __post_init__(self) -> None:
+        # named as the settings are typed (``--set rqftrl.N=...``); beyond 1e4 samples per entry a job takes days
+        check_ranges("rqftrl", vars(self), integer=("N",), positive=("N", "c_alpha"), nonnegative=("c_bonus",),
+                     finite=("c_alpha", "c_bonus"), at_most={"N": 10**4})
+        if self.c_alpha > C_ALPHA_MAX:
+            raise ConfigError(f"rqftrl.c_alpha must be <= {C_ALPHA_MAX:g} (beyond it alpha_k = 1 in every round: "
+                              f"last-iterate play), got {self.c_alpha}")
 
 
 def ftrl_step_sizes(K: int, c_alpha: float = 1.0) -> np.ndarray:
