@@ -45,7 +45,7 @@ from icml25.papers.pas.estimators import (
     shrinkage_only_pointestimate,
     vanilla_ppi_mean_pointestimate,
 )
-from icml25.papers.pas.repro_figures import digits_figures, synthetic_figures
+from icml25.papers.pas.figures import digits_figures, synthetic_figures
 
 BASELINES_TO_BEAT = ("classical", "pt", "shrinkage", "grand_mean")
 """The baselines of the claims "PAS is lowest": the official benchmark's estimators that do not return the

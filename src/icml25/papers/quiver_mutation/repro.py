@@ -44,6 +44,7 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.papers.quiver_mutation.explainability import connected_motif, identify_mutation_type, remove_arrows
+from icml25.papers.quiver_mutation.figures import explainability_figures, generalisation_figures
 from icml25.papers.quiver_mutation.models import (
     DirGINE,
     DirGINEConfig,
@@ -66,7 +67,6 @@ from icml25.papers.quiver_mutation.quivers import (
     sample_mutation_class,
     type_class_certificates,
 )
-from icml25.papers.quiver_mutation.repro_figures import explainability_figures, generalisation_figures
 from icml25.papers.quiver_mutation.vatne import vatne_type_table
 
 MODELS = ("dirgine", "undirected_gine", "counts_logreg", "spectrum_mlp")

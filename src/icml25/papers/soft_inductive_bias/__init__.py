@@ -50,7 +50,8 @@ from icml25.papers.soft_inductive_bias.random_features import (
 )
 
 __all__ = [
-    "CompressionBoundConfig", "GPStudyConfig", "OrderDependentPolyRegressor", "SoftPolyConfig", "SubspaceMLP", "adaptive_arithmetic_code_bits", "arccos_kernel",
+    "CompressionBoundConfig", "GPStudyConfig", "OrderDependentPolyRegressor", "SoftPolyConfig", "SubspaceMLP",
+    "adaptive_arithmetic_code_bits", "arccos_kernel",
     "centred_one_hot", "corrupt_labels", "draw_feature_weights", "effective_dimensionality", "gaussian_kl",
     "gibbs_error", "gp_label_noise_study", "gp_log_marginal_likelihood", "gp_posterior_kl", "kl_bernoulli",
     "kl_inverse", "median_heuristic_lengthscale", "min_norm_least_squares", "occam_bound", "occam_kl_bound",

@@ -34,15 +34,15 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.papers.soft_inductive_bias.compression import CompressionBoundConfig, subspace_compression_bound
-from icml25.papers.soft_inductive_bias.gp import GPStudyConfig, centred_one_hot, gp_label_noise_study
-from icml25.papers.soft_inductive_bias.polynomial import OrderDependentPolyRegressor, SoftPolyConfig
-from icml25.papers.soft_inductive_bias.random_features import random_features_double_descent
-from icml25.papers.soft_inductive_bias.repro_figures import (
+from icml25.papers.soft_inductive_bias.figures import (
     compression_figures,
     double_descent_figures,
     gp_figures,
     polynomial_figures,
 )
+from icml25.papers.soft_inductive_bias.gp import GPStudyConfig, centred_one_hot, gp_label_noise_study
+from icml25.papers.soft_inductive_bias.polynomial import OrderDependentPolyRegressor, SoftPolyConfig
+from icml25.papers.soft_inductive_bias.random_features import random_features_double_descent
 
 N_DIGITS = 1797
 """Images in scikit-learn's digits; the training sets are drawn from them and the rest is the test set."""
