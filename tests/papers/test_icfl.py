@@ -541,14 +541,15 @@ def test_smoke_experiment():
     cfg = exp.make_config("smoke")
     m = exp.run(cfg, seed=0)
     for cond in ("white", "raw"):
-        assert m[f"icfl_{cond}_nnz"] <= cfg.J * cfg.L + 1e-9
-        assert m[f"topk_{cond}_nnz"] <= cfg.J * cfg.L + 1e-9
+        assert m[f"icfl_{cond}_nnz"] <= cfg.icfl.J * cfg.icfl.L + 1e-9
+        assert m[f"topk_{cond}_nnz"] <= cfg.icfl.J * cfg.icfl.L + 1e-9
         for meth in ("icfl", "topk"):
             assert 0.3 < m[f"{meth}_{cond}_cos"] <= 1.0
-            assert 0 <= m[f"{meth}_{cond}_dead"] <= cfg.n_features
+            assert 0 <= m[f"{meth}_{cond}_dead"] <= cfg.icfl.n_features
         assert m[f"cos_icfl_minus_topk_{cond}"] == pytest.approx(m[f"icfl_{cond}_cos"] - m[f"topk_{cond}_cos"])
     for point, J in (("sparse", cfg.J_sparse), ("dense", cfg.J_dense)):  # Fig. 4C's other two sparsities
-        assert m[f"icfl_white_nnz_{point}"] <= J * cfg.L + 1e-9 and m[f"topk_white_nnz_{point}"] <= J * cfg.L + 1e-9
+        L = cfg.icfl.L
+        assert m[f"icfl_white_nnz_{point}"] <= J * L + 1e-9 and m[f"topk_white_nnz_{point}"] <= J * L + 1e-9
         assert m[f"cos_icfl_minus_topk_white_{point}"] == pytest.approx(m[f"icfl_white_cos_{point}"]
                                                                          - m[f"topk_white_cos_{point}"])
     assert m["icfl_white_nnz_sparse"] < m["icfl_white_nnz"] < m["icfl_white_nnz_dense"]
@@ -560,3 +561,28 @@ def test_smoke_experiment():
     assert m["icfl_white_selective"] <= m["icfl_white_selective_low"]  # a higher threshold counts fewer
     again = exp.run(cfg, seed=0)  # deterministic per seed (up to float rounding)
     assert again == pytest.approx(m, rel=1e-6, abs=1e-9)
+
+
+def test_nested_icfl_config_takes_dotted_settings():
+    from icml25.common.checks import ConfigError
+    from icml25.papers.icfl import ICFL, ICFLConfig
+    from icml25.papers.icfl.repro import EXPERIMENTS
+
+    exp = EXPERIMENTS[0]
+    cfg = exp.make_config("smoke")  # the preset's dotted keys reach the nested config
+    assert cfg.icfl == ICFLConfig(n_features=128, J=2, batch_size=128, n_steps=30, dead_window=20)
+    assert exp.make_config("full").icfl == ICFLConfig(n_features=819, J=2, batch_size=64, n_steps=1100,
+                                                      dead_window=1000)
+    cfg = exp.make_config("smoke", {"icfl.lr": 1e-3, "icfl.normalize_columns": True})
+    assert cfg.icfl.lr == 1e-3 and cfg.icfl.normalize_columns and cfg.icfl.n_steps == 30
+    est = ICFL.from_config(cfg.icfl, J=3, seed=7)
+    assert (est.n_features, est.J, est.L, est.lr, est.n_steps, est.normalize_columns, est.seed) == (
+        128, 3, 5, 1e-3, 30, True, 7)
+    with pytest.raises(ConfigError, match=r"ScreenConfig\.icfl\.lr must be > 0"):
+        exp.make_config("smoke", {"icfl.lr": -1.0})
+    with pytest.raises(ConfigError, match=r"ScreenConfig\.icfl\.L must be an integer"):
+        exp.make_config("smoke", {"icfl.L": 2.5})
+    with pytest.raises(ConfigError, match=r"J_sparse < icfl\.J < J_dense"):
+        exp.make_config("smoke", {"icfl.J": 3})
+    with pytest.raises(ConfigError, match="no setting 'n_steps'"):
+        exp.make_config("smoke", {"n_steps": 30})  # the flat key is gone

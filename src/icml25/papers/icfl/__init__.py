@@ -10,6 +10,7 @@ from icml25.papers.icfl.data import PerturbationScreen, perturbation_screen
 from icml25.papers.icfl.dictionary import (
     ICFL,
     ControlWhitener,
+    ICFLConfig,
     TopKSAE,
     batched_omp,
     dictionary_recovery,
@@ -19,6 +20,6 @@ from icml25.papers.icfl.dictionary import (
 )
 
 __all__ = [
-    "ICFL", "ControlWhitener", "PerturbationScreen", "TopKSAE", "batched_omp", "dictionary_recovery",
+    "ICFL", "ControlWhitener", "ICFLConfig", "PerturbationScreen", "TopKSAE", "batched_omp", "dictionary_recovery",
     "perturbation_screen", "reconstruction_cosine", "reset_duplicate_columns", "selectivity",
 ]

@@ -12,7 +12,8 @@ Read top to bottom:
    aligned with the residual, fits them by least squares and subtracts their fit.
 3. :class:`ICFL`: decoder-only dictionary learning. Codes come from :func:`batched_omp` under
    ``torch.no_grad``; the decoder ``W_dec, b_pre`` minimises ``||x - W_dec z - b_pre||^2`` (Eq. 4) by Adam,
-   with random resets of near-duplicate columns and, as in the paper, no unit-norm constraint.
+   with random resets of near-duplicate columns and, as in the paper, no unit-norm constraint. Its settings
+   as an experiment sets them: :class:`ICFLConfig`.
 4. :class:`TopKSAE`: the TopK sparse autoencoder baseline (Gao et al., 2024) with the AuxK loss.
 5. :func:`selectivity` and :func:`dictionary_recovery`: the evaluation measures.
 """
@@ -20,6 +21,7 @@ Read top to bottom:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -379,6 +381,44 @@ class _DictionaryLearner(TransformerMixin, BaseEstimator):
         return self.W_dec_.cpu().numpy()
 
 
+@dataclass
+class ICFLConfig:
+    """Settings of :class:`ICFL`, as an experiment sets them (``--set icfl.J=...``); defaults are the paper's run:
+    M = 8192, J = 20 rounds of L = 5 columns (Algorithm 1), Adam at lr 5e-5 ("for all experiments", App. C), batches
+    of 8192, 300k steps, duplicate resets every 100 steps, dead features over the last 1000 steps (Table 1).
+    :meth:`ICFL.from_config` builds the estimator.
+    """
+
+    n_features: int = 8192
+    """Learned dictionary size M (the paper's 8192)."""
+    J: int = 20
+    """Encoder rounds of Algorithm 1 (the paper's 20: J L = 100 nonzeros, at most)."""
+    L: int = 5
+    """Columns picked per round (the paper's 5)."""
+    lr: float = 5e-5
+    """Adam learning rate (the paper's, "LR 5e-5 for all experiments")."""
+    batch_size: int = 8192
+    """Samples per step (the paper's 8192)."""
+    n_steps: int = 300_000
+    """Optimisation steps (the paper's 300k)."""
+    reset_every: int = 100
+    """Steps between duplicate-column resets (the paper's 100)."""
+    dead_window: int = 1000
+    """Final steps over which dead features are counted (Table 1: 1000; dead = active in < 1e-5 of their tokens)."""
+    normalize_columns: bool = False
+    """Keep the decoder columns at unit norm (False: the paper's unconstrained columns)."""
+
+    def __post_init__(self) -> None:
+        # bounds: beyond these a job needs > ~100 GB or days (n x M codes, steps of a Python training loop);
+        # the paper's MAE-G setting stays inside
+        check_ranges(type(self).__name__, vars(self), integer=("n_features", "J", "L", "batch_size", "n_steps",
+                                                             "reset_every", "dead_window"),
+                     finite=("lr",),
+                     positive=("n_features", "J", "L", "lr", "batch_size", "n_steps", "reset_every", "dead_window"),
+                     at_most={"n_features": 10**5, "J": 10**4, "L": 10**5, "batch_size": 10**6, "n_steps": 10**8,
+                              "reset_every": 10**8, "dead_window": 10**8})
+
+
 class ICFL(_DictionaryLearner):
     """Iterative Codebook Feature Learning: decoder-only dictionary learning with batched-OMP codes.
 
@@ -433,6 +473,15 @@ class ICFL(_DictionaryLearner):
         self.dead_window = dead_window
         self.dead_fraction = dead_fraction
         self.device = device
+
+    @classmethod
+    def from_config(cls, config: ICFLConfig, **params) -> "ICFL":
+        """The estimator with ``config``'s settings; ``params`` sets the others (``seed``, ``device``, ``J`` for
+        another sparsity, ...)."""
+        settings = {"n_features": config.n_features, "J": config.J, "L": config.L, "lr": config.lr,
+                    "batch_size": config.batch_size, "n_steps": config.n_steps, "reset_every": config.reset_every,
+                    "dead_window": config.dead_window, "normalize_columns": config.normalize_columns}
+        return cls(**{**settings, **params})
 
     def _encode(self, X: torch.Tensor) -> torch.Tensor:
         return batched_omp(X, self.W_dec_, self.b_pre_, self.J, self.L, self.selection, self.refit, self.nonneg)

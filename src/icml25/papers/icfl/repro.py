@@ -14,7 +14,7 @@ and an untrained dictionary as the trivial baseline. Settings and thresholds are
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -36,12 +36,14 @@ from icml25.papers.icfl.data import perturbation_screen
 from icml25.papers.icfl.dictionary import (
     ICFL,
     ControlWhitener,
+    ICFLConfig,
     TopKSAE,
     batched_omp,
     dictionary_recovery,
     reconstruction_cosine,
     selectivity,
 )
+from icml25.papers.icfl.figures import screen_figure
 
 METHODS = ("icfl", "topk")
 CONDITIONS = ("white", "raw")
@@ -64,28 +66,20 @@ class ScreenConfig(TorchConfig):
     """Perturbation labels (3 own atoms each)."""
     nuisance_std: float = 3.0
     """Std of the rank-8 nuisance present in every sample, controls included."""
-    n_features: int = 819
-    """Learned dictionary size M (MAE-G's 8192 / 10)."""
-    J: int = 2
-    """ICFL encoder rounds at the default sparsity (J L = 10 nonzeros of d = 166: the paper's 100 of 1664)."""
-    L: int = 5
-    """ICFL columns per round (paper: 5). TopK SAE keeps k = J L active features (equal sparsity)."""
+    icfl: ICFLConfig = field(default_factory=lambda: ICFLConfig(n_features=819, J=2, batch_size=256, n_steps=600,
+                                                                 dead_window=200))
+    """ICFL's settings; TopK trains with the same ``n_features``, ``lr``, ``batch_size``, ``n_steps`` and
+    ``dead_window`` and keeps ``k = J L`` features (equal sparsity). ``icfl.n_features``: M, MAE-G's 8192 / 10;
+    ``icfl.J``: rounds at the default sparsity (J L = 10 nonzeros of d = 166: the paper's 100 of 1664);
+    ``icfl.L``: columns per round (paper: 5); ``icfl.lr``: the paper's 5e-5; ``icfl.batch_size``: paper 8192;
+    ``icfl.n_steps``: paper 300k; ``icfl.reset_every``: paper 100; ``icfl.dead_window``: paper 1000;
+    ``icfl.normalize_columns``: False, the paper's unconstrained columns."""
     J_sparse: int = 1
     """Rounds at Fig. 4C's sparser point (J_sparse L = 5 nonzeros: the paper's 50 of 1664)."""
     J_dense: int = 3
     """Rounds at Fig. 4C's denser point (J_dense L = 15 nonzeros: the paper's 150 of 1664)."""
     aux_k: int = 128
-    """TopK SAE AuxK features."""
-    lr: float = 5e-5
-    """Adam learning rate of both methods (the paper's, "LR 5e-5 for all experiments")."""
-    batch_size: int = 256
-    """Samples per step, both methods (paper: 8192)."""
-    n_steps: int = 600
-    """Optimisation steps, both methods (paper: 300k)."""
-    reset_every: int = 100
-    """ICFL duplicate-reset period in steps (paper: 100)."""
-    dead_window: int = 200
-    """Final steps over which dead features are counted (paper: 1000; dead = active in < 1e-5 of their tokens)."""
+    """TopK SAE AuxK features (the baseline's own setting)."""
     recovery_thr: float = 0.9
     """Cosine above which a learned column recovers a true atom."""
     selectivity_thr: float = 0.5
@@ -94,8 +88,6 @@ class ScreenConfig(TorchConfig):
     """Table 2's second threshold on the average selectivity."""
     probe: bool = True
     """Fit the linear probes (balanced test accuracy on reconstructions, Fig. 4A)."""
-    normalize_columns: bool = False
-    """Keep ICFL's decoder columns at unit norm (False: the paper's unconstrained columns)."""
 
     ATOMS_PER_LABEL: ClassVar[int] = 3
     """Own atoms of each label in :func:`perturbation_screen` (its default)."""
@@ -109,32 +101,31 @@ class ScreenConfig(TorchConfig):
         name = type(self).__name__
         # bounds: a job beyond these would need > ~100 GB or days (dense n x d data, d x d whitener, n x M codes,
         # steps of a Python training loop); the paper's MAE-G setting (d=1664, M=8192, 300k steps) stays inside
-        check_fields(self, positive=("n_perturbed", "d", "n_atoms", "n_labels", "n_features", "J", "L", "J_sparse",
-                                     "J_dense", "lr", "batch_size", "n_steps", "reset_every", "dead_window"),
+        # (ICFL's own ranges: ICFLConfig)
+        check_fields(self, positive=("n_perturbed", "d", "n_atoms", "n_labels", "J_sparse", "J_dense"),
                      nonnegative=("aux_k", "nuisance_std"), open_fraction=("test_fraction",),
                      at_least={"n_control": 2, "recovery_thr": -1.0, "selectivity_thr": -1.0,
                                "selectivity_thr_low": -1.0},
                      at_most={"n_control": 10**7, "n_perturbed": 10**7, "d": 10**4, "n_atoms": 10**5, "n_labels": 10**4,
-                              "n_features": 10**5, "J": 10**4, "L": 10**5, "J_sparse": 10**4, "J_dense": 10**4,
-                              "aux_k": 10**5,
-                              "batch_size": 10**6, "n_steps": 10**8, "reset_every": 10**8, "dead_window": 10**8})
-        for field in ("recovery_thr", "selectivity_thr", "selectivity_thr_low"):
-            if getattr(self, field) > 1:
-                raise ConfigError(f"{name}.{field} must be in [-1, 1] (a cosine / selectivity), "
-                                  f"got {getattr(self, field)!r}")
+                              "J_sparse": 10**4, "J_dense": 10**4, "aux_k": 10**5})
+        for key in ("recovery_thr", "selectivity_thr", "selectivity_thr_low"):
+            if getattr(self, key) > 1:
+                raise ConfigError(f"{name}.{key} must be in [-1, 1] (a cosine / selectivity), "
+                                  f"got {getattr(self, key)!r}")
         owned = self.n_labels * self.ATOMS_PER_LABEL
         if owned + self.N_BACKGROUND > self.n_atoms:
             raise ConfigError(f"{name}.n_atoms must be >= {self.ATOMS_PER_LABEL} n_labels + {self.N_BACKGROUND} "
                               f"(label-owned plus background atoms) = {owned + self.N_BACKGROUND}, got {self.n_atoms}")
         if self.d <= self.NUISANCE_RANK:
             raise ConfigError(f"{name}.d must be > {self.NUISANCE_RANK} (the nuisance rank), got {self.d}")
-        if max(self.J, self.J_sparse, self.J_dense) * self.L > self.n_features:
-            raise ConfigError(f"{name}.n_features must be >= J L for every sparsity (TopK's k), got "
-                              f"{self.n_features} (L={self.L}, J={self.J}, J_sparse={self.J_sparse}, "
+        icfl = self.icfl
+        if max(icfl.J, self.J_sparse, self.J_dense) * icfl.L > icfl.n_features:
+            raise ConfigError(f"{name}.icfl.n_features must be >= J L for every sparsity (TopK's k), got "
+                              f"{icfl.n_features} (icfl.L={icfl.L}, icfl.J={icfl.J}, J_sparse={self.J_sparse}, "
                               f"J_dense={self.J_dense})")
-        if not self.J_sparse < self.J < self.J_dense:
-            raise ConfigError(f"{name} needs J_sparse < J < J_dense (Fig. 4C's three sparsities), got "
-                              f"{self.J_sparse}, {self.J}, {self.J_dense}")
+        if not self.J_sparse < icfl.J < self.J_dense:
+            raise ConfigError(f"{name} needs J_sparse < icfl.J < J_dense (Fig. 4C's three sparsities), got "
+                              f"{self.J_sparse}, {icfl.J}, {self.J_dense}")
         n_test = int(round(self.test_fraction * self.n_perturbed))
         if not 0 < n_test < self.n_perturbed:
             raise ConfigError(f"{name}.test_fraction must leave both a test and a training sample, got "
@@ -195,8 +186,9 @@ def run_screen(cfg: ScreenConfig, seed: int, progress: ProgressFn = no_progress)
     n_test = int(round(cfg.test_fraction * cfg.n_perturbed))
     test, train = perm[:n_test], perm[n_test:]
     y_test = data.labels[test]
-    common = dict(lr=cfg.lr, batch_size=cfg.batch_size, n_steps=cfg.n_steps, seed=seed, dead_window=cfg.dead_window,
-                  device=cfg.device)
+    icfl = cfg.icfl  # TopK gets ICFL's dictionary size, learning rate, batch, steps and dead window (equal budget)
+    common = dict(lr=icfl.lr, batch_size=icfl.batch_size, n_steps=icfl.n_steps, seed=seed,
+                  dead_window=icfl.dead_window, device=cfg.device)
     out: Metrics = {}
     done, total = 0, 2 * len(CONDITIONS) + 4
     for cond in CONDITIONS:
@@ -204,9 +196,8 @@ def run_screen(cfg: ScreenConfig, seed: int, progress: ProgressFn = no_progress)
         X_train, X_test = wh.transform(data.X[train]), wh.transform(data.X[test])
         D_mapped = wh.transform_directions(data.D_true.T).T  # true atoms in the transformed space
         models = {
-            "icfl": ICFL(cfg.n_features, J=cfg.J, L=cfg.L, reset_every=cfg.reset_every,
-                         normalize_columns=cfg.normalize_columns, **common),
-            "topk": TopKSAE(cfg.n_features, k=cfg.J * cfg.L, aux_k=cfg.aux_k, **common),
+            "icfl": ICFL.from_config(icfl, seed=seed, device=cfg.device),
+            "topk": TopKSAE(icfl.n_features, k=icfl.J * icfl.L, aux_k=cfg.aux_k, **common),
         }
         for name, model in models.items():
             model.fit(X_train)
@@ -216,9 +207,8 @@ def run_screen(cfg: ScreenConfig, seed: int, progress: ProgressFn = no_progress)
             progress(done, total)
         if cond == "white":  # Fig. 4C: the same comparison at the sparser and denser points, separately trained
             for point, J in (("sparse", cfg.J_sparse), ("dense", cfg.J_dense)):
-                sweep = {"icfl": ICFL(cfg.n_features, J=J, L=cfg.L, reset_every=cfg.reset_every,
-                                      normalize_columns=cfg.normalize_columns, **common),
-                         "topk": TopKSAE(cfg.n_features, k=J * cfg.L, aux_k=cfg.aux_k, **common)}
+                sweep = {"icfl": ICFL.from_config(icfl, J=J, seed=seed, device=cfg.device),
+                         "topk": TopKSAE(icfl.n_features, k=J * icfl.L, aux_k=cfg.aux_k, **common)}
                 for name, model in sweep.items():
                     model.fit(X_train)
                     Z = model.transform(X_test)
@@ -227,9 +217,9 @@ def run_screen(cfg: ScreenConfig, seed: int, progress: ProgressFn = no_progress)
                     done += 1
                     progress(done, total)
         # the trivial baseline: the same encoder on an untrained dictionary (random unit columns)
-        W0 = np.random.default_rng([seed, 2]).standard_normal((cfg.d, cfg.n_features)).astype(np.float32)
+        W0 = np.random.default_rng([seed, 2]).standard_normal((cfg.d, icfl.n_features)).astype(np.float32)
         W0 /= np.linalg.norm(W0, axis=0, keepdims=True)
-        Z0 = batched_omp(X_test, W0, None, cfg.J, cfg.L).numpy()
+        Z0 = batched_omp(X_test, W0, None, icfl.J, icfl.L).numpy()
         out[f"untrained_{cond}_cos"] = reconstruction_cosine(X_test, Z0 @ W0.T)
         if cfg.probe:  # the probe on the representations themselves (the paper's "original" line)
             half = n_test // 2
@@ -257,25 +247,15 @@ def run_screen(cfg: ScreenConfig, seed: int, progress: ProgressFn = no_progress)
     return out
 
 
+def _mean_half(values: list[float]) -> tuple[float, float]:
+    """Mean over seeds and the half-width of its 95% interval."""
+    s = Summary.of(values)
+    return s.mean, (s.hi - s.lo) / 2
+
+
 def screen_figures(per_seed: list[Metrics], cfg: ScreenConfig, outdir: Path) -> list[Path]:
     """Bars (mean and 95% interval over seeds) of the four measures for the four conditions."""
-    import matplotlib.pyplot as plt
-
-    panels = [("dead", "dead features"), ("recovered", f"true atoms recovered (cos > {cfg.recovery_thr})"),
-              ("cos", "held-out reconstruction cosine"),
-              ("selective", f"features, avg-selectivity > {cfg.selectivity_thr}"),
-              ("selective_low", f"features, avg-selectivity > {cfg.selectivity_thr_low}")]
-    names = [f"{m}\n{c}" for m in METHODS for c in CONDITIONS]
-    colours = ["#d62728", "#ff9896", "#7f7f7f", "#c7c7c7"]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8))
-    for ax, (key, title) in zip(axes, panels):
-        summaries = [Summary.of([m[f"{meth}_{c}_{key}"] for m in per_seed]) for meth in METHODS for c in CONDITIONS]
-        mean = [s.mean for s in summaries]
-        err = [(s.hi - s.lo) / 2 for s in summaries] if len(per_seed) > 1 else None
-        ax.bar(names, mean, yerr=err, color=colours, capsize=3)
-        ax.set_title(title, fontsize=10)
-    fig.suptitle(f"synthetic screen, d={cfg.d}, M={cfg.n_features}, J*L=k={cfg.J * cfg.L}, {cfg.n_steps} steps")
-    return [save_figure(fig, outdir / "icfl_screen.png")]
+    return [save_figure(screen_figure(per_seed, cfg, METHODS, CONDITIONS, _mean_half), outdir / "icfl_screen.png")]
 
 
 _SCALE = ("the synthetic screen stands in for MAE-G tokens of RxRx1/RxRx3, at 1/10 of MAE-G's sizes (d = 166 of "
@@ -292,10 +272,10 @@ EXPERIMENTS = [
         config=ScreenConfig,
         run=run_screen,
         presets={
-            "smoke": {"n_control": 2000, "n_perturbed": 4000, "d": 32, "n_features": 128, "n_steps": 30,
-                      "batch_size": 128, "dead_window": 20, "aux_k": 32},
-            "quick": {"batch_size": 64},
-            "full": {"n_steps": 1100, "batch_size": 64, "dead_window": 1000},
+            "smoke": {"n_control": 2000, "n_perturbed": 4000, "d": 32, "icfl.n_features": 128, "icfl.n_steps": 30,
+                      "icfl.batch_size": 128, "icfl.dead_window": 20, "aux_k": 32},
+            "quick": {"icfl.batch_size": 64},
+            "full": {"icfl.n_steps": 1100, "icfl.batch_size": 64, "icfl.dead_window": 1000},
         },
         seeds={"smoke": 2, "quick": 3, "full": 3},
         max_seeds={"full": 3},
@@ -324,48 +304,48 @@ _T1_BUDGET = ("Table 1 counts dead features after 300k steps of batch 8192 (40M 
 _MECH_WHITEN = ("the paper attributes whitening's effect to removing variance shared with the controls; any faithful "
                 "stand-in with a control-shared nuisance must show its direction")
 CLAIMS = [
-    Claim("dead_white", kind="paper", source="Table 1",
+    Claim(id="dead_white", kind="paper", source="Table 1",
           statement="With whitening, ICFL leaves fewer dead features than TopK (per-seed TopK - ICFL >= 1).",
           paper_value="341 vs 8026 dead of 8192 (Table 1, MAE-G, whitening on)", experiment="screen",
           metric="dead_topk_minus_icfl_white", op=">=", threshold=1.0,
           resolution=10.0, resolution_reason="dead-feature count; ~1% of M=819 (the paper's gap is 94% of M)",
           fair_at="paper", fair_at_reason=_T1_BUDGET),
-    Claim("dead_raw", kind="paper", source="Table 1",
+    Claim(id="dead_raw", kind="paper", source="Table 1",
           statement="Without whitening, ICFL leaves fewer dead features than TopK (TopK - ICFL >= 1).",
           paper_value="55 vs 7640 dead of 8192 (Table 1, whitening off)", experiment="screen",
           metric="dead_topk_minus_icfl_raw", op=">=", threshold=1.0,
           resolution=10.0, resolution_reason="dead-feature count; ~1% of M=819 (the paper's gap is 93% of M)",
           fair_at="paper", fair_at_reason=_T1_BUDGET),
     # new (issue 12)
-    Claim("dead_whitening_icfl", kind="paper", source="Table 1",
+    Claim(id="dead_whitening_icfl", kind="paper", source="Table 1",
           statement="Whitening raises ICFL's number of dead features (white - raw >= 1).",
           paper_value="55 -> 341 dead of 8192 (Table 1)", experiment="screen", metric="dead_white_minus_raw_icfl",
           op=">=", threshold=1.0,
           resolution=10.0, resolution_reason="dead-feature count, ~1% of M=819 (the paper's rise is 286 = 3.5% of M)",
           fair_at="paper", fair_at_reason=_T1_BUDGET),
     # relabelled (issue 12)
-    Claim("recovery_white", kind="ours",
+    Claim(id="recovery_white", kind="ours",
           statement="(ours, beyond the paper) With whitening, ICFL recovers at least 20% more true atoms "
                     "(cos > 0.9) than TopK (ratio ICFL / TopK >= 1.2).",
           paper_value="no ground truth in the paper; the card's synthetic criterion", experiment="screen",
           metric="recovery_ratio_white", op=">=", threshold=1.2,
           resolution=0.05, resolution_reason="count ratio, ~4% of the 1.2 bar"),
     # measure changed to Table 2's average selectivity (issue 12)
-    Claim("whitening_selectivity_icfl", kind="paper", source="Table 2; Sec. 1, 8",
+    Claim(id="whitening_selectivity_icfl", kind="paper", source="Table 2; Sec. 1, 8",
           statement="Whitening raises ICFL's count of features with average selectivity > 0.5 "
                     "for some label (white - raw >= 1).",
           paper_value=_T2, experiment="screen", metric="selective_gain_icfl", op=">=", threshold=1.0,
           resolution=2.0, resolution_reason="~2% of the 96 label-owned atoms",
           fair_at="mechanism", fair_at_reason=_MECH_WHITEN),
     # new (issue 12)
-    Claim("whitening_selectivity02_icfl", kind="paper", source="Table 2; Sec. 1, 8",
+    Claim(id="whitening_selectivity02_icfl", kind="paper", source="Table 2; Sec. 1, 8",
           statement="Whitening raises ICFL's count of features with average selectivity > 0.2 "
                     "for some label (white - raw >= 1).",
           paper_value=_T2, experiment="screen", metric="selective_low_gain_icfl", op=">=", threshold=1.0,
           resolution=10.0, resolution_reason="~1% of M=819 (counts above 0.2 run into the hundreds in Table 2)",
           fair_at="mechanism", fair_at_reason=_MECH_WHITEN),
     # measure changed, relabelled (issue 12)
-    Claim("whitening_selectivity_topk", kind="ours",
+    Claim(id="whitening_selectivity_topk", kind="ours",
           statement="(ours, beyond the paper: it reports whitening results for ICFL and finds TopK "
                     "unstable with whitening, App. C) Whitening raises TopK's count of features with average "
                     "selectivity > 0.5 (white - raw >= 1).",
@@ -373,7 +353,7 @@ CLAIMS = [
           threshold=1.0,
           resolution=2.0, resolution_reason="~2% of the 96 label-owned atoms"),
     # new (issue 12)
-    Claim("selectivity_vs_topk", kind="paper", source="Fig. 8, Sec. 6.3",
+    Claim(id="selectivity_vs_topk", kind="paper", source="Fig. 8, Sec. 6.3",
           statement="With whitening, ICFL's best average selectivity per label (mean over labels) is at "
                     "least TopK's.",
           paper_value="ICFL features consistently achieved higher selectivity scores than TopK (Fig. 8, Sec. 6.3)",
@@ -384,7 +364,7 @@ CLAIMS = [
           fair_at_reason="Fig. 8 compares two trained methods on real MAE tokens; the same protocol with less "
                          "training still tests the direction, a synthetic stand-in does not fix which method wins"),
     # split into Fig. 4C's three sparsities; the paper's lr in every deciding preset (issue 25)
-    *[Claim(cid, kind="paper", source="Fig. 4C",
+    *[Claim(id=cid, kind="paper", source="Fig. 4C",
             statement=f"With whitening, ICFL's held-out reconstruction cosine is at least TopK's at equal "
                       f"sparsity, {nnz} nonzeros of d = 166 (the paper's {paper_nnz} of 1664), each separately "
                       f"trained.",
@@ -402,7 +382,7 @@ CLAIMS = [
           ("reconstruction_white", "cos_icfl_minus_topk_white", 10, 100, 0.78, 0.38),
           ("reconstruction_white_dense", "cos_icfl_minus_topk_white_dense", 15, 150, 0.80, 0.42))],
     # new (issue 12)
-    Claim("whitening_lowers_cos", kind="paper", source="App. C, Fig. 9",
+    Claim(id="whitening_lowers_cos", kind="paper", source="App. C, Fig. 9",
           statement="Whitening lowers ICFL's held-out reconstruction cosine (raw - white >= 0): "
                     "whitened tokens are denser.",
           paper_value="'PCA whitening leads to more dense tokens', lower cosine with whitening (App. C, Fig. 9)",
@@ -413,7 +393,7 @@ CLAIMS = [
           fair_at_reason="the paper explains it by whitening making tokens denser, which holds for any data whose "
                          "variance is concentrated in a few control-shared directions"),
     # new (issue 12)
-    Claim("whitening_probe_icfl", kind="paper", source="Fig. 4A",
+    Claim(id="whitening_probe_icfl", kind="paper", source="Fig. 4A",
           statement="Whitening raises the balanced test accuracy of a linear probe on ICFL's "
                     "reconstructions (white - raw >= 0).",
           paper_value="BTA with vs without whitening 0.95/0.92, 0.73/0.68, 0.28/0.12, "
@@ -423,7 +403,7 @@ CLAIMS = [
           resolution_reason="BTA difference; the paper's smallest whitening gain is 0.03 (Fig. 4A, task 1)",
           fair_at="mechanism", fair_at_reason=_MECH_WHITEN),
     # new (issue 12)
-    Claim("icfl_learned", kind="check",
+    Claim(id="icfl_learned", kind="check",
           statement="(ours, beyond the paper) With whitening, ICFL's held-out reconstruction cosine exceeds that "
                     "of the same encoder on an untrained random dictionary by >= 0.05.",
           paper_value="not in the paper (a learning check)",
