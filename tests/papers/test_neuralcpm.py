@@ -30,11 +30,14 @@ from scipy.stats import chi2
 from icml25.papers.neuralcpm import (
     CellsortHamiltonian,
     ClosureHamiltonian,
+    NeuralCPMConfig,
     NeuralHamiltonian,
+    SymbolicFitConfig,
     SymbolicHamiltonian,
     cell_shape_stats,
     checkerboard_cpm,
     contact_matrix,
+    fit_symbolic,
     metropolis_cpm,
     parallel_cellsort_cpm,
     parallel_cpm,
@@ -312,6 +315,40 @@ def test_bad_input_raises():
         parallel_cellsort_cpm(CellsortHamiltonian(J, 1, 5), np.zeros((3, 3), dtype=int), np.array([0]), 1, 10)
     with pytest.raises(ValueError, match="equal"):
         NeuralHamiltonian(2, node_dims=(4, 8), edge_dims=(4,), pools=(1, 1))
+
+
+def test_method_settings_are_nested_configs_set_by_dotted_keys():
+    """The Exp-0 fit's settings are SymbolicFitConfig (``fit``), the NH's and Exp-1 recipe's NeuralCPMConfig
+    (``model``), both in neural.py: presets and overrides reach them by dotted keys, and a bad nested value is
+    refused with the dotted name."""
+    from icml25.core.experiment import ConfigError
+
+    rec, clo = EXPERIMENTS
+    assert rec.make_config("smoke").fit == SymbolicFitConfig(steps=3, batch_size=4)
+    assert rec.make_config("full").fit == SymbolicFitConfig(steps=1000, mcs_per_step=0.5, lr=1e-3)
+    assert clo.make_config("smoke").model == NeuralCPMConfig(steps=2, n_chains=2)
+    assert clo.make_config("quick", {"model.node_dims": (4, 8, 8), "model.pools": (2, 1, 1)}).model.pools == (2, 1, 1)
+    with pytest.raises(ConfigError, match=r"fit\.lr must be > 0"):
+        rec.make_config("smoke", {"fit.lr": 0.0})
+    with pytest.raises(ConfigError, match=r"model\.pools must have one entry per block"):
+        clo.make_config("smoke", {"model.pools": (2,)})
+    with pytest.raises(ConfigError, match=r"model\.pools \(3, 3\) leave no pixel"):
+        clo.make_config("smoke", {"model.pools": (3, 3)})
+
+
+def test_fit_symbolic_starts_from_the_official_initialisation():
+    """Zero steps leave the drawn initial parameters: J = softplus(gamma) J_raw + 2 with J_raw ~ U(-1, 1) and
+    lam = softplus(softplus(U(0.1, 2))) (the official Exp-0 model), drawn from ``rng`` in that order."""
+    data = np.zeros((2, 6, 6), dtype=np.int64)
+    data[:, 1, 1], data[:, 4, 4] = 1, 2
+    ct = np.array([0, 1, 2])
+    model, start = fit_symbolic(data, ct, 1.0, SymbolicFitConfig(steps=0), 4, np.random.default_rng(3))
+    draws = np.random.default_rng(3)
+    expected = SymbolicHamiltonian(2, J_init=draws.uniform(-1, 1, 5), lam_init=float(np.log1p(np.exp(
+        draws.uniform(0.1, 2.0)))), v_star=1.0, J_bias=2.0).to_cellsort()
+    np.testing.assert_allclose(start.J, expected.J)
+    np.testing.assert_allclose(start.lam, expected.lam)
+    np.testing.assert_allclose(model.to_cellsort().J, start.J)
 
 
 def test_smoke_runs():

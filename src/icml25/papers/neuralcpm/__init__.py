@@ -18,15 +18,18 @@ from icml25.papers.neuralcpm.cpm import (
 )
 from icml25.papers.neuralcpm.neural import (
     ClosureHamiltonian,
+    NeuralCPMConfig,
     NeuralHamiltonian,
+    SymbolicFitConfig,
     SymbolicHamiltonian,
+    fit_symbolic,
     parallel_cpm,
     permute_cell_ids,
     train_ebm,
 )
 
 __all__ = [
-    "CellsortHamiltonian", "ClosureHamiltonian", "NeuralHamiltonian", "SymbolicHamiltonian", "cell_shape_stats",
-    "checkerboard_cpm", "contact_matrix", "metropolis_cpm", "parallel_cellsort_cpm", "parallel_cpm", "permute_cell_ids",
-    "random_init", "sorting_index", "train_ebm", "volumes",
+    "CellsortHamiltonian", "ClosureHamiltonian", "NeuralCPMConfig", "NeuralHamiltonian", "SymbolicFitConfig",
+    "SymbolicHamiltonian", "cell_shape_stats", "checkerboard_cpm", "contact_matrix", "fit_symbolic", "metropolis_cpm",
+    "parallel_cellsort_cpm", "parallel_cpm", "permute_cell_ids", "random_init", "sorting_index", "train_ebm", "volumes",
 ]

@@ -10,12 +10,15 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml25.papers.neuralcpm.cpm import MOORE, CellsortHamiltonian
+from icml25.common.checks import ConfigError, check_fields
+from icml25.papers.neuralcpm.cpm import MOORE, CellsortHamiltonian, parallel_cellsort_cpm
 
 _HALF = ((0, 1), (1, -1), (1, 0), (1, 1))
 
@@ -315,6 +318,71 @@ class ClosureHamiltonian(nn.Module):
         return self.w_b * self.sym(sigma, cell_types).to(dtype) + self.w_n * self.nh(sigma, cell_types).to(dtype)
 
 
+@dataclass(frozen=True)
+class SymbolicFitConfig:
+    """The official Exp-0 recipe for fitting a symbolic Hamiltonian's J and lam (V* fixed) with :func:`train_ebm`.
+
+    Chains restart every step from the step's real batch (``chain_init="data"``), Adam, no energy regulariser
+    (Sec. 4.3, Algorithm 1, as the official Exp-0 code runs it). The defaults are the quick preset's; the official
+    values are in each field's note.
+    """
+
+    steps: int = 300
+    """Training steps, in [0, 10^7] (official: 10,000)."""
+    mcs_per_step: float = 0.25
+    """Monte-Carlo sweeps of the data-started chains per step, > 0 (official: 1)."""
+    batch_size: int = 16
+    """Real lattices, and chains, per step, in [1, 10^5] (official: 16 + 16)."""
+    lr: float = 1e-2
+    """Adam learning rate, > 0 (official: 1e-3 for 10,000 steps)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, integer=("steps", "batch_size"), finite=("mcs_per_step", "lr"),
+                     positive=("mcs_per_step", "batch_size", "lr"), nonnegative=("steps",),
+                     at_most={"steps": 10**7, "batch_size": 10**5})
+
+
+@dataclass(frozen=True)
+class NeuralCPMConfig:
+    """The NH's size (Sec. 4.1, Fig. 2) and the official Exp-1 training recipe (Sec. 4.3, Algorithm 1: persistent
+    chains with type-permuted resets, one learning rate, energy regulariser) shared by the symbolic, NH and
+    closure Hamiltonians.
+
+    The NH is ``NeuralHamiltonian(n_types, node_dims=node_dims, edge_dims=node_dims, pools=pools,
+    mlp_dims=(mlp_dim, mlp_dim), readout_dim=mlp_dim)``; each update runs ``mcmc_steps`` steps of
+    :func:`parallel_cpm`. The defaults are the quick preset's (a smaller NH and budget than the official ones,
+    given in each field's note).
+    """
+
+    node_dims: tuple[int, ...] = (4, 8)
+    """NH node (and edge) channels per block, each in [1, 10^4] (official: 8, 16, 32, 32)."""
+    pools: tuple[int, ...] = (2, 1)
+    """NH max-pool after each block, one per block, each in [1, 10^4] (official: 3, 2, 1, 1)."""
+    mlp_dim: int = 16
+    """Width of the NH readout and of its two MLP blocks, in [1, 10^4] (official: 32)."""
+    steps: int = 100
+    """Training updates per model, in [0, 10^7] (official: 10,000)."""
+    mcmc_steps: int = 2
+    """Parallel-sampler steps per update, in [1, 10^6] (each proposes ``n_parallel`` flips per chain; official:
+    0.5 MCS)."""
+    n_chains: int = 8
+    """Persistent chains, and real lattices per update, in [1, 10^5] (official: 16 + 16)."""
+    lr: float = 1e-2
+    """Adam learning rate of every parameter, > 0 (official: 1e-3 for 10,000 steps)."""
+    reg: float = 5e-4
+    """Energy regulariser of every model, >= 0 (official Exp 1/2: 5e-4)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, integer=("node_dims", "pools", "mlp_dim", "steps", "mcmc_steps", "n_chains"),
+                     finite=("lr", "reg"), positive=("node_dims", "pools", "mlp_dim", "mcmc_steps", "n_chains", "lr"),
+                     nonnegative=("steps", "reg"), nonempty=("node_dims", "pools"),
+                     at_most={"node_dims": 10**4, "pools": 10**4, "mlp_dim": 10**4, "steps": 10**7,
+                              "mcmc_steps": 10**6, "n_chains": 10**5})
+        if len(self.pools) != len(self.node_dims):
+            raise ConfigError(f"NeuralCPMConfig.pools must have one entry per block (len(node_dims) = "
+                              f"{len(self.node_dims)}), got {self.pools!r}")
+
+
 CHAIN_INITS = ("persistent", "data")
 """Chain starts of :func:`train_ebm`: persistent with type-permuted resets (Exp 1/2), or data every step (Exp 0)."""
 
@@ -496,3 +564,48 @@ def train_ebm(H: nn.Module, data: torch.Tensor, cell_types: torch.Tensor, steps:
     if avg is not None:
         H.load_state_dict(avg.state_dict())
     return hist
+
+
+def fit_symbolic(data: np.ndarray, cell_types: np.ndarray, v_star: float, cfg: SymbolicFitConfig, n_flips: int,
+                 rng: np.random.Generator, seed: int = 0, device: str = "cpu"
+                 ) -> tuple[SymbolicHamiltonian, CellsortHamiltonian]:
+    """Fit J and lam of a symbolic Hamiltonian (V* known and fixed) by the official Exp-0 protocol.
+
+    The official Exp-0 model: ``J = softplus(gamma) * J_raw + 2`` with ``J_raw ~ U(-1, 1)`` per pair and
+    ``lam = softplus(raw)``, ``raw ~ U(0.1, 2)`` (both drawn from ``rng``, in that order). :func:`train_ebm` then
+    runs ``cfg.steps`` steps with chains restarted from each step's real batch (``chain_init="data"``), no
+    regulariser, and as sampler the official kernel :func:`parallel_cellsort_cpm` with the model's exact local
+    dH: ``max(1, round(cfg.mcs_per_step * h * w / n_flips))`` kernel steps of ``n_flips`` simultaneous flip
+    attempts per step (drawn from ``rng``, on the CPU).
+
+    Args:
+        data: lattices ``(N, h, w)`` (integer cell ids).
+        cell_types: ``(C + 1,)`` type of each id (0 = medium), types ``1..n_types``.
+        v_star: the known target volume.
+        cfg: the recipe's settings.
+        n_flips: flip attempts per kernel step.
+        rng: the NumPy generator of the initial parameters and of the kernel.
+        seed: seed of :func:`train_ebm`'s draws (real batches).
+        device: where the model and the data live during training.
+
+    Returns:
+        ``(model, initial)``: the fitted :class:`SymbolicHamiltonian` and its initial parameters as a
+        :class:`CellsortHamiltonian`.
+    """
+    n_types = int(np.max(cell_types))
+    n_pairs = (n_types + 1) * (n_types + 2) // 2 - 1
+    model = SymbolicHamiltonian(n_types, J_init=rng.uniform(-1, 1, n_pairs), lam_init=float(np.log1p(np.exp(
+        rng.uniform(0.1, 2.0)))), v_star=v_star, J_bias=2.0).to(device)
+    initial = model.to_cellsort()
+    h, w = data.shape[1:]
+    n_kernel_steps = max(1, round(cfg.mcs_per_step * (h * w) / n_flips))
+
+    def sampler(H, chains, sweeps, g):  # the official kernel with the exact local dH, on the CPU
+        out = parallel_cellsort_cpm(H.to_cellsort(), chains.cpu().numpy(), cell_types, n_kernel_steps, n_flips,
+                                    rng=rng)
+        return torch.from_numpy(out).to(chains.device)
+
+    train_ebm(model, torch.from_numpy(data).to(device), torch.from_numpy(cell_types).to(device), cfg.steps,
+              lr=cfg.lr, reg=0.0, n_chains=cfg.batch_size, batch_size=cfg.batch_size, mcs_per_step=cfg.mcs_per_step,
+              seed=seed, sampler=sampler, chain_init="data")
+    return model, initial

@@ -15,8 +15,7 @@ pre-registered in issue 25 before their first run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -34,7 +33,6 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.neuralcpm.cpm import (
     CellsortHamiltonian,
     parallel_cellsort_cpm,
@@ -44,12 +42,16 @@ from icml25.papers.neuralcpm.cpm import (
 )
 from icml25.papers.neuralcpm.neural import (
     ClosureHamiltonian,
+    NeuralCPMConfig,
     NeuralHamiltonian,
+    SymbolicFitConfig,
     SymbolicHamiltonian,
+    fit_symbolic,
     parallel_cpm,
     permute_cell_ids,
     train_ebm,
 )
+from icml25.papers.neuralcpm.repro_figures import closure_figures, recovery_figures
 
 SCENARIO_B_J = np.array([[0.0, 2.5, 1.0], [2.5, 1.0, 4.5], [1.0, 4.5, 1.0]])
 """Scenario "b" contact energies J[type, type] (0 = medium, types 1 and 2), lam = 0.5 (official generator)."""
@@ -101,24 +103,18 @@ class RecoveryConfig(TorchConfig):
     data_mcs: float = 40.0
     """Monte-Carlo sweeps from the point start that produce each data lattice (official: 500)."""
     flip_frac: float = 0.01
-    """Simultaneous flip attempts per kernel step, as a fraction of the sites (official: 100 / 40000)."""
-    steps: int = 300
-    """Training steps (official: 10,000)."""
-    mcs_per_step: float = 0.25
-    """Sweeps of the data-started chains per step (official: 1)."""
-    batch_size: int = 16
-    """Real lattices and chains per step (official: 16 + 16)."""
-    lr: float = 1e-2
-    """Adam learning rate (official: 1e-3 for 10,000 steps)."""
+    """Simultaneous flip attempts per kernel step, as a fraction of the sites, for the data and the fit's sampler
+    (official: 100 / 40000)."""
+    fit: SymbolicFitConfig = field(default_factory=SymbolicFitConfig)
+    """The Exp-0 fit (``fit.steps``, ``fit.mcs_per_step``, ``fit.batch_size``, ``fit.lr``)."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("size", "v_star", "n_samples", "mcs_per_step", "batch_size", "lr",
-                                     "init_radius_frac"),
-                     nonnegative=("data_mcs", "steps"), open_fraction=("flip_frac",), at_least={"n_cells": 2})
-        # bounds: a job beyond these would need > ~100 GB or days (size**2 sites per lattice)
-        check_fields(self, at_most={"size": 10**4, "n_cells": 10**6, "n_samples": 10**5, "steps": 10**7,
-                                    "batch_size": 10**5})
+        check_fields(self, positive=("size", "v_star", "n_samples", "init_radius_frac"),
+                     nonnegative=("data_mcs",), open_fraction=("flip_frac",), at_least={"n_cells": 2})
+        # bounds: a job beyond these would need > ~100 GB or days (size**2 sites per lattice; the fit's bounds are
+        # SymbolicFitConfig's)
+        check_fields(self, at_most={"size": 10**4, "n_cells": 10**6, "n_samples": 10**5})
         if self.n_cells > self.size ** 2:
             raise ConfigError(f"RecoveryConfig.n_cells must be <= size^2 = {self.size ** 2}, got {self.n_cells}")
 
@@ -146,21 +142,8 @@ def run_recovery(cfg: RecoveryConfig, seed: int, progress: ProgressFn = no_progr
 
     data, ct = simulate(truth, cfg.n_samples)
     progress(1, 3)
-    # official Exp 0 model: J = softplus(gamma) * J_raw + bias, J_raw ~ U(-1, 1), bias 2; lam = softplus(raw),
-    # raw ~ U(0.1, 2); V* fixed
-    n_pairs = 5
-    model = SymbolicHamiltonian(2, J_init=rng.uniform(-1, 1, n_pairs), lam_init=float(np.log1p(np.exp(
-        rng.uniform(0.1, 2.0)))), v_star=cfg.v_star, J_bias=2.0).to(cfg.device)
-    initial = _recovery_params(model.to_cellsort())
-    n_train_steps = max(1, round(cfg.mcs_per_step * cfg.size ** 2 / k))
-
-    def sampler(H, chains, sweeps, g):  # the official kernel with the exact local dH, on the CPU
-        out = parallel_cellsort_cpm(H.to_cellsort(), chains.cpu().numpy(), ct, n_train_steps, k, rng=rng)
-        return torch.from_numpy(out).to(chains.device)
-
-    train_ebm(model, torch.from_numpy(data).to(cfg.device), torch.from_numpy(ct).to(cfg.device), cfg.steps,
-              lr=cfg.lr, reg=0.0, n_chains=cfg.batch_size, batch_size=cfg.batch_size,
-              mcs_per_step=cfg.mcs_per_step, seed=seed, sampler=sampler, chain_init="data")
+    model, start = fit_symbolic(data, ct, cfg.v_star, cfg.fit, k, rng, seed=seed, device=cfg.device)
+    initial = _recovery_params(start)
     progress(2, 3)
     learnt = model.to_cellsort()
     samples, _ = simulate(learnt, max(1, cfg.n_samples // 2))  # for the sorting index only (ours)
@@ -197,50 +180,34 @@ class ClosureConfig(TorchConfig):
     data_sweeps: float = 40.0
     """Monte-Carlo sweeps of the official parallel kernel (n_parallel flips per step) from random discs that
     produce each data lattice."""
-    steps: int = 100
-    """Training updates per model (official: 10,000)."""
-    mcmc_steps: int = 2
-    """Parallel-sampler steps per update (each proposes n_parallel flips per chain; official: 0.5 MCS)."""
     n_parallel: int = 8
-    """Simultaneous single-flip proposals per chain and sampler step (official: 50 on 100x100)."""
-    n_chains: int = 8
-    """Persistent chains, and real lattices per update (official: 16 + 16)."""
-    lr: float = 1e-2
-    """Adam learning rate of every parameter (official: 1e-3 for 10,000 steps)."""
-    reg: float = 5e-4
-    """Energy regulariser of every model (official Exp 1/2: 5e-4)."""
-    node_dims: tuple[int, ...] = (4, 8)
-    """NH node (and edge) channels per block (official: 8, 16, 32, 32)."""
-    pools: tuple[int, ...] = (2, 1)
-    """NH max-pool after each block (official: 3, 2, 1, 1)."""
-    mlp_dim: int = 16
-    """Width of the NH readout and of its two MLP blocks (official: 32)."""
+    """Simultaneous single-flip proposals per chain and sampler step, for the data, training and evaluation
+    (official: 50 on 100x100)."""
+    model: NeuralCPMConfig = field(default_factory=NeuralCPMConfig)
+    """The NH's size and the training recipe of every model (``model.node_dims``, ``model.pools``,
+    ``model.mlp_dim``, ``model.steps``, ``model.mcmc_steps``, ``model.n_chains``, ``model.lr``, ``model.reg``)."""
     eval_steps: int = 40
     """Sampler steps of each trained model, started from type-permuted data lattices, before measuring."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("size", "v_star", "n_samples", "mcmc_steps", "n_parallel", "n_chains", "lr",
-                                     "node_dims", "pools", "mlp_dim"),
-                     nonnegative=("lam", "data_sweeps", "steps", "eval_steps", "reg"),
-                     nonempty=("node_dims", "pools"), at_least={"n_cells": 2})
-        # bounds: a job beyond these would need > ~100 GB or days (size**2 sites per lattice)
-        check_fields(self, at_most={"size": 10**4, "n_cells": 10**6, "n_samples": 10**5, "steps": 10**7,
-                                    "mcmc_steps": 10**6, "n_parallel": 10**6, "n_chains": 10**5, "node_dims": 10**4,
-                                    "pools": 10**4, "mlp_dim": 10**4, "eval_steps": 10**7})
+        check_fields(self, positive=("size", "v_star", "n_samples", "n_parallel"),
+                     nonnegative=("lam", "data_sweeps", "eval_steps"), at_least={"n_cells": 2})
+        # bounds: a job beyond these would need > ~100 GB or days (size**2 sites per lattice; the model's bounds are
+        # NeuralCPMConfig's)
+        check_fields(self, at_most={"size": 10**4, "n_cells": 10**6, "n_samples": 10**5, "n_parallel": 10**6,
+                                    "eval_steps": 10**7})
         _check_lattice_config(self)
-        for field in ("v_star", "lam"):
-            if len(getattr(self, field)) != 2:
-                raise ConfigError(f"{type(self).__name__}.{field} must hold one value per cell type (2), "
-                                  f"got {getattr(self, field)!r}")
-        if len(self.pools) != len(self.node_dims):
-            raise ConfigError(f"ClosureConfig.pools must have one entry per block (len(node_dims) = "
-                              f"{len(self.node_dims)}), got {self.pools!r}")
+        for name in ("v_star", "lam"):
+            if len(getattr(self, name)) != 2:
+                raise ConfigError(f"{type(self).__name__}.{name} must hold one value per cell type (2), "
+                                  f"got {getattr(self, name)!r}")
         side = self.size // 3
-        for p in self.pools:
+        for p in self.model.pools:
             side //= p
         if side < 1:
-            raise ConfigError(f"ClosureConfig.pools {self.pools!r} leave no pixel of a {self.size} lattice")
+            raise ConfigError(f"ClosureConfig.model.pools {self.model.pools!r} leave no pixel of a {self.size} "
+                              f"lattice")
 
 
 def _w1_per_type(v_a: np.ndarray, v_b: np.ndarray, types: np.ndarray) -> float:
@@ -271,7 +238,8 @@ def run_closure(cfg: ClosureConfig, seed: int, progress: ProgressFn = no_progres
                                  cfg.n_parallel, rng=rng)
     data_t, ct = torch.from_numpy(data).to(cfg.device), torch.from_numpy(ct_np).to(cfg.device)
     v_mean = float(np.mean(cfg.v_star))
-    dims = tuple(cfg.node_dims)
+    m = cfg.model
+    dims = tuple(m.node_dims)
     j_raw = rng.uniform(-1, 1, 5)
 
     def make(kind: str) -> torch.nn.Module:
@@ -282,8 +250,8 @@ def run_closure(cfg: ClosureConfig, seed: int, progress: ProgressFn = no_progres
                                   offset_scale=1000.0)
         if kind == "symbolic":
             return sym
-        nh = NeuralHamiltonian(2, node_dims=dims, edge_dims=dims, pools=tuple(cfg.pools),
-                               mlp_dims=(cfg.mlp_dim, cfg.mlp_dim), readout_dim=cfg.mlp_dim)
+        nh = NeuralHamiltonian(2, node_dims=dims, edge_dims=dims, pools=tuple(m.pools), mlp_dims=(m.mlp_dim, m.mlp_dim),
+                               readout_dim=m.mlp_dim)
         return nh if kind == "nh" else ClosureHamiltonian(sym, nh)
 
     types = ct_np[1:]
@@ -291,7 +259,7 @@ def run_closure(cfg: ClosureConfig, seed: int, progress: ProgressFn = no_progres
     si_data = float(sorting_index(data, ct_np).mean())
     out: Metrics = {"sorting_index_data": si_data}
     g_start = torch.Generator().manual_seed(seed + 1000)
-    idx = torch.randint(cfg.n_samples, (cfg.n_chains,), generator=g_start)
+    idx = torch.randint(cfg.n_samples, (m.n_chains,), generator=g_start)
     starts = torch.stack([permute_cell_ids(data_t[i], g_start) for i in idx])  # the official evaluation start
 
     def evaluate(H: torch.nn.Module, kind: str) -> np.ndarray:
@@ -313,9 +281,8 @@ def run_closure(cfg: ClosureConfig, seed: int, progress: ProgressFn = no_progres
         if kind != "symbolic":  # the untrained network: the trivial baseline the trained one must beat
             v0 = volumes(evaluate(H, kind), cfg.n_cells)[:, 1:]
             out[f"w1_{kind}_untrained"] = _w1_per_type(v0, v_data, types)
-        train_ebm(H, data_t, ct, cfg.steps, lr=cfg.lr, reg=cfg.reg, n_chains=cfg.n_chains,
-                  batch_size=cfg.n_chains, n_parallel=cfg.n_parallel,
-                  mcs_per_step=cfg.mcmc_steps * cfg.n_parallel / cfg.size ** 2, seed=seed,
+        train_ebm(H, data_t, ct, m.steps, lr=m.lr, reg=m.reg, n_chains=m.n_chains, batch_size=m.n_chains,
+                  n_parallel=cfg.n_parallel, mcs_per_step=m.mcmc_steps * cfg.n_parallel / cfg.size ** 2, seed=seed,
                   keep_cells=kind == "symbolic")
         samples = evaluate(H, kind)
         v = volumes(samples, cfg.n_cells)[:, 1:]
@@ -337,33 +304,6 @@ def run_closure(cfg: ClosureConfig, seed: int, progress: ProgressFn = no_progres
     return out
 
 
-def recovery_figures(per_seed: list[Metrics], cfg: RecoveryConfig, outdir: Path) -> list[Path]:
-    """Learnt contact energies next to the truth, and the sorting index of data vs model samples."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    keys = ["J01", "J02", "J11", "J12", "J22"]
-    seed_bars(axes[0], per_seed, keys, highlight=keys)
-    truth = [SCENARIO_B_J[0, 1], SCENARIO_B_J[0, 2], SCENARIO_B_J[1, 1], SCENARIO_B_J[1, 2], SCENARIO_B_J[2, 2]]
-    axes[0].scatter(keys, truth, c="k", marker="_", s=400, zorder=3, label="truth")
-    axes[0].legend()
-    axes[0].set_title("learnt J (bars) vs truth")
-    seed_bars(axes[1], per_seed, ["sorting_index_data", "sorting_index_model"], ["data", "model"], highlight="model")
-    axes[1].set_title("sorting index")
-    return [save_figure(fig, outdir / "recovery.png")]
-
-
-def closure_figures(per_seed: list[Metrics], cfg: ClosureConfig, outdir: Path) -> list[Path]:
-    """W1 distance of per-type volume histograms to the data, per model."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    kinds = ["symbolic", "nh", "closure"]
-    seed_bars(ax, per_seed, [f"w1_{k}" for k in kinds], kinds, highlight=["nh", "closure"])
-    ax.set_ylabel("W1(volume | type), model vs data")
-    return [save_figure(fig, outdir / "closure_w1.png")]
-
-
 EXPERIMENTS = [
     Experiment(
         name="recovery",
@@ -373,9 +313,10 @@ EXPERIMENTS = [
         config=RecoveryConfig,
         run=run_recovery,
         presets={"smoke": {"size": 30, "n_cells": 2, "n_samples": 4, "data_mcs": 2.0, "flip_frac": 0.05,
-                           "steps": 3, "batch_size": 4},
+                           "fit.steps": 3, "fit.batch_size": 4},
                  "quick": {},
-                 "full": {"n_samples": 32, "data_mcs": 100.0, "steps": 1000, "mcs_per_step": 0.5, "lr": 1e-3}},
+                 "full": {"n_samples": 32, "data_mcs": 100.0, "fit.steps": 1000, "fit.mcs_per_step": 0.5,
+                          "fit.lr": 1e-3}},
         seeds={"smoke": 1, "quick": 3, "full": 3},
         fidelity={
             "smoke": Fidelity("mechanism", "a 30x30 lattice with 2 cells, 2-MCS data and 3 training steps: a toy run "
@@ -390,9 +331,9 @@ EXPERIMENTS = [
         },
         figures=recovery_figures,
         full_requirements="The official Exp 0 scale (`--set size=200 --set n_cells=100 --set n_samples=128 --set "
-                          "data_mcs=500 --set flip_frac=0.0025 --set steps=10000 --set mcs_per_step=1`) runs the "
-                          "NumPy kernel on the CPU at 9.8 ms per kernel step of 16 chains x 100 flips and 80 ms for "
-                          "the 128 data chains (measured under load): about 11 h of training (4 M kernel steps) "
+                          "data_mcs=500 --set flip_frac=0.0025 --set fit.steps=10000 --set fit.mcs_per_step=1`) runs "
+                          "the NumPy kernel on the CPU at 9.8 ms per kernel step of 16 chains x 100 flips and 80 ms "
+                          "for the 128 data chains (measured under load): about 11 h of training (4 M kernel steps) "
                           "and 4 h of data per seed; the kernel is vectorised NumPy, so a GPU does not help "
                           "without a port.",
     ),
@@ -404,9 +345,9 @@ EXPERIMENTS = [
                     "to the data, and of the untrained networks'.",
         config=ClosureConfig,
         run=run_closure,
-        presets={"smoke": {"n_samples": 4, "data_sweeps": 2.0, "steps": 2, "n_chains": 2, "eval_steps": 2},
+        presets={"smoke": {"n_samples": 4, "data_sweeps": 2.0, "model.steps": 2, "model.n_chains": 2, "eval_steps": 2},
                  "quick": {},
-                 "full": {"steps": 400, "eval_steps": 400}},
+                 "full": {"model.steps": 400, "eval_steps": 400}},
         seeds={"smoke": 1, "quick": 3, "full": 3},
         fidelity={
             "smoke": Fidelity("mechanism", "a 24x24 target with type-specific volumes stands in for Cellular MNIST "
@@ -420,8 +361,9 @@ EXPERIMENTS = [
         },
         figures=closure_figures,
         full_requirements="The Exp-1 recipe's scale (`--set size=102 --set n_cells=50 --set v_star=60,140 --set "
-                          "steps=10000 --set mcmc_steps=100 --set n_parallel=50 --set lr=0.001 --set "
-                          "node_dims=8,16,32,32 --set pools=3,2,1,1 --set mlp_dim=32 --set eval_steps=13400`) "
+                          "model.steps=10000 --set model.mcmc_steps=100 --set n_parallel=50 --set model.lr=0.001 "
+                          "--set model.node_dims=8,16,32,32 --set model.pools=3,2,1,1 --set model.mlp_dim=32 --set "
+                          "eval_steps=13400`) "
                           "evaluates the NH on 8 x 51 lattices per sampler step: a GPU (device='cuda') and hours; "
                           "the paper's Morpheus/bipolar and Cellular-MNIST data are not bundled.",
     ),
@@ -435,29 +377,30 @@ _EXP0_SCALE = ("Exp 0 fits parameters after 10k steps of 1 MCS on 200x200 lattic
 _CLOSURE = ("the paper's point is that a neural (closure) H captures what an analytical H cannot express; a target "
             "the symbolic H cannot express tests that on any stand-in, once the networks learned")
 CLAIMS = [
-    Claim("recovery_rmse", statement="Exp 0: the fitted (J01, J02, J11, J12, J22, lam) are within RMSE 0.5 of "
+    Claim(id="recovery_rmse", statement="Exp 0: the fitted (J01, J02, J11, J12, J22, lam) are within RMSE 0.5 of "
           "scenario b's (2.5, 1, 1, 4.5, 1, 0.5).",
           paper_value="parameters recovered with low RMSE, mean ± std over 5 initialisations (Exp 0; no values "
           "retrieved, second-hand summary)", experiment="recovery", metric="rmse", op="<=", threshold=0.5,
           kind="paper", source=_EXP0, resolution=0.05,
           resolution_reason="contact-energy units, 1/10 of the 0.5 bar; the bar is 1/9 of the largest true J (4.5)",
           requires=("recovery_learned",), fair_at="paper", fair_at_reason=_EXP0_SCALE),
-    Claim("recovery_learned", statement="(ours, beyond the paper) The fit moves the parameters toward the truth: RMSE "
+    Claim(id="recovery_learned",
+          statement="(ours, beyond the paper) The fit moves the parameters toward the truth: RMSE "
           "after training <= RMSE of the initial parameters (the untrained model).",
           paper_value="n/a (learning check)", experiment="recovery", metric="rmse_minus_initial", op="<=",
           threshold=0.0, kind="check", resolution=0.05, resolution_reason="same units as recovery_rmse"),
-    Claim("sorting_sign", statement="Learnt symbolic H recovers the sorting regime: J12 - (J11 + J22)/2 > 0 (truth "
+    Claim(id="sorting_sign", statement="Learnt symbolic H recovers the sorting regime: J12 - (J11 + J22)/2 > 0 (truth "
           "3.5).",
           paper_value="parameters recovered (Exp 0; no table retrieved)", experiment="recovery",
           metric="sorting_strength", op=">=", threshold=0.0, kind="paper", source=_EXP0, resolution=0.35,
           resolution_reason="contact-energy units; 10% of the true sorting strength 3.5",
           requires=("recovery_learned",), fair_at="paper", fair_at_reason=_EXP0_SCALE),
-    Claim("recovery_sorting_index", statement="(ours, beyond the paper) Samples of the learnt model have the data's "
+    Claim(id="recovery_sorting_index", statement="(ours, beyond the paper) Samples of the learnt model have the data's "
           "sorting index (within 0.05).", paper_value="n/a (the paper compares parameters)", experiment="recovery",
           metric="sorting_index_abs_diff", op="<=", threshold=0.05, kind="ours", resolution=0.01,
           resolution_reason="sorting index is a fraction in [0,1]", requires=("recovery_learned",),
           fair_at="paper", fair_at_reason=_EXP0_SCALE),
-    Claim("closure_beats_symbolic", statement="Closure (symbolic + NH) volume histograms per type are at least 30% "
+    Claim(id="closure_beats_symbolic", statement="Closure (symbolic + NH) volume histograms per type are at least 30% "
           "closer (W1) to the data than the shared-V* symbolic model's.",
           paper_value="hybrid works best: Cellular MNIST classifier score 4.35 vs 2.47-3.11 for analytical H; bipolar "
           "p_volume 0.77, axial RMSE 37.3 (best) (second-hand summary)", experiment="closure",
@@ -465,24 +408,26 @@ CLAIMS = [
           source="second-hand: machine-generated paper summary (Exp 1, Exp 2)", resolution=0.035,
           resolution_reason="W1 ratio, 5% of the 0.7 bar (no paper number for this setting)",
           requires=("closure_learned",), fair_at="mechanism", fair_at_reason=_CLOSURE),
-    Claim("nh_beats_symbolic", statement="The pure NH's per-type volume histograms are at least 30% closer (W1) to the "
+    Claim(id="nh_beats_symbolic",
+          statement="The pure NH's per-type volume histograms are at least 30% closer (W1) to the "
           "data than the symbolic model's.", paper_value="NH captures what analytical H cannot (abstract); pure NH "
           "diverged on bipolar (second-hand summary)", experiment="closure", metric="w1_ratio_nh", op="<=",
           threshold=0.7, kind="paper", source="abstract", resolution=0.035,
           resolution_reason="W1 ratio, 5% of the 0.7 bar (no paper number for this setting)",
           fair_at="mechanism", fair_at_reason=_CLOSURE),
-    Claim("closure_learned", statement="(ours, beyond the paper) Training helps: the trained closure's W1 to the data "
+    Claim(id="closure_learned",
+          statement="(ours, beyond the paper) Training helps: the trained closure's W1 to the data "
           "is below the untrained closure's (ratio <= 1).", paper_value="n/a (learning check)", experiment="closure",
           metric="w1_closure_vs_untrained", op="<=", threshold=1.0, kind="check", resolution=0.05,
           resolution_reason="W1 ratio, 5% of the bar 1"),
-    Claim("closure_sorting_index", statement="(ours, beyond the paper) Started from the same type-permuted data "
+    Claim(id="closure_sorting_index", statement="(ours, beyond the paper) Started from the same type-permuted data "
           "lattices and run for the same sampler steps, closure samples have the sorting index of the true "
           "Hamiltonian's samples (within 0.05).",
           paper_value="n/a", experiment="closure", metric="sorting_index_abs_diff_closure_vs_truth",
           op="<=", threshold=0.05, kind="ours", resolution=0.01,
           resolution_reason="sorting index is a fraction in [0,1]",
           requires=("closure_learned", "closure_eval_resorts")),
-    Claim("closure_eval_resorts", statement="(ours) The evaluation chains are long enough to matter: from the "
+    Claim(id="closure_eval_resorts", statement="(ours) The evaluation chains are long enough to matter: from the "
           "type-permuted starts, the true Hamiltonian's samples raise the sorting index by >= 0.05 (else any model "
           "keeps the start's index and closure_sorting_index says nothing).",
           paper_value="n/a (precondition of closure_sorting_index)", experiment="closure",
