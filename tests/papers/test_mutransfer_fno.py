@@ -285,7 +285,7 @@ def test_smoke_run_values():
     exp = EXPERIMENTS[0]
     cfg = exp.make_config("smoke")
     m = exp.run(cfg, seed=0)
-    k0, k1 = cfg.k_proxy, cfg.k_target
+    k0, k1 = cfg.train.k_base, cfg.k_target
     assert m[f"sp_err_K{k0}"] == m[f"mup_err_K{k0}"]  # SP == muP at the base
     assert m[f"sp_err_K{k1}"] != m[f"mup_err_K{k1}"]
     assert all(np.isfinite(m[f"{p}_err_K{k}"]).all() for p in ("sp", "mup") for k in cfg.ks)
@@ -302,6 +302,28 @@ def test_smoke_run_values():
     expected = np.mean(np.linalg.norm(u[cfg.n_train:] - mean_u, axis=1) / np.linalg.norm(u[cfg.n_train:], axis=1))
     assert m["mean_predictor_err"] == pytest.approx(expected, rel=1e-5)
     assert m["mup_best_err_target_over_mean_predictor"] == pytest.approx(m[f"mup_best_err_K{k1}"] / expected, rel=1e-5)
+
+
+def test_nested_train_settings_take_dotted_settings():
+    from icml25.core.experiment import ConfigError
+
+    exp = EXPERIMENTS[0]
+    cfg = exp.make_config("smoke")  # the preset's dotted keys reach the nested TrainSettings
+    assert cfg.train == TrainSettings(width=8, n_layers=2, epochs=2, batch_size=20, k_base=4, clip=0.01)
+    assert exp.make_config("full").train == TrainSettings(width=32, epochs=100)
+    assert exp.make_config("quick").train == TrainSettings(width=16, epochs=15)
+    cfg = exp.make_config("smoke", {"train.clip": None, "train.complex_init": "complex_normal", "train.k_base": 16})
+    assert cfg.train.clip is None and cfg.train.complex_init == "complex_normal" and cfg.train.k_base == 16
+    with pytest.raises(ConfigError, match=r"BurgersTransferConfig\.train\.width must be a positive integer"):
+        exp.make_config("smoke", {"train.width": 0})
+    with pytest.raises(ConfigError, match=r"BurgersTransferConfig\.train\.clip must be positive or None"):
+        exp.make_config("smoke", {"train.clip": -1.0})
+    with pytest.raises(ConfigError, match=r"BurgersTransferConfig\.train\.k_base must be one of ks"):
+        exp.make_config("smoke", {"train.k_base": 8})
+    with pytest.raises(ConfigError, match=r"BurgersTransferConfig\.train\.width must be <= 1000"):
+        exp.make_config("smoke", {"train.width": 5000})
+    with pytest.raises(ConfigError, match="no setting 'k_proxy'"):
+        exp.make_config("smoke", {"k_proxy": 4})  # the flat keys are gone
 
 
 def test_spectral_conv_float64_matches_complex128_einsum():
@@ -396,7 +418,7 @@ def test_complex_init_scale(complex_init, part, modulus2):
         neuralop_n_modes(4, 4)
     from icml25.core.experiment import ConfigError
     with pytest.raises(ConfigError, match="complex_init"):
-        EXPERIMENTS[0].make_config("smoke", {"complex_init": "uniform"})
+        EXPERIMENTS[0].make_config("smoke", {"train.complex_init": "uniform"})
 
 
 def test_complex_init_keeps_sp_and_mup_identical_at_base():

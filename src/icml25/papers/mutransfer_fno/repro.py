@@ -12,13 +12,13 @@ pilot run at K_proxy with a seed that is not among the evaluation seeds).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
 
 import numpy as np
 import torch
 
+from icml25.common.checks import check_ranges
 from icml25.core.experiment import (
     ConfigError,
     Experiment,
@@ -32,7 +32,8 @@ from icml25.core.experiment import (
 from icml25.core.paper import Claim, Summary
 from icml25.core.plots import save_figure
 from icml25.papers.mutransfer_fno.data import burgers_dataset
-from icml25.papers.mutransfer_fno.fno import COMPLEX_INITS, mup_scale, relative_l2
+from icml25.papers.mutransfer_fno.figures import lr_curve_figure
+from icml25.papers.mutransfer_fno.fno import mup_scale, relative_l2
 from icml25.papers.mutransfer_fno.transfer import TrainSettings, optimum_index, train_fno_lr_grid
 
 PARAMS = ("sp", "mup")
@@ -54,8 +55,6 @@ class BurgersTransferConfig(TorchConfig):
     """Final time of the operator a -> u(., T)."""
     ks: tuple[int, ...] = (4, 16, 64)
     """Mode counts K of the sweep."""
-    k_proxy: int = 4
-    """Proxy K (also the muP base k_base: SP and muP coincide there)."""
     k_target: int = 64
     """Target K the LR is transferred to."""
     lr_center: float = 0.0224
@@ -64,41 +63,35 @@ class BurgersTransferConfig(TorchConfig):
     """LR grid size."""
     lr_ratio: float = math.sqrt(2.0)
     """Ratio of consecutive LRs (sqrt 2: a muP shift of sqrt(log 4 / log 64) is 1.6 steps)."""
-    width: int = 16
-    """FNO hidden width m."""
-    n_layers: int = 4
-    """Fourier layers."""
-    epochs: int = 15
-    """Training epochs."""
-    batch_size: int = 20
-    """Minibatch size."""
-    clip: float = 0.01
-    """Element-wise gradient clip (<= 0: none)."""
-    complex_init: str = "per_part"
-    """Init of R: ``"per_part"`` (each part std b, ours) or ``"complex_normal"`` (neuraloperator's convention)."""
-
-    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("clip",)  # every value is valid: <= 0 switches clipping off
+    train: TrainSettings = field(default_factory=lambda: TrainSettings(width=16, epochs=15))
+    """Training settings of every cell of the sweep (:class:`TrainSettings`): ``train.width`` (FNO hidden width m,
+    16), ``train.n_layers`` (Fourier layers, 4), ``train.epochs`` (15), ``train.batch_size`` (20), ``train.k_base``
+    (the proxy K_proxy of Algorithm 1, also the muP base: SP and muP coincide there; one of ``ks``, 4),
+    ``train.clip`` (element-wise gradient clip, 0.01; ``none`` switches it off), ``train.cosine`` (cosine LR
+    schedule, on) and ``train.complex_init`` (init of R: ``"per_part"``, each part std b, ours, or
+    ``"complex_normal"``, neuraloperator's convention)."""
 
     def validate(self) -> None:
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days
         check_fields(self, at_most={"n_train": 10**6, "n_test": 10**6, "res": 10**5, "solver_res": 10**5,
-                                    "ks": 10**5, "n_lrs": 10**3, "width": 10**3, "n_layers": 10**3, "epochs": 10**6,
-                                    "batch_size": 10**6})
-        check_fields(self, positive=("n_train", "n_test", "nu", "T", "lr_center", "width", "n_layers", "epochs",
-                                     "batch_size"),
-                     at_least={"res": 4, "ks": 2, "k_proxy": 2, "k_target": 2, "n_lrs": 3}, nonempty=("ks",),
-                     choices={"complex_init": COMPLEX_INITS})
+                                    "ks": 10**5, "n_lrs": 10**3})
+        check_fields(self, positive=("n_train", "n_test", "nu", "T", "lr_center"),
+                     at_least={"res": 4, "ks": 2, "k_target": 2, "n_lrs": 3}, nonempty=("ks",))
         name = type(self).__name__
+        # TrainSettings checks its own ranges (positive sizes, clip > 0 or None, complex_init); the job's bounds:
+        check_ranges(f"{name}.train", vars(self.train),
+                     at_most={"width": 10**3, "n_layers": 10**3, "epochs": 10**6, "batch_size": 10**6})
         if self.res % 2:
             raise ConfigError(f"{name}.res must be even, got {self.res}")
         if self.solver_res < self.res or self.solver_res % self.res:
             raise ConfigError(f"{name}.solver_res must be a multiple of res={self.res}, got {self.solver_res}")
         if not self.lr_ratio > 1:
             raise ConfigError(f"{name}.lr_ratio must be > 1, got {self.lr_ratio!r}")
-        for field in ("k_proxy", "k_target"):
-            if getattr(self, field) not in self.ks:
-                raise ConfigError(f"{name}.{field} must be one of ks={self.ks}, got {getattr(self, field)}")
+        if self.train.k_base not in self.ks:
+            raise ConfigError(f"{name}.train.k_base must be one of ks={self.ks}, got {self.train.k_base}")
+        if self.k_target not in self.ks:
+            raise ConfigError(f"{name}.k_target must be one of ks={self.ks}, got {self.k_target}")
         if max(self.ks) > self.res // 2 + 1:
             raise ConfigError(f"{name}.ks must be <= res // 2 + 1 = {self.res // 2 + 1} (the modes must fit the "
                               f"grid), got {self.ks}")
@@ -115,12 +108,10 @@ def run_burgers_transfer(cfg: BurgersTransferConfig, seed: int, progress: Progre
     a, u = burgers_dataset(cfg.n_train + cfg.n_test, cfg.res, cfg.nu, cfg.T, seed=seed, solver_res=cfg.solver_res)
     a, u = torch.from_numpy(a).to(cfg.device), torch.from_numpy(u).to(cfg.device)
     tr, te = slice(0, cfg.n_train), slice(cfg.n_train, None)
-    settings = TrainSettings(width=cfg.width, n_layers=cfg.n_layers, epochs=cfg.epochs, batch_size=cfg.batch_size,
-                             k_base=cfg.k_proxy, clip=cfg.clip if cfg.clip > 0 else None, cosine=True,
-                             complex_init=cfg.complex_init)
+    settings, k_proxy = cfg.train, cfg.train.k_base
     errs: dict[tuple[str, int], np.ndarray] = {}
     for i, k in enumerate(cfg.ks):
-        todo = ["sp"] if k == cfg.k_proxy else list(PARAMS)  # SP == muP at the base
+        todo = ["sp"] if k == k_proxy else list(PARAMS)  # SP == muP at the base
         grid = train_fno_lr_grid(a[tr], u[tr], a[te], u[te], modes=k, params=todo, lrs=lrs, settings=settings,
                                  seed=seed)
         for p in PARAMS:
@@ -133,44 +124,31 @@ def run_burgers_transfer(cfg: BurgersTransferConfig, seed: int, progress: Progre
             out[f"{p}_err_K{k}"] = errs[p, k].tolist()
             out[f"{p}_opt_index_K{k}"] = optimum_index(errs[p, k])
             out[f"{p}_best_err_K{k}"] = float(errs[p, k].min())
-        shift = out[f"{p}_opt_index_K{cfg.k_target}"] - out[f"{p}_opt_index_K{cfg.k_proxy}"]
+        shift = out[f"{p}_opt_index_K{cfg.k_target}"] - out[f"{p}_opt_index_K{k_proxy}"]
         out[f"{p}_shift_steps"] = shift
         out[f"{p}_abs_shift_steps"] = abs(shift)
         target = errs[p, cfg.k_target]
-        out[f"{p}_regret"] = float(target[int(np.argmin(errs[p, cfg.k_proxy]))] / target.min())
+        out[f"{p}_regret"] = float(target[int(np.argmin(errs[p, k_proxy]))] / target.min())
     out["mup_minus_sp_regret"] = out["mup_regret"] - out["sp_regret"]
     # trivial predictor: the training-set mean of u(., T) for every test input (the zero predictor scores 1)
     mean_u = u[tr].mean(dim=0, keepdim=True).expand_as(u[te])
     out["mean_predictor_err"] = float(relative_l2(mean_u, u[te]).mean())
     out["mup_best_err_target_over_mean_predictor"] = out[f"mup_best_err_K{cfg.k_target}"] / out["mean_predictor_err"]
-    out["mup_best_err_target_over_proxy"] = out[f"mup_best_err_K{cfg.k_target}"] / out[f"mup_best_err_K{cfg.k_proxy}"]
+    out["mup_best_err_target_over_proxy"] = out[f"mup_best_err_K{cfg.k_target}"] / out[f"mup_best_err_K{k_proxy}"]
     # the SP shift that muP's LR rule predicts: log(sqrt(log Kp / log Kt)) in grid steps
-    out["predicted_sp_shift_steps"] = math.log(mup_scale(cfg.k_target, cfg.k_proxy)) / math.log(cfg.lr_ratio)
+    out["predicted_sp_shift_steps"] = math.log(mup_scale(cfg.k_target, k_proxy)) / math.log(cfg.lr_ratio)
     return out
+
+
+def _mean_lo_hi(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean over seeds and its 95% t interval."""
+    s = Summary.of(values)
+    return s.mean, s.lo, s.hi
 
 
 def lr_curve_figures(per_seed: list[Metrics], cfg: BurgersTransferConfig, outdir: Path) -> list[Path]:
     """Test error against LR for every K, SP and muP side by side (mean over seeds, 95% t interval)."""
-    import matplotlib.pyplot as plt
-
-    lrs = np.asarray(per_seed[0]["lrs"])
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for ax, p, title in zip(axes, PARAMS, ("standard parametrization", "muP (mode-count)")):
-        for k, colour in zip(cfg.ks, plt.cm.viridis(np.linspace(0, 0.85, len(cfg.ks)))):
-            curves = np.array([m[f"{p}_err_K{k}"] for m in per_seed])
-            s = [Summary.of(curves[:, j]) for j in range(lrs.size)]
-            mean = np.array([x.mean for x in s])
-            ax.plot(lrs, mean, "o-", color=colour, label=f"K={k}")
-            if len(per_seed) > 1:
-                ax.fill_between(lrs, [x.lo for x in s], [x.hi for x in s], color=colour, alpha=0.15)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("base learning rate")
-        ax.set_title(title)
-        ax.legend()
-    axes[0].set_ylabel("test relative L2 error")
-    fig.suptitle(f"Burgers nu={cfg.nu}, FNO-1D width {cfg.width}, {cfg.epochs} epochs, {len(per_seed)} seeds")
-    return [save_figure(fig, outdir / "burgers_lr_curves.png")]
+    return [save_figure(lr_curve_figure(per_seed, cfg, PARAMS, _mean_lo_hi), outdir / "burgers_lr_curves.png")]
 
 
 EXPERIMENTS = [
@@ -182,10 +160,10 @@ EXPERIMENTS = [
         run=run_burgers_transfer,
         presets={
             "smoke": {"n_train": 40, "n_test": 20, "res": 64, "solver_res": 128, "ks": (4, 16), "k_target": 16,
-                      "width": 8, "n_layers": 2, "epochs": 2, "n_lrs": 3},
+                      "train.width": 8, "train.n_layers": 2, "train.epochs": 2, "n_lrs": 3},
             "quick": {},
             "full": {"n_train": 1000, "n_test": 200, "res": 256, "solver_res": 1024, "ks": (4, 16, 64, 128),
-                     "k_target": 128, "width": 32, "epochs": 100, "n_lrs": 8},
+                     "k_target": 128, "train.width": 32, "train.epochs": 100, "n_lrs": 8},
         },
         seeds={"smoke": 2, "quick": 3, "full": 5},
         figures=lr_curve_figures,
@@ -208,7 +186,7 @@ _NEEDS = ("modes_help", "fno_learns")
 _THEORY = ("a consequence of the paper's muP rule (Theorem 3.5): R's update scale grows as sqrt(d log K) under SP "
            "and not under muP, which any trained FNO task must show")
 CLAIMS = [
-    Claim("mup_lr_stable",
+    Claim(id="mup_lr_stable",
           statement="Under muP the optimal LR at K=64 is within one sqrt(2) grid step of the optimum at K=4 "
                     "(|shift| <= 1 step).",
           paper_value="muP optimum ~4.2e-3 for every K (FNO-3D, K 3->24; second-hand)", experiment="burgers_transfer",
@@ -216,7 +194,7 @@ CLAIMS = [
           resolution_reason="~1/6 of the 1.6-step SP drift muP predicts here (0.25 sqrt2-step = 9% in LR)",
           kind="paper", source="abstract (zero-shot transfer across K); FNO-3D numbers second-hand from summaries",
           fair_at="mechanism", fair_at_reason=_THEORY, requires=_NEEDS),
-    Claim("mup_transfer_regret",
+    Claim(id="mup_transfer_regret",
           statement="muTransfer-FNO: training K=64 at the LR tuned at K=4 costs at most 5% test error over tuning at "
                     "K=64 directly (muP regret <= 1.05).",
           paper_value="5.34% (muTransfer) vs 5.69% (direct), NS FNO-3D; second-hand", experiment="burgers_transfer",
@@ -227,7 +205,7 @@ CLAIMS = [
           fair_at_reason="Algorithm 1 (tune at small K, reuse at large K) costs little wherever the muP optimum is "
                          "K-stable, a consequence of the rule on any trained FNO task",
           requires=_NEEDS),
-    Claim("mup_beats_sp_transfer",
+    Claim(id="mup_beats_sp_transfer",
           statement="Zero-shot transfer of the K=4 LR hurts muP no more than SP (per-seed muP regret minus SP "
                     "regret <= 0).",
           paper_value="SP LR drifts, muP does not (Fig. 1)", experiment="burgers_transfer",
@@ -235,7 +213,7 @@ CLAIMS = [
           resolution_reason="difference of error ratios; ~1/3 of the paper's 6.5% (5.34% vs 5.69%) gap",
           kind="paper", source="second-hand: Fig. 1 as described by summaries", fair_at="mechanism",
           fair_at_reason=_THEORY, requires=_NEEDS),
-    Claim("sp_lr_drifts",
+    Claim(id="sp_lr_drifts",
           statement="Under SP the optimal LR decreases from K=4 to K=64 by at least half a sqrt(2) step (a drift the "
                     "muP rule predicts to be 1.6 steps).",
           paper_value="SP optimum 1.8e-3 (K=3) -> 7.4e-4 (K=24), FNO-3D; second-hand", experiment="burgers_transfer",
@@ -243,14 +221,14 @@ CLAIMS = [
           resolution_reason="~1/6 of the predicted 1.6-step drift (paper: 1.8e-3 -> 7.4e-4, 2.6 steps, FNO-3D)",
           kind="paper", source="second-hand: summaries of the paper's FNO-3D LR sweep (Fig. 1)", fair_at="mechanism",
           fair_at_reason=_THEORY, requires=_NEEDS),
-    Claim("modes_help",
+    Claim(id="modes_help",
           statement="Precondition: more modes help on this task (best muP error at K=64 at most 0.95x the best at "
                     "K=4), so the transfer question is not empty (precondition, ours beyond the paper).",
           paper_value="larger K is more accurate (motivation, Sec. 1)", experiment="burgers_transfer",
           metric="mup_best_err_target_over_proxy", op="<=", threshold=0.95, resolution=0.02,
           resolution_reason="error ratio, a 2% relative error difference is the smallest that matters", kind="check"),
     # every seed: a setup check that the FNO learned at all; "half the error of the best constant" is its meaning
-    Claim("fno_learns",
+    Claim(id="fno_learns",
           statement="The tuned muP FNO at K=64 has at most half the test error of the training-mean predictor "
                     "(setup check, ours beyond the paper).",
           paper_value="setup (no paper number)", experiment="burgers_transfer",

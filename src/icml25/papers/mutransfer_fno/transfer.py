@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class TrainSettings:
-    """Everything but the LR, K and parametrization; shared by every cell of a sweep."""
+    """Everything but the LR, K and parametrization; shared by every cell of a sweep (the experiment nests it as
+    ``train``: ``--set train.width=...``)."""
 
     width: int = 32
     """Hidden width m."""
@@ -35,7 +36,7 @@ class TrainSettings:
     batch_size: int = 20
     """Minibatch size."""
     k_base: int = 4
-    """Mode count where SP and muP coincide (the proxy's K)."""
+    """Mode count where SP and muP coincide (the proxy's K, K_proxy of Algorithm 1)."""
     clip: float | None = 0.01
     """Element-wise gradient clip value (``None``: no clipping)."""
     cosine: bool = True
