@@ -31,6 +31,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from icml25.papers.ntk_early_stopping import (
+    GDConfig,
     KernelGD,
     TwoLayerReLUGD,
     critical_radius,
@@ -155,7 +156,7 @@ def test_default_radius_constant_is_the_papers_one():
     assert net.epsilon_hat_ == pytest.approx(hi, rel=1e-8)
     assert abs(net.stopping_time_ - data_dependent_stopping_time(lam, n, sigma, 1.0)) <= 1
     for exp in repro.EXPERIMENTS:  # and the experiments' configs
-        assert exp.make_config("quick").radius_const == 1.0
+        assert exp.make_config("quick").gd.radius_const == 1.0
 
 
 # --- the network --------------------------------------------------------------------------------
@@ -278,10 +279,42 @@ def test_bad_input_raises(data):
 
 # --- the experiments, smoke preset ---------------------------------------------------------
 
+def test_gd_settings_are_one_nested_config_reached_by_dotted_keys():
+    """Early-stopped GD's settings are one :class:`GDConfig`, nested as ``gd`` in both experiments (no flat copy):
+    a dotted override reaches the method, and a bad nested value raises ConfigError naming the dotted key."""
+    from icml25.core.experiment import ConfigError
+
+    for exp in repro.EXPERIMENTS:
+        assert not {"eta", "kappa", "radius_const", "stop_rule"} & set(exp.fields)
+        assert exp.make_config("smoke").gd == GDConfig()
+        cfg = exp.make_config("smoke", {"gd.eta": 1.5, "gd.stop_rule": "calibrated"})
+        assert cfg.gd == GDConfig(eta=1.5, stop_rule="calibrated")
+        for key, bad in (("gd.eta", 0.0), ("gd.kappa", -1.0), ("gd.radius_const", 0.0), ("gd.stop_rule", "oracle")):
+            with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+                exp.make_config("smoke", {key: bad})
+    # the override reaches the run: the tracking horizon is Eq. 8's T_hat at step gd.eta, and the network's
+    # gap to kernel GD changes with gd.kappa (the init scale; the NTK itself does not depend on it)
+    exp = next(e for e in repro.EXPERIMENTS if e.name == "width_tracking")
+    base = exp.run(exp.make_config("smoke"), seed=0)
+    fast = exp.run(exp.make_config("smoke", {"gd.eta": 1.5}), seed=0)
+    assert base["eps2"] == fast["eps2"]
+    x = 1 / (1.5 * fast["eps2"])  # Eq. 8 is floor(1 / (eta eps_hat^2)) up to ties
+    assert fast["T_hat"] in {math.floor(x - 1e-6), math.floor(x + 1e-6)} and fast["T_hat"] < base["T_hat"]
+    small = exp.run(exp.make_config("smoke", {"gd.kappa": 0.5}), seed=0)
+    assert small["T_hat"] == base["T_hat"] and small["gap_m128"] != base["gap_m128"]
+    # GDConfig's stopping rules are the functions they name
+    X = sample_sphere(80, 4, "uniform", 3)
+    kgd = GDConfig(eta=1.2).kernel_gd(0.5).fit(X, make_rkhs_target(4, 5, 1.0, rng=4)(X))
+    lam = np.linalg.eigvalsh(ntk_relu(X)) / 80
+    assert GDConfig(eta=1.2).stopping_time(kgd, 80, 0.5) == max(1, data_dependent_stopping_time(lam, 80, 0.5, 1.2))
+    assert GDConfig(eta=1.2, stop_rule="calibrated").stopping_time(kgd, 80, 0.5, 2.0) == theory_stopping_time(
+        kgd.epsilon_hat_, 1.2, 2.0)
+
+
 @pytest.mark.parametrize("stop_rule", ["eq8", "calibrated"])
 def test_rate_smoke_metrics_are_consistent(stop_rule):
     exp = next(e for e in repro.EXPERIMENTS if e.name == "rate")
-    cfg = exp.make_config("smoke", {"stop_rule": stop_rule})
+    cfg = exp.make_config("smoke", {"gd.stop_rule": stop_rule})
     m = exp.run(cfg, seed=0)
     assert m["bound_C"] > 0
     # C = slack x the mean of the calibration draws' ratios: between slack x their min and slack x their max

@@ -21,6 +21,8 @@ from icml25.papers.ntk_early_stopping.kernels import (
     theory_stopping_time,
 )
 from icml25.papers.ntk_early_stopping.network import (
+    STOP_RULES,
+    GDConfig,
     TwoLayerReLUGD,
     empirical_ntk,
     gradient_descent,
@@ -31,8 +33,8 @@ from icml25.papers.ntk_early_stopping.network import (
 )
 
 __all__ = [
-    "DISTRIBUTIONS", "KernelGD", "TwoLayerReLUGD", "check_sphere", "critical_radius", "data_dependent_stopping_time", "empirical_ntk",
-    "gradient_descent", "init_two_layer", "kernel_complexity", "kernel_gd_iterative", "loss_gradient",
-    "make_rkhs_target", "network_output", "network_predictions_at", "ntk_relu",
+    "DISTRIBUTIONS", "STOP_RULES", "GDConfig", "KernelGD", "TwoLayerReLUGD", "check_sphere", "critical_radius",
+    "data_dependent_stopping_time", "empirical_ntk", "gradient_descent", "init_two_layer", "kernel_complexity",
+    "kernel_gd_iterative", "loss_gradient", "make_rkhs_target", "network_output", "network_predictions_at", "ntk_relu",
     "sample_sphere", "theory_stopping_time",
 ]

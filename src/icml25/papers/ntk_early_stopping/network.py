@@ -1,30 +1,35 @@
 """The over-parameterised two-layer ReLU network trained by full-batch GD with early stopping.
 
-Model (first layer trained, second layer fixed signs):
+Model (the paper's Eq. 1; first layer trained, second layer fixed signs):
 ``f(W, x) = m^{-1/2} sum_r a_r ReLU(w_r . x)``, a_r in {+1, -1} fixed,
 w_r(0) ~ N(0, kappa^2 I_d). With the antisymmetric ("symmetric") initialisation the
 neurons come in pairs (w_r, a_r), (w_r, -a_r), so f(W(0), .) = 0 exactly.
 
-Training: full-batch GD on ``L(W) = 1/(2n) sum_i (f(W, x_i) - y_i)^2`` with a constant
-step eta:
+Training (Algorithm 1): full-batch GD on ``L(W) = 1/(2n) sum_i (f(W, x_i) - y_i)^2`` (Eq. 4) with a
+constant step eta (Eqs. 5-6):
 ``w_r <- w_r - eta/n sum_i (f(W, x_i) - y_i) a_r m^{-1/2} 1{w_r . x_i > 0} x_i``.
 In function space ``u <- u - (eta/n) H_n (u - y)`` where H_n -> K_n (the NTK Gram
 matrix of :func:`~icml25.papers.ntk_early_stopping.kernels.ntk_relu`) as m grows, so
 the network tracks kernel GD (:class:`~icml25.papers.ntk_early_stopping.kernels.KernelGD`).
 
-Stopping: the theory time ``T_hat = c / (eta eps_hat^2)`` with eps_hat the critical
-radius of the empirical NTK eigenvalues (the paper: ``T_hat = Theta(eps_n^{-2})``).
+Stopping: the paper's data-dependent ``T_hat`` (Eq. 8), or the theory time
+``T_hat = c / (eta eps_hat^2)`` with eps_hat the critical radius of the empirical NTK eigenvalues
+(the paper: ``T_hat = Theta(eps_n^{-2})``). :class:`GDConfig` holds the settings the network and kernel
+GD share.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from icml25.common.checks import check_ranges
 from icml25.papers.ntk_early_stopping.kernels import (
+    KernelGD,
     check_sphere,
     critical_radius,
     data_dependent_stopping_time,
@@ -33,6 +38,48 @@ from icml25.papers.ntk_early_stopping.kernels import (
     sphere_input,
     theory_stopping_time,
 )
+
+STOP_RULES = ("eq8", "calibrated")
+"""``eq8``: the paper's data-dependent T_hat (Eq. 8); ``calibrated``: ``c / (eta eps_hat^2)`` with a constant c
+(ours)."""
+
+
+@dataclass
+class GDConfig:
+    """The settings of early-stopped GD that the two-layer network and NTK kernel GD share (Algorithm 1).
+
+    The width m is not here: the experiments vary it (one width per rate run, a sweep in the tracking check).
+    An experiment nests it as ``gd`` (``--set gd.eta=1.5``); :meth:`kernel_gd` builds the comparator, whose
+    critical radius gives :meth:`stopping_time`, and :func:`network_predictions_at` trains the network with
+    ``eta`` and ``kappa``.
+    """
+
+    eta: float = 1.0
+    """Constant GD step size, for the network and kernel GD (Theorem 5.1 takes eta in [1, 2))."""
+    kappa: float = 1.0
+    """Init scale of the network: w_r(0) ~ N(0, kappa^2 I) (the paper: 0 < kappa <= 1)."""
+    radius_const: float = 1.0
+    """Constant of the critical-radius inequality R_K(eps) <= eps^2 / (const sigma) (Eq. 7's radius; the
+    paper's: 1)."""
+    stop_rule: str = "eq8"
+    """When GD stops: ``eq8`` (the paper's data-dependent T_hat, Eq. 8) or ``calibrated`` (``c / (eta
+    eps_hat^2)``, c given by the experiment)."""
+
+    def __post_init__(self) -> None:
+        # named as the settings are typed (``--set gd.eta=...``)
+        check_ranges("gd", vars(self), finite=("eta", "kappa", "radius_const"),
+                     positive=("eta", "kappa", "radius_const"), choices={"stop_rule": STOP_RULES})
+
+    def kernel_gd(self, sigma: float) -> KernelGD:
+        """Kernel GD with the NTK at step ``eta``, its critical radius at noise level ``sigma``."""
+        return KernelGD(self.eta, sigma=sigma, radius_const=self.radius_const)
+
+    def stopping_time(self, kgd: KernelGD, n: int, sigma: float, stop_const: float | None = None) -> int:
+        """T_hat (at least 1) from kernel GD fitted on ``n`` points: Eq. 8's rule (:func:`data_dependent_stopping_time`
+        on the eigenvalues of K_n / n) or, with ``stop_rule="calibrated"``, ``ceil(stop_const / (eta eps_hat^2))``."""
+        if self.stop_rule == "calibrated":
+            return theory_stopping_time(kgd.epsilon_hat_, self.eta, stop_const)
+        return max(1, data_dependent_stopping_time(kgd.eigvals_ / n, n, sigma, self.eta))
 
 
 def init_two_layer(width: int, d: int, kappa: float = 1.0, symmetric: bool = True,

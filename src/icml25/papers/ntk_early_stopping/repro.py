@@ -9,7 +9,7 @@ the NTK's RKHS:
   constant C is ``slack x`` the mean of the network's risk/eps_hat^2 over ``calibration_draws``
   (5) independent uniform calibration draws at n = 250, then held fixed for every n and both
   distributions (a single draw gave C = 0.69 and 0.97 on two seeds; issue 25). Our earlier rule
-  (``stop_rule="calibrated"``: ``T_hat = c / (eta eps_hat^2)`` with c picked from a grid on
+  (``gd.stop_rule="calibrated"``: ``T_hat = c / (eta eps_hat^2)`` with c picked from a grid on
   the calibration draws, radius constant 2e) stays an option.
 * ``width_tracking``: at n = 500, the largest gap ``max_{t <= T} max_x |f_NN(t,x) - f_KGD(t,x)|``
   for several widths.
@@ -22,8 +22,7 @@ before a run with them).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,20 +36,16 @@ from icml25.core.experiment import (
     check_fields,
     no_progress,
 )
-from icml25.core.paper import Claim, Summary
-from icml25.core.plots import save_figure
+from icml25.core.paper import Claim
 from icml25.papers.ntk_early_stopping.kernels import (
     DISTRIBUTIONS,
     KernelGD,
-    data_dependent_stopping_time,
     make_rkhs_target,
     sample_sphere,
     theory_stopping_time,
 )
-from icml25.papers.ntk_early_stopping.network import network_predictions_at
-
-STOP_RULES = ("eq8", "calibrated")
-"""``eq8``: the paper's data-dependent T_hat; ``calibrated``: c / (eta eps_hat^2), c from a grid (ours)."""
+from icml25.papers.ntk_early_stopping.network import GDConfig, network_predictions_at
+from icml25.papers.ntk_early_stopping.repro_figures import rate_figures, tracking_figures
 
 
 def loglog_slope(x, y) -> float:
@@ -76,16 +71,12 @@ class RateConfig(ExperimentConfig):
     """Test points per distribution (risk = mean squared error to f* on them)."""
     width: int = 2048
     """Hidden width m of the network (even: antisymmetric init)."""
-    eta: float = 1.0
-    """Constant GD step size for network and kernel GD."""
-    kappa: float = 1.0
-    """Init scale: w_r(0) ~ N(0, kappa^2 I)."""
-    radius_const: float = 1.0
-    """Constant of the critical-radius inequality R_K(eps) <= eps^2 / (const sigma) (the paper's: 1)."""
-    stop_rule: str = "eq8"
-    """'eq8' (the paper's data-dependent T_hat) or 'calibrated' (c / (eta eps_hat^2), c from the grid below)."""
+    gd: GDConfig = field(default_factory=GDConfig)
+    """Early-stopped GD's settings, for the network and kernel GD (``gd.eta``, ``gd.kappa``, ``gd.radius_const``,
+    ``gd.stop_rule``: 'eq8', the paper's data-dependent T_hat, or 'calibrated', c / (eta eps_hat^2) with c from the
+    grid below)."""
     stop_const_grid: tuple[float, ...] = (0.5, 1.0, 2.0)
-    """stop_rule='calibrated' only: candidates for c, one picked at the calibration point."""
+    """gd.stop_rule='calibrated' only: candidates for c, one picked at the calibration point."""
     calibration_n: int = 250
     """Size of each independent uniform calibration draw that fixes C (and c for stop_rule='calibrated')."""
     calibration_draws: int = 5
@@ -103,11 +94,10 @@ class RateConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("ns", "sigma", "n_test", "width", "eta", "kappa", "radius_const",
-                                     "stop_const_grid", "calibration_n", "calibration_draws", "bound_slack",
-                                     "n_centers"),
+        check_fields(self, positive=("ns", "sigma", "n_test", "width", "stop_const_grid", "calibration_n",
+                                     "calibration_draws", "bound_slack", "n_centers"),
                      nonnegative=("rkhs_norm",), nonempty=("ns", "dists", "stop_const_grid"),
-                     at_least={"d": 2, "overrun": 1}, choices={"dists": DISTRIBUTIONS, "stop_rule": STOP_RULES})
+                     at_least={"d": 2, "overrun": 1}, choices={"dists": DISTRIBUTIONS})
         # bounds: a job beyond these would need > ~100 GB or days (dense n x n kernel matrices, n x width activations)
         check_fields(self, at_most={"d": 10**4, "ns": 10**5, "n_test": 10**6, "width": 10**6, "calibration_n": 10**5,
                                     "calibration_draws": 10**3, "overrun": 10**4, "n_centers": 10**6,
@@ -153,23 +143,21 @@ def run_rate(cfg: RateConfig, seed: int, progress: ProgressFn = no_progress) -> 
     for j in range(cfg.calibration_draws):
         Xc = sample_sphere(cfg.calibration_n, cfg.d, "uniform", _seed(seed, 1, j))
         yc = f_star(Xc) + cfg.sigma * _seed(seed, 1, j, 1).standard_normal(cfg.calibration_n)
-        draws.append((Xc, yc, KernelGD(cfg.eta, sigma=cfg.sigma, radius_const=cfg.radius_const).fit(Xc, yc)))
-    if cfg.stop_rule == "calibrated":  # c minimises kernel GD's risk averaged over the calibration draws
-        cal_risks = np.mean([kgd.risk_path(Xu, fu, [theory_stopping_time(kgd.epsilon_hat_, cfg.eta, c)
+        draws.append((Xc, yc, cfg.gd.kernel_gd(cfg.sigma).fit(Xc, yc)))
+    if cfg.gd.stop_rule == "calibrated":  # c minimises kernel GD's risk averaged over the calibration draws
+        cal_risks = np.mean([kgd.risk_path(Xu, fu, [theory_stopping_time(kgd.epsilon_hat_, cfg.gd.eta, c)
                                                     for c in cfg.stop_const_grid]) for _, _, kgd in draws], axis=0)
         c = float(cfg.stop_const_grid[int(np.argmin(cal_risks))])
     else:
         c = math.nan
 
     def stopping_time(kgd: KernelGD, n: int) -> int:
-        if cfg.stop_rule == "calibrated":
-            return theory_stopping_time(kgd.epsilon_hat_, cfg.eta, c)
-        return max(1, data_dependent_stopping_time(kgd.eigvals_ / n, n, cfg.sigma, cfg.eta))
+        return cfg.gd.stopping_time(kgd, n, cfg.sigma, c)
 
     cal_ratios = []
     for j, (Xc, yc, kgd) in enumerate(draws):
         T_cal = stopping_time(kgd, cfg.calibration_n)
-        nn_cal = network_predictions_at(Xc, yc, Xu, cfg.width, cfg.eta, [T_cal], cfg.kappa, True,
+        nn_cal = network_predictions_at(Xc, yc, Xu, cfg.width, cfg.gd.eta, [T_cal], cfg.gd.kappa, True,
                                         seed * 1000 + 999 - j)
         cal_ratios.append(float(np.mean((nn_cal[T_cal] - fu) ** 2)) / kgd.epsilon_hat_**2)
     C = cfg.bound_slack * float(np.mean(cal_ratios))
@@ -187,7 +175,7 @@ def run_rate(cfg: RateConfig, seed: int, progress: ProgressFn = no_progress) -> 
         for n in cfg.ns:
             X = sample_sphere(n, cfg.d, dist, _seed(seed, 2, k, n))
             y = f_star(X) + cfg.sigma * _seed(seed, 2, k, n, 1).standard_normal(n)
-            kgd = KernelGD(cfg.eta, sigma=cfg.sigma, radius_const=cfg.radius_const).fit(X, y)
+            kgd = cfg.gd.kernel_gd(cfg.sigma).fit(X, y)
             eps2 = kgd.epsilon_hat_**2
             T = stopping_time(kgd, n)
             T_half = max(1, T // 2)  # the theorem covers every t in [c_t T_hat, T_hat]; c_t = 1/2
@@ -195,7 +183,7 @@ def run_rate(cfg: RateConfig, seed: int, progress: ProgressFn = no_progress) -> 
             # the over-trained point is only needed where claim 4 looks (n <= early_stop_max_n)
             overrun = n <= cfg.early_stop_max_n
             steps = sorted({T_half, T, cfg.overrun * T} if overrun else {T_half, T})
-            preds = network_predictions_at(X, y, X_test, cfg.width, cfg.eta, steps, cfg.kappa, True,
+            preds = network_predictions_at(X, y, X_test, cfg.width, cfg.gd.eta, steps, cfg.gd.kappa, True,
                                            seed * 1000 + 10 * k + cfg.ns.index(n))
             nn_T = float(np.mean((preds[T] - f_test) ** 2))
             nn_half = float(np.mean((preds[T_half] - f_test) ** 2))
@@ -252,16 +240,11 @@ class TrackingConfig(ExperimentConfig):
     """Noise level."""
     n_test: int = 1000
     """Test points on which the sup-gap is taken."""
-    eta: float = 1.0
-    """Step size."""
-    kappa: float = 1.0
-    """Init scale."""
-    radius_const: float = 1.0
-    """Critical-radius constant (the paper's: 1)."""
-    stop_rule: str = "eq8"
-    """Horizon T: 'eq8' (the paper's data-dependent T_hat) or 'calibrated' (stop_const / (eta eps_hat^2))."""
+    gd: GDConfig = field(default_factory=GDConfig)
+    """Early-stopped GD's settings (``gd.eta``, ``gd.kappa``, ``gd.radius_const``; ``gd.stop_rule`` sets the
+    horizon T: 'eq8', the paper's data-dependent T_hat, or 'calibrated', stop_const / (eta eps_hat^2))."""
     stop_const: float = 2.0
-    """stop_rule='calibrated' only: c in the horizon (2 = the largest c of the rate experiment's grid)."""
+    """gd.stop_rule='calibrated' only: c in the horizon (2 = the largest c of the rate experiment's grid)."""
     check_every: int = 2
     """The gap is evaluated every this many steps (and at T)."""
     n_centers: int = 20
@@ -271,10 +254,9 @@ class TrackingConfig(ExperimentConfig):
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n", "widths", "sigma", "n_test", "eta", "kappa", "radius_const", "stop_const",
-                                     "check_every", "n_centers"),
+        check_fields(self, positive=("n", "widths", "sigma", "n_test", "stop_const", "check_every", "n_centers"),
                      nonnegative=("rkhs_norm",), nonempty=("widths",), at_least={"d": 2},
-                     choices={"dist": DISTRIBUTIONS, "stop_rule": STOP_RULES})
+                     choices={"dist": DISTRIBUTIONS})
         # bounds: a job beyond these would need > ~100 GB or days (dense n x n kernel matrices, n x width activations)
         check_fields(self, at_most={"d": 10**4, "n": 10**5, "widths": 10**6, "n_test": 10**6, "check_every": 10**6,
                                     "n_centers": 10**6})
@@ -290,66 +272,18 @@ def run_tracking(cfg: TrackingConfig, seed: int, progress: ProgressFn = no_progr
     X = sample_sphere(cfg.n, cfg.d, cfg.dist, _seed(seed, 5))
     y = f_star(X) + cfg.sigma * _seed(seed, 5, 1).standard_normal(cfg.n)
     X_test = sample_sphere(cfg.n_test, cfg.d, cfg.dist, _seed(seed, 6))
-    kgd = KernelGD(cfg.eta, sigma=cfg.sigma, radius_const=cfg.radius_const).fit(X, y)
-    if cfg.stop_rule == "calibrated":
-        T = theory_stopping_time(kgd.epsilon_hat_, cfg.eta, cfg.stop_const)
-    else:
-        T = max(1, data_dependent_stopping_time(kgd.eigvals_ / cfg.n, cfg.n, cfg.sigma, cfg.eta))
+    kgd = cfg.gd.kernel_gd(cfg.sigma).fit(X, y)
+    T = cfg.gd.stopping_time(kgd, cfg.n, cfg.sigma, cfg.stop_const)
     steps = sorted(set(range(cfg.check_every, T + 1, cfg.check_every)) | {T})
     f_kgd = kgd.predict_path(X_test, steps)
     out: Metrics = {"T_hat": T, "eps2": kgd.epsilon_hat_**2}
     for j, m in enumerate(cfg.widths):
-        preds = network_predictions_at(X, y, X_test, m, cfg.eta, steps, cfg.kappa, True, seed * 1000 + j)
+        preds = network_predictions_at(X, y, X_test, m, cfg.gd.eta, steps, cfg.gd.kappa, True, seed * 1000 + j)
         out[f"gap_m{m}"] = max(float(np.abs(preds[t] - f_kgd[i]).max()) for i, t in enumerate(steps))
         progress(j + 1, len(cfg.widths))
     out["gap_ratio_largest_over_smallest"] = out[f"gap_m{cfg.widths[-1]}"] / out[f"gap_m{cfg.widths[0]}"]
     out["gap_width_slope"] = loglog_slope(cfg.widths, [out[f"gap_m{m}"] for m in cfg.widths])
     return out
-
-
-def rate_figures(per_seed: list[Metrics], cfg: RateConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(cfg.dists), figsize=(5.5 * len(cfg.dists), 4.2), squeeze=False)
-    for ax, dist in zip(axes[0], cfg.dists):
-        for key, label, style in (("nn_risk", "network, GD stopped at T_hat", "o-"),
-                                  ("kgd_risk", "kernel GD at T_hat", "s--"),
-                                  ("kgd_oracle_risk", "kernel GD, oracle stop", "^:"),
-                                  ("nn_risk_overrun", f"network at {cfg.overrun} T_hat", "x-."),
-                                  ("eps2", "eps_hat^2", "k-")):
-            vals = np.array([[m.get(f"{dist}_n{n}_{key}", np.nan) for n in cfg.ns] for m in per_seed])
-            s = [Summary.of(vals[:, i]) for i in range(len(cfg.ns))]
-            mean = np.array([v.mean for v in s])
-            err = np.array([v.half_width for v in s])
-            if np.all(np.isnan(mean)):
-                continue
-            ax.errorbar(cfg.ns, mean, yerr=err, fmt=style, capsize=3, label=label)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("n")
-        ax.set_ylabel("test risk ||f - f*||^2 (95% t interval over seeds)")
-        ax.set_title(f"{dist}, d={cfg.d}, m={cfg.width}, sigma={cfg.sigma}")
-        ax.legend(fontsize=7)
-    return [save_figure(fig, outdir / "rate.png")]
-
-
-def tracking_figures(per_seed: list[Metrics], cfg: TrackingConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 4))
-    for m in per_seed:
-        ax.plot(cfg.widths, [m[f"gap_m{w}"] for w in cfg.widths], "o-", color="#888888", alpha=0.6)
-    mean = [np.mean([m[f"gap_m{w}"] for m in per_seed]) for w in cfg.widths]
-    ax.plot(cfg.widths, mean, "o-", color="#d62728", label="mean over seeds")
-    ref = mean[0] * (np.array(cfg.widths, float) / cfg.widths[0]) ** -0.5
-    ax.plot(cfg.widths, ref, "k:", label="m^{-1/2} reference")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("width m")
-    ax.set_ylabel("max_{t<=T} max_x |f_NN - f_KGD|")
-    ax.set_title(f"NTK tracking, n={cfg.n}, {cfg.dist}")
-    ax.legend()
-    return [save_figure(fig, outdir / "width_tracking.png")]
 
 
 EXPERIMENTS = [
@@ -409,7 +343,7 @@ _RATE = ("a rate the paper proves for any continuous P on the sphere (d >= 4); A
          "synthetic instances of our choosing are a fair test")
 _SLOPE_TIE = "log-log slope; 0.05 is small next to the rate exponents (-0.6) under test"
 CLAIMS = [
-    Claim("ntk_tracking",
+    Claim(id="ntk_tracking",
           statement="Along the GD path up to the stopping time, the network stays close to NTK kernel "
                     "GD, and the gap shrinks with width: the sup-gap at m=8192 is at most half of that at m=512.",
           paper_value="uniform convergence to the NTK along the GD path (proof ingredient (i)); width needed depends "
@@ -422,7 +356,7 @@ CLAIMS = [
           fair_at_reason="a property the paper proves for over-parameterised nets on any data; its width requirement "
                          "is unattainable at any budget, so shrinking the gap with width is the testable part"),
     # every seed: risk <= C eps^2 is a w.h.p. bound, so it must hold in every run
-    Claim("rate_bound",
+    Claim(id="rate_bound",
           statement="One constant C serves every n and both distributions: the network stopped at the paper's "
                     "T_hat (Eq. 8) has risk <= C eps_hat^2 at each (n, P), with C = 2 x the mean risk/eps_hat^2 "
                     "of 5 independent calibration draws at n=250 uniform (metric: max risk/(C eps_hat^2)).",
@@ -433,7 +367,7 @@ CLAIMS = [
                  "calibration draws (slack 2) is ours, so a miss does not contradict the theorem",
           requires=("network_learns",)),
     # every seed: Thm 5.1 holds for every t in [c_t T_hat, T_hat]; checked at c_t = 1/2 with the same C
-    Claim("rate_bound_half",
+    Claim(id="rate_bound_half",
           statement="The same bound at t = T_hat/2 (Thm 5.1 covers every t in [c_t T_hat, T_hat]; "
                     "c_t = 1/2), with the same C (metric: max risk(T_hat/2)/(C eps_hat^2)).",
           paper_value="risk O(eps_n^2) for every t in [c_t T_hat, T_hat], any c_t in (0, 1] (Thm 5.1)",
@@ -442,14 +376,14 @@ CLAIMS = [
           source="Theorem 5.1 (every t in [c_t T_hat, T_hat]) with an unspecified constant; our C from 5 "
                  "calibration draws with slack 2",
           requires=("network_learns",)),
-    Claim("rate_ratio_flat",
+    Claim(id="rate_ratio_flat",
           statement="risk/eps_hat^2 does not grow with n: its log-log slope in n is <= 0.1 for each "
                     "distribution (metric: the larger of the two slopes).",
           paper_value="risk O(eps_n^2) for any P on the sphere (abstract)", experiment="rate",
           metric="slope_ratio_max", op="<=", threshold=0.1, resolution=0.05, resolution_reason=_SLOPE_TIE,
           kind="paper", source="abstract; Theorem 5.1", fair_at="mechanism", fair_at_reason=_RATE,
           requires=("network_learns",)),
-    Claim("matches_kernel_gd",
+    Claim(id="matches_kernel_gd",
           statement="The early-stopped network's risk is within 1.5x early-stopped kernel GD's at "
                     "the same T_hat, for every (n, P).",
           paper_value="same rate as kernel regression trained by GD with early stopping (abstract)",
@@ -458,14 +392,14 @@ CLAIMS = [
           kind="paper", source="abstract", fair_at="mechanism", fair_at_reason=_RATE,
           requires=("network_learns",)),
     # every seed: a sanity check of each run (ours); 1 = any gain over the untrained (identically zero) network
-    Claim("network_learns",
+    Claim(id="network_learns",
           statement="(ours, beyond the paper) The network stopped at T_hat has a lower test risk than the "
                     "untrained network (identically 0 under the antisymmetric init) for every n and both "
                     "distributions (metric: max risk ratio).",
           paper_value="not a paper claim (a check that the network learned)", experiment="rate",
           metric="nn_risk_over_untrained_max", op="<=", threshold=1.0, aggregate="every_seed",
           kind="check"),
-    Claim("early_stopping_matters",
+    Claim(id="early_stopping_matters",
           statement="(ours, beyond the paper) Training 6x longer than T_hat raises the risk, for "
                     "every n <= 500 and both distributions at sigma=0.5 (metric: min risk(6 T_hat)/risk(T_hat)).",
           paper_value="the paper covers t <= T_hat only: T_hat ~ eps_n^{-2}; risk <~ eps_n^2 for every t in "
@@ -473,7 +407,7 @@ CLAIMS = [
           experiment="rate", metric="overrun_over_stopped_min_small_n", op=">=", threshold=1.0, resolution=0.02,
           resolution_reason="risk ratio; a risk change under 2% from 6x overtraining does not matter",
           kind="ours"),
-    Claim("uniform_slope",
+    Claim(id="uniform_slope",
           statement="Uniform sphere, d=4: oracle early-stopped kernel GD's risk decays in n with "
                     "log-log slope <= -0.42 (theory: -d/(2d-1) = -0.571 worst case over the RKHS ball).",
           paper_value="O(n^{-d/(2d-1)}) = n^{-0.571} at d=4 (Cor. 5.2)", experiment="rate",
@@ -482,7 +416,7 @@ CLAIMS = [
                             "-4/7 at d=4",
           kind="paper", source="Corollary 5.2 (stated for the network; tested here on oracle kernel GD)",
           fair_at="mechanism", fair_at_reason=_RATE),
-    Claim("stopping_time_rate",
+    Claim(id="stopping_time_rate",
           statement="Uniform sphere, d=4: the paper's T_hat grows in n with a log-log slope within 0.15 "
                     "of d/(2d-1) = 0.571 (metric: |slope - 0.571|).",
           paper_value="T_hat ~ n^{d/(2d-1)} (Cor. 5.2)", experiment="rate",
@@ -512,6 +446,8 @@ print("kernel GD risk ", kgd.risk_path(X_test, f_star(X_test), [net.stopping_tim
 def run_rate_experiment(ns=(125, 250, 500, 1000), d: int = 4, dists=("uniform", "vmf_mixture"),
                         widths=(2048,), seeds=(0, 1, 2), **overrides):
     """Run the ``rate`` experiment over widths and seeds; one row per (width, seed, dist, n).
+
+    ``overrides`` are other :class:`RateConfig` fields (GD's settings as ``gd=GDConfig(eta=...)``).
 
     Returns a pandas DataFrame (pandas must be installed) with the per-(dist, n) metrics
     of :func:`run_rate` plus the calibrated ``stop_const`` and ``bound_C``.
