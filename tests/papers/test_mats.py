@@ -11,9 +11,20 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml25.papers.mats import MATS, SantaMemory, TinyLM, TransformerMapper, kmeans, make_scenes, noise_injection
+from icml25.common.checks import ConfigError
+from icml25.papers.mats import (
+    MATS,
+    SantaMemory,
+    TinyLM,
+    TransformerMapper,
+    kmeans,
+    make_scenes,
+    noise_injection,
+    train_mats,
+)
 from icml25.papers.mats.data import CAPTION_PROMPT, TinyCLAP, concepts_in, set_f1
-from icml25.papers.mats.repro import EXPERIMENTS
+from icml25.papers.mats.model import MATSConfig
+from icml25.papers.mats.repro import EXPERIMENTS, WorldConfig
 
 
 def _unit(n, d, seed):
@@ -232,3 +243,53 @@ def test_noise_injection_rows_are_unit_vectors(values, variance):
     x = torch.tensor([values], dtype=torch.float64)
     y = noise_injection(x, variance, generator=torch.Generator().manual_seed(0))
     assert y.dtype == torch.float64 and torch.allclose(y.norm(dim=-1), torch.ones(1, dtype=torch.float64))
+
+
+def test_method_settings_are_one_nested_mats_config():
+    """The experiment holds MATS's settings as one MATSConfig (``mats``): presets and ``--set`` reach it by dotted
+    keys, and a bad value raises ConfigError naming the dotted key."""
+    exp = EXPERIMENTS[0]
+    assert WorldConfig().mats == MATSConfig()
+    assert not {"train_steps", "noise_variance", "prefix_len", "lam"} & set(exp.fields)
+    assert {"mats.train_steps", "mats.noise_variance", "mats.prefix_len", "mats.lam", "mats.lr"} <= set(exp.fields)
+    smoke = exp.make_config("smoke")
+    assert (smoke.mats.train_steps, smoke.mats.n_clusters, smoke.n_train) == (30, 20, 300)
+    full = exp.make_config("full")
+    assert (full.mats.train_steps, full.mats.prefix_len, full.mats.mapper_layers) == (2000, 10, 8)
+    cfg = exp.make_config("smoke", {"mats.noise_variance": 0.02, "mats.santa_normalize_query": True})
+    assert (cfg.mats.noise_variance, cfg.mats.santa_normalize_query, cfg.mats.train_steps) == (0.02, True, 30)
+    with pytest.raises(ConfigError, match=r"WorldConfig\.mats\.lam must be in \[0, 1\]"):
+        exp.make_config("smoke", {"mats.lam": 1.5})
+    with pytest.raises(ConfigError, match=r"WorldConfig\.mats\.k must be > 0"):
+        exp.make_config("smoke", {"mats.k": 0})
+    with pytest.raises(ConfigError, match=r"WorldConfig\.mats\.prefix_len must be <= 57"):
+        exp.make_config("smoke", {"mats.prefix_len": 58})  # the tiny LM's 64 positions
+
+
+def test_train_mats_text_mode_fits_without_audio_and_is_deterministic():
+    """The recipe: text-only training lowers the loss on its own data, never reads audio, and repeats exactly."""
+    scenes = make_scenes(64, seed=0)
+    cfg = MATSConfig(prefix_len=2, mapper_layers=1, train_steps=15, batch_size=16)
+
+    def fresh():
+        torch.manual_seed(0)
+        return MATS(TinyCLAP(), TransformerMapper(32, 32, 2, 2, 1, 4), TinyLM(d=32), use_santa=False,
+                    noise_variance=cfg.noise_variance)
+
+    cap = torch.from_numpy(scenes.caption[:32])
+    prompt = torch.full((32, 1), CAPTION_PROMPT)
+
+    def loss(m):
+        with torch.no_grad():
+            return float(m.loss((cap, prompt, cap), generator=torch.Generator().manual_seed(1)))
+
+    before = loss(fresh())
+    model = fresh()
+    with mock.patch.object(TinyCLAP, "encode_audio", side_effect=AssertionError("audio read")):
+        assert train_mats(model, scenes, cfg, seed=0) is model
+    assert loss(model) < before
+    again = train_mats(fresh(), scenes, cfg, seed=0)
+    for p, q in zip(model.parameters(), again.parameters()):
+        assert torch.equal(p, q)
+    with pytest.raises(ValueError, match="mode"):
+        train_mats(fresh(), scenes, cfg, seed=0, mode="image")

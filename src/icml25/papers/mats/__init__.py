@@ -8,11 +8,13 @@ from icml25.papers.mats.data import TinyCLAP, TinyLM, make_scenes, train_clap
 from icml25.papers.mats.model import (
            MATS,
            ContrastiveEncoderPair,
+           MATSConfig,
            SantaMemory,
            TransformerMapper,
            kmeans,
            noise_injection,
+           train_mats,
 )
 
-__all__ = ["MATS", "ContrastiveEncoderPair", "SantaMemory", "TinyCLAP", "TinyLM", "TransformerMapper", "kmeans",
-           "make_scenes", "noise_injection", "train_clap"]
+__all__ = ["MATS", "ContrastiveEncoderPair", "MATSConfig", "SantaMemory", "TinyCLAP", "TinyLM", "TransformerMapper",
+           "kmeans", "make_scenes", "noise_injection", "train_clap", "train_mats"]

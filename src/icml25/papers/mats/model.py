@@ -2,15 +2,70 @@
 
 Shapes follow the paper's code with every size a parameter: CLAP embeddings of width
 ``dim_clip`` (1024 in the paper), ``prefix_len`` soft tokens (40) of the LM width ``dim_embed``.
+:class:`MATSConfig` holds the method's settings (mapper, text-only fine-tuning, noise, Santa) and
+:func:`train_mats` is the fine-tuning recipe. The paper's formulation is its Section 3.1 and Santa its
+Section 3.4 (section numbers second-hand; the paper gives no pseudocode).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from icml25.common.checks import ConfigError, check_fields
+from icml25.papers.mats.data import CAPTION_PROMPT, SOUNDS_PROMPT, Scenes
+
+
+@dataclass
+class MATSConfig:
+    """MATS's own settings: the mapper, the text-only fine-tuning recipe (:func:`train_mats`), noise injection
+    and Santa (:class:`SantaMemory`). The defaults are the synthetic world's quick run; the paper's values are
+    given per field (the official code's, where it has them).
+
+    The experiments nest it whole as ``mats`` (``--set mats.noise_variance=0.02``). A value out of range raises
+    :class:`~icml25.common.checks.ConfigError` (a ``ValueError``) naming the field.
+    """
+
+    prefix_len: int = 4
+    """Soft tokens from the mapper, also its number of CLAP tokens ``clip_len`` (40 in the paper)."""
+    mapper_layers: int = 2
+    """Transformer layers of the mapper (8 in the paper)."""
+    train_steps: int = 300
+    """Fine-tuning steps of mapper + LM (Adam) per model."""
+    lr: float = 1e-3
+    """Adam learning rate of the fine-tuning."""
+    batch_size: int = 128
+    """Training examples per fine-tuning step."""
+    noise_variance: float = 0.015
+    """Per-coordinate variance of the Gaussian noise injected into the text embeddings in training and into
+    Santa's memory items (the paper's 0.015)."""
+    n_clusters: int = 100
+    """Santa's k-means clusters of the training-text memory bank (the paper's 100; at most the bank's size is
+    used)."""
+    k: int = 32
+    """Santa's neighbours per query (the paper's 32)."""
+    temperature: float = 10.0
+    """Santa's softmax temperature T (the paper's 10)."""
+    lam: float = 0.3
+    """Santa's mixing weight lambda of the retrieved text (the paper's 0.3)."""
+    santa_normalize_query: bool = False
+    """Santa on the L2-normalised audio embedding (True) instead of the raw encoder output (False, the official
+    code)."""
+
+    def __post_init__(self) -> None:
+        # bounds: a run beyond these would need > ~100 GB or days
+        check_fields(self, positive=("prefix_len", "mapper_layers", "lr", "batch_size", "n_clusters", "k",
+                                     "temperature"),
+                     nonnegative=("train_steps", "noise_variance"), finite=("lr", "noise_variance", "temperature"),
+                     fraction=("lam",),
+                     at_most={"prefix_len": 10**4, "mapper_layers": 10**3, "train_steps": 10**7, "batch_size": 10**6,
+                              "n_clusters": 10**6, "k": 10**6})
+        if not isinstance(self.santa_normalize_query, bool):
+            raise ConfigError(f"MATSConfig.santa_normalize_query must be a bool, got {self.santa_normalize_query!r}")
 
 
 def _check_variance(variance: float) -> None:
@@ -330,6 +385,40 @@ class MATS(nn.Module):
         """Answer ``prompt`` about each audio input (Santa-fused when ``use_santa``)."""
         return self.generate_from_embedding(self.audio_embedding(audio_batch, generator=generator), prompt,
                                             max_new_tokens)
+
+
+def train_mats(model: MATS, scenes: Scenes, cfg: MATSConfig, seed: int, mode: str = "text") -> MATS:
+    """Fine-tune ``model``'s mapper and LM (Adam, ``cfg.lr``) for ``cfg.train_steps`` steps; return it.
+
+    Each step draws ``cfg.batch_size`` training scenes (with replacement) and, for each, with probability 1/2 the
+    caption task (answer: the caption) or the "which sounds?" question (answer: the concept words in index order).
+    ``mode="text"`` is MATS's text-only training (:meth:`MATS.loss`: the caption's CLAP text embedding, noised
+    with ``model.noise_variance``; audio is never read); ``mode="audio"`` the audio-supervised upper bound
+    (:meth:`MATS.loss_from_audio`). Runs on the device of the model's parameters, with a generator seeded by
+    ``seed`` there.
+
+    Raises:
+        ValueError: ``mode`` not ``"text"`` or ``"audio"``.
+    """
+    if mode not in ("text", "audio"):
+        raise ValueError(f"mode must be 'text' or 'audio', got {mode!r}")
+    device = model.lm.head.weight.device
+    g = torch.Generator(device=device).manual_seed(seed)
+    feats, cap, snd = (torch.from_numpy(x).to(device) for x in (scenes.features, scenes.caption, scenes.sounds))
+    params = list(model.mapper.parameters()) + list(model.lm.parameters())
+    opt = torch.optim.Adam(params, lr=cfg.lr)
+    n, b = len(cap), cfg.batch_size
+    for _ in range(cfg.train_steps):
+        i = torch.randint(0, n, (b,), generator=g, device=device)
+        use_cap = torch.rand(b, generator=g, device=device) < 0.5
+        prompt = torch.where(use_cap, CAPTION_PROMPT, SOUNDS_PROMPT)[:, None]
+        ans = torch.where(use_cap[:, None], cap[i], snd[i])
+        loss = (model.loss((cap[i], prompt, ans), generator=g) if mode == "text"
+                else model.loss_from_audio(feats[i], prompt, ans))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return model
 
 
 def _tokens_for(tokens: Tensor, batch: int, name: str) -> Tensor:

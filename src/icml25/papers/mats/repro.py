@@ -9,9 +9,7 @@ Settings and thresholds were fixed before the first quick run.
 from __future__ import annotations
 
 import copy
-import math
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -28,7 +26,6 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.mats.data import (
     CAPTION_PROMPT,
     SOUNDS_PROMPT,
@@ -39,11 +36,11 @@ from icml25.papers.mats.data import (
     set_f1,
     train_clap,
 )
-from icml25.papers.mats.model import MATS, SantaMemory, TransformerMapper
+from icml25.papers.mats.model import MATS, MATSConfig, SantaMemory, TransformerMapper, train_mats
+from icml25.papers.mats.repro_figures import world_figures
 
 MAX_PREFIX_LEN = 57
 """Longest mapper prefix the tiny LM (max_len 64) can read: 1 BOS + prefix + 1 prompt + up to 5 answer tokens."""
-CONDITIONS = {"a": "text, no noise", "b": "text + noise", "c": "text + noise + Santa (MATS)", "d": "audio-supervised"}
 
 
 @dataclass
@@ -58,66 +55,21 @@ class WorldConfig(TorchConfig):
     """InfoNCE steps for the tiny CLAP."""
     lm_pretrain_steps: int = 200
     """Text-only LM pretraining steps (stand-in for a pretrained LLM)."""
-    train_steps: int = 300
-    """Mapper + LM fine-tuning steps per condition."""
-    prefix_len: int = 4
-    """Soft tokens from the mapper (40 in the paper)."""
-    mapper_layers: int = 2
-    """Mapper transformer layers (8 in the paper)."""
-    noise_variance: float = 0.015
-    """Per-coordinate Gaussian noise variance (paper: 0.015)."""
-    n_clusters: int = 100
-    """Santa k-means clusters (paper: 100)."""
-    k: int = 32
-    """Santa neighbours (paper: 32)."""
-    temperature: float = 10.0
-    """Santa softmax temperature T (paper: 10)."""
-    lam: float = 0.3
-    """Santa mixing weight lambda (paper: 0.3)."""
-    santa_normalize_query: bool = False
-    """Santa on the L2-normalised audio embedding (True) instead of the raw encoder output (False, official code)."""
+    mats: MATSConfig = field(default_factory=MATSConfig)
+    """The method's settings (``mats.train_steps``, ``mats.prefix_len``, ``mats.mapper_layers``,
+    ``mats.noise_variance``, ``mats.n_clusters``, ``mats.k``, ``mats.temperature``, ``mats.lam``,
+    ``mats.santa_normalize_query``, ``mats.lr``, ``mats.batch_size``); every condition trains with them, (a) and
+    (d) without noise."""
 
     def validate(self) -> None:
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days
         check_fields(self, at_most={"n_train": 10**6, "n_test": 10**6, "clip_dim": 10**4, "clap_steps": 10**7,
-                                    "lm_pretrain_steps": 10**7, "train_steps": 10**7, "mapper_layers": 10**3,
-                                    "n_clusters": 10**6, "k": 10**6})
-        check_fields(self, positive=("n_train", "n_test", "clip_dim", "prefix_len", "mapper_layers", "n_clusters", "k",
-                                     "temperature"),
-                     nonnegative=("clap_steps", "lm_pretrain_steps", "train_steps", "noise_variance"),
-                     fraction=("lam",))
-        if not isinstance(self.santa_normalize_query, bool):
-            raise ConfigError(f"WorldConfig.santa_normalize_query must be a bool, got {self.santa_normalize_query!r}")
-        if self.prefix_len > MAX_PREFIX_LEN:
-            raise ConfigError(f"WorldConfig.prefix_len must be <= {MAX_PREFIX_LEN} (the tiny LM's 64 positions "
-                              f"hold BOS, the prefix, a prompt and 5 answer tokens), got {self.prefix_len}")
-        for name in ("noise_variance", "temperature"):
-            if math.isinf(getattr(self, name)):
-                raise ConfigError(f"WorldConfig.{name} must be finite, got {getattr(self, name)!r}")
-
-
-def _train(model: MATS, train, steps: int, seed: int, mode: str, lr: float = 1e-3) -> None:
-    """Fine-tune mapper + LM: ``mode`` 'text' (no noise if model.noise_variance == 0) or 'audio'.
-
-    Runs on the device of the model's parameters.
-    """
-    device = model.lm.head.weight.device
-    g = torch.Generator(device=device).manual_seed(seed)
-    feats, cap, snd = (torch.from_numpy(x).to(device) for x in (train.features, train.caption, train.sounds))
-    params = list(model.mapper.parameters()) + list(model.lm.parameters())
-    opt = torch.optim.Adam(params, lr=lr)
-    n = len(cap)
-    for _ in range(steps):
-        i = torch.randint(0, n, (128,), generator=g, device=device)
-        use_cap = torch.rand(128, generator=g, device=device) < 0.5
-        prompt = torch.where(use_cap, CAPTION_PROMPT, SOUNDS_PROMPT)[:, None]
-        ans = torch.where(use_cap[:, None], cap[i], snd[i])
-        loss = (model.loss((cap[i], prompt, ans), generator=g) if mode == "text"
-                else model.loss_from_audio(feats[i], prompt, ans))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+                                    "lm_pretrain_steps": 10**7})
+        check_fields(self, positive=("n_train", "n_test", "clip_dim"), nonnegative=("clap_steps", "lm_pretrain_steps"))
+        if self.mats.prefix_len > MAX_PREFIX_LEN:
+            raise ConfigError(f"WorldConfig.mats.prefix_len must be <= {MAX_PREFIX_LEN} (the tiny LM's 64 positions "
+                              f"hold BOS, the prefix, a prompt and 5 answer tokens), got {self.mats.prefix_len}")
 
 
 def _evaluate(model: MATS, emb: torch.Tensor, truth: np.ndarray) -> tuple[float, float]:
@@ -149,22 +101,22 @@ def run_world(cfg: WorldConfig, seed: int, progress: ProgressFn = no_progress) -
         a_test = clap.encode_audio(on_device(test.features))
         t_raw = clap.encode_text(on_device(test.caption))
     v, t_test = F.normalize(a_test, dim=-1), F.normalize(t_raw, dim=-1)  # what the mapper sees without Santa
-    santa = SantaMemory(bank, min(cfg.n_clusters, len(bank)), cfg.k, cfg.temperature, cfg.lam, cfg.noise_variance,
+    mc = cfg.mats
+    santa = SantaMemory(bank, min(mc.n_clusters, len(bank)), mc.k, mc.temperature, mc.lam, mc.noise_variance,
                         generator=torch.Generator(device=device).manual_seed(seed),
-                        normalize_query=cfg.santa_normalize_query)
+                        normalize_query=mc.santa_normalize_query)
     g_eval = torch.Generator(device=device).manual_seed(seed + 99)
     v_santa = santa.fuse(a_test, generator=g_eval)  # Santa on the raw audio embedding (official encode_audio)
 
     def new_model(noise: float) -> MATS:
         torch.manual_seed(seed + 7)
-        mapper = TransformerMapper(cfg.clip_dim, lm0.d, cfg.prefix_len, cfg.prefix_len, cfg.mapper_layers, n_heads=4)
+        mapper = TransformerMapper(cfg.clip_dim, lm0.d, mc.prefix_len, mc.prefix_len, mc.mapper_layers, n_heads=4)
         return MATS(clap, mapper.to(device), copy.deepcopy(lm0), use_santa=False, noise_variance=noise)
 
     models = {}
-    for j, (name, noise, mode) in enumerate((("a", 0.0, "text"), ("b", cfg.noise_variance, "text"),
+    for j, (name, noise, mode) in enumerate((("a", 0.0, "text"), ("b", mc.noise_variance, "text"),
                                              ("d", 0.0, "audio"))):
-        models[name] = new_model(noise)
-        _train(models[name], train, cfg.train_steps, seed, mode)
+        models[name] = train_mats(new_model(noise), train, mc, seed, mode)
         progress(3 + j, 6)
     truth = test.concepts
     # trivial predictor: the most frequent training concept set, answered for every test clip
@@ -194,20 +146,6 @@ def run_world(cfg: WorldConfig, seed: int, progress: ProgressFn = no_progress) -
     return m
 
 
-def world_figures(per_seed: list[Metrics], cfg: WorldConfig, outdir: Path) -> list[Path]:
-    """Bars of F1 and accuracy for the four conditions."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    labels = list(CONDITIONS.values())
-    for ax, key in zip(axes, ("f1", "acc")):
-        seed_bars(ax, per_seed, [f"{key}_{c}" for c in CONDITIONS], labels, highlight=labels[2])
-        ax.set_ylabel("concept-set F1 of captions" if key == "f1" else "exact-set accuracy (which sounds?)")
-        ax.tick_params(axis="x", rotation=20)
-    fig.suptitle("MATS in a synthetic audio world (test audio; mean and 95% interval over seeds)")
-    return [save_figure(fig, outdir / "mats_world.png")]
-
-
 _STANDIN = ("a synthetic 12-concept audio world with a 32-d CLAP and a tiny LM trained here stands in for msclap "
             "(1024-d) + LLaMA/LoRA on AudioTIA-5M")
 
@@ -220,9 +158,9 @@ EXPERIMENTS = [
         config=WorldConfig,
         run=run_world,
         presets={"smoke": {"n_train": 300, "n_test": 60, "clap_steps": 40, "lm_pretrain_steps": 30,
-                           "train_steps": 30, "n_clusters": 20},
-                 "quick": {}, "full": {"n_train": 6000, "n_test": 1000, "clap_steps": 1000, "train_steps": 2000,
-                                       "prefix_len": 10, "mapper_layers": 8}},
+                           "mats.train_steps": 30, "mats.n_clusters": 20},
+                 "quick": {}, "full": {"n_train": 6000, "n_test": 1000, "clap_steps": 1000,
+                                       "mats.train_steps": 2000, "mats.prefix_len": 10, "mats.mapper_layers": 8}},
         seeds={"smoke": 1, "quick": 3, "full": 5},
         figures=world_figures,
         fidelity={
@@ -253,30 +191,30 @@ CLAIMS = [
           paper_value="no such number in the paper",
           experiment="world", metric="f1_santa_minus_majority", op=">=", threshold=0.1, resolution=0.02,
           resolution_reason="F1 in [0, 1]; within 2 points of the 0.1 bar is moot"),
-    Claim("noise_helps_f1", kind="paper", source=_NOISE_SRC, fair_at="mechanism", fair_at_reason=_NOISE_FAIR,
+    Claim(id="noise_helps_f1", kind="paper", source=_NOISE_SRC, fair_at="mechanism", fair_at_reason=_NOISE_FAIR,
           requires=("learned",),
           statement="Noise injection improves text-only training's caption concept-F1 on audio.",
           paper_value="noise injection bridges the modality gap (Sec. 3)", experiment="world",
           metric="f1_noise_minus_plain", op=">=", threshold=0.0, resolution=0.01, resolution_reason="F1 " + _TIE_DIFF),
-    Claim("noise_helps_acc", kind="paper", source=_NOISE_SRC, fair_at="mechanism", fair_at_reason=_NOISE_FAIR,
+    Claim(id="noise_helps_acc", kind="paper", source=_NOISE_SRC, fair_at="mechanism", fair_at_reason=_NOISE_FAIR,
           requires=("learned",),
           statement="Noise injection improves close-ended accuracy on audio.",
           paper_value="noise injection bridges the modality gap (Sec. 3)", experiment="world",
           metric="acc_noise_minus_plain", op=">=", threshold=0.0, resolution=0.01,
           resolution_reason="accuracy " + _TIE_DIFF),
-    Claim("santa_helps_f1", kind="paper", source=_SANTA_SRC, fair_at="reduced", fair_at_reason=_SANTA_FAIR,
+    Claim(id="santa_helps_f1", kind="paper", source=_SANTA_SRC, fair_at="reduced", fair_at_reason=_SANTA_FAIR,
           requires=("learned",),
           statement="Santa improves caption concept-F1 over noise injection alone.",
           paper_value="Santa improves over noise-only (ablation)", experiment="world", metric="f1_santa_minus_noise",
           op=">=", threshold=0.0, resolution=0.01, resolution_reason="F1 " + _TIE_DIFF),
-    Claim("santa_helps_acc", kind="paper", source=_SANTA_SRC, fair_at="reduced", fair_at_reason=_SANTA_FAIR,
+    Claim(id="santa_helps_acc", kind="paper", source=_SANTA_SRC, fair_at="reduced", fair_at_reason=_SANTA_FAIR,
           requires=("learned",),
           statement="Santa improves close-ended accuracy over noise injection alone.",
           paper_value="Santa improves over noise-only (ablation)", experiment="world", metric="acc_santa_minus_noise",
           op=">=", threshold=0.0, resolution=0.01, resolution_reason="accuracy " + _TIE_DIFF),
     # in the synthetic world text-only training alone already reaches ~0.96 of the audio-supervised F1, so a PASS
     # here says little about the paper's 'competitive' (hence fair_at "paper")
-    Claim("near_audio_supervised", kind="paper", source="abstract", fair_at="paper",
+    Claim(id="near_audio_supervised", kind="paper", source="abstract", fair_at="paper",
           fair_at_reason="'competitive' compares the paper's text-only model with LALMs trained on large-scale "
                          "audio-language pairs, on its benchmarks at its data scale",
           requires=("learned",),
@@ -285,7 +223,7 @@ CLAIMS = [
           paper_value=_P, experiment="world", metric="f1_santa_over_audio", op=">=", threshold=0.8, resolution=0.02,
           resolution_reason="F1 ratio, 2.5% of the 0.8 bar"),
     # a check: holds by construction (Santa mixes retrieved text embeddings into the audio embedding)
-    Claim("santa_closer_to_text", kind="check",
+    Claim(id="santa_closer_to_text", kind="check",
           statement="Santa moves audio embeddings toward the training text (nearest-text cosine distance ratio <= 1).",
           paper_value="Santa reduces the modality discrepancy (Sec. 4)", experiment="world",
           metric="text_dist_ratio", op="<=", threshold=1.0, resolution=0.02,

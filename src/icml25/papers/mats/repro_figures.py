@@ -1,0 +1,33 @@
+"""Figures of the mats experiment (drawn by ``icml25 reproduce`` from the metrics of all seeds).
+
+A reproduction module (``repro_*``): it plots with :mod:`icml25.core`'s helpers, which a method module may not
+import.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from icml25.core.experiment import Metrics
+from icml25.core.plots import save_figure, seed_bars
+
+if TYPE_CHECKING:
+    from icml25.papers.mats.repro import WorldConfig
+
+CONDITIONS = {"a": "text, no noise", "b": "text + noise", "c": "text + noise + Santa (MATS)", "d": "audio-supervised"}
+"""The four conditions of the world experiment, as the figure labels them."""
+
+
+def world_figures(per_seed: list[Metrics], cfg: WorldConfig, outdir: Path) -> list[Path]:
+    """Bars of F1 and accuracy for the four conditions."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    labels = list(CONDITIONS.values())
+    for ax, key in zip(axes, ("f1", "acc")):
+        seed_bars(ax, per_seed, [f"{key}_{c}" for c in CONDITIONS], labels, highlight=labels[2])
+        ax.set_ylabel("concept-set F1 of captions" if key == "f1" else "exact-set accuracy (which sounds?)")
+        ax.tick_params(axis="x", rotation=20)
+    fig.suptitle("MATS in a synthetic audio world (test audio; mean and 95% interval over seeds)")
+    return [save_figure(fig, outdir / "mats_world.png")]
