@@ -15,6 +15,7 @@ from icml25.papers.resgen import (
     ARRQ,
     DepthSequentialMask,
     MoGParams,
+    ResGenConfig,
     ResGenTransformer,
     ResidualVQ,
     TokenMaskGIT,
@@ -215,6 +216,22 @@ def test_bad_input_raises():
     exp = EXPERIMENTS[0]
     with pytest.raises(ValueError, match="baseline_depth"):
         exp.run(exp.make_config("smoke", {"baseline_depth": 3}), seed=0)
+
+
+def test_model_settings_are_one_nested_config_set_by_dotted_keys():
+    """ResGen's (and the baselines') network, training and sampler settings are ResGenConfig (model.py), nested as
+    ``model``: presets and overrides reach it by dotted keys, and a bad value is refused with the dotted name."""
+    from icml25.core.experiment import ConfigError
+
+    exp = EXPERIMENTS[0]
+    assert exp.make_config("smoke").model == ResGenConfig(dim=32, n_layers=1, train_steps=15, batch_size=32,
+                                                          sample_steps=4)
+    assert exp.make_config("full").model == ResGenConfig(dim=256, n_layers=6, n_heads=8, train_steps=20000)
+    assert exp.make_config("quick", {"model.top_p": 0.9}).model.top_p == 0.9
+    with pytest.raises(ConfigError, match=r"model\.top_p must be <= 1"):
+        exp.make_config("quick", {"model.top_p": 1.5})
+    with pytest.raises(ConfigError, match=r"model\.n_heads must divide dim=64"):
+        exp.make_config("quick", {"model.n_heads": 3})
 
 
 def test_smoke_run_metrics():

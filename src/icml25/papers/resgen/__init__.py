@@ -17,6 +17,7 @@ from icml25.papers.resgen.data import (
 from icml25.papers.resgen.model import (
     MaskedTokenTrunk,
     MoGParams,
+    ResGenConfig,
     ResGenTransformer,
     masked_counts,
     mog_nll,
@@ -27,8 +28,8 @@ from icml25.papers.resgen.model import (
 from icml25.papers.resgen.rvq import ResidualVQ, cumulative_masked_embedding, forward_mask, mask_schedule
 
 __all__ = [
-    "ARRQ", "DepthSequentialMask", "DigitFeatures", "MaskedTokenTrunk", "MoGParams", "ResGenTransformer",
-    "ResidualVQ", "TokenMaskGIT", "cumulative_masked_embedding", "digits_patches", "forward_mask",
+    "ARRQ", "DepthSequentialMask", "DigitFeatures", "MaskedTokenTrunk", "MoGParams", "ResGenConfig",
+    "ResGenTransformer", "ResidualVQ", "TokenMaskGIT", "cumulative_masked_embedding", "digits_patches", "forward_mask",
     "frechet_distance", "images_to_patches", "mask_schedule", "masked_counts", "mog_nll", "patches_to_images",
     "sample", "select_prefix_tokens", "train_generator",
 ]

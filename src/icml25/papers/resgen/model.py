@@ -15,14 +15,61 @@ whatever the depth D.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from icml25.common.checks import check_ranges
+from icml25.common.checks import ConfigError, check_fields, check_ranges
 from icml25.papers.resgen.rvq import ResidualVQ, cumulative_masked_embedding, forward_mask, mask_schedule
+
+
+@dataclass(frozen=True)
+class ResGenConfig:
+    """ResGen's settings: the network (:class:`ResGenTransformer`), its training (:func:`train_generator`, the
+    masked-token objective of Sec. 3) and its T-step sampler (:func:`sample`).
+
+    The defaults are the digits experiment's quick preset (a toy model next to the paper's 574M parameters). The
+    baselines of that experiment are built, trained and sampled with the same settings (``n_mix`` is ResGen's
+    only), so every model gets the same Transformer, budget and sampler.
+    """
+
+    dim: int = 64
+    """Transformer width, in [1, 10^4]; a multiple of ``n_heads``."""
+    n_layers: int = 2
+    """Transformer blocks, in [1, 10^3]."""
+    n_heads: int = 4
+    """Attention heads, in [1, 10^3]."""
+    n_mix: int = 4
+    """Mixture components of the output distribution over z, in [1, 10^3]."""
+    train_steps: int = 400
+    """Optimiser steps, in [1, 10^7]."""
+    batch_size: int = 128
+    """Sequences per step, in [1, 10^5]."""
+    lr: float = 2e-3
+    """AdamW peak learning rate (cosine decay), > 0."""
+    sample_steps: int = 8
+    """T: sampling steps, i.e. network evaluations whatever the depth D, in [1, 10^4]."""
+    temperature: float = 1.0
+    """Sampling temperature (scale of the Gaussian std), >= 0."""
+    top_p: float = 1.0
+    """Nucleus over the mixture components, in (0, 1]."""
+    choice_temperature: float = 1.0
+    """Weight of the Gumbel noise in the confidence used to choose which tokens to keep, >= 0."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, integer=("dim", "n_layers", "n_heads", "n_mix", "train_steps", "batch_size",
+                                    "sample_steps"),
+                     finite=("lr", "temperature", "top_p", "choice_temperature"),
+                     positive=("dim", "n_layers", "n_heads", "n_mix", "train_steps", "batch_size", "lr",
+                               "sample_steps", "top_p"),
+                     nonnegative=("temperature", "choice_temperature"),
+                     at_most={"dim": 10**4, "n_layers": 10**3, "n_heads": 10**3, "n_mix": 10**3, "train_steps": 10**7,
+                              "batch_size": 10**5, "sample_steps": 10**4, "top_p": 1.0})
+        if self.dim % self.n_heads:
+            raise ConfigError(f"ResGenConfig.n_heads must divide dim={self.dim}, got {self.n_heads}")
 
 
 def check_integer_tensor(x: Tensor, name: str) -> None:

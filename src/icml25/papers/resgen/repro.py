@@ -16,8 +16,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -34,10 +33,10 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.resgen.baselines import ARRQ, DepthSequentialMask, TokenMaskGIT
 from icml25.papers.resgen.data import DigitFeatures, digits_patches, frechet_distance, patches_to_images
-from icml25.papers.resgen.model import ResGenTransformer, sample, train_generator
+from icml25.papers.resgen.model import ResGenConfig, ResGenTransformer, sample, train_generator
+from icml25.papers.resgen.repro_figures import digits_figures
 from icml25.papers.resgen.rvq import ResidualVQ
 
 EXTRA_BASELINES = ("maskgit", "ar")
@@ -53,33 +52,17 @@ class DigitsConfig(TorchConfig):
     """Depths at which ResGen is trained and sampled (the first is compared with the baselines)."""
     baseline_depth: int = 4
     """Depth of the baselines' tokens (must be one of resgen_depths)."""
-    dim: int = 64
-    """Transformer width."""
-    n_layers: int = 2
-    """Transformer blocks."""
-    n_heads: int = 4
-    """Attention heads."""
-    n_mix: int = 4
-    """Mixture components of ResGen's output."""
-    train_steps: int = 400
-    """Optimiser steps per model (same for every model)."""
-    batch_size: int = 128
-    """Sequences per step."""
-    lr: float = 2e-3
-    """AdamW peak learning rate (cosine decay)."""
-    sample_steps: int = 8
-    """T: sampling steps of ResGen and MaskGIT (per depth for the depth-sequential baseline)."""
+    model: ResGenConfig = field(default_factory=ResGenConfig)
+    """The network, training and sampler of ResGen and of every baseline (``model.dim``, ``model.n_layers``,
+    ``model.n_heads``, ``model.n_mix`` (ResGen's only), ``model.train_steps``, ``model.batch_size``, ``model.lr``,
+    ``model.sample_steps`` (T; per depth for the depth-sequential baseline), ``model.temperature`` (Gaussian std
+    for ResGen, softmax for the categorical baselines), ``model.top_p`` (over mixture components / codes),
+    ``model.choice_temperature``)."""
     samples_per_class: int = 20
     """Generated digits per class."""
     cfg_scale: float = 2.0
     """Classifier-free guidance scale of the guided samples (every model is also sampled without guidance,
     scale 1); 1 skips the guided pass."""
-    temperature: float = 1.0
-    """Sampling temperature (Gaussian std for ResGen, softmax for the categorical baselines)."""
-    top_p: float = 1.0
-    """Nucleus over mixture components / codes."""
-    choice_temperature: float = 1.0
-    """Weight of the Gumbel noise in the confidence used to choose which tokens to keep."""
     rvq_fit_points: int = 6000
     """Patch vectors (random subset) used to fit the RVQ codebooks."""
     extra_baselines: tuple[str, ...] = ("ar",)
@@ -92,29 +75,20 @@ class DigitsConfig(TorchConfig):
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("codebook_size", "rvq_depths", "resgen_depths", "baseline_depth", "dim",
-                                     "n_layers", "n_heads", "n_mix", "train_steps", "batch_size", "lr",
-                                     "sample_steps", "samples_per_class", "rvq_fit_points"),
-                     nonnegative=("temperature", "choice_temperature"), nonempty=("rvq_depths", "resgen_depths"),
-                     choices={"extra_baselines": EXTRA_BASELINES})
-        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, positive=("codebook_size", "rvq_depths", "resgen_depths", "baseline_depth",
+                                     "samples_per_class", "rvq_fit_points"),
+                     nonempty=("rvq_depths", "resgen_depths"), choices={"extra_baselines": EXTRA_BASELINES})
+        # bounds: a job beyond these would need > ~100 GB or days (the model's are ResGenConfig's)
         check_fields(self, at_most={"codebook_size": 10**5, "rvq_depths": 10**3, "resgen_depths": 10**3,
-                                    "baseline_depth": 10**3, "dim": 10**4, "n_layers": 10**3, "n_heads": 10**3,
-                                    "n_mix": 10**3, "train_steps": 10**7, "batch_size": 10**5, "sample_steps": 10**4,
-                                    "samples_per_class": 10**5, "rvq_fit_points": 10**7})
+                                    "baseline_depth": 10**3, "samples_per_class": 10**5, "rvq_fit_points": 10**7})
         name = type(self).__name__
-        if not 0.0 < self.top_p <= 1.0:
-            raise ConfigError(f"{name}.top_p must be in (0, 1], got {self.top_p!r}")
-        for field in ("lr", "cfg_scale", "temperature", "choice_temperature"):
-            if math.isinf(getattr(self, field)):
-                raise ConfigError(f"{name}.{field} must be finite, got {getattr(self, field)!r}")
+        if math.isinf(self.cfg_scale):
+            raise ConfigError(f"{name}.cfg_scale must be finite, got {self.cfg_scale!r}")
         if self.baseline_depth not in self.resgen_depths:
             raise ConfigError(f"{name}.baseline_depth must be one of resgen_depths={self.resgen_depths}, "
                               f"got {self.baseline_depth}")
         if sorted(set(self.rvq_depths)) != list(self.rvq_depths) or len(self.rvq_depths) < 2:
             raise ConfigError(f"{name}.rvq_depths must be at least two increasing depths, got {self.rvq_depths}")
-        if self.dim % self.n_heads:
-            raise ConfigError(f"{name}.n_heads must divide dim={self.dim}, got {self.n_heads}")
         if self.rvq_fit_points < self.codebook_size:
             raise ConfigError(f"{name}.rvq_fit_points must be >= codebook_size={self.codebook_size}, "
                               f"got {self.rvq_fit_points}")
@@ -149,11 +123,12 @@ def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress)
     out["classifier_test_accuracy"] = feats.test_accuracy
     y = torch.as_tensor(labels, device=device)
     gen_y = torch.arange(10, device=device).repeat_interleave(cfg.samples_per_class)
+    m = cfg.model
 
     def model_for(kind: str, d: int) -> torch.nn.Module:
-        args = (patches.shape[1], d, cfg.codebook_size, cfg.dim, cfg.n_layers, cfg.n_heads)
+        args = (patches.shape[1], d, cfg.codebook_size, m.dim, m.n_layers, m.n_heads)
         if kind == "resgen":
-            return ResGenTransformer(*args, cfg.n_mix, 10, patches.shape[-1]).to(device)
+            return ResGenTransformer(*args, m.n_mix, 10, patches.shape[-1]).to(device)
         return {"dsm": DepthSequentialMask, "maskgit": TokenMaskGIT, "ar": ARRQ}[kind](*args, 10).to(device)
 
     runs = [("resgen", d) for d in cfg.resgen_depths] + [("dsm", cfg.baseline_depth)]
@@ -163,8 +138,8 @@ def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress)
     def draw(model: torch.nn.Module, rvq: ResidualVQ, cfg_scale: float) -> tuple[torch.Tensor, float]:
         """Samples of one model (the same generator seed for every pass) and their wall time."""
         t0 = time.perf_counter()
-        gen = sample(model, rvq, cfg.sample_steps, cfg_scale=cfg_scale, temperature=cfg.temperature,
-                     top_p=cfg.top_p, class_labels=gen_y, choice_temperature=cfg.choice_temperature,
+        gen = sample(model, rvq, m.sample_steps, cfg_scale=cfg_scale, temperature=m.temperature,
+                     top_p=m.top_p, class_labels=gen_y, choice_temperature=m.choice_temperature,
                      generator=torch.Generator(device=device).manual_seed(seed))
         return gen, time.perf_counter() - t0
 
@@ -184,7 +159,7 @@ def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress)
         name = f"{kind}_d{d}"
         model.eval()
         score(f"untrained_{name}", rvq, draw(model, rvq, 1.0)[0])  # trivial baseline: the untrained network
-        train_generator(model, tokens, y, rvq, cfg.train_steps, cfg.batch_size, cfg.lr, seed=seed * 1000 + r,
+        train_generator(model, tokens, y, rvq, m.train_steps, m.batch_size, m.lr, seed=seed * 1000 + r,
                         progress=lambda s, n, r=r: progress(r * n + s, len(runs) * n))
         model.eval()
         calls0 = model.forward_calls
@@ -213,27 +188,6 @@ def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress)
     return out
 
 
-def digits_figures(per_seed: list[Metrics], cfg: DigitsConfig, outdir: Path) -> list[Path]:
-    """FD without and with guidance, class accuracy and NFE of every model (mean over seeds, 95% intervals)."""
-    import matplotlib.pyplot as plt
-
-    names = [f"resgen_d{d}" for d in cfg.resgen_depths] + [f"dsm_d{cfg.baseline_depth}"]
-    names += [f"{k}_d{cfg.baseline_depth}" for k in cfg.extra_baselines]
-    panels = [("fd_", "feature FD, no guidance (lower is better)"),
-              ("fd_untrained_", "feature FD of the untrained networks")]
-    if cfg.cfg_scale != 1.0:
-        panels.append(("fd_cfg_", f"feature FD, guidance scale {cfg.cfg_scale:g}"))
-    panels += [("class_acc_", "class accuracy of samples (no guidance)"), ("nfe_", "NFE")]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4))
-    for ax, (prefix, label) in zip(axes, panels):
-        seed_bars(ax, per_seed, [prefix + n for n in names], names,
-                  highlight=[n for n in names if n.startswith("resgen")])
-        ax.set_title(label, fontsize=9)
-        ax.tick_params(axis="x", rotation=30)
-    fig.suptitle(f"digits, RVQ K={cfg.codebook_size}, T={cfg.sample_steps}, {cfg.train_steps} training steps")
-    return [save_figure(fig, outdir / "resgen_digits.png")]
-
-
 EXPERIMENTS = [
     Experiment(
         name="digits",
@@ -244,12 +198,13 @@ EXPERIMENTS = [
         config=DigitsConfig,
         run=run_digits,
         presets={
-            "smoke": {"rvq_depths": (1, 2), "resgen_depths": (1, 2), "baseline_depth": 2, "dim": 32,
-                      "n_layers": 1, "train_steps": 15, "batch_size": 32, "samples_per_class": 3,
-                      "sample_steps": 4, "rvq_fit_points": 2000},
+            "smoke": {"rvq_depths": (1, 2), "resgen_depths": (1, 2), "baseline_depth": 2, "model.dim": 32,
+                      "model.n_layers": 1, "model.train_steps": 15, "model.batch_size": 32, "samples_per_class": 3,
+                      "model.sample_steps": 4, "rvq_fit_points": 2000},
             "quick": {},
-            "full": {"dim": 256, "n_layers": 6, "n_heads": 8, "train_steps": 20000, "samples_per_class": 200,
-                     "rvq_depths": (2, 4, 8, 16), "resgen_depths": (4, 8, 16), "extra_baselines": ("maskgit", "ar")},
+            "full": {"model.dim": 256, "model.n_layers": 6, "model.n_heads": 8, "model.train_steps": 20000,
+                     "samples_per_class": 200, "rvq_depths": (2, 4, 8, 16), "resgen_depths": (4, 8, 16),
+                     "extra_baselines": ("maskgit", "ar")},
         },
         seeds={"smoke": 2, "quick": 3, "full": 5},
         fidelity={
@@ -276,7 +231,7 @@ _SCALE = ("Table 1 compares fully trained 574M-parameter models on ImageNet 256 
 CLAIMS = [
     # every seed: the NFE count is deterministic (= T) and the abs difference is >= 0 by construction; a check
     # (the sampler runs the network once per step whatever D), although the paper states it
-    Claim("nfe_independent_of_depth", kind="check",
+    Claim(id="nfe_independent_of_depth", kind="check",
           statement="ResGen's network evaluations do not depend on the RVQ depth: with T = 8 the NFE is the same at "
           "D = 4 and D = 8.",
           paper_value="inference steps independent of depth (abstract); ResGen-d8 and -d16 use the same sampler "
@@ -285,7 +240,7 @@ CLAIMS = [
           threshold=0.0, aggregate="every_seed"),
     # every seed: NFE counts are deterministic (T*D vs T), so the ratio must hold in every run; a check (counts
     # fixed by the config)
-    Claim("dsm_needs_t_times_d", kind="check",
+    Claim(id="dsm_needs_t_times_d", kind="check",
           statement="Fewer steps than depth-sequential decoding: masked decoding one depth after the other needs T "
           "per depth, at D = 4 at least 4x ResGen's NFE.",
           paper_value="deeper RVQ increases the inference steps of earlier generators (abstract, Sec. 1)",
@@ -293,12 +248,12 @@ CLAIMS = [
           aggregate="every_seed"),
     # every seed: nested greedy RVQ must lower reconstruction error with depth in every fitted tokenizer; a check
     # (a property of greedy residual k-means, a tokenizer sanity check)
-    Claim("rvq_mse_decreases", kind="check",
+    Claim(id="rvq_mse_decreases", kind="check",
           statement="RVQ reconstruction error strictly decreases with depth (D = 2, 4, 8): the largest ratio of "
           "consecutive MSEs is below 1.",
           paper_value="RVQ improves data fidelity by increasing the depth (abstract)", source="abstract",
           experiment="digits", metric="rvq_mse_ratio_max", op="<=", threshold=1.0, aggregate="every_seed"),
-    Claim("deeper_not_worse", kind="paper",
+    Claim(id="deeper_not_worse", kind="paper",
           statement="Deeper tokens improve generation without guidance at the same model size: ResGen's FD at "
           "D = 8 is below its FD at D = 4 (no classifier-free guidance).",
           paper_value=f"FID w/o CFG 6.56 (d8) -> 6.04 (d16), 574M parameters each (Table 1; {_TABLES})",
@@ -307,7 +262,7 @@ CLAIMS = [
           resolution_reason="1% of tr(Cov) ~ 39.5 of the real digits' MLP features (FD's scale); paper d8->d16: "
           "-8% FID",
           requires=("models_learned",), fair_at="paper", fair_at_reason=_SCALE),
-    Claim("deeper_better_with_cfg", kind="paper",
+    Claim(id="deeper_better_with_cfg", kind="paper",
           statement="Deeper tokens improve guided generation: with classifier-free guidance (scale 2) ResGen's FD "
           "at D = 8 is below its FD at D = 4.",
           paper_value=f"FID w/ CFG 2.71 (d8) -> 1.95 (d16) (Table 1; {_TABLES})",
@@ -315,7 +270,7 @@ CLAIMS = [
           metric="fd_cfg_resgen_deepest_minus_shallowest", op="<=", threshold=0.0, resolution=0.4,
           resolution_reason="the same FD scale as deeper_not_worse (1% of tr(Cov)); paper d8->d16 with CFG: -28% FID",
           requires=("models_learned",), fair_at="paper", fair_at_reason=_SCALE),
-    Claim("beats_ar_same_tokens", kind="paper",
+    Claim(id="beats_ar_same_tokens", kind="paper",
           statement="On the same RVQ tokens (D = 4) ResGen's FD is below the autoregressive baseline's (no "
           "guidance): FD ratio ResGen / AR <= 1.",
           paper_value=f"same RVQ tokens, w/o CFG: ResGen 594M FID 9.26 vs RQ-Transformer 821M 13.11 (Table 2; "
@@ -326,7 +281,7 @@ CLAIMS = [
           requires=("models_learned",), fair_at="reduced",
           fair_at_reason="Table 2 pits two architectures on the same image RVQ tokens and budget; a smaller model "
           "and budget on real image tokens would still test the direction, toy digit patches do not"),
-    Claim("faster_than_ar_same_tokens", kind="paper",
+    Claim(id="faster_than_ar_same_tokens", kind="paper",
           statement="On the same RVQ tokens ResGen samples faster than the autoregressive baseline: wall-time "
           "ratio ResGen / AR <= 1 for the same 200 digits.",
           paper_value=f"1.25 s vs 2.38 s per batch on the same tokens (Table 2; {_TABLES})",
@@ -337,7 +292,7 @@ CLAIMS = [
           fair_at="mechanism",
           fair_at_reason="the speed-up comes from T network calls against one per token of the AR model, a "
           "mechanism any faithful stand-in with the same networks shows"),
-    Claim("matches_depth_sequential", kind="ours",
+    Claim(id="matches_depth_sequential", kind="ours",
           statement="(ours, beyond the paper) At D = 4 ResGen's FD is within 15% of depth-sequential MaskGIT's "
           "while using 4x fewer NFEs.",
           paper_value="no such comparison in the paper; nearest: ResGen-d16 6.04 vs MaskGIT 6.18 FID w/o CFG on "
@@ -346,7 +301,7 @@ CLAIMS = [
           resolution_reason="FD ratio, 5% of FD; kept from the first version of this row (threshold 1.15 unchanged)",
           requires=("models_learned",)),
     # every seed: each trained model must beat its own untrained initialisation (the trivial baseline)
-    Claim("models_learned", kind="check",
+    Claim(id="models_learned", kind="check",
           statement="(ours, sanity) Every trained model's FD is below that of the same network untrained (largest "
           "ratio trained / untrained over the models <= 1).",
           paper_value="implied: the models are trained", experiment="digits",
