@@ -40,6 +40,7 @@ from icml25.papers.neuralcpm.cpm import (
     sorting_index,
     volumes,
 )
+from icml25.papers.neuralcpm.figures import closure_figures, recovery_figures
 from icml25.papers.neuralcpm.neural import (
     ClosureHamiltonian,
     NeuralCPMConfig,
@@ -51,7 +52,6 @@ from icml25.papers.neuralcpm.neural import (
     permute_cell_ids,
     train_ebm,
 )
-from icml25.papers.neuralcpm.repro_figures import closure_figures, recovery_figures
 
 SCENARIO_B_J = np.array([[0.0, 2.5, 1.0], [2.5, 1.0, 4.5], [1.0, 4.5, 1.0]])
 """Scenario "b" contact energies J[type, type] (0 = medium, types 1 and 2), lam = 0.5 (official generator)."""
