@@ -35,8 +35,8 @@ from icml25.core.experiment import (
 from icml25.core.paper import Claim
 from icml25.papers.resgen.baselines import ARRQ, DepthSequentialMask, TokenMaskGIT
 from icml25.papers.resgen.data import DigitFeatures, digits_patches, frechet_distance, patches_to_images
+from icml25.papers.resgen.figures import digits_figures
 from icml25.papers.resgen.model import ResGenConfig, ResGenTransformer, sample, train_generator
-from icml25.papers.resgen.repro_figures import digits_figures
 from icml25.papers.resgen.rvq import ResidualVQ
 
 EXTRA_BASELINES = ("maskgit", "ar")
