@@ -1,6 +1,6 @@
 """Figures of the quiver_mutation experiments (drawn by ``icml25 reproduce`` from the metrics of all seeds).
 
-A reproduction module (``repro_*``): it plots with :mod:`icml25.core`'s helpers, which a method module may not
+A reproduction module (as ``repro.py``): it may draw with :mod:`icml25.core.plots`, which a method module may not
 import. One function per experiment of :mod:`icml25.papers.quiver_mutation.repro`, each returning the PNG paths.
 """
 
