@@ -14,8 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml25.papers.infeasible_targets import (
+    EvaluatorConfig,
     HallucinatingGenerator,
     RejectingPlanner,
+    RejectionConfig,
     ReplayBuffer,
     SSMTaskSet,
     SwordShieldMonster,
@@ -24,6 +26,7 @@ from icml25.papers.infeasible_targets import (
     distributional_td_target,
     relabel,
     scalar_td_target,
+    train_evaluator,
     two_hot,
 )
 from icml25.papers.infeasible_targets.planning import policy_reaches
@@ -450,6 +453,54 @@ def test_encode_decode_round_trip_and_range(size, data):
     assert int(env.encode(*env.decode(s))) == s
     with pytest.raises(ValueError, match="state indices"):
         env.decode(env.n_states + data.draw(st.integers(0, 100)))
+
+
+def test_method_settings_are_nested_configs_reached_by_dotted_keys():
+    """The evaluator's settings are one :class:`EvaluatorConfig` (nested as ``evaluator``) and the planner's rule one
+    :class:`RejectionConfig` (``rejection``), not flat copies: presets and ``--set``-style overrides reach them by
+    dotted keys, a bad nested value raises ConfigError naming the dotted key, and the configs build and train
+    exactly what the functions they wrap do."""
+    from icml25.core.experiment import ConfigError
+
+    exp = EXPERIMENTS[0]
+    flat = {"evaluator_updates", "evaluator_lr", "target_every", "batch_size", "n_bins", "hidden", "td_rule",
+            "pertask_own_episode", "rejection_rule", "dist_cutoff", "threshold"}
+    assert not flat & set(exp.fields)
+    assert exp.make_config("smoke").evaluator == EvaluatorConfig(updates=100, hidden=64)
+    assert exp.make_config("full").evaluator == EvaluatorConfig(updates=50000, lr=2.5e-4, target_every=500,
+                                                                hidden=256)
+    cfg = exp.make_config("smoke", {"rejection.rule": "feasibility", "rejection.threshold": 0.7,
+                                    "evaluator.td_rule": "distributional"})
+    assert cfg.rejection == RejectionConfig("feasibility", 8.0, 0.7)
+    assert cfg.evaluator.td_rule == "distributional" and cfg.evaluator.updates == 100
+    for key, bad in (("evaluator.lr", 0.0), ("evaluator.td_rule", "c51"), ("evaluator.n_bins", 1),
+                     ("evaluator.pertask_own_episode", 1), ("rejection.threshold", 2.0),
+                     ("rejection.dist_cutoff", 0.0), ("rejection.rule", "oracle")):
+        with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+            exp.make_config("smoke", {key: bad})
+    # what the configs build: the planner with the rule, the network with the width and atoms
+    planner = cfg.rejection.planner(None, None)
+    assert (planner.rule, planner.threshold, planner.dist_cutoff, planner.evaluator) == ("feasibility", 0.7, 8.0, None)
+    ev = EvaluatorConfig(n_bins=4, hidden=32).build(np.eye(6, dtype=np.float32))
+    assert ev.n_bins == 4 and [m.out_features for m in ev.net if isinstance(m, torch.nn.Linear)] == [32, 32, 4 * 5]
+    # and the training: EvaluatorConfig.train is train_evaluator with the config's settings
+    replay = ReplayBuffer(s=np.arange(6) % 5, a=np.zeros(6, int), s2=np.arange(1, 7) % 5, terminated=np.zeros(6, bool),
+                          died=np.zeros(6, bool), episode=np.zeros(6, int))
+    settings = EvaluatorConfig(n_bins=4, hidden=16, updates=5, lr=1e-2, target_every=2, batch_size=8,
+                               td_rule="distributional")
+    trained = []
+    for use_config in (True, False):
+        torch.manual_seed(3)
+        ev = settings.build(np.eye(6, dtype=np.float32))
+        policy = lambda s, g: np.zeros_like(s)  # noqa: E731
+        rng = np.random.default_rng(4)
+        if use_config:
+            trained.append(settings.train(ev, replay, policy, "episode", rng=rng))
+        else:
+            trained.append(train_evaluator(ev, replay, policy, "episode", None, 5, 8, 1e-2, 2, rng=rng,
+                                           td_rule="distributional"))
+    for p, q in zip(trained[0].parameters(), trained[1].parameters()):
+        torch.testing.assert_close(p, q, rtol=0, atol=0)
 
 
 def test_smoke_run_is_consistent():

@@ -10,6 +10,7 @@ from icml25.papers.infeasible_targets.env import SSMTaskSet, SwordShieldMonster
 from icml25.papers.infeasible_targets.evaluator import (
     STRATEGIES,
     TD_RULES,
+    EvaluatorConfig,
     ReplayBuffer,
     TargetEvaluator,
     distributional_td_target,
@@ -22,12 +23,13 @@ from icml25.papers.infeasible_targets.planning import (
     REJECTION_RULES,
     HallucinatingGenerator,
     RejectingPlanner,
+    RejectionConfig,
     TabularHERAgent,
     run_episode,
 )
 
 __all__ = [
-    "REJECTION_RULES", "STRATEGIES", "TD_RULES", "HallucinatingGenerator", "RejectingPlanner", "ReplayBuffer",
-    "SSMTaskSet", "SwordShieldMonster", "TabularHERAgent", "TargetEvaluator", "distributional_td_target", "relabel",
-    "run_episode", "scalar_td_target", "train_evaluator", "two_hot",
+    "REJECTION_RULES", "STRATEGIES", "TD_RULES", "EvaluatorConfig", "HallucinatingGenerator", "RejectingPlanner",
+    "RejectionConfig", "ReplayBuffer", "SSMTaskSet", "SwordShieldMonster", "TabularHERAgent", "TargetEvaluator",
+    "distributional_td_target", "relabel", "run_episode", "scalar_td_target", "train_evaluator", "two_hot",
 ]

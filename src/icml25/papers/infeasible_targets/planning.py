@@ -11,6 +11,7 @@
   the evaluator does not reject. Official rule (``rule="distance"``): reject when the estimated distance exceeds
   ``dist_cutoff`` (8) or the terminal-state classifier flags the source state; ours (``rule="feasibility"``):
   reject when ``1 - p(inf)`` is below ``threshold``. Without an evaluator it accepts every proposal.
+  :class:`RejectionConfig` holds the rule's settings.
 * :func:`run_episode`: choose a target, pursue it for up to ``subgoal_steps`` steps or until reached, replan.
 """
 
@@ -19,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from icml25.common.checks import check_ranges
 
 
 class TabularHERAgent:
@@ -147,6 +150,33 @@ class HallucinatingGenerator:
 
 REJECTION_RULES = ("distance", "feasibility")
 """Rejection rules of :class:`RejectingPlanner`: the official distance cutoff, and our feasibility threshold."""
+
+
+@dataclass
+class RejectionConfig:
+    """How the planner rejects proposals with an evaluator (the settings of :class:`RejectingPlanner`'s rule).
+
+    An experiment nests it as ``rejection`` (``--set rejection.dist_cutoff=8``); :meth:`planner` builds the
+    planner.
+    """
+
+    rule: str = "distance"
+    """"distance" (official: reject when the estimated distance exceeds ``dist_cutoff`` or the source is flagged
+    terminal) or "feasibility" (ours: reject when 1 - p(inf) is below ``threshold``)."""
+    dist_cutoff: float = 8.0
+    """The official distance cutoff of the "distance" rule, in steps."""
+    threshold: float = 0.5
+    """"feasibility" rule: reject a target when its feasibility 1 - p(inf) is below this."""
+
+    def __post_init__(self) -> None:
+        # named as the settings are typed (``--set rejection.threshold=...``)
+        check_ranges("rejection", vars(self), finite=("dist_cutoff",), positive=("dist_cutoff",),
+                     fraction=("threshold",), choices={"rule": REJECTION_RULES})
+
+    def planner(self, agent, generator, evaluator=None) -> RejectingPlanner:
+        """A :class:`RejectingPlanner` with this rule (``evaluator=None`` accepts every proposal)."""
+        return RejectingPlanner(agent, generator, evaluator, self.threshold, rule=self.rule,
+                                dist_cutoff=self.dist_cutoff)
 
 
 class RejectingPlanner:

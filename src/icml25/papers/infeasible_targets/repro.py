@@ -21,8 +21,7 @@ Settings and claim thresholds were fixed before the first quick run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -38,18 +37,18 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.infeasible_targets.env import SSMTaskSet
-from icml25.papers.infeasible_targets.evaluator import TD_RULES, ReplayBuffer, TargetEvaluator, train_evaluator
+from icml25.papers.infeasible_targets.evaluator import EvaluatorConfig, ReplayBuffer
 from icml25.papers.infeasible_targets.planning import (
-    REJECTION_RULES,
     HallucinatingGenerator,
     RejectingPlanner,
+    RejectionConfig,
     TabularHERAgent,
     policy_distance,
     policy_reaches,
     run_episode,
 )
+from icml25.papers.infeasible_targets.repro_figures import ssm_figures
 
 MIXTURES: dict[str, dict[str, float]] = {
     "E": {"episode": 1.0},
@@ -82,28 +81,13 @@ class SSMConfig(TorchConfig):
     """Probability that a decision picks the task goal (monster with both items) instead of a proposal."""
     her_batch: int = 64
     """Transitions per all-goals tabular Q-learning update (one update per collected step)."""
-    evaluator_updates: int = 1200
-    """TD updates of each evaluator (official runs train for the whole agent run)."""
-    evaluator_lr: float = 3e-3
-    """Adam step size of the evaluator (official: 2.5e-4, with 500-update target syncs; scaled for 1200 updates)."""
-    target_every: int = 10
-    """Evaluator updates between refreshes of its frozen bootstrap copy (official: 500)."""
-    batch_size: int = 128
-    """Evaluator minibatch size."""
-    n_bins: int = 15
-    """Distance atoms B before the last ("B+1 or more / never") atom (official: 16 atoms, B = 15)."""
-    hidden: int = 128
-    """Width of the evaluator's hidden layers (official: 256)."""
-    td_rule: str = "scalar"
-    """Evaluator TD target: "scalar" (official two-hot of 1 + E[d']) or "distributional" (ours)."""
-    rejection_rule: str = "distance"
-    """Planner rule: "distance" (official: E[d] > dist_cutoff or terminal source) or "feasibility" (ours)."""
-    dist_cutoff: float = 8.0
-    """Official distance cutoff of the "distance" rule."""
-    threshold: float = 0.5
-    """"feasibility" rule: reject a target when its feasibility 1 - p(inf) is below this."""
-    pertask_own_episode: bool = True
-    """'pertask' draws from every episode of the task, the own one included (official); False: other episodes only."""
+    evaluator: EvaluatorConfig = field(default_factory=EvaluatorConfig)
+    """The evaluators' network and TD training (``evaluator.updates``, ``evaluator.lr``, ``evaluator.target_every``,
+    ``evaluator.batch_size``, ``evaluator.n_bins``, ``evaluator.hidden``, ``evaluator.td_rule``,
+    ``evaluator.pertask_own_episode``), the same for the four relabeling mixtures."""
+    rejection: RejectionConfig = field(default_factory=RejectionConfig)
+    """The planner's rejection rule (``rejection.rule``: "distance", official, or "feasibility", ours;
+    ``rejection.dist_cutoff``, ``rejection.threshold``)."""
     n_test_states: int = 200
     """Held-out states per target class for the recall test."""
     eval_episodes: int = 40
@@ -113,16 +97,11 @@ class SSMConfig(TorchConfig):
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days
         check_fields(self, at_most={"size": 100, "n_tasks": 10**4, "max_steps": 10**6, "env_steps": 10**8,
-                                    "subgoal_steps": 10**6, "her_batch": 10**6, "evaluator_updates": 10**7,
-                                    "target_every": 10**7, "batch_size": 10**6, "n_bins": 10**4, "hidden": 10**4,
-                                    "n_test_states": 10**6, "eval_episodes": 10**6})
-        check_fields(self, positive=("max_steps", "env_steps", "subgoal_steps", "her_batch", "evaluator_lr",
-                                     "target_every", "batch_size", "hidden", "n_test_states", "eval_episodes",
-                                     "n_tasks", "dist_cutoff"),
-                     nonnegative=("evaluator_updates",), fraction=("difficulty", "p_hallucinate", "p_task", "threshold"),
-                     at_least={"size": 4, "n_bins": 2},
-                     choices={"td_rule": TD_RULES, "rejection_rule": REJECTION_RULES,
-                              "pertask_own_episode": (True, False)})
+                                    "subgoal_steps": 10**6, "her_batch": 10**6, "n_test_states": 10**6,
+                                    "eval_episodes": 10**6})
+        check_fields(self, positive=("max_steps", "env_steps", "subgoal_steps", "her_batch", "n_test_states",
+                                     "eval_episodes", "n_tasks"),
+                     fraction=("difficulty", "p_hallucinate", "p_task"), at_least={"size": 4})
         if self.difficulty >= 1:
             raise ConfigError(f"SSMConfig.difficulty must be in [0, 1), got {self.difficulty!r}")
 
@@ -192,17 +171,14 @@ def run_ssm(cfg: SSMConfig, seed: int, progress: ProgressFn = no_progress) -> Me
     feats = env.state_features()  # cell one-hot + item flags + the task's layout planes
     evaluators = {}
     for name, mixture in MIXTURES.items():
-        ev = TargetEvaluator(feats, n_bins=cfg.n_bins, hidden=cfg.hidden).to(cfg.device)
-        evaluators[name] = train_evaluator(ev, replay, agent.greedy, mixture, generator, cfg.evaluator_updates,
-                                           cfg.batch_size, cfg.evaluator_lr, cfg.target_every,
-                                           rng=np.random.default_rng([seed, 7, len(evaluators)]),
-                                           td_rule=cfg.td_rule, pertask_own_episode=cfg.pertask_own_episode)
+        ev = cfg.evaluator.build(feats).to(cfg.device)
+        evaluators[name] = cfg.evaluator.train(ev, replay, agent.greedy, mixture, generator,
+                                               rng=np.random.default_rng([seed, 7, len(evaluators)]))
     torch.manual_seed(seed + 1)
-    untrained = TargetEvaluator(feats, n_bins=cfg.n_bins, hidden=cfg.hidden).to(cfg.device)
+    untrained = cfg.evaluator.build(feats).to(cfg.device)
 
     def planner_for(ev):
-        return RejectingPlanner(agent, generator, ev, cfg.threshold, rule=cfg.rejection_rule,
-                                dist_cutoff=cfg.dist_cutoff)
+        return cfg.rejection.planner(agent, generator, ev)
 
     metrics: Metrics = {}
     eval_seeds = np.random.default_rng([seed, 99]).integers(2**31, size=cfg.eval_episodes)
@@ -220,7 +196,7 @@ def run_ssm(cfg: SSMConfig, seed: int, progress: ProgressFn = no_progress) -> Me
         metrics[f"success_rate_{variant}"] = wins / cfg.eval_episodes
 
     test_rng = np.random.default_rng([seed, 5])
-    pairs = _test_pairs(env, np.asarray(test_states), cfg.n_test_states, cfg.dist_cutoff, test_rng)
+    pairs = _test_pairs(env, np.asarray(test_states), cfg.n_test_states, cfg.rejection.dist_cutoff, test_rng)
     # the generator's own hallucinations at held-out states (fresh draws; all infeasible by construction)
     hallucinator = HallucinatingGenerator(env, p_hallucinate=1.0)
     hallucinator.visited[:] = generator.visited
@@ -230,14 +206,15 @@ def run_ssm(cfg: SSMConfig, seed: int, progress: ProgressFn = no_progress) -> Me
     # learning checks against trivial baselines: the agent against an untrained (tie-breaking) table, the
     # evaluators' distances against an untrained network's
     fresh_agent = TabularHERAgent(env.n_local, seed=seed, n_tasks=cfg.n_tasks)
-    metrics["agent_reach_rate_feasible"] = float(policy_reaches(env, agent, *pairs["feasible"], cfg.n_bins).mean())
+    n_bins = cfg.evaluator.n_bins
+    metrics["agent_reach_rate_feasible"] = float(policy_reaches(env, agent, *pairs["feasible"], n_bins).mean())
     metrics["agent_reach_rate_untrained"] = float(policy_reaches(env, fresh_agent, *pairs["feasible"],
-                                                                 cfg.n_bins).mean())
+                                                                 n_bins).mean())
     # what the evaluator estimates: the greedy policy's own step count (capped at the last atom, B + 1),
     # after its first action, on every held-out pair
     s_all = np.concatenate([pairs[c][0] for c in pairs])
     g_all = np.concatenate([pairs[c][1] for c in pairs])
-    truth = np.minimum(policy_distance(env, agent, s_all, g_all, cfg.n_bins + 1), cfg.n_bins + 1)
+    truth = np.minimum(policy_distance(env, agent, s_all, g_all, n_bins + 1), n_bins + 1)
     for name, ev in (("EGP", evaluators["EGP"]), ("untrained", untrained)):
         est = ev.expected_distance(s_all, g_all, agent.greedy(s_all, g_all))
         metrics[f"dist_mae_{name}"] = float(np.mean(np.abs(est - truth)))
@@ -258,25 +235,6 @@ def run_ssm(cfg: SSMConfig, seed: int, progress: ProgressFn = no_progress) -> Me
     return metrics
 
 
-def ssm_figures(per_seed: list[Metrics], cfg: SSMConfig, outdir: Path) -> list[Path]:
-    """Rejection rates per target class and evaluator; delusion rate per planner variant."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 4, figsize=(18, 4))
-    titles = {"nonexistent": "non-existent targets rejected", "temporary": "temporarily infeasible rejected",
-              "feasible": "feasible targets rejected (false)"}
-    for ax, (cls, title) in zip(axes, titles.items()):
-        seed_bars(ax, per_seed, [f"reject_{cls}_{m}" for m in MIXTURES], list(MIXTURES), highlight="EGP",
-                  threshold=0.9 if cls != "feasible" else None)
-        ax.set_ylim(0, 1.05)
-        ax.set_title(title)
-    seed_bars(axes[3], per_seed, [f"delusion_rate_{v}" for v in VARIANTS], list(VARIANTS), highlight="EGP")
-    axes[3].set_title("delusion rate (steps chasing infeasible targets)")
-    fig.suptitle(f"SSM-lite {cfg.size}x{cfg.size}, delta={cfg.difficulty}, {cfg.n_tasks} tasks, "
-                 f"{cfg.env_steps} env steps")
-    return [save_figure(fig, outdir / "ssm_evaluators.png", dpi=110)]
-
-
 EXPERIMENTS = [
     Experiment(
         name="ssm",
@@ -285,12 +243,12 @@ EXPERIMENTS = [
                     "LEAP-like agent with and without rejection.",
         config=SSMConfig,
         run=run_ssm,
-        presets={"smoke": {"size": 6, "n_tasks": 2, "env_steps": 2000, "evaluator_updates": 100,
-                           "n_test_states": 60, "eval_episodes": 6, "hidden": 64},
+        presets={"smoke": {"size": 6, "n_tasks": 2, "env_steps": 2000, "evaluator.updates": 100,
+                           "n_test_states": 60, "eval_episodes": 6, "evaluator.hidden": 64},
                  "quick": {},
-                 "full": {"size": 12, "n_tasks": 50, "env_steps": 500000, "evaluator_updates": 50000,
-                          "evaluator_lr": 2.5e-4, "target_every": 500, "hidden": 256, "eval_episodes": 200,
-                          "max_steps": 300}},
+                 "full": {"size": 12, "n_tasks": 50, "env_steps": 500000, "evaluator.updates": 50000,
+                          "evaluator.lr": 2.5e-4, "evaluator.target_every": 500, "evaluator.hidden": 256,
+                          "eval_episodes": 200, "max_steps": 300}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=ssm_figures,
         full_requirements="The full preset scales SSM-lite to 12x12 and 500k steps (CPU, roughly an hour per seed; "
@@ -313,7 +271,7 @@ _SEC4 = "second-hand: Sec. 4 as cited by the spec card and a paper note; the sec
 _TASK_SPLIT = ("the paper states it for its SSM protocol (12x12, delta = 0.4, 50 training tasks per seed, one per "
                "episode); which infeasible targets other episodes expose depends on that task split and grid size")
 CLAIMS = [
-    Claim("episode_only_delusional",
+    Claim(id="episode_only_delusional",
           statement="Without the new relabeling strategies the evaluator is itself delusional: trained with "
                     "episode relabeling only, it rejects fewer than half of held-out hallucinated targets.",
           paper_value="evaluator with 'episode' alone produces delusional estimates (abstract; Sec. 4)",
@@ -323,7 +281,7 @@ CLAIMS = [
                             "matter",
           kind="paper", source="abstract", fair_at="reduced", fair_at_reason=_TASK_SPLIT,
           requires=("evaluator_learns_distances",)),
-    Claim("generate_fixes_nonexistent",
+    Claim(id="generate_fixes_nonexistent",
           statement="Adding 'generate' relabeling makes the evaluator reject >= 90% of non-existent targets.",
           paper_value="'generate' exposes the evaluator to G.1 hallucinations (Sec. 4)", experiment="ssm",
           metric="reject_nonexistent_EG", op=">=", threshold=0.9, aggregate="mean", resolution=0.02,
@@ -331,14 +289,14 @@ CLAIMS = [
           kind="paper", source=_SEC4, fair_at="mechanism",
           fair_at_reason="a mechanism: 'generate' trains the evaluator on the generator's own non-existent targets, "
                          "which any faithful stand-in of generator and evaluator must show"),
-    Claim("pertask_fixes_temporary",
+    Claim(id="pertask_fixes_temporary",
           statement="Adding 'pertask' relabeling makes the evaluator reject >= 90% of temporarily infeasible "
                     "targets.",
           paper_value="'pertask' exposes temporarily unreachable targets (Sec. 4)", experiment="ssm",
           metric="reject_temporary_EP", op=">=", threshold=0.9, aggregate="mean", resolution=0.02,
           resolution_reason=_TIE_FRACTION,
           kind="paper", source=_SEC4, fair_at="reduced", fair_at_reason=_TASK_SPLIT),
-    Claim("both_fix_both",
+    Claim(id="both_fix_both",
           statement="With episode+generate+pertask the evaluator rejects >= 90% of both kinds of infeasible "
                     "targets.",
           paper_value="combined strategies give correct evaluations of infeasible targets (abstract)",
@@ -346,7 +304,7 @@ CLAIMS = [
           resolution_reason="min of two rejection fractions in [0, 1], no paper number; 2 points around the 90% "
                             "bar do not matter",
           kind="paper", source="abstract", fair_at="reduced", fair_at_reason=_TASK_SPLIT),
-    Claim("less_delusion",
+    Claim(id="less_delusion",
           statement="Rejecting with the episode+generate+pertask evaluator lowers the fraction of steps spent "
                     "chasing infeasible targets versus accepting every proposal (paired difference > 0).",
           paper_value="delusional behaviours drop significantly (abstract; numbers not retrieved)", experiment="ssm",
@@ -359,7 +317,7 @@ CLAIMS = [
 ]
 
 CLAIMS.append(
-    Claim("evaluator_learns_distances",
+    Claim(id="evaluator_learns_distances",
           statement="(ours, beyond the paper) The trained episode+generate+pertask evaluator estimates the agent's "
                     "own step counts to held-out targets better than an untrained network (paired difference of "
                     "mean absolute errors > 0).",
