@@ -345,12 +345,41 @@ def test_mse_training_learns_and_bad_loss_names_raise():
 
 def test_config_rejects_unknown_losses():
     from icml25.core.experiment import ConfigError
+    from icml25.papers.sharp_distill.model import SharpDistillConfig
     from icml25.papers.sharp_distill.repro import SharpConfig
 
-    assert SharpConfig().loss == "mse" and SharpConfig().baseline_loss == "mse"  # Eq. 8 is the default
-    for field in ("loss", "baseline_loss"):
-        with pytest.raises(ConfigError, match=field):
-            SharpConfig(**{field: "hinge"})
+    assert SharpConfig().model.loss == "mse" and SharpConfig().baseline_loss == "mse"  # Eq. 8 is the default
+    with pytest.raises(ConfigError, match="loss"):
+        SharpDistillConfig(loss="hinge")
+    with pytest.raises(ConfigError, match="baseline_loss"):
+        SharpConfig(baseline_loss="hinge")
+
+
+def test_method_settings_are_one_nested_sharp_distill_config():
+    """The experiment holds SHARP-Distill's recipe as one SharpDistillConfig (``model``): presets and ``--set`` reach
+    it by dotted keys, and a bad value raises ConfigError naming the dotted key."""
+    from icml25.core.experiment import ConfigError
+    from icml25.papers.sharp_distill.model import SharpDistillConfig
+    from icml25.papers.sharp_distill.repro import EXPERIMENTS, SharpConfig
+
+    exp = EXPERIMENTS[0]
+    assert SharpConfig().model == SharpDistillConfig()
+    assert not {"dim", "teacher_epochs", "student_epochs", "batch_size", "lr", "loss"} & set(exp.fields)
+    assert {"model.dim", "model.teacher_epochs", "model.student_epochs", "model.batch_size", "model.lr",
+            "model.loss", "baseline_epochs", "baseline_loss"} <= set(exp.fields)
+    smoke = exp.make_config("smoke")
+    assert (smoke.model.dim, smoke.model.teacher_epochs, smoke.model.batch_size, smoke.model.lr) == (16, 2, 512, 0.01)
+    full = exp.make_config("full")
+    assert (full.model.teacher_epochs, full.model.student_epochs, full.model.batch_size, full.model.lr) == (
+        200, 200, 256, 1e-3)
+    cfg = exp.make_config("smoke", {"model.loss": "bpr", "model.lr": 0.05})
+    assert (cfg.model.loss, cfg.model.lr, cfg.model.dim, cfg.baseline_loss) == ("bpr", 0.05, 16, "mse")
+    with pytest.raises(ConfigError, match=r"SharpConfig\.model\.lr must be > 0"):
+        exp.make_config("smoke", {"model.lr": 0.0})
+    with pytest.raises(ConfigError, match=r"SharpConfig\.model\.loss must be one of"):
+        exp.make_config("smoke", {"model.loss": "hinge"})
+    with pytest.raises(ConfigError, match=r"SharpConfig\.model\.student_epochs must be > 0"):
+        exp.make_config("smoke", {"model.student_epochs": -3})
 
 
 def test_kd_terms_match_the_released_script():

@@ -19,6 +19,7 @@ from icml25.papers.sharp_distill.model import (
     HGNNConv,
     LightGCNRecommender,
     MatrixFactorization,
+    SharpDistillConfig,
     Teacher,
     bpr_loss,
     build_hypergraphs,
@@ -41,10 +42,10 @@ from icml25.papers.sharp_distill.model import (
 )
 
 __all__ = [
-    "CompactGCN", "DebertaEncoder", "HGNNConv", "LightGCNRecommender", "MatrixFactorization", "Teacher", "TextEncoder",
-    "TfidfSVDEncoder", "bpr_loss", "build_hypergraphs", "distill", "distillation_kl", "evaluate_topk",
-    "hypergraph_operator", "hypergraph_positional_encoding", "hypergraph_propagation", "interaction_graph",
-    "normalized_adjacency", "pointwise_mse_loss", "prediction_loss", "prepare_graph", "review_text_features",
-    "score_loss", "synthetic_reviews", "temperature", "time_inference", "train_bpr", "train_recommender",
-    "train_teacher",
+    "CompactGCN", "DebertaEncoder", "HGNNConv", "LightGCNRecommender", "MatrixFactorization", "SharpDistillConfig",
+    "Teacher", "TextEncoder", "TfidfSVDEncoder", "bpr_loss", "build_hypergraphs", "distill", "distillation_kl",
+    "evaluate_topk", "hypergraph_operator", "hypergraph_positional_encoding", "hypergraph_propagation",
+    "interaction_graph", "normalized_adjacency", "pointwise_mse_loss", "prediction_loss", "prepare_graph",
+    "review_text_features", "score_loss", "synthetic_reviews", "temperature", "time_inference", "train_bpr",
+    "train_recommender", "train_teacher",
 ]

@@ -4,7 +4,7 @@ One experiment trains, on the same data and seed: the teacher (HGNN + text + Lig
 distilled CompactGCN (SHARP-Distill), the baselines MF, 3-layer LightGCN and CompactGCN without
 distillation, and the ablations "no text" (teacher without reviews, then distilled), "no
 contrastive" (lambda2 = lambda3 = 0) and "no positional encoding" (alpha = 1 in Eq. 16). Every
-model is trained with the pointwise MSE of Eq. 8 by default (the authors' rebuttal; ``loss`` and
+model is trained with the pointwise MSE of Eq. 8 by default (the authors' rebuttal; ``model.loss`` and
 ``baseline_loss`` switch to BPR). A popularity ranking is the trivial predictor every learned model
 is compared with. Accuracy is full-ranking top-10 with training items excluded; latency is the
 median time to score all users against all items from the raw embeddings and the cached
@@ -17,8 +17,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -35,13 +34,14 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.sharp_distill.data import review_text_features, synthetic_reviews
+from icml25.papers.sharp_distill.figures import sharp_figures
 from icml25.papers.sharp_distill.model import (
     LOSSES,
     CompactGCN,
     LightGCNRecommender,
     MatrixFactorization,
+    SharpDistillConfig,
     Teacher,
     count_parameters,
     distill,
@@ -66,41 +66,31 @@ class SharpConfig(TorchConfig):
     """Items of the generated data set."""
     per_user: int = 30
     """Interactions per user (20% held out for test)."""
-    dim: int = 64
-    """Embedding size of every model."""
-    teacher_epochs: int = 15
-    """Training epochs of the teacher (with and without text)."""
-    student_epochs: int = 10
-    """Epochs of distillation, and of CompactGCN trained without distillation."""
+    model: SharpDistillConfig = field(default_factory=SharpDistillConfig)
+    """SHARP-Distill's recipe (``model.dim``, ``model.teacher_epochs``, ``model.student_epochs``,
+    ``model.batch_size``, ``model.lr``, ``model.loss``); ``dim``, ``batch_size`` and ``lr`` are those of every
+    model, ``student_epochs`` and ``loss`` also those of CompactGCN trained without distillation, and the
+    teacher settings those of the no-text teacher."""
     baseline_epochs: int = 30
     """Training epochs of MF and LightGCN."""
-    batch_size: int = 2048
-    """Interactions per mini-batch (one uniform negative each)."""
-    lr: float = 0.01
-    """Adam learning rate of every model."""
     ablations: bool = True
     """Also run the no-text and no-contrastive ablations."""
     timing_repeats: int = 10
     """Repetitions of each latency measurement (median reported)."""
     threads: int = 1
     """torch threads for training and for every latency measurement."""
-    loss: str = "mse"
-    """Prediction loss of the teacher, the student and CompactGCN without KD: "mse" (Eq. 8, pointwise MSE on
-    0/1 labels, as the authors' rebuttal states) or "bpr"."""
     baseline_loss: str = "mse"
     """Prediction loss of the MF and LightGCN baselines: "mse" (the paper's Eq. 8 for every model) or "bpr"
     (their own papers' loss)."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n_users", "n_items", "dim", "teacher_epochs", "student_epochs",
-                                     "baseline_epochs", "batch_size", "lr", "timing_repeats", "threads"),
+        check_fields(self, positive=("n_users", "n_items", "baseline_epochs", "timing_repeats", "threads"),
                      at_least={"per_user": 2},  # one held-out item and at least one training item per user
-                     choices={"loss": LOSSES, "baseline_loss": LOSSES})
+                     choices={"baseline_loss": LOSSES})
         # bounds: a job beyond these would need > ~100 GB or days (dense n_users x n_items score matrices)
-        check_fields(self, at_most={"n_users": 10**5, "n_items": 10**5, "per_user": 10**4, "dim": 10**4,
-                                    "teacher_epochs": 10**6, "student_epochs": 10**6, "baseline_epochs": 10**6,
-                                    "batch_size": 10**6, "timing_repeats": 10**4, "threads": 10**3})
+        check_fields(self, at_most={"n_users": 10**5, "n_items": 10**5, "per_user": 10**4, "baseline_epochs": 10**6,
+                                    "timing_repeats": 10**4, "threads": 10**3})
         if self.per_user >= self.n_items:
             raise ConfigError(f"SharpConfig.per_user must be below n_items={self.n_items}, got {self.per_user}")
 
@@ -133,7 +123,8 @@ def run_sharp(cfg: SharpConfig, seed: int, progress: ProgressFn = no_progress) -
     data = synthetic_reviews(cfg.n_users, cfg.n_items, per_user=cfg.per_user, seed=seed).to(device)
     data = prepare_graph(data)  # normalised graphs built on the device, once
     nu, ni, td = data.num_users, data.num_items, data.user_text.shape[1]
-    common = dict(lr=cfg.lr, batch_size=cfg.batch_size, seed=seed)
+    recipe = cfg.model
+    common = dict(lr=recipe.lr, batch_size=recipe.batch_size, seed=seed)
     steps = 9 if cfg.ablations else 5
     models: dict[str, torch.nn.Module] = {}
 
@@ -144,32 +135,33 @@ def run_sharp(cfg: SharpConfig, seed: int, progress: ProgressFn = no_progress) -
         torch.manual_seed(seed)  # every model starts from the same RNG state
         return model.to(device)
 
-    mf = fresh(MatrixFactorization(nu, ni, cfg.dim))
+    mf = fresh(MatrixFactorization(nu, ni, recipe.dim))
     models["mf"] = train_recommender(mf, data, cfg.baseline_epochs, loss=cfg.baseline_loss, **common)
-    lgn = fresh(LightGCNRecommender(nu, ni, cfg.dim, 3))
+    lgn = fresh(LightGCNRecommender(nu, ni, recipe.dim, 3))
     models["lightgcn"] = train_recommender(lgn, data, cfg.baseline_epochs, loss=cfg.baseline_loss, **common)
     step(1)
-    nokd = fresh(CompactGCN(nu, ni, cfg.dim))
-    models["compactgcn_nokd"] = train_recommender(nokd, data, cfg.student_epochs, loss=cfg.loss, **common)
+    nokd = fresh(CompactGCN(nu, ni, recipe.dim))
+    models["compactgcn_nokd"] = train_recommender(nokd, data, recipe.student_epochs, loss=recipe.loss, **common)
     step(2)
-    models["teacher"] = train_teacher(fresh(Teacher(nu, ni, td, cfg.dim)), data, cfg.teacher_epochs, loss=cfg.loss,
-                                      **common)
+    models["teacher"] = train_teacher(fresh(Teacher(nu, ni, td, recipe.dim)), data, recipe.teacher_epochs,
+                                      loss=recipe.loss, **common)
     step(3)
-    models["sharp"] = distill(models["teacher"], fresh(CompactGCN(nu, ni, cfg.dim)), data, cfg.student_epochs,
-                              loss=cfg.loss, **common)
+    models["sharp"] = distill(models["teacher"], fresh(CompactGCN(nu, ni, recipe.dim)), data,
+                              recipe.student_epochs, loss=recipe.loss, **common)
     step(4)
     if cfg.ablations:
-        models["teacher_notext"] = train_teacher(fresh(Teacher(nu, ni, 0, cfg.dim)), data, cfg.teacher_epochs,
-                                                 loss=cfg.loss, **common)
+        models["teacher_notext"] = train_teacher(fresh(Teacher(nu, ni, 0, recipe.dim)), data,
+                                                 recipe.teacher_epochs, loss=recipe.loss, **common)
         step(5)
-        models["sharp_notext"] = distill(models["teacher_notext"], fresh(CompactGCN(nu, ni, cfg.dim)), data,
-                                         cfg.student_epochs, loss=cfg.loss, **common)
+        models["sharp_notext"] = distill(models["teacher_notext"], fresh(CompactGCN(nu, ni, recipe.dim)), data,
+                                         recipe.student_epochs, loss=recipe.loss, **common)
         step(6)
-        models["sharp_nocon"] = distill(models["teacher"], fresh(CompactGCN(nu, ni, cfg.dim)), data,
-                                        cfg.student_epochs, lambdas=(1.0, 0.0, 0.0), loss=cfg.loss, **common)
+        models["sharp_nocon"] = distill(models["teacher"], fresh(CompactGCN(nu, ni, recipe.dim)), data,
+                                        recipe.student_epochs, lambdas=(1.0, 0.0, 0.0), loss=recipe.loss, **common)
         step(7)
-        models["sharp_nope"] = distill(models["teacher"], fresh(CompactGCN(nu, ni, cfg.dim)), data,
-                                       cfg.student_epochs, alpha=1.0, loss=cfg.loss, **common)  # Eq. 16 without P
+        models["sharp_nope"] = distill(models["teacher"], fresh(CompactGCN(nu, ni, recipe.dim)), data,
+                                       recipe.student_epochs, alpha=1.0, loss=recipe.loss,
+                                       **common)  # Eq. 16 without P
         step(8)
     out: Metrics = {}
     # the trivial predictor: rank every user's unseen items by training popularity
@@ -230,23 +222,6 @@ def latency_table(n_users: int = 1000, n_items: int = 800, dim: int = 64, repeat
                 "params": float(count_parameters(models[k]))} for k, v in times.items()}
 
 
-def sharp_figures(per_seed: list[Metrics], cfg: SharpConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    names = [m for m in MODELS if f"ndcg_{m}" in per_seed[0]]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-    for ax, keys, label, log in ((axes[0], [f"ndcg_{m}" for m in names], "NDCG@10", False),
-                                 (axes[1], [f"latency_ms_{m}" for m in TIMED], "latency, ms (log)", True)):
-        seed_bars(ax, per_seed, keys, [k.split("_", 1)[1].replace("ms_", "") for k in keys], highlight="sharp")
-        ax.set_ylabel(label)
-        if log:
-            ax.set_yscale("log")
-        ax.tick_params(axis="x", rotation=35)
-    axes[1].set_title(f"score all users x all items, {cfg.threads} thread(s)")
-    axes[0].set_title(f"{cfg.n_users} users x {cfg.n_items} items, generated reviews")
-    return [save_figure(fig, outdir / "sharp_distill.png")]
-
-
 EXPERIMENTS = [
     Experiment(
         name="synthetic_reviews",
@@ -258,11 +233,11 @@ EXPERIMENTS = [
         config=SharpConfig,
         run=run_sharp,
         presets={
-            "smoke": {"n_users": 150, "n_items": 120, "per_user": 10, "dim": 16, "teacher_epochs": 2,
-                      "student_epochs": 2, "baseline_epochs": 2, "batch_size": 512, "timing_repeats": 2},
+            "smoke": {"n_users": 150, "n_items": 120, "per_user": 10, "model.dim": 16, "model.teacher_epochs": 2,
+                      "model.student_epochs": 2, "baseline_epochs": 2, "model.batch_size": 512, "timing_repeats": 2},
             "quick": {},
-            "full": {"n_users": 2000, "n_items": 1500, "teacher_epochs": 200, "student_epochs": 200,
-                     "baseline_epochs": 200, "batch_size": 256, "lr": 1e-3, "threads": 2},
+            "full": {"n_users": 2000, "n_items": 1500, "model.teacher_epochs": 200, "model.student_epochs": 200,
+                     "baseline_epochs": 200, "model.batch_size": 256, "model.lr": 1e-3, "threads": 2},
         },
         seeds={"smoke": 2, "quick": 3, "full": 5},
         fidelity={
@@ -287,7 +262,7 @@ _EXP = "synthetic_reviews"
 _ABL_FAIR = ("the paper's ablations train the student from a DeBERTa-based teacher on its Amazon/Yelp data; fewer "
              "epochs or a subset of that protocol still test the direction")
 CLAIMS = [
-    Claim("retention", kind="paper", source="second-hand: official README and a machine-written summary (94.1%)",
+    Claim(id="retention", kind="paper", source="second-hand: official README and a machine-written summary (94.1%)",
           statement="The distilled CompactGCN keeps at least 90% of the teacher's NDCG@10.",
           paper_value="94.1% of the teacher's performance on average (README)", experiment=_EXP,
           metric="sharp_ndcg_over_teacher", op=">=", threshold=0.9, aggregate="mean",
@@ -297,7 +272,7 @@ CLAIMS = [
           fair_at_reason="94.1% is the retention after the paper's training (200 epochs) of a student distilled "
                          "from a HGNN + DeBERTa teacher on its data sets; the ratio depends on that teacher and "
                          "budget"),
-    Claim("kd_gain", kind="paper",
+    Claim(id="kd_gain", kind="paper",
           source="second-hand: a copy of the ICML reviews and a machine-written summary of the ablations",
           statement="Distillation makes CompactGCN at least 5% better (NDCG@10) than the same student trained with "
                     "the prediction loss alone for the same epochs.",
@@ -306,7 +281,7 @@ CLAIMS = [
           resolution=0.02,
           resolution_reason="no paper number for the KD gain; a 2% relative NDCG difference does not matter",
           requires=("student_learned",), fair_at="reduced", fair_at_reason=_ABL_FAIR),
-    Claim("faster_than_teacher", kind="paper", source="title; authors' rebuttal Table 4 (68x / 63x)",
+    Claim(id="faster_than_teacher", kind="paper", source="title; authors' rebuttal Table 4 (68x / 63x)",
           statement="Student latency is at most 1/5 of the teacher's, the teacher timed with its text encoder's "
                     "inference as the paper's 68x is (all-user scoring, same threads).",
           paper_value="68x faster than HGNN on Amazon CDs (668.23 vs 9.77 ms), 63x on Yelp (552.34 vs 8.79 ms) "
@@ -317,7 +292,7 @@ CLAIMS = [
           fair_at="reduced",
           fair_at_reason="the 68x times the whole teacher, language-model inference included, against the student; "
                          "a smaller graph with both models timed in full tests the direction"),
-    Claim("faster_than_lightgcn", kind="paper", source="authors' rebuttal Table 4 (40x / 39x)",
+    Claim(id="faster_than_lightgcn", kind="paper", source="authors' rebuttal Table 4 (40x / 39x)",
           statement="Student latency is at most 1/2 of 3-layer LightGCN's.",
           paper_value="40x faster than LightGCN on Amazon CDs (395.45 vs 9.77 ms), 39x on Yelp (342.67 vs 8.79 ms) "
                       "(rebuttal Table 4)",
@@ -327,7 +302,7 @@ CLAIMS = [
           fair_at="reduced",
           fair_at_reason="Table 4 times LightGCN and the student on the Amazon/Yelp graphs; latency ratios depend "
                          "on graph size and implementation, a smaller graph of the same protocol tests the direction"),
-    Claim("beats_lightgcn", kind="paper", source="second-hand: official README (Amazon CDs table)",
+    Claim(id="beats_lightgcn", kind="paper", source="second-hand: official README (Amazon CDs table)",
           statement="The distilled student's NDCG@10 is no lower than LightGCN's.",
           paper_value="NDCG@10 12.17 vs 9.75 (Amazon CDs, README)", experiment=_EXP,
           metric="sharp_ndcg_over_lightgcn", op=">=", threshold=1.0, aggregate="mean",
@@ -336,7 +311,7 @@ CLAIMS = [
           fair_at="reduced",
           fair_at_reason="the README compares the student (distilled from a DeBERTa-based teacher) with LightGCN "
                          "on Amazon CDs; fewer epochs or a subset of that protocol still test the direction"),
-    Claim("text_matters", kind="paper",
+    Claim(id="text_matters", kind="paper",
           source="second-hand: a copy of the ICML reviews (Table 1 vs Table 4) and a machine-written summary",
           statement="Removing the review-text view from the teacher lowers the distilled student's NDCG@10.",
           paper_value="without the LM, SHARP does not beat most baselines (review)", experiment=_EXP,
@@ -346,7 +321,7 @@ CLAIMS = [
                             "~half",
           requires=("student_learned",), fair_at="reduced", fair_at_reason=_ABL_FAIR),
     # new (issue 12)
-    Claim("pe_helps", kind="paper", source="authors' rebuttal Figure 1",
+    Claim(id="pe_helps", kind="paper", source="authors' rebuttal Figure 1",
           statement="The hypergraph positional encoding in the contrastive similarity (Eq. 16) raises the "
                     "student's NDCG@10 over the same distillation with alpha = 1 (no PE).",
           paper_value="PE improves P@10 and R@10 on Yelp and Amazon CDs (rebuttal Figure 1; no numbers in the text)",
@@ -355,7 +330,7 @@ CLAIMS = [
           resolution_reason="the rebuttal gives no number; a 2% relative NDCG difference does not matter",
           requires=("student_learned",), fair_at="reduced", fair_at_reason=_ABL_FAIR),
     # new (issue 12)
-    Claim("student_learned", kind="check",
+    Claim(id="student_learned", kind="check",
           statement="(ours, beyond the paper) The distilled student's NDCG@10 is at least 1.1x that of "
                     "ranking items by training popularity, the trivial predictor.",
           paper_value="not in the paper (a learning check)",
