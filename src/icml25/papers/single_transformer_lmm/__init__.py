@@ -10,6 +10,7 @@ from icml25.papers.single_transformer_lmm.model import (
     CompositionalLMM,
     DistillHeads,
     EarlyFusionLMM,
+    HaploConfig,
     ScratchSingleTransformer,
     TinyLM,
     TinyViT,
@@ -20,10 +21,13 @@ from icml25.papers.single_transformer_lmm.model import (
     init_post_from_lm,
     pretrain_stage1,
     stage1_loss,
+    train_teacher_lm,
+    train_vision_teacher,
 )
 
 __all__ = [
-    "CompositionalLMM", "DistillHeads", "EarlyFusionLMM", "IMAGE_TOKEN_ID", "ScratchSingleTransformer", "TinyLM",
-    "TinyViT", "VOCAB", "attention_mask_from_ids", "build_attention_mask", "current_token_prediction_loss",
+    "CompositionalLMM", "DistillHeads", "EarlyFusionLMM", "HaploConfig", "IMAGE_TOKEN_ID", "ScratchSingleTransformer",
+    "TinyLM", "TinyViT", "VOCAB", "attention_mask_from_ids", "build_attention_mask", "current_token_prediction_loss",
     "finetune_stage2", "init_post_from_lm", "make_vqa", "pretrain_stage1", "render_scenes", "stage1_loss",
+    "train_teacher_lm", "train_vision_teacher",
 ]

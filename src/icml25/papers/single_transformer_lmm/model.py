@@ -6,15 +6,22 @@ one decoder stack ``layers[:n_pre]`` (pre-decoder, width d_pre) -> linear ``pre_
 -> ``layers[n_pre:]`` (post-decoder, width d_post, LLM-initialised) -> RMSNorm -> LM head.
 Pre-norm RMSNorm, SwiGLU MLP, RoPE. Mask: key j visible to query i iff start(j) <= i, where
 start(j) is the first index of j's image for image tokens and j itself for text tokens.
+
+The recipe: :func:`pretrain_stage1` (distillation of the pre-decoder from a vision teacher and the LLM's
+embeddings, the text side by the current-token prediction loss of the paper's Algorithm 1), then
+:func:`finetune_stage2` (instruction tuning); :class:`HaploConfig` holds their settings. The teachers here are
+trained by :func:`train_vision_teacher` and :func:`train_teacher_lm` (stand-ins for CLIP-ViT and a pretrained LLM).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml25.common.checks import check_recipe
+from icml25.common.checks import check_fields, check_recipe
 
 
 def _check_ids(input_ids: torch.Tensor, vocab: int, image_token_id: int | None = None) -> None:
@@ -394,6 +401,43 @@ def stage1_loss(model: EarlyFusionLMM, heads: DistillHeads, teacher_vision: nn.M
     return lv + text_weight * lt
 
 
+@dataclass
+class HaploConfig:
+    """Settings of the HaploVL recipe (mini): the single transformer's pre-decoder depth and the two stages.
+
+    The experiment nests it whole as ``haplo`` (``--set haplo.s1_steps=500 haplo.distill_loss=mse``); the model
+    widths, heads and post-decoder depth come from the teachers it inherits (the experiment's ``d``, ``n_heads``,
+    ``lm_layers``). A value out of range raises :class:`~icml25.common.checks.ConfigError` (a ``ValueError``)
+    naming the field.
+    """
+
+    n_pre: int = 2
+    """Pre-decoder blocks of the single transformer."""
+    s1_steps: int = 200
+    """Stage-1 distillation steps (:func:`pretrain_stage1`)."""
+    s2_steps: int = 250
+    """Stage-2 instruction-tuning steps (:func:`finetune_stage2`; the baselines get the same budget)."""
+    batch: int = 64
+    """Batch size of every training stage (the teachers' and the baselines' too)."""
+    lr: float = 2e-3
+    """AdamW learning rate of every training stage (the teachers' and the baselines' too)."""
+    distill_loss: str = "ctp"
+    """Stage-1 text-side loss: ``ctp`` (current-token prediction against the LM embedding table, the paper's
+    Algorithm 1), or ``mse`` / ``cosine`` regression onto the LM embeddings (our earlier guesses)."""
+    visual_distill_loss: str = "mse"
+    """Stage-1 visual-side loss: ``mse`` or ``cosine`` (not confirmed first-hand; a second-hand summary says
+    cosine)."""
+    ctp_logit_scale: float = 1.0
+    """Logit scale of the current-token prediction loss (Algorithm 1; the paper's value is not known)."""
+
+    def __post_init__(self) -> None:
+        # bounds: a run beyond these would need > ~100 GB or days
+        check_fields(self, positive=("batch", "lr", "ctp_logit_scale"), finite=("lr", "ctp_logit_scale"),
+                     nonnegative=("n_pre", "s1_steps", "s2_steps"),
+                     choices={"distill_loss": TEXT_LOSSES, "visual_distill_loss": VISUAL_LOSSES},
+                     at_most={"n_pre": 10**3, "s1_steps": 10**7, "s2_steps": 10**7, "batch": 10**5})
+
+
 def _batches(n: int, batch: int, steps: int, gen: torch.Generator):
     """``steps`` random (batch,) index tensors into n rows, drawn on the generator's device."""
     for _ in range(steps):
@@ -474,3 +518,47 @@ def ScratchSingleTransformer(vocab: int, d_pre: int, d_post: int, n_pre: int, n_
                              patch: int = 4, img: int = 32) -> EarlyFusionLMM:
     """Baseline: the same early-fusion architecture, random init, trained by stage 2 only."""
     return EarlyFusionLMM(vocab, d_pre, d_post, n_pre, n_post, n_heads, patch, img)
+
+
+def train_vision_teacher(vit: TinyViT, data: dict, steps: int, lr: float, batch: int, gen: torch.Generator) -> float:
+    """Train the vision teacher on per-cell (colour, shape, size) with 'empty' classes; return the last batch's
+    accuracy (the mean over the three attributes).
+
+    ``data`` holds ``pixel_values`` (N, 3, S, S) and ``attrs`` (N, 4, 3) with -1 for an empty cell (a 2x2 grid);
+    a linear head on the flattened patch features is trained with it and discarded. Batches are drawn
+    from ``gen`` (on its device).
+    """
+    check_recipe(steps, batch, lr)
+    P = vit.patch_embed.n_patches
+    head = torch.nn.Linear(P * vit.d, 4 * 12).to(vit.patch_embed.pos.device)
+    opt = torch.optim.AdamW([*vit.parameters(), *head.parameters()], lr=lr)
+    tgt = data["attrs"] + 1  # empty -> 0
+    acc = 0.0
+    for _ in range(steps):
+        idx = torch.randint(0, len(tgt), (batch,), generator=gen, device=gen.device)
+        out = head(vit(data["pixel_values"][idx]).flatten(1)).view(batch, 4, 12)
+        t = tgt[idx]
+        logits = (out[..., :5], out[..., 5:9], out[..., 9:12])
+        loss = sum(F.cross_entropy(lg.reshape(-1, lg.shape[-1]), t[..., i].reshape(-1)) for i, lg in enumerate(logits))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        acc = float(sum((lg.argmax(-1) == t[..., i]).float().mean() for i, lg in enumerate(logits)) / 3)
+    return acc
+
+
+def train_teacher_lm(lm: TinyLM, seqs: torch.Tensor, steps: int, lr: float, batch: int, gen: torch.Generator) -> float:
+    """Train the teacher LM by next-token prediction on (N, L) text sequences; return the last batch's loss.
+
+    Batches are drawn from ``gen`` (on its device).
+    """
+    check_recipe(steps, batch, lr)
+    opt = torch.optim.AdamW(lm.parameters(), lr=lr)
+    loss = torch.tensor(0.0)
+    for _ in range(steps):
+        s = seqs[torch.randint(0, len(seqs), (batch,), generator=gen, device=gen.device)]
+        loss = F.cross_entropy(lm(s[:, :-1]).flatten(0, 1), s[:, 1:].flatten())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return float(loss.detach())

@@ -9,12 +9,9 @@ accuracies. Settings and thresholds were fixed before the first quick run.
 from __future__ import annotations
 
 import copy
-import math
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import torch
-import torch.nn.functional as F
 
 from icml25.core.experiment import (
     ConfigError,
@@ -27,23 +24,21 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.single_transformer_lmm.data import IMAGE_TOKEN_ID, VOCAB, make_vqa, text_only
 from icml25.papers.single_transformer_lmm.model import (
-    TEXT_LOSSES,
-    VISUAL_LOSSES,
     CompositionalLMM,
     EarlyFusionLMM,
+    HaploConfig,
     ScratchSingleTransformer,
     TinyLM,
     TinyViT,
     finetune_stage2,
     init_post_from_lm,
     pretrain_stage1,
+    train_teacher_lm,
+    train_vision_teacher,
 )
-
-MODELS = ("haplo", "no_stage1", "scratch", "compositional")
-"""Compared models: full recipe, LM init without stage 1, random init, LLaVA-style baseline."""
+from icml25.papers.single_transformer_lmm.repro_figures import mini_figures
 
 
 @dataclass
@@ -68,76 +63,25 @@ class MiniConfig(TorchConfig):
     """Teacher-LM blocks (= post-decoder blocks)."""
     lm_steps: int = 200
     """Teacher-LM training steps on question/answer text only."""
-    n_pre: int = 2
-    """Pre-decoder blocks of the single transformer."""
-    s1_steps: int = 200
-    """Stage-1 distillation steps."""
-    s2_steps: int = 250
-    """Stage-2 instruction-tuning steps (same for every model)."""
-    batch: int = 64
-    """Batch size."""
-    lr: float = 2e-3
-    """AdamW learning rate (all stages)."""
-    distill_loss: str = "ctp"
-    """Stage-1 text-side loss: ctp (current-token prediction against the LM embedding table, the paper's
-    Algorithm 1), or mse / cosine regression onto the LM embeddings (our earlier guesses)."""
-    visual_distill_loss: str = "mse"
-    """Stage-1 visual-side loss: mse or cosine (not confirmed first-hand; a second-hand summary says cosine)."""
-    ctp_logit_scale: float = 1.0
-    """Logit scale of the current-token prediction loss (the paper's value is not known)."""
+    haplo: HaploConfig = field(default_factory=HaploConfig)
+    """The recipe's settings (``haplo.n_pre``, ``haplo.s1_steps``, ``haplo.s2_steps``, ``haplo.batch``,
+    ``haplo.lr``, ``haplo.distill_loss``, ``haplo.visual_distill_loss``, ``haplo.ctp_logit_scale``); the teachers
+    and the baselines train with the same batch and learning rate, and every model gets ``haplo.s2_steps``."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n_train", "n_test", "img", "patch", "d", "n_heads", "vit_layers", "lm_layers",
-                                     "batch", "lr", "ctp_logit_scale"),
-                     nonnegative=("vit_steps", "lm_steps", "n_pre", "s1_steps", "s2_steps"),
-                     choices={"distill_loss": TEXT_LOSSES, "visual_distill_loss": VISUAL_LOSSES})
+        check_fields(self, positive=("n_train", "n_test", "img", "patch", "d", "n_heads", "vit_layers", "lm_layers"),
+                     nonnegative=("vit_steps", "lm_steps"))
         # bounds: a job beyond these would need > ~100 GB or days
         check_fields(self, at_most={"n_train": 10**7, "n_test": 10**6, "img": 10**3, "patch": 10**3, "d": 10**4,
                                     "n_heads": 10**3, "vit_layers": 10**3, "vit_steps": 10**7, "lm_layers": 10**3,
-                                    "lm_steps": 10**7, "n_pre": 10**3, "s1_steps": 10**7, "s2_steps": 10**7,
-                                    "batch": 10**5})
-        for name in ("lr", "ctp_logit_scale"):
-            if math.isinf(getattr(self, name)):
-                raise ConfigError(f"MiniConfig.{name} must be finite, got {getattr(self, name)!r}")
+                                    "lm_steps": 10**7})
         if self.img % 2 or self.img < 16:
             raise ConfigError(f"MiniConfig.img must be an even number >= 16 (a 2x2 grid of cells), got {self.img}")
         if self.img % self.patch:
             raise ConfigError(f"MiniConfig.patch must divide img={self.img}, got {self.patch}")
         if self.d % self.n_heads or (self.d // self.n_heads) % 2:
             raise ConfigError(f"MiniConfig.n_heads must split d={self.d} into heads of even size, got {self.n_heads}")
-
-
-def _train_vit(vit: TinyViT, data: dict, steps: int, lr: float, batch: int, gen: torch.Generator) -> float:
-    """Train the vision teacher on per-cell (colour, shape, size) with 'empty' classes; returns train acc."""
-    P = vit.patch_embed.n_patches
-    head = torch.nn.Linear(P * vit.d, 4 * 12).to(vit.patch_embed.pos.device)
-    opt = torch.optim.AdamW([*vit.parameters(), *head.parameters()], lr=lr)
-    tgt = data["attrs"] + 1  # empty -> 0
-    acc = 0.0
-    for _ in range(steps):
-        idx = torch.randint(0, len(tgt), (batch,), generator=gen, device=gen.device)
-        out = head(vit(data["pixel_values"][idx]).flatten(1)).view(batch, 4, 12)
-        t = tgt[idx]
-        logits = (out[..., :5], out[..., 5:9], out[..., 9:12])
-        loss = sum(F.cross_entropy(lg.reshape(-1, lg.shape[-1]), t[..., i].reshape(-1)) for i, lg in enumerate(logits))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        acc = float(sum((lg.argmax(-1) == t[..., i]).float().mean() for i, lg in enumerate(logits)) / 3)
-    return acc
-
-
-def _train_lm(lm: TinyLM, seqs: torch.Tensor, steps: int, lr: float, batch: int, gen: torch.Generator) -> float:
-    opt = torch.optim.AdamW(lm.parameters(), lr=lr)
-    loss = torch.tensor(0.0)
-    for _ in range(steps):
-        s = seqs[torch.randint(0, len(seqs), (batch,), generator=gen, device=gen.device)]
-        loss = F.cross_entropy(lm(s[:, :-1]).flatten(0, 1), s[:, 1:].flatten())
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return float(loss.detach())
 
 
 @torch.no_grad()
@@ -174,29 +118,30 @@ def run_mini(cfg: MiniConfig, seed: int, progress: ProgressFn = no_progress) -> 
     P = (cfg.img // cfg.patch) ** 2
     out: Metrics = {}
     vit = TinyViT(cfg.d, cfg.vit_layers, cfg.n_heads, cfg.patch, cfg.img).to(device)
-    out["teacher_vit_attr_acc"] = _train_vit(vit, train, cfg.vit_steps, cfg.lr, cfg.batch, gen)
+    hc = cfg.haplo
+    out["teacher_vit_attr_acc"] = train_vision_teacher(vit, train, cfg.vit_steps, hc.lr, hc.batch, gen)
     vit.requires_grad_(False).eval()
     lm = TinyLM(VOCAB, cfg.d, cfg.lm_layers, cfg.n_heads).to(device)
-    out["teacher_lm_loss"] = _train_lm(lm, text_only(train, P), cfg.lm_steps, cfg.lr, cfg.batch, gen)
+    out["teacher_lm_loss"] = train_teacher_lm(lm, text_only(train, P), cfg.lm_steps, hc.lr, hc.batch, gen)
     progress(1, 5)
 
     def single() -> EarlyFusionLMM:
-        return EarlyFusionLMM(VOCAB, cfg.d, cfg.d, cfg.n_pre, cfg.lm_layers, cfg.n_heads, cfg.patch, cfg.img).to(device)
+        return EarlyFusionLMM(VOCAB, cfg.d, cfg.d, hc.n_pre, cfg.lm_layers, cfg.n_heads, cfg.patch, cfg.img).to(device)
 
     models = {}
     haplo = init_post_from_lm(single(), copy.deepcopy(lm))
-    s1 = pretrain_stage1(haplo, vit, lm.embed, train, cfg.s1_steps, IMAGE_TOKEN_ID, cfg.lr, cfg.batch,
-                         cfg.distill_loss, seed=seed, visual_loss=cfg.visual_distill_loss,
-                         logit_scale=cfg.ctp_logit_scale)
+    s1 = pretrain_stage1(haplo, vit, lm.embed, train, hc.s1_steps, IMAGE_TOKEN_ID, hc.lr, hc.batch,
+                         hc.distill_loss, seed=seed, visual_loss=hc.visual_distill_loss,
+                         logit_scale=hc.ctp_logit_scale)
     out["stage1_loss_first"], out["stage1_loss_last"] = s1[0] if s1 else float("nan"), s1[-1] if s1 else float("nan")
     models["haplo"] = haplo
     models["no_stage1"] = init_post_from_lm(single(), copy.deepcopy(lm))
-    models["scratch"] = ScratchSingleTransformer(VOCAB, cfg.d, cfg.d, cfg.n_pre, cfg.lm_layers, cfg.n_heads,
+    models["scratch"] = ScratchSingleTransformer(VOCAB, cfg.d, cfg.d, hc.n_pre, cfg.lm_layers, cfg.n_heads,
                                                  cfg.patch, cfg.img).to(device)
     models["compositional"] = CompositionalLMM(vit, copy.deepcopy(lm)).to(device)
     for i, (name, m) in enumerate(models.items()):
         params = [p for p in m.parameters() if p.requires_grad]
-        curve = finetune_stage2(m, train, cfg.s2_steps, IMAGE_TOKEN_ID, cfg.lr, cfg.batch, seed=seed + 1, params=params)
+        curve = finetune_stage2(m, train, hc.s2_steps, IMAGE_TOKEN_ID, hc.lr, hc.batch, seed=seed + 1, params=params)
         out[f"s2_final_loss_{name}"] = float(sum(curve[-20:]) / max(len(curve[-20:]), 1))
         out[f"acc_{name}"], out[f"fine_acc_{name}"] = _accuracy(m, test)
         progress(i + 2, 5)
@@ -212,21 +157,6 @@ def run_mini(cfg: MiniConfig, seed: int, progress: ProgressFn = no_progress) -> 
     return out
 
 
-def mini_figures(per_seed: list[Metrics], cfg: MiniConfig, outdir: Path) -> list[Path]:
-    """Bar charts of overall and fine-grained test accuracy per model."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (prefix, title) in zip(axes, (("acc_", "overall accuracy"),
-                                          ("fine_acc_", "fine-grained (exists) accuracy"))):
-        seed_bars(ax, per_seed, [f"{prefix}{m}" for m in MODELS], MODELS, highlight="haplo")
-        ax.set_title(title)
-        ax.set_ylim(0, 1)
-        ax.tick_params(axis="x", rotation=20)
-    fig.suptitle(f"HaploVL-mini, {cfg.s2_steps} stage-2 steps for every model")
-    return [save_figure(fig, outdir / "mini_accuracy.png")]
-
-
 _STANDIN = ("procedural shape-scene VQA with a tiny ViT and LM trained here stands in for CLIP-ViT-L + a 7B LLM on "
             "LLaVA-style data and the paper's benchmarks")
 
@@ -238,11 +168,11 @@ EXPERIMENTS = [
                     "compositional model, equal stage-2 steps; test answer accuracy.",
         config=MiniConfig,
         run=run_mini,
-        presets={"smoke": {"n_train": 256, "n_test": 128, "vit_steps": 5, "lm_steps": 5, "s1_steps": 5,
-                           "s2_steps": 5, "d": 32, "batch": 32, "patch": 16},
+        presets={"smoke": {"n_train": 256, "n_test": 128, "vit_steps": 5, "lm_steps": 5, "haplo.s1_steps": 5,
+                           "haplo.s2_steps": 5, "d": 32, "haplo.batch": 32, "patch": 16},
                  "quick": {}, "full": {"n_train": 200000, "n_test": 5000, "vit_steps": 3000, "lm_steps": 2000,
-                                       "s1_steps": 3000, "s2_steps": 3000, "d": 256, "patch": 8, "vit_layers": 6,
-                                       "lm_layers": 6, "n_pre": 4}},
+                                       "haplo.s1_steps": 3000, "haplo.s2_steps": 3000, "d": 256, "patch": 8,
+                                       "vit_layers": 6, "lm_layers": 6, "haplo.n_pre": 4}},
         seeds={"smoke": 1, "quick": 3, "full": 5},
         figures=mini_figures,
         fidelity={

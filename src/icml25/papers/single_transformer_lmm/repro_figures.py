@@ -1,0 +1,34 @@
+"""Figures of the single_transformer_lmm experiment (drawn by ``icml25 reproduce`` from the metrics of all seeds).
+
+A reproduction module (``repro_*``): it plots with :mod:`icml25.core`'s helpers, which a method module may not
+import.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from icml25.core.experiment import Metrics
+from icml25.core.plots import save_figure, seed_bars
+
+if TYPE_CHECKING:
+    from icml25.papers.single_transformer_lmm.repro import MiniConfig
+
+MODELS = ("haplo", "no_stage1", "scratch", "compositional")
+"""Compared models: full recipe, LM init without stage 1, random init, LLaVA-style baseline."""
+
+
+def mini_figures(per_seed: list[Metrics], cfg: MiniConfig, outdir: Path) -> list[Path]:
+    """Bar charts of overall and fine-grained test accuracy per model."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, (prefix, title) in zip(axes, (("acc_", "overall accuracy"),
+                                          ("fine_acc_", "fine-grained (exists) accuracy"))):
+        seed_bars(ax, per_seed, [f"{prefix}{m}" for m in MODELS], MODELS, highlight="haplo")
+        ax.set_title(title)
+        ax.set_ylim(0, 1)
+        ax.tick_params(axis="x", rotation=20)
+    fig.suptitle(f"HaploVL-mini, {cfg.haplo.s2_steps} stage-2 steps for every model")
+    return [save_figure(fig, outdir / "mini_accuracy.png")]
