@@ -39,6 +39,7 @@ from icml25.core.experiment import (
 from icml25.core.paper import Claim
 from icml25.papers.infeasible_targets.env import SSMTaskSet
 from icml25.papers.infeasible_targets.evaluator import EvaluatorConfig, ReplayBuffer
+from icml25.papers.infeasible_targets.figures import ssm_figures
 from icml25.papers.infeasible_targets.planning import (
     HallucinatingGenerator,
     RejectingPlanner,
@@ -48,7 +49,6 @@ from icml25.papers.infeasible_targets.planning import (
     policy_reaches,
     run_episode,
 )
-from icml25.papers.infeasible_targets.repro_figures import ssm_figures
 
 MIXTURES: dict[str, dict[str, float]] = {
     "E": {"episode": 1.0},

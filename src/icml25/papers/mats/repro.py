@@ -36,8 +36,8 @@ from icml25.papers.mats.data import (
     set_f1,
     train_clap,
 )
+from icml25.papers.mats.figures import world_figures
 from icml25.papers.mats.model import MATS, MATSConfig, SantaMemory, TransformerMapper, train_mats
-from icml25.papers.mats.repro_figures import world_figures
 
 MAX_PREFIX_LEN = 57
 """Longest mapper prefix the tiny LM (max_len 64) can read: 1 BOS + prefix + 1 prompt + up to 5 answer tokens."""

@@ -37,6 +37,7 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
+from icml25.papers.ntk_early_stopping.figures import rate_figures, tracking_figures
 from icml25.papers.ntk_early_stopping.kernels import (
     DISTRIBUTIONS,
     KernelGD,
@@ -45,7 +46,6 @@ from icml25.papers.ntk_early_stopping.kernels import (
     theory_stopping_time,
 )
 from icml25.papers.ntk_early_stopping.network import GDConfig, network_predictions_at
-from icml25.papers.ntk_early_stopping.repro_figures import rate_figures, tracking_figures
 
 
 def loglog_slope(x, y) -> float:

@@ -33,13 +33,13 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
+from icml25.papers.robust_markov_games.figures import scaling_figures
 from icml25.papers.robust_markov_games.game import (
     CorrelatedPolicy,
     random_general_sum_game,
     robust_cce_gap,
     robust_policy_values,
 )
-from icml25.papers.robust_markov_games.repro_figures import scaling_figures
 from icml25.papers.robust_markov_games.robust_q_ftrl import RobustQFTRLConfig, joint_model_baseline, robust_q_ftrl
 
 

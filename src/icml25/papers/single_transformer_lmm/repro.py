@@ -25,6 +25,7 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.papers.single_transformer_lmm.data import IMAGE_TOKEN_ID, VOCAB, make_vqa, text_only
+from icml25.papers.single_transformer_lmm.figures import mini_figures
 from icml25.papers.single_transformer_lmm.model import (
     CompositionalLMM,
     EarlyFusionLMM,
@@ -38,7 +39,6 @@ from icml25.papers.single_transformer_lmm.model import (
     train_teacher_lm,
     train_vision_teacher,
 )
-from icml25.papers.single_transformer_lmm.repro_figures import mini_figures
 
 
 @dataclass

@@ -28,7 +28,7 @@ from icml25.core.experiment import (
 )
 from icml25.core.paper import Claim
 from icml25.papers.valt_sac.envs import MUJOCO_MODULE, make_env
-from icml25.papers.valt_sac.repro_figures import robustness_figures
+from icml25.papers.valt_sac.figures import robustness_figures
 from icml25.papers.valt_sac.valt_sac import (
     ATTACKS,
     VARIANTS,
