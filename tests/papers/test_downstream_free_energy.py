@@ -20,6 +20,7 @@ from icml25.papers.downstream_free_energy import (
     SGLD,
     Checkpoint,
     FineTuner,
+    SGLDConfig,
     digits_transfer,
     full_loss,
     hessian_trace,
@@ -31,7 +32,7 @@ from icml25.papers.downstream_free_energy import (
     sgld_sample,
     teacher_transfer,
 )
-from icml25.papers.downstream_free_energy.repro import CLAIMS, EXPERIMENTS
+from icml25.papers.downstream_free_energy.repro import CLAIMS, EXPERIMENTS, SelectionConfig
 
 torch.set_num_threads(1)
 
@@ -360,3 +361,30 @@ def test_smoke_run_reports_table1_baselines_by_pearson():
     for name in ("geometric_complexity", "neural_collapse"):
         assert m[f"pearson_fe_minus_{name}"] == pytest.approx(  # signed, Table 1's direction
             m["pearson_free_energy"] - m[f"pearson_{name}"])
+
+
+def test_sgld_settings_are_one_nested_sgld_config():
+    """The experiments hold the estimator's SGLD settings as one SGLDConfig (``sgld``): presets and ``--set`` reach
+    it by dotted keys, a bad value raises ConfigError naming the dotted key, and its keywords are sgld_sample's."""
+    from icml25.common.checks import ConfigError
+
+    assert SelectionConfig().sgld == SGLDConfig()
+    assert set(SGLDConfig().kwargs()) <= set(sgld_sample.__code__.co_varnames)
+    for exp in EXPERIMENTS:
+        assert not {"sgld_eps", "sgld_gamma", "sgld_chains", "sgld_burnin", "sgld_draws", "sgld_batch"} & set(
+            exp.fields)
+        assert {"sgld.eps", "sgld.gamma", "sgld.n_chains", "sgld.n_burnin", "sgld.n_draws",
+                "sgld.batch_size"} <= set(exp.fields)
+        smoke = exp.make_config("smoke")
+        assert (smoke.sgld.n_chains, smoke.sgld.n_burnin, smoke.sgld.n_draws, smoke.sgld.batch_size) == (2, 10, 20, 128)
+        full = exp.make_config("full")
+        assert (full.sgld.n_chains, full.sgld.n_draws, full.sgld.batch_size, full.sgld.eps) == (4, 1000, 256, 3e-5)
+    exp = EXPERIMENTS[0]
+    cfg = exp.make_config("smoke", {"sgld.eps": 1e-4, "sgld.gamma": 50.0})
+    assert (cfg.sgld.eps, cfg.sgld.gamma, cfg.sgld.n_draws, cfg.epochs) == (1e-4, 50.0, 20, 3)
+    with pytest.raises(ConfigError, match=r"SelectionConfig\.sgld\.eps must be > 0"):
+        exp.make_config("smoke", {"sgld.eps": 0.0})
+    with pytest.raises(ConfigError, match=r"SelectionConfig\.sgld\.n_burnin must be >= 0"):
+        exp.make_config("smoke", {"sgld.n_burnin": -1})
+    with pytest.raises(ConfigError, match=r"SelectionConfig\.sgld\.n_chains must be > 0"):
+        exp.make_config("smoke", {"sgld.n_chains": 0})

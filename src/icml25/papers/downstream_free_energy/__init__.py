@@ -3,6 +3,7 @@ their localised pretraining free energy, estimated with SGLD (localised WBIC / l
 
 from icml25.papers.downstream_free_energy.free_energy import (
     SGLD,
+    SGLDConfig,
     default_nbeta,
     full_loss,
     hessian_trace,
@@ -25,7 +26,7 @@ from icml25.papers.downstream_free_energy.transfer import (
 )
 
 __all__ = [
-    "MLP", "SGLD", "Checkpoint", "FineTuner", "TransferData", "checkpoint_zoo", "default_nbeta", "digits_transfer",
-    "full_loss", "hessian_trace", "llc_estimate", "pretrain", "pretrain_grid", "pretraining_free_energy",
-    "select_parameters", "selection_study", "sgld_sample", "teacher_transfer",
+    "MLP", "SGLD", "SGLDConfig", "Checkpoint", "FineTuner", "TransferData", "checkpoint_zoo", "default_nbeta",
+    "digits_transfer", "full_loss", "hessian_trace", "llc_estimate", "pretrain", "pretrain_grid",
+    "pretraining_free_energy", "select_parameters", "selection_study", "sgld_sample", "teacher_transfer",
 ]

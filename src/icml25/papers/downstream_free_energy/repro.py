@@ -13,8 +13,7 @@ slower attempt was stopped for run time before any metric was read; see the doc)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -31,9 +30,14 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.downstream_free_energy.baselines import backbone_neural_collapse, geometric_complexity
-from icml25.papers.downstream_free_energy.free_energy import full_loss, hessian_trace, pretraining_free_energy
+from icml25.papers.downstream_free_energy.figures import selection_figures
+from icml25.papers.downstream_free_energy.free_energy import (
+    SGLDConfig,
+    full_loss,
+    hessian_trace,
+    pretraining_free_energy,
+)
 from icml25.papers.downstream_free_energy.transfer import (
     FineTuner,
     checkpoint_zoo,
@@ -67,18 +71,10 @@ class SelectionConfig(TorchConfig):
     """Hidden widths of the MLP backbone (the input width comes from the data)."""
     weight_decay: float = 1e-4
     """Pretraining weight decay (kept in every run: free energy is not rescaling-invariant)."""
-    sgld_eps: float = 3e-5
-    """SGLD step size (card range 1e-5 to 1e-4; frozen before any correlation was seen)."""
-    sgld_gamma: float = 100.0
-    """Localisation strength gamma of the Gaussian prior around the backbone."""
-    sgld_chains: int = 2
-    """SGLD chains per checkpoint."""
-    sgld_burnin: int = 100
-    """Discarded SGLD steps per chain."""
-    sgld_draws: int = 200
-    """Recorded SGLD steps per chain."""
-    sgld_batch: int = 128
-    """SGLD minibatch size."""
+    sgld: SGLDConfig = field(default_factory=SGLDConfig)
+    """The free-energy estimator's localised SGLD (``sgld.eps``, ``sgld.gamma``, ``sgld.n_chains``,
+    ``sgld.n_burnin``, ``sgld.n_draws``, ``sgld.batch_size``; frozen before any correlation was seen); the LLC is
+    read from the same chains."""
     hessian_probes: int = 10
     """Rademacher probes of the Hutchinson Hessian-trace estimate."""
     n_shot: int = 5
@@ -94,14 +90,12 @@ class SelectionConfig(TorchConfig):
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("lrs", "batch_sizes", "epochs", "hidden", "sgld_eps", "sgld_gamma", "sgld_chains",
-                                     "sgld_draws", "sgld_batch", "hessian_probes", "n_shot", "finetune_steps",
-                                     "head_lr", "episodes"),
-                     nonnegative=("weight_decay", "sgld_burnin", "backbone_lr_ratio", "momenta", "target_loss"),
+        check_fields(self, positive=("lrs", "batch_sizes", "epochs", "hidden", "hessian_probes", "n_shot",
+                                     "finetune_steps", "head_lr", "episodes"),
+                     nonnegative=("weight_decay", "backbone_lr_ratio", "momenta", "target_loss"),
                      nonempty=("lrs", "batch_sizes", "momenta", "hidden"), choices={"dataset": ("digits", "teacher")})
         # bounds: a job beyond these would need > ~100 GB or days (hidden x hidden weights, SGLD/fine-tuning steps)
-        check_fields(self, at_most={"batch_sizes": 10**5, "epochs": 10**5, "hidden": 10**4, "sgld_chains": 10**4,
-                                    "sgld_burnin": 10**7, "sgld_draws": 10**7, "sgld_batch": 10**5,
+        check_fields(self, at_most={"batch_sizes": 10**5, "epochs": 10**5, "hidden": 10**4,
                                     "hessian_probes": 10**5, "n_shot": 10**3, "finetune_steps": 10**7,
                                     "episodes": 10**5})
         if any(m >= 1 for m in self.momenta):
@@ -128,10 +122,8 @@ def run_selection(cfg: SelectionConfig, seed: int, progress: ProgressFn = no_pro
     diverged = 0
     for i, ck in enumerate(zoo):
         try:
-            fe, lam, _ = pretraining_free_energy(
-                ck.model, F.cross_entropy, pre, params="backbone", gamma=cfg.sgld_gamma, eps=cfg.sgld_eps,
-                n_chains=cfg.sgld_chains, n_burnin=cfg.sgld_burnin, n_draws=cfg.sgld_draws,
-                batch_size=cfg.sgld_batch, seed=seed * 1000 + i)
+            fe, lam, _ = pretraining_free_energy(ck.model, F.cross_entropy, pre, params="backbone",
+                                                 seed=seed * 1000 + i, **cfg.sgld.kwargs())
         except FloatingPointError:
             fe, lam, diverged = math.nan, math.nan, diverged + 1
         ck.metrics.update(
@@ -170,29 +162,10 @@ def run_selection(cfg: SelectionConfig, seed: int, progress: ProgressFn = no_pro
     return out
 
 
-def selection_figures(per_seed: list[Metrics], cfg: SelectionConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-    for s, m in enumerate(per_seed):
-        for ax, key in zip(axes[:2], ("free_energy", "train_loss")):
-            ax.scatter(m[f"ckpt_{key}"], m["ckpt_downstream_error"], s=14, label=f"seed {s}")
-    for ax, _key, label in zip(axes[:2], ("free_energy", "train_loss"),
-                              ("pretraining free energy F_hat (WBIC)", "pretraining train loss")):
-        ax.set_xlabel(label)
-        ax.set_ylabel("few-shot downstream error")
-        ax.set_xscale("log")
-    axes[0].legend(fontsize=7)
-    seed_bars(axes[2], per_seed, [f"spearman_{k}" for k in METRICS], METRICS, highlight=METRICS[0], threshold=0.5)
-    axes[2].set_ylabel("Spearman rho with downstream error (95% CI)")
-    fig.suptitle(f"{cfg.dataset}: {len(per_seed[0]['ckpt_free_energy'])} checkpoints per seed")
-    return [save_figure(fig, outdir / f"selection_{cfg.dataset}.png")]
-
-
-_SMOKE = {"lrs": (0.05, 0.2), "batch_sizes": (64,), "momenta": (0.0, 0.9), "epochs": 3, "sgld_chains": 2,
-          "sgld_burnin": 10, "sgld_draws": 20, "hessian_probes": 2, "finetune_steps": 10, "episodes": 2}
-_FULL = {"batch_sizes": (16, 64, 128), "epochs": 30, "sgld_chains": 4, "sgld_batch": 256, "sgld_draws": 1000,
-         "finetune_steps": 100, "episodes": 100}
+_SMOKE = {"lrs": (0.05, 0.2), "batch_sizes": (64,), "momenta": (0.0, 0.9), "epochs": 3, "sgld.n_chains": 2,
+          "sgld.n_burnin": 10, "sgld.n_draws": 20, "hessian_probes": 2, "finetune_steps": 10, "episodes": 2}
+_FULL = {"batch_sizes": (16, 64, 128), "epochs": 30, "sgld.n_chains": 4, "sgld.batch_size": 256,
+         "sgld.n_draws": 1000, "finetune_steps": 100, "episodes": 100}
 _LEVEL = {"target_loss": 0.05, "epochs": 1000}
 _STANDIN = ("sklearn digits 0-6 -> 7-9 with MLPs stands in for VGG-16 on CIFAR-FS / mini-ImageNet (85-checkpoint "
             "LR x batch x momentum zoo)")
@@ -268,13 +241,14 @@ _TIE_RHO = ("correlation units (the R^2 0.85-0.91 once quoted are unreliable, 0.
 _TIE_DIFF = ("difference of signed Spearman rho with the downstream error, in correlation units (no paper number for "
              "it); < 0.05 does not matter")
 CLAIMS = [
-    Claim("digits_fe_correlates", kind="paper", source=_SRC_CORR, fair_at="paper", fair_at_reason=_FAIR_FIXED,
+    Claim(id="digits_fe_correlates", kind="paper", source=_SRC_CORR, fair_at="paper", fair_at_reason=_FAIR_FIXED,
           requires=("digits_selection_models_learned",),
           statement="Digits (far shift): Spearman rho(F_hat, downstream error) >= 0.5 over the zoo (threshold ours; "
                     "the paper reports Pearson r).",
           paper_value=_PAPER_CORR, experiment="digits_selection", metric="spearman_free_energy", op=">=",
           threshold=0.5, aggregate="mean", resolution=0.05, resolution_reason=_TIE_RHO),
-    Claim("digits_fe_beats_train_loss", kind="paper", source=_SRC_TRAIN, fair_at="paper", fair_at_reason=_FAIR_FIXED,
+    Claim(id="digits_fe_beats_train_loss", kind="paper", source=_SRC_TRAIN, fair_at="paper",
+          fair_at_reason=_FAIR_FIXED,
           requires=("digits_selection_models_learned",),
           statement="Digits: Spearman rho(F_hat, downstream error) >= rho(pretraining train loss, downstream error), "
                     "signs included.",
@@ -283,14 +257,14 @@ CLAIMS = [
                       "(second-hand)",
           experiment="digits_selection", metric="rho_fe_minus_train_loss", op=">=", threshold=0.0,
           aggregate="mean", resolution=0.05, resolution_reason=_TIE_DIFF),
-    Claim("digits_fe_beats_hessian", kind="ours", requires=("digits_selection_models_learned",),
+    Claim(id="digits_fe_beats_hessian", kind="ours", requires=("digits_selection_models_learned",),
           statement="Digits (ours, beyond the paper: the Hessian trace stands in for a sharpness baseline): Spearman "
                     "rho(F_hat, downstream error) >= rho(Hessian trace, downstream error), signs included.",
           paper_value="not claimed by the paper: Table 1 compares with geometric complexity and neural collapse "
                       "(second-hand), not the Hessian trace",
           experiment="digits_selection", metric="rho_fe_minus_hessian_trace", op=">=", threshold=0.0,
           aggregate="mean", resolution=0.05, resolution_reason=_TIE_DIFF),
-    Claim("digits_level_fe_correlates", kind="paper", source=_SRC_CORR, fair_at="mechanism",
+    Claim(id="digits_level_fe_correlates", kind="paper", source=_SRC_CORR, fair_at="mechanism",
           fair_at_reason=_FAIR_LEVEL, requires=("digits_level_set_models_learned",),
           statement="Digits, checkpoints on one training-loss level set (train loss <= 0.05): Spearman "
                     "rho(F_hat, downstream error) >= 0.5 (threshold ours).",
@@ -298,19 +272,20 @@ CLAIMS = [
                       "(second-hand)",
           experiment="digits_level_set", metric="spearman_free_energy", op=">=", threshold=0.5, aggregate="mean",
           resolution=0.05, resolution_reason=_TIE_RHO + " (fixed before the level-set experiment first ran)"),
-    Claim("digits_level_fe_beats_train_loss", kind="paper", source=_SRC_TRAIN, fair_at="mechanism",
+    Claim(id="digits_level_fe_beats_train_loss", kind="paper", source=_SRC_TRAIN, fair_at="mechanism",
           fair_at_reason=_FAIR_LEVEL, requires=("digits_level_set_models_learned",),
           statement="Digits, one training-loss level set: Spearman rho(F_hat, downstream error) >= rho(train loss, "
                     "downstream error), signs included.",
           paper_value="free energy separates checkpoints after the training loss has collapsed (Fig. 2, second-hand)",
           experiment="digits_level_set", metric="rho_fe_minus_train_loss", op=">=", threshold=0.0,
           aggregate="mean", resolution=0.05, resolution_reason=_TIE_DIFF),
-    Claim("teacher_fe_correlates", kind="paper", source=_SRC_CORR, fair_at="paper", fair_at_reason=_FAIR_FIXED,
+    Claim(id="teacher_fe_correlates", kind="paper", source=_SRC_CORR, fair_at="paper", fair_at_reason=_FAIR_FIXED,
           requires=("teacher_selection_models_learned",),
           statement="Teacher-student (near shift): Spearman rho(F_hat, downstream error) >= 0.5 (threshold ours).",
           paper_value=_PAPER_CORR, experiment="teacher_selection", metric="spearman_free_energy", op=">=",
           threshold=0.5, aggregate="mean", resolution=0.05, resolution_reason=_TIE_RHO),
-    Claim("teacher_fe_beats_train_loss", kind="paper", source=_SRC_TRAIN, fair_at="paper", fair_at_reason=_FAIR_FIXED,
+    Claim(id="teacher_fe_beats_train_loss", kind="paper", source=_SRC_TRAIN, fair_at="paper",
+          fair_at_reason=_FAIR_FIXED,
           requires=("teacher_selection_models_learned",),
           statement="Teacher-student: Spearman rho(F_hat, downstream error) >= rho(train loss, downstream "
                     "error), signs included.",
@@ -340,7 +315,7 @@ def _table1_claims() -> list[Claim]:
             ("teacher", "teacher_selection", "Teacher-student", "paper", _FAIR_FIXED)):
         for name, (what, r_5shot, r_full) in _T1.items():
             claims.append(Claim(
-                f"{prefix}_fe_beats_{name}", kind="paper", source=_SRC_T1, fair_at=fair, fair_at_reason=reason,
+                id=f"{prefix}_fe_beats_{name}", kind="paper", source=_SRC_T1, fair_at=fair, fair_at_reason=reason,
                 requires=(f"{exp}_models_learned",),
                 statement=f"{label}: Pearson r(F_hat, downstream error) >= r({what}, downstream error), signs "
                           "included (Table 1's direction).",
@@ -356,7 +331,7 @@ CLAIMS += _table1_claims()
 # every seed: a sanity check that the fine-tuned models learned (a property of each run, not a mean effect);
 # 0.2 = 20 points below the chance error 1 - 1/3, fixed from the metric's meaning
 CLAIMS += [
-    Claim(f"{exp}_models_learned", kind="check",
+    Claim(id=f"{exp}_models_learned", kind="check",
           statement=f"{exp} (ours, a sanity check beyond the paper): the zoo's mean 5-shot downstream error is at "
                     "least 0.2 below chance (1 - 1/3).",
           paper_value="none (the paper reports transfer accuracies)",
