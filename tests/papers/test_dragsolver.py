@@ -257,3 +257,32 @@ def test_gated_attention_pool():
     w = closed[:, 1:] * logits[:, 1:].exp()
     torch.testing.assert_close(gated_attention_pool(h, logits, closed),
                                ((w / w.sum(1, keepdim=True))[..., None] * h[:, 1:]).sum(1), rtol=1e-5, atol=1e-5)
+
+
+def test_method_settings_are_one_nested_dragsolver_config():
+    """The experiment holds DragSolver's settings as one DragSolverConfig (``model``): presets and ``--set`` reach it
+    by dotted keys, and a bad value raises ConfigError naming the dotted key."""
+    from icml25.common.checks import ConfigError
+    from icml25.papers.dragsolver import DragSolverConfig
+    from icml25.papers.dragsolver.repro import SyntheticCarsConfig
+
+    exp = EXPERIMENTS[0]
+    assert SyntheticCarsConfig().model == DragSolverConfig()
+    assert not {"scales", "d_model", "depth", "heads", "dropout", "epochs", "batch_size", "lr",
+                "mc_samples"} & set(exp.fields)
+    assert {"model.scales", "model.d_model", "model.epochs", "model.lr", "model.mc_samples"} <= set(exp.fields)
+    smoke = exp.make_config("smoke")
+    assert (smoke.model.scales, smoke.model.epochs, smoke.model.mc_samples, smoke.n_train) == ((16, 8, 4, 16), 2, 8, 32)
+    assert smoke.model.scale_pairs == ((16, 8), (4, 16))
+    full = exp.make_config("full")
+    assert (full.model.d_model, full.model.depth, full.model.batch_size, full.model.lr) == (96, 4, 32, 2e-3)
+    cfg = exp.make_config("smoke", {"model.dropout": 0.2, "model.heads": 2})
+    assert (cfg.model.dropout, cfg.model.heads, cfg.model.d_model) == (0.2, 2, 32)
+    with pytest.raises(ConfigError, match=r"SyntheticCarsConfig\.model\.dropout must be in \[0, 1\)"):
+        exp.make_config("smoke", {"model.dropout": 1.0})
+    with pytest.raises(ConfigError, match=r"SyntheticCarsConfig\.model\.scales must be a flat tuple"):
+        exp.make_config("smoke", {"model.scales": (16, 8, 4)})
+    with pytest.raises(ConfigError, match=r"SyntheticCarsConfig\.model\.d_model must be divisible by heads"):
+        exp.make_config("smoke", {"model.heads": 5})
+    with pytest.raises(ConfigError, match=r"SyntheticCarsConfig\.model\.lr must be > 0"):
+        exp.make_config("smoke", {"model.lr": -1e-3})

@@ -26,6 +26,7 @@ from icml25.papers.dragsolver.mesh import (
 from icml25.papers.dragsolver.model import (
     DGCNNRegressor,
     DragSolver,
+    DragSolverConfig,
     PlainPointTransformer,
     PointNetRegressor,
     farthest_point_sample,
@@ -36,8 +37,9 @@ from icml25.papers.dragsolver.model import (
 )
 
 __all__ = [
-    "DGCNNRegressor", "DragSolver", "Mesh", "PlainPointTransformer", "PointNetRegressor", "box_mesh", "car_hull",
-    "convex_part", "cylinder_mesh", "farthest_point_sample", "frontal_area", "gated_attention_pool", "merge",
-    "newtonian_cd", "normalize_mesh", "normalize_points", "point_clouds", "relative_l2", "sample_surface",
-    "sample_surface_faces", "sphere_mesh", "subdivide_mesh", "synthetic_cars", "train_regressor", "winding_number",
+    "DGCNNRegressor", "DragSolver", "DragSolverConfig", "Mesh", "PlainPointTransformer", "PointNetRegressor",
+    "box_mesh", "car_hull", "convex_part", "cylinder_mesh", "farthest_point_sample", "frontal_area",
+    "gated_attention_pool", "merge", "newtonian_cd", "normalize_mesh", "normalize_points", "point_clouds",
+    "relative_l2", "sample_surface", "sample_surface_faces", "sphere_mesh", "subdivide_mesh", "synthetic_cars",
+    "train_regressor", "winding_number",
 ]

@@ -9,10 +9,13 @@ Every architectural detail is inferred (the paper was not retrieved).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
+
+from icml25.common.checks import ConfigError, check_fields
 
 
 def normalize_points(xyz: torch.Tensor) -> torch.Tensor:
@@ -253,6 +256,56 @@ class DGCNNRegressor(CdRegressor):
         h1 = self._edge(x, knn(xyz, xyz, k), self.edge1)
         h2 = self._edge(h1, torch.cdist(h1, h1).topk(k, -1, largest=False).indices, self.edge2)
         return self.out(torch.cat([h1, h2], -1)).amax(1)
+
+
+@dataclass(frozen=True)
+class DragSolverConfig:
+    """DragSolver's settings: the architecture (:class:`DragSolver`), the training recipe (:func:`train_regressor`)
+    and the MC-dropout passes of :meth:`DragSolver.predict_mc`.
+
+    Every value is ours (the paper was not retrieved); the defaults are the reproduction's quick settings.
+    """
+
+    scales: tuple[int, ...] = (32, 8, 8, 16)
+    """Scales as a flat tuple S1, k1, S2, k2, ... (FPS centres and kNN neighbours per scale; :attr:`scale_pairs`)."""
+    d_model: int = 32
+    """Transformer width."""
+    depth: int = 1
+    """Transformer layers."""
+    heads: int = 4
+    """Attention heads (they divide ``d_model``)."""
+    dropout: float = 0.1
+    """Dropout rate of the MLP head, in [0, 1) (MC dropout at test time)."""
+    epochs: int = 30
+    """Training epochs (:func:`train_regressor`'s default)."""
+    batch_size: int = 16
+    """Mini-batch size."""
+    lr: float = 3e-3
+    """AdamW learning rate (cosine schedule)."""
+    mc_samples: int = 30
+    """MC-dropout passes T."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, integer=("scales", "d_model", "depth", "heads", "epochs", "batch_size", "mc_samples"),
+                     positive=("scales", "d_model", "depth", "heads", "epochs", "batch_size", "lr", "mc_samples"),
+                     nonempty=("scales",))
+        # bounds: a job beyond these would need > ~100 GB or days (attention over sum of S tokens)
+        check_fields(self, at_most={"scales": 10**4, "d_model": 10**4, "depth": 10**3, "heads": 10**4,
+                                    "epochs": 10**5, "batch_size": 10**5, "mc_samples": 10**5})
+        name = type(self).__name__
+        if len(self.scales) % 2:
+            raise ConfigError(f"{name}.scales must be a flat tuple S1, k1, S2, k2, ... of even length, "
+                              f"got {self.scales!r}")
+        if self.d_model % self.heads:
+            raise ConfigError(f"{name}.d_model must be divisible by heads={self.heads}, got {self.d_model}")
+        if not 0 <= self.dropout < 1:
+            raise ConfigError(f"{name}.dropout must be in [0, 1), got {self.dropout!r}")
+
+    @property
+    def scale_pairs(self) -> tuple[tuple[int, int], ...]:
+        """(S1, k1, S2, k2, ...) -> ((S1, k1), (S2, k2), ...), the ``scales`` of :class:`DragSolver`."""
+        flat = self.scales
+        return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
 
 
 def train_regressor(model: CdRegressor, xyz, normals, cues, y, epochs: int = 30, batch_size: int = 32,

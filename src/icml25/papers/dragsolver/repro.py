@@ -11,15 +11,13 @@ Settings and thresholds were fixed before the first quick run; the learned-vs-me
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 from scipy import stats
 
 from icml25.core.experiment import (
-    ConfigError,
     Experiment,
     Fidelity,
     Metrics,
@@ -29,11 +27,12 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
+from icml25.papers.dragsolver.figures import synthetic_figures
 from icml25.papers.dragsolver.mesh import point_clouds, synthetic_cars
 from icml25.papers.dragsolver.model import (
     DGCNNRegressor,
     DragSolver,
+    DragSolverConfig,
     PlainPointTransformer,
     PointNetRegressor,
     relative_l2,
@@ -54,24 +53,11 @@ class SyntheticCarsConfig(TorchConfig):
     """OOD test meshes: the unseen hatchback rear (slant > 30 deg)."""
     n_points: int = 128
     """Area-weighted surface samples per mesh."""
-    scales: tuple[int, ...] = (32, 8, 8, 16)
-    """DragSolver scales as a flat tuple S1, k1, S2, k2, ...; the -multiscale ablation keeps the first pair."""
-    d_model: int = 32
-    """Transformer width (also PointNet hidden width)."""
-    depth: int = 1
-    """Transformer layers."""
-    heads: int = 4
-    """Attention heads."""
-    dropout: float = 0.1
-    """Head dropout (MC dropout at test time)."""
-    epochs: int = 30
-    """Training epochs for every model (train_regressor's default)."""
-    batch_size: int = 16
-    """Mini-batch size."""
-    lr: float = 3e-3
-    """AdamW learning rate (cosine schedule)."""
-    mc_samples: int = 30
-    """MC-dropout passes T."""
+    model: DragSolverConfig = field(default_factory=DragSolverConfig)
+    """DragSolver's settings (``model.scales``, ``model.d_model``, ``model.depth``, ``model.heads``,
+    ``model.dropout``, ``model.epochs``, ``model.batch_size``, ``model.lr``, ``model.mc_samples``). The ablations
+    use them all (-multiscale keeps the first scale); the baselines train with the same recipe and dropout, PointNet
+    at hidden width d_model, DGCNN at d_model // 2, the plain Transformer on the first scale."""
     subdivide_max: int = 0
     """Random re-tessellation levels drawn in 0..subdivide_max."""
     shift_scale: float = 20.0
@@ -81,39 +67,23 @@ class SyntheticCarsConfig(TorchConfig):
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n_points", "scales", "d_model", "depth", "heads", "epochs", "batch_size", "lr",
-                                     "mc_samples", "shift_scale", "latency_cars"),
-                     nonnegative=("subdivide_max",), nonempty=("scales",),
+        check_fields(self, positive=("n_points", "shift_scale", "latency_cars"), nonnegative=("subdivide_max",),
                      at_least={"n_train": 2, "n_test": 2, "n_ood": 1})
         # bounds: a job beyond these would need > ~100 GB or days (meshes x points, attention over sum of S tokens;
         # each re-tessellation level quadruples a mesh: level 11 alone is > 100 GB for one car)
         check_fields(self, at_most={"n_train": 10**6, "n_test": 10**6, "n_ood": 10**6, "n_points": 10**6,
-                                    "scales": 10**4, "d_model": 10**4, "depth": 10**3, "heads": 10**4, "epochs": 10**5,
-                                    "batch_size": 10**5, "mc_samples": 10**5, "subdivide_max": 10,
-                                    "latency_cars": 10**5})
-        name = type(self).__name__
-        if len(self.scales) % 2:
-            raise ConfigError(f"{name}.scales must be a flat tuple S1, k1, S2, k2, ... of even length, "
-                              f"got {self.scales!r}")
-        if self.d_model % self.heads:
-            raise ConfigError(f"{name}.d_model must be divisible by heads={self.heads}, got {self.d_model}")
-        if not 0 <= self.dropout < 1:
-            raise ConfigError(f"{name}.dropout must be in [0, 1), got {self.dropout!r}")
-
-
-def _pairs(flat: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
-    """(S1, k1, S2, k2, ...) -> ((S1, k1), (S2, k2), ...); the config checks the even length."""
-    return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
+                                    "subdivide_max": 10, "latency_cars": 10**5})
 
 
 def _models(cfg: SyntheticCarsConfig, name: str) -> torch.nn.Module:
     """The model ``name`` of :data:`MODELS`, built on the CPU (its initial draws come from the current seed)."""
-    sc = _pairs(cfg.scales)
-    kw = dict(d_model=cfg.d_model, depth=cfg.depth, heads=cfg.heads, dropout=cfg.dropout)
+    m = cfg.model
+    sc = m.scale_pairs
+    kw = dict(d_model=m.d_model, depth=m.depth, heads=m.heads, dropout=m.dropout)
     if name == "pointnet":
-        return PointNetRegressor(hidden=cfg.d_model, dropout=cfg.dropout)
+        return PointNetRegressor(hidden=m.d_model, dropout=m.dropout)
     if name == "dgcnn":
-        return DGCNNRegressor(k=20, hidden=cfg.d_model // 2, dropout=cfg.dropout)
+        return DGCNNRegressor(k=20, hidden=m.d_model // 2, dropout=m.dropout)
     if name == "plain":
         return PlainPointTransformer(sc[0], **kw)
     ablation = {"dragsolver": {}, "no_gating": {"gating": False, "exterior_cues": False},
@@ -161,7 +131,7 @@ def run_synthetic_cars(cfg: SyntheticCarsConfig, seed: int, progress: ProgressFn
     for i, name in enumerate(MODELS):
         torch.manual_seed(seed)
         model = models[name] = _models(cfg, name).to(cfg.device)
-        train_regressor(model, *x_tr, y_tr, cfg.epochs, cfg.batch_size, cfg.lr, seed=seed)
+        train_regressor(model, *x_tr, y_tr, cfg.model.epochs, cfg.model.batch_size, cfg.model.lr, seed=seed)
         out[f"rel_l2_{name}"] = relative_l2(_predict(model, x_te), y_te)
         out[f"rel_l2_shift_{name}"] = relative_l2(_predict(model, x_shift), y_te)
         progress(i + 1, total)
@@ -180,8 +150,8 @@ def run_synthetic_cars(cfg: SyntheticCarsConfig, seed: int, progress: ProgressFn
     out["no_norm_over_ds_shift"] = out["rel_l2_shift_no_norm"] / out["rel_l2_shift_dragsolver"]
     # MC dropout: error-uncertainty rank correlation (in-distribution) and OOD shift of the mean std
     torch.manual_seed(seed)
-    mean_id, std_id = ds.predict_mc(x_te, cfg.mc_samples)
-    mean_ood, std_ood = ds.predict_mc(ood, cfg.mc_samples)
+    mean_id, std_id = ds.predict_mc(x_te, cfg.model.mc_samples)
+    mean_ood, std_ood = ds.predict_mc(ood, cfg.model.mc_samples)
     mean_id, std_id, mean_ood, std_ood = (t.cpu() for t in (mean_id, std_id, mean_ood, std_ood))
     out["mc_rel_l2"] = relative_l2(mean_id.numpy(), y_te)
     out["mc_rel_l2_ood"] = relative_l2(mean_ood.numpy(), cd_ood)
@@ -195,31 +165,16 @@ def run_synthetic_cars(cfg: SyntheticCarsConfig, seed: int, progress: ProgressFn
     out["interior_fraction"] = float(1 - data["exterior"][te].mean())
     # latency: one car at a time, MC dropout with T passes, single thread, after a warm-up
     cars = [tuple(t[j:j + 1] for t in x_te) for j in range(min(cfg.latency_cars, cfg.n_test))]
-    ds.predict_mc(cars[0], cfg.mc_samples)
+    ds.predict_mc(cars[0], cfg.model.mc_samples)
     synchronize = torch.cuda.synchronize if cfg.device.startswith("cuda") else (lambda: None)
     synchronize()
     t0 = time.perf_counter()
     for c in cars:
-        ds.predict_mc(c, cfg.mc_samples)
+        ds.predict_mc(c, cfg.model.mc_samples)
     synchronize()
     out["latency_ms"] = 1000 * (time.perf_counter() - t0) / len(cars)
     progress(total, total)
     return out
-
-
-def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticCarsConfig, outdir: Path) -> list[Path]:
-    """Relative L2 error of every model (in-distribution and scale-shifted)."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, key, title in ((axes[0], "rel_l2_", "in-distribution test (interior clutter)"),
-                           (axes[1], "rel_l2_shift_", "scale-shifted test")):
-        seed_bars(ax, per_seed, [f"{key}{m}" for m in MODELS], MODELS, highlight="dragsolver")
-        ax.set_yscale("log")
-        ax.set_ylabel("relative L2 error of proxy C_d")
-        ax.set_title(title)
-        ax.tick_params(axis="x", rotation=30)
-    return [save_figure(fig, outdir / "dragsolver_rel_l2.png")]
 
 
 EXPERIMENTS = [
@@ -231,11 +186,13 @@ EXPERIMENTS = [
         config=SyntheticCarsConfig,
         run=run_synthetic_cars,
         presets={
-            "smoke": {"n_train": 32, "n_test": 16, "n_ood": 8, "n_points": 64, "scales": (16, 8, 4, 16),
-                      "d_model": 32, "depth": 1, "epochs": 2, "mc_samples": 8, "latency_cars": 3},
+            "smoke": {"n_train": 32, "n_test": 16, "n_ood": 8, "n_points": 64, "model.scales": (16, 8, 4, 16),
+                      "model.d_model": 32, "model.depth": 1, "model.epochs": 2, "model.mc_samples": 8,
+                      "latency_cars": 3},
             "quick": {},
-            "full": {"n_train": 2000, "batch_size": 32, "lr": 2e-3, "n_test": 500, "n_ood": 200, "n_points": 1024,
-                     "scales": (256, 16, 64, 48), "d_model": 96, "depth": 4, "epochs": 30, "subdivide_max": 2},
+            "full": {"n_train": 2000, "model.batch_size": 32, "model.lr": 2e-3, "n_test": 500, "n_ood": 200,
+                     "n_points": 1024, "model.scales": (256, 16, 64, 48), "model.d_model": 96, "model.depth": 4,
+                     "model.epochs": 30, "subdivide_max": 2},
         },
         seeds={"smoke": 1, "quick": 3, "full": 5},
         fidelity={
@@ -263,24 +220,25 @@ _REAL = ("the paper's comparison is on real CFD meshes and drag labels (DrivAerN
 CLAIMS = [
     # every seed: preconditions. The error comparisons require some_model_learns; the claims about DragSolver's own
     # outputs (MC uncertainty, the gate) require dragsolver_learns
-    Claim("some_model_learns", kind="check",
+    Claim(id="some_model_learns", kind="check",
           statement="(ours, sanity) At least one of the seven models learns beyond the label mean: its test relative "
           "L2 error is at most 0.8 of the training-mean predictor's (min over models of the ratio <= 0.8).",
           paper_value="not a paper claim (precondition of every error comparison)", experiment="synthetic_cars",
           metric="best_over_mean", op="<=", threshold=0.8, aggregate="every_seed"),
-    Claim("dragsolver_learns", kind="check",
+    Claim(id="dragsolver_learns", kind="check",
           statement="(ours, sanity) DragSolver learns beyond the label mean: its test relative L2 error is at most "
           "0.8 of the training-mean predictor's.",
           paper_value="not a paper claim (precondition of the claims on DragSolver's own outputs)",
           experiment="synthetic_cars", metric="dragsolver_over_mean", op="<=", threshold=0.8, aggregate="every_seed"),
-    Claim("beats_pointnet", kind="paper", statement="DragSolver's relative L2 error is below PointNet's (ratio <= 1).",
+    Claim(id="beats_pointnet", kind="paper",
+          statement="DragSolver's relative L2 error is below PointNet's (ratio <= 1).",
           paper_value=f"lower error than existing methods ({_NR})", source="abstract", experiment="synthetic_cars",
           metric="ds_over_pointnet", op="<=", threshold=1.0, resolution=0.1,
           resolution_reason="paper's average reduction is 58.7% (ratio ~0.41); under 10% of the baseline's error "
           "does not matter",
           fair_at="reduced", fair_at_reason=_REAL,
           requires=("some_model_learns",)),
-    Claim("beats_plain_transformer", kind="paper",
+    Claim(id="beats_plain_transformer", kind="paper",
           statement="DragSolver's relative L2 error is below a plain single-scale point Transformer's (ratio <= 1).",
           paper_value=f"lower error than existing methods ({_NR})", source="abstract", experiment="synthetic_cars",
           metric="ds_over_plain", op="<=", threshold=1.0, resolution=0.1,
@@ -288,7 +246,7 @@ CLAIMS = [
           "does not matter",
           fair_at="reduced", fair_at_reason=_REAL,
           requires=("some_model_learns",)),
-    Claim("avg_reduction_58_7", kind="paper",
+    Claim(id="avg_reduction_58_7", kind="paper",
           statement="Average relative-L2 reduction over the paper's baselines on real CFD data is at least 58.7% "
           "(the paper's baselines were not retrieved; ours averages over PointNet, DGCNN and a plain point "
           "Transformer, a stand-in read at paper fidelity only).",
@@ -300,21 +258,21 @@ CLAIMS = [
           fair_at="paper", fair_at_reason="quotes the paper's number, measured against its own baselines on real CFD "
           "data at its scale; our three baselines on synthetic cars are not those",
           requires=("some_model_learns",)),
-    Claim("gating_helps", kind="ours",
+    Claim(id="gating_helps", kind="ours",
           statement="Removing the surface-guided gate raises error on the interior-clutter test split by >= 10%.",
           paper_value="surface-guided gating suppresses interior parts (abstract; card's check)",
           source="abstract names the gate; the ablation and its 10% bar are the spec card's",
           experiment="synthetic_cars", metric="no_gating_over_ds", op=">=", threshold=1.1, resolution=0.05,
           resolution_reason="ratio; half of the claimed 10% error increase",
           requires=("some_model_learns",)),
-    Claim("normalisation_helps", kind="ours",
+    Claim(id="normalisation_helps", kind="ours",
           statement="Removing scale normalisation raises error on the scale-shifted split by >= 10%.",
           paper_value="heterogeneous scale normalisation (abstract; card's check)",
           source="abstract names the normalisation; the ablation and its 10% bar are the spec card's",
           experiment="synthetic_cars", metric="no_norm_over_ds_shift", op=">=", threshold=1.1, resolution=0.05,
           resolution_reason="ratio; half of the claimed 10% error increase",
           requires=("some_model_learns",)),
-    Claim("mc_uncertainty_ranks_error", kind="paper",
+    Claim(id="mc_uncertainty_ranks_error", kind="paper",
           statement="MC-dropout std has Spearman >= 0.3 with absolute error.",
           paper_value="reliable uncertainty (abstract; card's check)",
           source="abstract (the Spearman >= 0.3 bar is the spec card's)", experiment="synthetic_cars",
@@ -323,13 +281,13 @@ CLAIMS = [
           fair_at="reduced", fair_at_reason="the paper's uncertainty is judged on real CFD meshes; a subset of them "
           "would still test it, a proxy label on synthetic cars does not",
           requires=("dragsolver_learns",)),
-    Claim("ood_uncertainty_higher", kind="ours",
+    Claim(id="ood_uncertainty_higher", kind="ours",
           statement="Mean MC-dropout std on the unseen rear type exceeds the in-distribution mean (ratio >= 1).",
           paper_value="uncertainty flags OOD geometry (card's check)", source="the spec card's check",
           experiment="synthetic_cars", metric="ood_std_ratio", op=">=", threshold=1.0, resolution=0.05,
           resolution_reason="ratio of mean stds; an OOD std within 5% of the in-distribution one flags nothing",
           requires=("dragsolver_learns",)),
-    Claim("gate_separates_interior", kind="paper",
+    Claim(id="gate_separates_interior", kind="paper",
           statement="The learned gate separates exterior from interior tokens (AUROC >= 0.8).",
           paper_value="gating suppresses interior structure (card's check)",
           source="abstract (surface-guided gating suppresses interior parts; the AUROC bar is the spec card's)",
@@ -338,7 +296,8 @@ CLAIMS = [
           fair_at="mechanism", fair_at_reason="what the gate is for: any faithful gate must suppress interior "
           "parts planted in a mesh, whatever the data",
           requires=("dragsolver_learns",)),
-    Claim("real_time", kind="paper", statement="Inference with T=30 MC passes takes < 50 ms per car on one CPU thread.",
+    Claim(id="real_time", kind="paper",
+          statement="Inference with T=30 MC passes takes < 50 ms per car on one CPU thread.",
           paper_value="first reliable real-time C_d inference (abstract)", source="abstract",
           experiment="synthetic_cars", metric="latency_ms", op="<=", threshold=50.0, resolution=5.0,
           resolution_reason="10% of the 50 ms real-time budget (timing noise on a shared CPU); below that does not "
