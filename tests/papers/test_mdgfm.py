@@ -23,6 +23,7 @@ from icml25.papers.mdgfm import (
     GCNEncoder,
     GCNProto,
     GraphLearner,
+    MDGFMConfig,
     PretrainNoRefine,
     bag_of_words_domain,
     few_shot_tasks,
@@ -253,7 +254,8 @@ def test_target_never_reaches_pretraining(monkeypatch):
     # the smoke target hetero10 stands in for Cornell: the README's 3-shot, lr 2e-2 / 3e-4 (epochs set by smoke)
     assert cfg.targets == ("hetero10",) and repro.SIX_DOMAINS[5].analogue == "Cornell"
     assert settings == [(2e-2, 2), (2e-2, 2)]
-    assert tuned and all(counts == [3, 3, 3] and lr == 3e-4 and k == cfg.k_heterophilic for counts, lr, k in tuned)
+    assert tuned and all(counts == [3, 3, 3] and lr == 3e-4 and k == cfg.model.k_heterophilic
+                         for counts, lr, k in tuned)
     assert metrics["hetero_shots"] == 3.0
     # the constant predictor: majority class share among the non-support nodes, recomputed
     support = few_shot_tasks(target.y, 3, 1, seed=2)[0]
@@ -281,13 +283,35 @@ def test_official_per_target_settings_and_overrides():
     squirrel = next(d for d in repro.SIX_DOMAINS if d.analogue == "Squirrel")
     cfg = repro.TransferConfig()
     assert cfg.target_protocol(squirrel) == target_settings(squirrel)
-    one_shot = repro.TransferConfig(shots=1, prompt_lr=1e-2).target_protocol(squirrel)
+    one_shot = repro.TransferConfig(shots=1, model=MDGFMConfig(prompt_lr=1e-2)).target_protocol(squirrel)
     assert (one_shot.shots, one_shot.prompt_lr, one_shot.pretrain_lr, one_shot.pretrain_epochs) == (1, 1e-2, 1e-2, 100)
     with pytest.raises(ValueError, match="analogue"):
         target_settings(DomainSpec("x", 60, 3, 0.5, 30))
-    for bad in ({"shots": 0}, {"pretrain_lr": -1.0}, {"prompt_lr": 0.0}, {"pretrain_epochs": 0}):
+    with pytest.raises(ValueError):
+        repro.TransferConfig(shots=0)
+    for bad in ({"pretrain_lr": -1.0}, {"prompt_lr": 0.0}, {"pretrain_epochs": 0}):
         with pytest.raises(ValueError):
-            repro.TransferConfig(**bad)
+            MDGFMConfig(**bad)
+
+
+def test_method_settings_are_one_nested_config_set_by_dotted_keys():
+    """MDGFM's settings are MDGFMConfig (model.py), nested as ``model``: presets and overrides reach it by dotted
+    keys, and a bad value is refused with the dotted name."""
+    from icml25.core.experiment import ConfigError
+
+    exp = repro.EXPERIMENTS[0]
+    assert exp.make_config("smoke").model == MDGFMConfig(hidden=16, pretrain_epochs=2, prompt_steps=3,
+                                                         k_homophilic=5, k_heterophilic=5)
+    assert exp.make_config("quick").model == MDGFMConfig(hidden=64)
+    assert exp.make_config("full").model == MDGFMConfig()
+    cfg = exp.make_config("quick", {"model.prompt_lr": 1e-2, "model.learner_layers": 2})
+    assert (cfg.model.prompt_lr, cfg.model.learner_layers, cfg.model.hidden) == (1e-2, 2, 64)
+    squirrel = next(d for d in repro.SIX_DOMAINS if d.analogue == "Squirrel")
+    assert cfg.target_protocol(squirrel).prompt_lr == 1e-2
+    with pytest.raises(ConfigError, match=r"TransferConfig\.model\.prompt_lr must be > 0"):
+        exp.make_config("quick", {"model.prompt_lr": 0.0})
+    with pytest.raises(ConfigError, match=r"TransferConfig\.model\.hidden must be <= 10000"):
+        exp.make_config("quick", {"model.hidden": 10**5})
 
 
 # ---------------------------------------------------------------- data

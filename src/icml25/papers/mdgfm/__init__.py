@@ -22,6 +22,7 @@ from icml25.papers.mdgfm.model import (
     Attentive,
     GCNEncoder,
     GraphLearner,
+    MDGFMConfig,
     TargetPrompt,
     check_graph,
     info_nce_bound,
@@ -30,6 +31,6 @@ from icml25.papers.mdgfm.model import (
 )
 
 __all__ = ["MDGFM", "OFFICIAL_TARGET_SETTINGS", "SIX_DOMAINS", "Attentive", "DomainSpec", "GCNEncoder", "GCNProto",
-           "GraphLearner", "MLPProto", "PretrainNoRefine", "TargetPrompt", "TargetSettings", "bag_of_words_domain",
-           "check_graph", "few_shot_tasks", "info_nce_bound", "inject_random_edges", "make_domains",
-           "normalized_adjacency", "target_settings", "unify_features"]
+           "GraphLearner", "MDGFMConfig", "MLPProto", "PretrainNoRefine", "TargetPrompt", "TargetSettings",
+           "bag_of_words_domain", "check_graph", "few_shot_tasks", "info_nce_bound", "inject_random_edges",
+           "make_domains", "normalized_adjacency", "target_settings", "unify_features"]

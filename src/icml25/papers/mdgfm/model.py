@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -28,7 +29,56 @@ from torch_geometric.nn import GCNConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import to_undirected
 
+from icml25.common.checks import check_fields
+
 EPS = 1e-10
+
+
+@dataclass(frozen=True)
+class MDGFMConfig:
+    """MDGFM's settings in an experiment: the model's width and learner depth, and its two training recipes,
+    pre-training (:meth:`MDGFM.pretrain`, Sec. 4's topology-aligned multi-domain pre-training) and prompt tuning
+    (:meth:`MDGFM.prompt_tune`, Sec. 4's downstream prompts).
+
+    The learning rates and the pre-training epochs default to ``None``: the official value of the real data set
+    the target stands in for (the official README's few-shot commands, ``data.OFFICIAL_TARGET_SETTINGS``);
+    setting one overrides it for every target. The other constants (unify_dim 50, 3 GCN layers, dropout 0.1,
+    tau 0.2, dropedge 0.5, weight decay 1e-4) are :class:`MDGFM`'s constructor defaults, the official ones.
+    """
+
+    hidden: int = 256
+    """Encoder width, in [1, 10^4] (the paper: 256)."""
+    pretrain_epochs: int | None = None
+    """Full-batch pre-training epochs, in [1, 10^7]; None = the official value of the target's analogue (60 or
+    100)."""
+    pretrain_lr: float | None = None
+    """Pre-training Adam learning rate, > 0; None = the official value of the target's analogue (1e-4 to 2e-2)."""
+    prompt_steps: int = 400
+    """Prompt-tuning Adam steps per task, in [0, 10^7] (the paper: 400)."""
+    prompt_lr: float | None = None
+    """Prompt-tuning learning rate, > 0; None = the official value of the target's analogue (3e-4 to 2e-2)."""
+    k_homophilic: int = 30
+    """Learner kNN size for homophilic graphs, in [1, 10^4] (the official 30)."""
+    k_heterophilic: int = 15
+    """Learner kNN size for heterophilic graphs, in [1, 10^4] (the official 15)."""
+    learner_layers: int = 0
+    """Attentive layers in the graph learners, in [0, 10^3] (0 = the official code, where they are never
+    applied; see :class:`GraphLearner`)."""
+
+    def __post_init__(self) -> None:
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, integer=("hidden", "pretrain_epochs", "prompt_steps", "k_homophilic", "k_heterophilic",
+                                    "learner_layers"),
+                     finite=("pretrain_lr", "prompt_lr"),
+                     positive=("hidden", "pretrain_epochs", "pretrain_lr", "prompt_lr", "k_homophilic",
+                               "k_heterophilic"),
+                     nonnegative=("prompt_steps", "learner_layers"),
+                     at_most={"hidden": 10**4, "pretrain_epochs": 10**7, "prompt_steps": 10**7,
+                              "k_homophilic": 10**4, "k_heterophilic": 10**4, "learner_layers": 10**3})
+
+    def k_of(self, homophilic: bool) -> int:
+        """The learner's kNN size for a graph of that kind."""
+        return self.k_homophilic if homophilic else self.k_heterophilic
 
 
 # ----------------------------------------------------------------------------- input checks

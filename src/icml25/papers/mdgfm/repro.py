@@ -13,8 +13,7 @@ thresholds were fixed before the first quick run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -30,7 +29,6 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import mean_and_half_width, save_figure
 from icml25.papers.mdgfm.baselines import GCNProto, MLPProto, PretrainNoRefine
 from icml25.papers.mdgfm.data import (
     SIX_DOMAINS,
@@ -41,7 +39,8 @@ from icml25.papers.mdgfm.data import (
     make_domains,
     target_settings,
 )
-from icml25.papers.mdgfm.model import MDGFM
+from icml25.papers.mdgfm.figures import transfer_figures
+from icml25.papers.mdgfm.model import MDGFM, MDGFMConfig
 
 METHODS = ("mdgfm", "mdgfm_no_down_refine", "norefine", "gcnproto", "mlpproto")
 """mdgfm_no_down_refine: the same pre-trained MDGFM, prompt-tuned on A^ only (no target graph learner)."""
@@ -65,35 +64,20 @@ class TransferConfig(TorchConfig):
     """Few-shot tasks per target (the paper: 50)."""
     noise_fraction: float = 0.5
     """Random edges injected into the target, as a fraction of its edges."""
-    hidden: int = 256
-    """Encoder width (the paper: 256)."""
-    pretrain_epochs: int | None = None
-    """Full-batch pre-training epochs; None = the official value of the target's analogue (60 or 100)."""
-    pretrain_lr: float | None = None
-    """Pre-training Adam learning rate; None = the official value of the target's analogue (1e-4 to 2e-2)."""
-    prompt_steps: int = 400
-    """Prompt-tuning Adam steps per task (the paper: 400)."""
-    prompt_lr: float | None = None
-    """Prompt-tuning learning rate; None = the official value of the target's analogue (3e-4 to 2e-2)."""
     baseline_steps: int = 100
     """Training steps of GCNProto / MLPProto per task."""
-    k_homophilic: int = 30
-    """Learner kNN size for homophilic graphs."""
-    k_heterophilic: int = 15
-    """Learner kNN size for heterophilic graphs."""
-    learner_layers: int = 0
-    """Attentive layers in the graph learners (0 = the official code, where they are never applied)."""
+    model: MDGFMConfig = field(default_factory=MDGFMConfig)
+    """MDGFM's settings (``model.hidden``, ``model.pretrain_epochs``, ``model.pretrain_lr``, ``model.prompt_steps``,
+    ``model.prompt_lr``, ``model.k_homophilic``, ``model.k_heterophilic``, ``model.learner_layers``); the
+    PretrainNoRefine ablation shares its width, epochs, learning rates and prompt steps."""
 
     def validate(self) -> None:
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days
-        check_fields(self, at_most={"shots": 10**4, "n_tasks": 10**5, "hidden": 10**4, "pretrain_epochs": 10**7,
-                                    "prompt_steps": 10**7, "baseline_steps": 10**7, "k_homophilic": 10**4,
-                                    "k_heterophilic": 10**4, "learner_layers": 10**3})
+        check_fields(self, at_most={"shots": 10**4, "n_tasks": 10**5, "baseline_steps": 10**7})
         check_fields(self, nonempty=("targets",), choices={"targets": [s.name for s in SIX_DOMAINS]},
-                     positive=("size_scale", "shots", "n_tasks", "hidden", "pretrain_epochs", "pretrain_lr",
-                               "prompt_lr", "k_homophilic", "k_heterophilic"),
-                     nonnegative=("noise_fraction", "prompt_steps", "baseline_steps", "learner_layers"))
+                     positive=("size_scale", "shots", "n_tasks"),
+                     nonnegative=("noise_fraction", "baseline_steps"))
         # every domain must keep at least unify_dim = 50 nodes for the PCA step
         smallest = min(s.n_nodes for s in SIX_DOMAINS)
         if round(smallest * self.size_scale) < 50:
@@ -102,14 +86,15 @@ class TransferConfig(TorchConfig):
 
     def target_protocol(self, spec: DomainSpec) -> TargetSettings:
         """The settings used when ``spec`` is the target: the official ones of its analogue, overridden by the
-        fields that are set (not None)."""
-        official = target_settings(spec)
+        fields that are set (not None): ``shots`` and ``model.pretrain_lr``, ``model.prompt_lr``,
+        ``model.pretrain_epochs``."""
+        official, m = target_settings(spec), self.model
         return TargetSettings(
             shots=official.shots if self.shots is None else self.shots,
-            pretrain_lr=official.pretrain_lr if self.pretrain_lr is None else self.pretrain_lr,
-            prompt_lr=official.prompt_lr if self.prompt_lr is None else self.prompt_lr,
-            pretrain_epochs=official.pretrain_epochs if self.pretrain_epochs is None else self.pretrain_epochs,
-            k_down=self.k_homophilic if spec.homophilic else self.k_heterophilic)
+            pretrain_lr=official.pretrain_lr if m.pretrain_lr is None else m.pretrain_lr,
+            prompt_lr=official.prompt_lr if m.prompt_lr is None else m.prompt_lr,
+            pretrain_epochs=official.pretrain_epochs if m.pretrain_epochs is None else m.pretrain_epochs,
+            k_down=m.k_of(spec.homophilic))
 
 
 def _accuracy(pred, y: torch.Tensor, support: torch.Tensor) -> float:
@@ -136,7 +121,8 @@ def run_transfer(cfg: TransferConfig, seed: int, progress: ProgressFn = no_progr
     names = [s.name for s in SIX_DOMAINS]
     specs = tuple(replace(s, n_nodes=int(round(s.n_nodes * cfg.size_scale))) for s in SIX_DOMAINS)
     domains = make_domains(specs, seed=seed)
-    k_of = [cfg.k_homophilic if s.homophilic else cfg.k_heterophilic for s in specs]
+    mc = cfg.model
+    k_of = [mc.k_of(s.homophilic) for s in specs]
     metrics: Metrics = {}
     total, done = len(cfg.targets) * (2 + 2 * cfg.n_tasks), 0
     for t_name in cfg.targets:
@@ -148,11 +134,11 @@ def run_transfer(cfg: TransferConfig, seed: int, progress: ProgressFn = no_progr
         sources = leave_one_out(domains, ti)
         assert all(x is not target.x for x, _ in sources)  # the target never reaches pre-training
         torch.manual_seed(seed)
-        model = MDGFM(hidden=cfg.hidden, learner_layers=cfg.learner_layers, n_sources=len(sources)).to(cfg.device)
+        model = MDGFM(hidden=mc.hidden, learner_layers=mc.learner_layers, n_sources=len(sources)).to(cfg.device)
         model.pretrain(sources, epochs=proto.pretrain_epochs, lr=proto.pretrain_lr,
                        k=[k for i, k in enumerate(k_of) if i != ti])
         torch.manual_seed(seed)
-        ablation = PretrainNoRefine(hidden=cfg.hidden, n_sources=len(sources)).to(cfg.device)
+        ablation = PretrainNoRefine(hidden=mc.hidden, n_sources=len(sources)).to(cfg.device)
         ablation.pretrain(sources, epochs=proto.pretrain_epochs, lr=proto.pretrain_lr, seed=seed)
         done += 2
         progress(done, total)
@@ -167,10 +153,10 @@ def run_transfer(cfg: TransferConfig, seed: int, progress: ProgressFn = no_progr
                 torch.manual_seed(seed * 1000 + task_i)
                 for refine, name in ((True, "mdgfm"), (False, "mdgfm_no_down_refine")):
                     model.refine_downstream = refine
-                    model.prompt_tune(target.x, ei, support, y_s, steps=cfg.prompt_steps, lr=proto.prompt_lr,
+                    model.prompt_tune(target.x, ei, support, y_s, steps=mc.prompt_steps, lr=proto.prompt_lr,
                                       k_down=proto.k_down)
                     acc[name, cond].append(_accuracy(model.predict(target.x, ei), target.y, support))
-                ablation.prompt_tune(target.x, ei, support, y_s, steps=cfg.prompt_steps, lr=proto.prompt_lr)
+                ablation.prompt_tune(target.x, ei, support, y_s, steps=mc.prompt_steps, lr=proto.prompt_lr)
                 acc["norefine", cond].append(_accuracy(ablation.predict(target.x, ei), target.y, support))
                 for name, cls in (("gcnproto", GCNProto), ("mlpproto", MLPProto)):
                     base = cls(device=cfg.device).fit(target.x, ei, support, y_s, steps=cfg.baseline_steps)
@@ -192,24 +178,6 @@ def run_transfer(cfg: TransferConfig, seed: int, progress: ProgressFn = no_progr
     return metrics
 
 
-def transfer_figures(per_seed: list[Metrics], cfg: TransferConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    tags = sorted({k.split("_")[-2] for k in per_seed[0] if k.startswith("acc_mdgfm_") and k.endswith("_clean")})
-    fig, axes = plt.subplots(1, len(tags), figsize=(6 * len(tags), 4), squeeze=False)
-    x = np.arange(len(METHODS))
-    for ax, tag in zip(axes[0], tags):
-        for off, cond, colour in ((-0.2, "clean", "#1f77b4"), (0.2, "noisy", "#d62728")):
-            mean, err = mean_and_half_width(per_seed, [f"acc_{meth}_{tag}_{cond}" for meth in METHODS])
-            ax.bar(x + off, mean, 0.4, yerr=err, capsize=3, color=colour,
-                   label=cond if cond == "clean" else f"+{int(100 * cfg.noise_fraction)}% random edges")
-        ax.set_xticks(x, METHODS, rotation=25)
-        ax.set_ylabel("few-shot accuracy (%)")
-        ax.set_title(f"{tag}philic target (generated CSBM)")
-        ax.legend()
-    return [save_figure(fig, outdir / "mdgfm_transfer.png")]
-
-
 EXPERIMENTS = [
     Experiment(
         name="transfer",
@@ -221,10 +189,10 @@ EXPERIMENTS = [
         config=TransferConfig,
         run=run_transfer,
         presets={
-            "smoke": {"targets": ("hetero10",), "size_scale": 0.15, "n_tasks": 1, "hidden": 16,
-                      "pretrain_epochs": 2, "prompt_steps": 3, "baseline_steps": 3, "k_homophilic": 5,
-                      "k_heterophilic": 5},
-            "quick": {"size_scale": 0.4, "n_tasks": 3, "hidden": 64},
+            "smoke": {"targets": ("hetero10",), "size_scale": 0.15, "n_tasks": 1, "model.hidden": 16,
+                      "model.pretrain_epochs": 2, "model.prompt_steps": 3, "baseline_steps": 3,
+                      "model.k_homophilic": 5, "model.k_heterophilic": 5},
+            "quick": {"size_scale": 0.4, "n_tasks": 3, "model.hidden": 64},
             "full": {"n_tasks": 50},
         },
         seeds={"smoke": 1, "quick": 3, "full": 5},
@@ -256,7 +224,7 @@ _T2_FAIR = ("Table 2 compares trained models on the real data sets with the offi
 _ROBUST_FAIR = ("Sec. 5.3 perturbs the real target graphs (noisy edges, Metattack); the same protocol with fewer tasks "
                 "or seeds still tests its direction")
 CLAIMS = [
-    Claim("hetero_beats_no_down_refine", kind="paper",
+    Claim(id="hetero_beats_no_down_refine", kind="paper",
           source="the abstract and Sec. 4 (topology refinement is the method's core idea; Table 2's MDGFM > MDGPT, not "
                  "read first-hand, numbers not retrieved); isolating the refinement by removing it from the same "
                  "pre-trained model is ours",
@@ -268,33 +236,33 @@ CLAIMS = [
           experiment="transfer", metric="hetero_mdgfm_minus_mdgfm_no_down_refine", op=">=", threshold=0.0,
           resolution=1.0, resolution_reason=_ACC_TIE,
           requires=("hetero_learned",), fair_at="reduced", fair_at_reason=_T2_FAIR),
-    Claim("hetero_beats_gcn", kind="paper", source=_T2_SOURCE,
+    Claim(id="hetero_beats_gcn", kind="paper", source=_T2_SOURCE,
           statement="Heterophilic target, few-shot: MDGFM beats a GCN trained on the support set.",
           paper_value="MDGFM > supervised GCN on heterophilic graphs (Table 2; numbers not retrieved)",
           experiment="transfer", metric="hetero_mdgfm_minus_gcnproto", op=">=", threshold=0.0,
           resolution=1.0, resolution_reason=_ACC_TIE,
           requires=("hetero_learned",), fair_at="reduced", fair_at_reason=_T2_FAIR),
-    Claim("homo_beats_gcn", kind="paper", source=_T2_SOURCE,
+    Claim(id="homo_beats_gcn", kind="paper", source=_T2_SOURCE,
           statement="Homophilic target, few-shot: MDGFM beats a GCN trained on the support set.",
           paper_value="MDGFM > supervised GCN on Cora/CiteSeer/PubMed (Table 2; numbers not retrieved)",
           experiment="transfer", metric="homo_mdgfm_minus_gcnproto", op=">=", threshold=0.0,
           resolution=1.0, resolution_reason=_ACC_TIE,
           requires=("homo_learned",), fair_at="reduced", fair_at_reason=_T2_FAIR),
-    Claim("homo_robust", kind="paper", source="Sec. 5.3 (not read first-hand; numbers not retrieved)",
+    Claim(id="homo_robust", kind="paper", source="Sec. 5.3 (not read first-hand; numbers not retrieved)",
           statement="Homophilic target, +50% random edges: MDGFM's accuracy drop is no larger than "
                     "GCNProto's (random noise, a weaker proxy for the paper's attacks).",
           paper_value="MDGFM degrades least under noisy edges / Metattack (Sec. 5.3; numbers not retrieved)",
           experiment="transfer", metric="homo_drop_mdgfm_minus_gcnproto", op="<=", threshold=0.0,
           resolution=1.0, resolution_reason=_DROP_TIE,
           requires=("homo_learned",), fair_at="reduced", fair_at_reason=_ROBUST_FAIR),
-    Claim("hetero_robust", kind="paper", source="Sec. 5.3 (not read first-hand; numbers not retrieved)",
+    Claim(id="hetero_robust", kind="paper", source="Sec. 5.3 (not read first-hand; numbers not retrieved)",
           statement="Heterophilic target, +50% random edges: MDGFM's accuracy drop is no larger than "
                     "GCNProto's.",
           paper_value="MDGFM degrades least under noisy edges / Metattack (Sec. 5.3; numbers not retrieved)",
           experiment="transfer", metric="hetero_drop_mdgfm_minus_gcnproto", op="<=", threshold=0.0,
           resolution=1.0, resolution_reason=_DROP_TIE,
           requires=("hetero_learned",), fair_at="reduced", fair_at_reason=_ROBUST_FAIR),
-    Claim("homo_learned", kind="check",
+    Claim(id="homo_learned", kind="check",
           statement="(ours, beyond the paper) Homophilic target: MDGFM beats the constant predictor "
                     "(majority class of the test nodes).",
           paper_value="not claimed by the paper", experiment="transfer", metric="homo_mdgfm_minus_constant",
@@ -302,7 +270,7 @@ CLAIMS = [
           resolution=1.0,
           resolution_reason="accuracy in %, 1 point is the smallest gap that matters; the check that the "
                             "pre-trained, prompt-tuned model learned anything at all"),
-    Claim("hetero_learned", kind="check",
+    Claim(id="hetero_learned", kind="check",
           statement="(ours, beyond the paper) Heterophilic target: MDGFM beats the constant predictor "
                     "(majority class of the test nodes).",
           paper_value="not claimed by the paper", experiment="transfer", metric="hetero_mdgfm_minus_constant",
