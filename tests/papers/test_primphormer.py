@@ -35,12 +35,16 @@ from icml25.papers.primphormer import (
     GPSBaseline,
     PrimalGraphAttention,
     Primphormer,
+    PrimphormerConfig,
     PrimphormerLayer,
     ksvd_loss,
     ksvd_objective,
     mpnn_conv,
+    predict_nodes,
+    train_node_classifier,
 )
 from icml25.papers.primphormer.repro import EXPERIMENTS, weighted_accuracy
+from icml25.papers.primphormer.scaling import LayerConfig
 
 
 def _graphs(sizes, dim=8, seed=0):
@@ -349,6 +353,49 @@ def test_weighted_accuracy_is_mean_class_recall():
     y = torch.tensor([0, 0, 0, 1])
     assert weighted_accuracy(torch.tensor([0, 0, 0, 0]), y) == pytest.approx(50.0)
     assert weighted_accuracy(torch.tensor([0, 0, 1, 1]), y) == pytest.approx(100 * (2 / 3 + 1) / 2)
+
+
+def test_method_settings_are_nested_configs_set_by_dotted_keys():
+    """The models' settings and training recipe are PrimphormerConfig (model.py), nested as ``model`` in the pattern
+    experiment; the measured layer's are LayerConfig (scaling.py), nested as ``layer`` in the scaling experiment.
+    Presets and overrides reach them by dotted keys, and a bad value is refused with the dotted name."""
+    from icml25.core.experiment import ConfigError
+
+    pattern, scaling = (next(e for e in EXPERIMENTS if e.name == n) for n in ("pattern", "scaling"))
+    assert pattern.make_config("smoke").model == PrimphormerConfig(epochs=1, hidden=16, n_layers=1)
+    assert pattern.make_config("quick").model == PrimphormerConfig(epochs=10)
+    assert pattern.make_config("full").model == PrimphormerConfig(epochs=100, hidden=64, n_layers=6)
+    assert pattern.make_config("quick", {"model.eta": 0.1}).model.eta == 0.1
+    assert scaling.make_config("smoke").layer == LayerConfig(dim=32)
+    assert scaling.make_config("quick", {"layer.rank": 8}).layer == LayerConfig(rank=8)
+    with pytest.raises(ConfigError, match=r"PatternConfig\.model\.eta must be >= 0"):
+        pattern.make_config("quick", {"model.eta": -0.1})
+    with pytest.raises(ConfigError, match=r"PatternConfig\.model\.hidden must be divisible by heads=4"):
+        pattern.make_config("quick", {"model.hidden": 30})
+    with pytest.raises(ConfigError, match=r"ScalingConfig\.layer\.heads must be > 0"):
+        scaling.make_config("quick", {"layer.heads": 0})
+
+
+def test_training_recipe_adds_the_ksvd_loss_only_with_eta():
+    """``train_node_classifier``: eta > 0 adds eta sum_l J_l^2 (a positive last value); eta = 0 and a baseline
+    (no aux) train on the task loss alone; training moves the parameters and predictions cover every node."""
+    graphs = planted_pattern_graphs(6, 30, 40, seed=0)
+    for g in graphs:
+        g.pe = torch.zeros(g.num_nodes, 2)
+    recipe = PrimphormerConfig(hidden=8, n_layers=1, heads=2, rank=3, epochs=2, batch_size=3)
+    for eta, cls, kw in ((0.05, Primphormer, dict(rank=3)), (0.0, Primphormer, dict(rank=3)),
+                         (0.05, GPSBaseline, dict(attn="none"))):
+        torch.manual_seed(0)
+        model = cls(3, 8, 1, 2, pe_dim=2, heads=2, **kw)
+        before = [p.detach().clone() for p in model.parameters()]
+        epochs = []
+        last = train_node_classifier(model, graphs, PrimphormerConfig(**{**vars(recipe), "eta": eta}), seed=0,
+                                     on_epoch=epochs.append)
+        assert epochs == [1, 2]
+        assert (last > 0) == (eta > 0 and cls is Primphormer)
+        assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+        pred, y = predict_nodes(model, graphs)
+        assert pred.shape == y.shape == (sum(g.num_nodes for g in graphs),)
 
 
 def test_smoke_pattern():

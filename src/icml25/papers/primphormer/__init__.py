@@ -11,12 +11,16 @@ from icml25.papers.primphormer.model import (
     GPSBaseline,
     PrimalGraphAttention,
     Primphormer,
+    PrimphormerConfig,
     PrimphormerLayer,
     check_graph_input,
     ksvd_loss,
     ksvd_objective,
     mpnn_conv,
+    predict_nodes,
+    train_node_classifier,
 )
 
-__all__ = ["N_S_PER_RANK", "GPSBaseline", "PrimalGraphAttention", "Primphormer", "PrimphormerLayer",
-           "check_graph_input", "ksvd_loss", "ksvd_objective", "mpnn_conv"]
+__all__ = ["N_S_PER_RANK", "GPSBaseline", "PrimalGraphAttention", "Primphormer", "PrimphormerConfig",
+           "PrimphormerLayer", "check_graph_input", "ksvd_loss", "ksvd_objective", "mpnn_conv", "predict_nodes",
+           "train_node_classifier"]

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
@@ -36,16 +38,63 @@ from torch_geometric.nn import GCNConv, GINEConv, GPSConv, global_mean_pool
 from torch_geometric.nn.resolver import activation_resolver, normalization_resolver
 from torch_geometric.utils import scatter
 
+from icml25.common.checks import ConfigError, check_fields
 from icml25.common.graphs import check_graph_input
 
 __all__ = [
     "PrimalGraphAttention", "PrimphormerLayer", "Primphormer", "GPSBaseline", "MPNNBlock", "mpnn_conv",
-    "ksvd_objective", "ksvd_loss", "check_graph_input", "N_S_PER_RANK",
+    "ksvd_objective", "ksvd_loss", "check_graph_input", "N_S_PER_RANK", "PrimphormerConfig",
+    "train_node_classifier", "predict_nodes",
 ]
 
 N_S_PER_RANK = 10
 """Default N_s = 10 x rank: the authors' sequence code (PrimalAttention) uses N_s = low_rank x rank_multi with
 rank_multi = 10; the graph paper's N_s was not found."""
+
+
+@dataclass(frozen=True)
+class PrimphormerConfig:
+    """Primphormer's settings in an experiment: the network (:class:`Primphormer`) and its training recipe
+    (:func:`train_node_classifier`: AdamW with cosine decay on ``task loss + eta sum_l J_l^2``, Sec. 3).
+
+    The baselines an experiment compares with it (:class:`GPSBaseline`) are built with the same width, depth and
+    heads and trained with the same recipe (``eta`` and ``rank``/``n_s`` are Primphormer's only), so every model
+    gets the same budget.
+    """
+
+    hidden: int = 32
+    """Hidden width of every model, in [1, 10^4]; divisible by ``heads``."""
+    n_layers: int = 3
+    """GPS blocks (or MPNN blocks for the MPNN-only baseline), in [1, 10^3]."""
+    heads: int = 4
+    """Attention heads, in [1, 10^3]."""
+    rank: int = 16
+    """Primphormer rank s (width of the primal scores e and r per head), in [1, 10^4]."""
+    n_s: int = 0
+    """N_s, inner dimension of the learned W_e, W_r (N_s x p) and of f_X (s x N_s), in [0, 10^5]; 0: 10 x rank
+    (the authors' sequence code's ratio; the graph paper's value was not found)."""
+    eta: float = 0.05
+    """Weight of the KSVD regulariser sum_l J_l^2 (J of Eq. 2.5), >= 0 (the authors' sequence scripts use
+    0.05-0.1; the paper's value was not found)."""
+    epochs: int = 30
+    """Training epochs, in [1, 10^6]."""
+    batch_size: int = 32
+    """Graphs per mini-batch, in [1, 10^6]."""
+    lr: float = 3e-3
+    """AdamW learning rate (cosine decay to 0), > 0."""
+    weight_decay: float = 1e-5
+    """AdamW weight decay, >= 0."""
+
+    def __post_init__(self) -> None:
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, integer=("hidden", "n_layers", "heads", "rank", "n_s", "epochs", "batch_size"),
+                     finite=("eta", "lr", "weight_decay"),
+                     positive=("hidden", "n_layers", "heads", "rank", "epochs", "batch_size", "lr"),
+                     nonnegative=("n_s", "eta", "weight_decay"),
+                     at_most={"hidden": 10**4, "n_layers": 10**3, "heads": 10**3, "rank": 10**4, "n_s": 10**5,
+                              "epochs": 10**6, "batch_size": 10**6})
+        if self.hidden % self.heads:
+            raise ConfigError(f"PrimphormerConfig.hidden must be divisible by heads={self.heads}, got {self.hidden}")
 
 
 def _check_tensor_input(x, edge_index=None, batch=None) -> None:
@@ -408,3 +457,64 @@ class GPSBaseline(_GraphNet):
         for layer in self.layers:
             h = layer(h, edge_index, batch, edge_attr=e)
         return self.readout(h, batch), []
+
+
+def train_node_classifier(model: nn.Module, graphs: Sequence, cfg: PrimphormerConfig, *, seed: int = 0,
+                          device: torch.device | str = "cpu",
+                          on_epoch: Callable[[int], None] | None = None) -> float:
+    """Train a node classifier (:class:`Primphormer` or :class:`GPSBaseline`) in place; the training recipe.
+
+    Minimises ``cross_entropy(pred, y) + eta * sum_l J_l^2`` (Sec. 3; ``J`` of Eq. (2.5) by :func:`ksvd_loss`)
+    with AdamW (``cfg.lr``, ``cfg.weight_decay``) and a cosine decay to 0 over ``cfg.epochs`` epochs of shuffled
+    mini-batches of ``cfg.batch_size`` graphs. A model that returns no ``aux`` (the baselines), or ``cfg.eta = 0``,
+    trains on the task loss alone.
+
+    Args:
+        model: returns ``(pred (N, C), aux_list)`` for a PyG batch's ``x, edge_index, batch, pe=...``.
+        graphs: PyG ``Data`` objects with ``x``, ``edge_index``, ``y`` (N,) and ``pe``.
+        cfg: the recipe (``epochs``, ``batch_size``, ``lr``, ``weight_decay``, ``eta``).
+        seed: seeds the shuffling (the model's initialisation is the caller's).
+        device: where the batches go (the model must already be there).
+        on_epoch: called with the number of finished epochs after each epoch (progress).
+
+    Returns:
+        The KSVD regulariser ``sum_l J_l^2`` of the last batch that used it (0.0 when none did).
+    """
+    from torch_geometric.loader import DataLoader
+
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    loader = DataLoader(graphs, batch_size=cfg.batch_size, shuffle=True, generator=torch.Generator().manual_seed(seed))
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=cfg.epochs * len(loader))
+    ksvd_last = 0.0
+    for epoch in range(cfg.epochs):
+        model.train()
+        for b in loader:
+            b = b.to(device)
+            pred, aux = model(b.x, b.edge_index, b.batch, pe=b.pe)
+            loss = F.cross_entropy(pred, b.y)
+            if aux and cfg.eta > 0:  # + eta sum_l J_l^2 (Sec. 3)
+                reg = ksvd_loss(aux)
+                loss = loss + cfg.eta * reg
+                ksvd_last = float(reg.detach())
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        if on_epoch is not None:
+            on_epoch(epoch + 1)
+    return ksvd_last
+
+
+@torch.no_grad()
+def predict_nodes(model: nn.Module, graphs: Sequence, *, batch_size: int = 64,
+                  device: torch.device | str = "cpu") -> tuple[Tensor, Tensor]:
+    """``(predicted labels, true labels)`` of every node of ``graphs``, both ``(sum N,)`` CPU tensors, in eval mode."""
+    from torch_geometric.loader import DataLoader
+
+    model.eval()
+    preds, ys = [], []
+    for b in DataLoader(graphs, batch_size=batch_size):
+        b = b.to(device)
+        preds.append(model(b.x, b.edge_index, b.batch, pe=b.pe)[0].argmax(-1).cpu())
+        ys.append(b.y.cpu())
+    return torch.cat(preds), torch.cat(ys)

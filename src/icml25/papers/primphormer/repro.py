@@ -7,8 +7,7 @@ claim thresholds were fixed before the first quick run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -24,8 +23,15 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
-from icml25.papers.primphormer.scaling import METHODS
+from icml25.papers.primphormer.figures import pattern_figures, scaling_figures
+from icml25.papers.primphormer.model import (
+    GPSBaseline,
+    Primphormer,
+    PrimphormerConfig,
+    predict_nodes,
+    train_node_classifier,
+)
+from icml25.papers.primphormer.scaling import METHODS, LayerConfig
 
 ACCURACY_METHODS = ("primphormer", "primphormer_no_ksvd", "mpnn", "multihead", "performer")
 
@@ -46,28 +52,12 @@ class PatternConfig(TorchConfig):
     """Smallest graph size (pattern included)."""
     max_nodes: int = 150
     """Largest graph size."""
-    hidden: int = 32
-    """Hidden width of every model."""
-    n_layers: int = 3
-    """GPS blocks (or MPNN blocks for the MPNN-only baseline)."""
-    heads: int = 4
-    """Attention heads."""
-    rank: int = 16
-    """Primphormer rank s (width of the primal scores e and r per head)."""
-    n_s: int = 0
-    """N_s, inner dimension of the learned W_e, W_r (N_s x p) and of f_X (s x N_s); 0: 10 x rank (the authors'
-    sequence code's ratio; the graph paper's value was not found)."""
-    eta: float = 0.05
-    """Weight of the KSVD regulariser sum_l J_l^2 (the authors' sequence scripts use 0.05-0.1; the paper's value
-    was not found)."""
     rwse_dim: int = 8
     """Random-walk structural encoding length added to every model's input."""
-    epochs: int = 30
-    """Training epochs."""
-    batch_size: int = 32
-    """Graphs per mini-batch."""
-    lr: float = 3e-3
-    """AdamW learning rate (cosine decay to 0)."""
+    model: PrimphormerConfig = field(default_factory=PrimphormerConfig)
+    """The models' settings and training recipe (``model.hidden``, ``model.n_layers``, ``model.heads``,
+    ``model.rank``, ``model.n_s``, ``model.eta``, ``model.epochs``, ``model.batch_size``, ``model.lr``,
+    ``model.weight_decay``), shared by every model (``eta``, ``rank`` and ``n_s`` are Primphormer's only)."""
     methods: tuple[str, ...] = ACCURACY_METHODS
     """Models trained on the same data: primphormer, primphormer_no_ksvd (the same model trained with eta = 0, an
     ablation), mpnn (GINE only), multihead (GPS full attention), performer."""
@@ -76,39 +66,31 @@ class PatternConfig(TorchConfig):
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days
         check_fields(self, at_most={"n_train": 10**6, "n_test": 10**6, "min_nodes": 10**4, "max_nodes": 10**4,
-                                    "hidden": 10**4, "n_layers": 10**3, "heads": 10**3, "rank": 10**4,
-                                    "n_s": 10**5, "rwse_dim": 10**3, "epochs": 10**6, "batch_size": 10**6})
-        check_fields(self, positive=("n_train", "n_test", "min_nodes", "max_nodes", "hidden", "n_layers", "heads",
-                                     "rank", "rwse_dim", "epochs", "batch_size", "lr"),
-                     nonnegative=("eta", "n_s"), nonempty=("methods",),
-                     choices={"methods": ACCURACY_METHODS})
+                                    "rwse_dim": 10**3})
+        check_fields(self, positive=("n_train", "n_test", "min_nodes", "max_nodes", "rwse_dim"),
+                     nonempty=("methods",), choices={"methods": ACCURACY_METHODS})
         if "primphormer" not in self.methods:
             raise ConfigError(f"PatternConfig.methods must include 'primphormer', got {self.methods}")
-        if self.hidden % self.heads:
-            raise ConfigError(f"PatternConfig.hidden must be divisible by heads={self.heads}, got {self.hidden}")
         if not 25 <= self.min_nodes <= self.max_nodes:  # a 20-node planted pattern + 5 SBM communities
             raise ConfigError(f"PatternConfig.min_nodes must lie in [25, max_nodes={self.max_nodes}] (a 20-node "
                               f"pattern plus at least one node per community), got {self.min_nodes}")
 
 
 def _make_model(method: str, cfg: PatternConfig, in_dim: int):
-    from icml25.papers.primphormer.model import GPSBaseline, Primphormer
-
-    common = dict(in_dim=in_dim, hidden=cfg.hidden, n_layers=cfg.n_layers, out_dim=2, task="node", pe_dim=cfg.rwse_dim)
+    m = cfg.model
+    common = dict(in_dim=in_dim, hidden=m.hidden, n_layers=m.n_layers, out_dim=2, task="node", pe_dim=cfg.rwse_dim)
     if method in ("primphormer", "primphormer_no_ksvd"):
-        return Primphormer(**common, heads=cfg.heads, rank=cfg.rank, n_s=cfg.n_s or None)
+        return Primphormer(**common, heads=m.heads, rank=m.rank, n_s=m.n_s or None)
     attn = {"mpnn": "none", "multihead": "multihead", "performer": "performer"}[method]
-    return GPSBaseline(**common, attn=attn, heads=cfg.heads)
+    return GPSBaseline(**common, attn=attn, heads=m.heads)
 
 
 def run_pattern(cfg: PatternConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
-    """Train every method on the same generated PATTERN-style graphs; weighted test accuracy."""
+    """Train every method on the same generated PATTERN-style graphs (:func:`train_node_classifier`, the same
+    recipe for all; ``primphormer_no_ksvd`` with eta = 0); weighted test accuracy."""
     import torch
-    import torch.nn.functional as F
-    from torch_geometric.loader import DataLoader
 
     from icml25.common.graphs import planted_pattern_graphs, random_walk_pe
-    from icml25.papers.primphormer.model import ksvd_loss
 
     device = torch.device(cfg.device)
     graphs = planted_pattern_graphs(cfg.n_train + cfg.n_test, cfg.min_nodes, cfg.max_nodes, seed=seed)
@@ -116,39 +98,15 @@ def run_pattern(cfg: PatternConfig, seed: int, progress: ProgressFn = no_progres
         g.pe = random_walk_pe(g.edge_index, g.num_nodes, cfg.rwse_dim)
     train, test = graphs[: cfg.n_train], graphs[cfg.n_train:]
     metrics: Metrics = {}
-    steps_total = len(cfg.methods) * cfg.epochs
+    epochs = cfg.model.epochs
+    steps_total = len(cfg.methods) * epochs
     for mi, method in enumerate(cfg.methods):
         torch.manual_seed(seed)
         model = _make_model(method, cfg, graphs[0].num_features).to(device)
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=1e-5)
-        loader = DataLoader(train, batch_size=cfg.batch_size, shuffle=True,
-                            generator=torch.Generator().manual_seed(seed))
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=cfg.epochs * len(loader))
-        eta = 0.0 if method == "primphormer_no_ksvd" else cfg.eta
-        ksvd_last = 0.0
-        for epoch in range(cfg.epochs):
-            model.train()
-            for b in loader:
-                b = b.to(device)
-                pred, aux = model(b.x, b.edge_index, b.batch, pe=b.pe)
-                loss = F.cross_entropy(pred, b.y)
-                if aux and eta > 0:
-                    reg = ksvd_loss(aux)
-                    loss = loss + eta * reg
-                    ksvd_last = float(reg.detach())
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                sched.step()
-            progress(mi * cfg.epochs + epoch + 1, steps_total)
-        model.eval()
-        preds, ys = [], []
-        with torch.no_grad():
-            for b in DataLoader(test, batch_size=64):
-                b = b.to(device)
-                preds.append(model(b.x, b.edge_index, b.batch, pe=b.pe)[0].argmax(-1).cpu())
-                ys.append(b.y.cpu())
-        metrics[f"acc_{method}"] = weighted_accuracy(torch.cat(preds), torch.cat(ys))
+        recipe = replace(cfg.model, eta=0.0) if method == "primphormer_no_ksvd" else cfg.model
+        ksvd_last = train_node_classifier(model, train, recipe, seed=seed, device=device,
+                                          on_epoch=lambda done, mi=mi: progress(mi * epochs + done, steps_total))
+        metrics[f"acc_{method}"] = weighted_accuracy(*predict_nodes(model, test, device=device))
         if method == "primphormer":
             metrics["ksvd_loss_final"] = ksvd_last
     for other in cfg.methods:
@@ -165,12 +123,8 @@ class ScalingConfig(ExperimentConfig):
     """Node counts N of the single Erdos-Renyi graph (one graph per forward pass)."""
     reference_size: int = 4000
     """The N that growth ratios are measured against (time(N_max) / time(reference))."""
-    dim: int = 64
-    """Layer width."""
-    heads: int = 4
-    """Attention heads."""
-    rank: int = 16
-    """Primphormer rank s."""
+    layer: LayerConfig = field(default_factory=LayerConfig)
+    """The measured layer's settings (``layer.dim``, ``layer.heads``, ``layer.rank``), the same for every method."""
     avg_degree: float = 10.0
     """Mean degree of the generated graphs."""
     repeats: int = 2
@@ -187,18 +141,15 @@ class ScalingConfig(ExperimentConfig):
     def validate(self) -> None:
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days
-        check_fields(self, at_most={"sizes": 10**7, "reference_size": 10**7, "dim": 10**4, "heads": 10**3,
-                                    "rank": 10**4, "repeats": 10**4})
-        check_fields(self, positive=("sizes", "reference_size", "dim", "heads", "rank", "avg_degree", "repeats",
-                                     "memory_cap_gb", "time_cap_s"),
+        check_fields(self, at_most={"sizes": 10**7, "reference_size": 10**7, "repeats": 10**4})
+        check_fields(self, positive=("sizes", "reference_size", "avg_degree", "repeats", "memory_cap_gb",
+                                     "time_cap_s"),
                      nonempty=("sizes", "methods"), choices={"methods": METHODS})
         if "primphormer" not in self.methods:
             raise ConfigError(f"ScalingConfig.methods must include 'primphormer', got {self.methods}")
         if self.reference_size not in self.sizes or self.reference_size == max(self.sizes):
             raise ConfigError(f"ScalingConfig.reference_size must be one of sizes={self.sizes} below the largest, "
                               f"got {self.reference_size}")
-        if self.dim % self.heads:
-            raise ConfigError(f"ScalingConfig.dim must be divisible by heads={self.heads}, got {self.dim}")
 
 
 def _ratio(num: float, den: float) -> float:
@@ -223,7 +174,7 @@ def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progres
     metrics: Metrics = {}
     for done, method in enumerate(cfg.methods):
         fn = measure if cfg.isolate else measure_sizes
-        out = fn(method, sizes, cfg.dim, cfg.heads, cfg.rank, cfg.avg_degree, cfg.repeats, seed,
+        out = fn(method, sizes, cfg.layer.dim, cfg.layer.heads, cfg.layer.rank, cfg.avg_degree, cfg.repeats, seed,
                  cfg.memory_cap_gb, cfg.time_cap_s)
         secs, mbs, ran = out["seconds"], out["peak_mb"], out["measured"]
         progress(done + 1, len(cfg.methods))
@@ -244,38 +195,6 @@ def run_scaling(cfg: ScalingConfig, seed: int, progress: ProgressFn = no_progres
     return metrics
 
 
-def pattern_figures(per_seed: list[Metrics], cfg: PatternConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    bars = seed_bars(ax, per_seed, [f"acc_{k}" for k in cfg.methods], cfg.methods, highlight="primphormer")
-    ax.set_ylim(max(0.0, float(np.nanmin([b.get_height() for b in bars])) - 10), 100)
-    ax.set_ylabel("weighted test accuracy (%)")
-    ax.set_title(f"PATTERN-style graphs, {cfg.n_train} train / {cfg.n_test} test")
-    return [save_figure(fig, outdir / "pattern_accuracy.png")]
-
-
-def scaling_figures(per_seed: list[Metrics], cfg: ScalingConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    sizes = sorted(cfg.sizes)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, key, label in ((axes[0], "seconds", "seconds per forward pass"), (axes[1], "peak_mb", "peak MB (RSS)")):
-        for method in cfg.methods:
-            vals = np.mean([m[f"{key}_{method}"] for m in per_seed], axis=0)
-            ran = np.array(per_seed[0][f"measured_{method}"], dtype=bool)
-            line, = ax.plot(np.array(sizes)[ran], vals[ran], "o-", label=method)
-            if (~ran).any():
-                ax.plot(sizes, vals, "--", color=line.get_color(), alpha=0.6)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("nodes N")
-        ax.set_ylabel(label)
-    axes[0].legend(title="dashed: quadratic projection")
-    fig.suptitle(f"one GPS layer, dim {cfg.dim}, Erdos-Renyi graphs of mean degree {cfg.avg_degree:g}")
-    return [save_figure(fig, outdir / "scaling.png")]
-
-
 EXPERIMENTS = [
     Experiment(
         name="pattern",
@@ -286,11 +205,11 @@ EXPERIMENTS = [
         config=PatternConfig,
         run=run_pattern,
         presets={
-            "smoke": {"n_train": 24, "n_test": 8, "max_nodes": 60, "epochs": 1, "hidden": 16, "n_layers": 1,
-                      "methods": ("primphormer", "mpnn")},
-            "quick": {"n_train": 300, "n_test": 100, "max_nodes": 80, "epochs": 10,
+            "smoke": {"n_train": 24, "n_test": 8, "max_nodes": 60, "model.epochs": 1, "model.hidden": 16,
+                      "model.n_layers": 1, "methods": ("primphormer", "mpnn")},
+            "quick": {"n_train": 300, "n_test": 100, "max_nodes": 80, "model.epochs": 10,
                       "methods": ("primphormer", "primphormer_no_ksvd", "mpnn", "multihead")},
-            "full": {"epochs": 100, "hidden": 64, "n_layers": 6},
+            "full": {"model.epochs": 100, "model.hidden": 64, "model.n_layers": 6},
         },
         seeds={"smoke": 1, "quick": 3, "full": 4},
         fidelity={
@@ -317,7 +236,7 @@ EXPERIMENTS = [
         config=ScalingConfig,
         run=run_scaling,
         presets={
-            "smoke": {"sizes": (250, 1000, 4000), "reference_size": 1000, "dim": 32, "repeats": 1,
+            "smoke": {"sizes": (250, 1000, 4000), "reference_size": 1000, "layer.dim": 32, "repeats": 1,
                       "methods": ("primphormer", "multihead"), "isolate": False},
             "quick": {},
             "full": {"sizes": (1000, 4000, 16000, 64000, 256000), "reference_size": 16000, "repeats": 3,
@@ -346,7 +265,7 @@ _LINEAR_TIE = "5% of the ratio threshold 24 (linear scaling gives 16, quadratic 
 _COMPLEXITY = ("linear cost in the number of nodes is a property of the architecture (O(N p s)); any faithful "
                "implementation shows it on graphs of growing size")
 CLAIMS = [
-    Claim("acc_vs_full_attention", kind="paper", source="abstract",
+    Claim(id="acc_vs_full_attention", kind="paper", source="abstract",
           statement="Competitive accuracy: Primphormer's weighted accuracy is within 2 points of "
                     "GPS with full softmax attention (per-seed difference >= -2).",
           paper_value="competitive with GraphGPS on benchmarking-GNNs/LRGB (abstract; numbers not retrieved)",
@@ -356,14 +275,14 @@ CLAIMS = [
           fair_at="reduced",
           fair_at_reason="the paper compares trained models on its benchmark suite; fewer graphs or epochs of "
                          "that protocol still compare the two attentions at equal budget"),
-    Claim("acc_vs_mpnn", kind="ours",
+    Claim(id="acc_vs_mpnn", kind="ours",
           statement="(ours, beyond the paper) Primphormer is at least as accurate as the MPNN-only model "
                     "(per-seed difference >= 0).",
           paper_value="GT beats its MPNN part (GraphGPS setting; numbers not retrieved)", experiment="pattern",
           metric="primphormer_minus_mpnn", op=">=", threshold=0.0,
           resolution=1.0, resolution_reason=_ACC_TIE,
           requires=("learned_above_chance",)),
-    Claim("ksvd_regulariser_cost", kind="ours",
+    Claim(id="ksvd_regulariser_cost", kind="ours",
           statement="(ours, beyond the paper) Training with the KSVD regulariser (eta = 0.05, J of Eq. 2.5 as "
                     "written: sums over the graph's nodes) costs at most 2 points of weighted accuracy against the "
                     "same model trained with eta = 0 (per-seed difference >= -2).",
@@ -371,7 +290,7 @@ CLAIMS = [
           experiment="pattern", metric="primphormer_minus_primphormer_no_ksvd", op=">=", threshold=-2.0,
           resolution=1.0, resolution_reason=_ACC_TIE,
           requires=("learned_above_chance",)),
-    Claim("learned_above_chance", kind="check",
+    Claim(id="learned_above_chance", kind="check",
           statement="(ours, beyond the paper) Primphormer learned: its weighted test accuracy exceeds "
                     "the 50% of a constant predictor (per-seed difference >= 0).",
           paper_value="not a paper claim (a check that the quick preset trains)", experiment="pattern",
@@ -379,20 +298,20 @@ CLAIMS = [
           resolution=1.0,
           resolution_reason="accuracy in %, 1 point is the smallest gap that matters; a constant predictor scores "
                             "exactly 50 (mean per-class recall)"),
-    Claim("linear_time", kind="paper", source="abstract",
+    Claim(id="linear_time", kind="paper", source="abstract",
           statement="Linear complexity: time(64k)/time(4k) <= 24 for one Primphormer layer (16x more nodes; "
                     "quadratic would give ~256).",
           paper_value="linear complexity in the number of nodes (abstract)", experiment="scaling",
           metric="primphormer_time_ratio_largest_over_ref", op="<=", threshold=24.0,
           resolution=1.2, resolution_reason=_LINEAR_TIE,
           fair_at="mechanism", fair_at_reason=_COMPLEXITY),
-    Claim("linear_memory", kind="paper", source="abstract",
+    Claim(id="linear_memory", kind="paper", source="abstract",
           statement="Linear memory: peak-RSS(64k)/peak-RSS(4k) <= 24 for one Primphormer layer.",
           paper_value="more user-friendly memory cost (abstract)", experiment="scaling",
           metric="primphormer_mem_ratio_largest_over_ref", op="<=", threshold=24.0,
           resolution=1.2, resolution_reason=_LINEAR_TIE,
           fair_at="mechanism", fair_at_reason=_COMPLEXITY),
-    Claim("full_attention_cost", kind="paper", source="second-hand: reviews of the ICLR 2025 version",
+    Claim(id="full_attention_cost", kind="paper", source="second-hand: reviews of the ICLR 2025 version",
           statement="At N = 64k full softmax attention is >= 10x slower than Primphormer (measured, "
                     "or projected quadratically from the largest N it fits in the memory cap).",
           paper_value="lower time/memory than GraphGPS-type full attention (reviews of the ICLR version)",

@@ -20,8 +20,32 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
+
+from icml25.common.checks import ConfigError, check_fields
 
 METHODS = ("primphormer", "multihead", "performer", "mpnn")
+
+
+@dataclass(frozen=True)
+class LayerConfig:
+    """The measured layer's settings (:func:`build_layer`): one GPS block, GINE as the local MPNN and the named
+    global attention (Primphormer's primal attention with ``N_s = 10 x rank``, or PyG's full softmax / Performer
+    attention with the same width and heads)."""
+
+    dim: int = 64
+    """Layer width, in [1, 10^4]; divisible by ``heads``."""
+    heads: int = 4
+    """Attention heads, in [1, 10^3]."""
+    rank: int = 16
+    """Primphormer rank s, in [1, 10^4]."""
+
+    def __post_init__(self) -> None:
+        # bounds: a job beyond these would need > ~100 GB or days
+        check_fields(self, integer=("dim", "heads", "rank"), positive=("dim", "heads", "rank"),
+                     at_most={"dim": 10**4, "heads": 10**3, "rank": 10**4})
+        if self.dim % self.heads:
+            raise ConfigError(f"LayerConfig.dim must be divisible by heads={self.heads}, got {self.dim}")
 
 
 def _rss_bytes() -> int:
