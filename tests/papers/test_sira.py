@@ -22,6 +22,7 @@ from icml25.papers.sira import (
     LowSIMaskRewrite,
     RandomMaskRewrite,
     SIRAAttack,
+    SIRAConfig,
     Unigram,
     WordSubstitution,
     blank_template,
@@ -316,7 +317,8 @@ def test_defaults_are_the_official_markllm_configs():
         assert (wm.gamma, wm.delta, wm.context) == (0.5, 2.0, 1)
     assert EntropyGatedKGW().threshold == 0.9
     cfg = SyntheticConfig()
-    assert (cfg.gamma, cfg.delta, cfg.entropy_threshold, cfg.z_threshold, cfg.percentile) == (0.5, 2.0, 0.9, 4.0, 30.0)
+    assert (cfg.gamma, cfg.delta, cfg.entropy_threshold, cfg.z_threshold) == (0.5, 2.0, 0.9, 4.0)
+    assert cfg.sira.percentile == 30.0
     assert cfg.text_len == 200 and cfg.prompt_len + cfg.text_len == 230 and cfg.include_prompt
     assert {e.make_config("quick").prompt_style for e in EXPERIMENTS} == {"opengen", "c4"}
 
@@ -484,3 +486,20 @@ def test_generation_bias_matches_markllms_logits_processor(markllm, scheme, cls)
     p = lm.next_probs(prev[:, None])
     ours = np.log(p) + wm.delta * wm._green_next(prev, V) * wm._active(p)[:, None]
     np.testing.assert_allclose(ours, np.array(out[f"{scheme}_biased_scores"]), rtol=0, atol=1e-12)
+
+
+def test_attack_settings_are_one_nested_sira_config():
+    """The experiments hold the attack's settings as one SIRAConfig (``sira``): ``--set`` reaches it by dotted
+    keys, a bad value raises ConfigError naming the dotted key, and the run uses it (percentile 100 keeps every
+    token, so SIRA edits nothing)."""
+    exp = EXPERIMENTS[0]
+    assert SyntheticConfig().sira == SIRAConfig() == SIRAConfig(percentile=30.0, rewriter_temperature=1.0)
+    assert "percentile" not in exp.fields and {"sira.percentile", "sira.rewriter_temperature"} <= set(exp.fields)
+    cfg = exp.make_config("smoke", {"sira.percentile": 100.0})
+    assert (cfg.sira.percentile, cfg.n_texts) == (100.0, 40)
+    with pytest.raises(ConfigError, match=r"SyntheticConfig\.sira\.percentile must be <= 100"):
+        exp.make_config("smoke", {"sira.percentile": 130.0})
+    with pytest.raises(ConfigError, match=r"SyntheticConfig\.sira\.rewriter_temperature must be > 0"):
+        exp.make_config("smoke", {"sira.rewriter_temperature": 0.0})
+    m = exp.run(exp.make_config("smoke", {"sira.percentile": 100.0, "n_texts": 4, "matched_rates": (0.9,)}), seed=0)
+    assert all(m[f"{s}_sira_edit"] == 0.0 and m[f"{s}_sira_blank_rate"] == 0.0 for s in ("kgw", "unigram", "gated"))

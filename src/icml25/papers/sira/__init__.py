@@ -13,6 +13,7 @@ from icml25.papers.sira.attack import (
     LowSIMaskRewrite,
     RandomMaskRewrite,
     SIRAAttack,
+    SIRAConfig,
     WordSubstitution,
     blank_mask,
     blank_template,
@@ -25,7 +26,7 @@ from icml25.papers.sira.watermarks import KGW, EntropyGatedKGW, Unigram, green_l
 
 __all__ = [
     "KGW", "ConceptRewriter", "EntropyGatedKGW", "FullParaphrase", "HighSIMaskRewrite", "KneserNeyLM", "Lexicon",
-    "LowSIMaskRewrite", "RandomMaskRewrite", "SIRAAttack", "Unigram", "WordSubstitution", "blank_mask",
+    "LowSIMaskRewrite", "RandomMaskRewrite", "SIRAAttack", "SIRAConfig", "Unigram", "WordSubstitution", "blank_mask",
     "blank_template", "build_lexicon", "green_list_matrix", "load_prompts", "markllm_green_lists",
     "reference_paraphrase", "sample_corpus", "sample_prompts", "self_information",
 ]

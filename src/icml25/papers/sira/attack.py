@@ -9,14 +9,39 @@ Pipeline (official ``scripts/attack_onestep.py``):
 Here the attack LLM is replaced by :class:`ConceptRewriter`: the reference is the
 text's concept sequence (its meaning), and each blank is filled with a word of the
 reference concept, sampled in proportion to the surrogate LM given the rewritten left
-context. No watermark key, scheme or detector is an input of any attack.
+context. No watermark key, scheme or detector is an input of any attack. :class:`SIRAConfig` holds the attack's
+settings (the percentile of step 2, the rewriter's sampling temperature of step 3).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from icml25.common.checks import check_fields
 from icml25.papers.sira.data import Lexicon, check_token_ids
+
+
+@dataclass
+class SIRAConfig:
+    """Settings of the attack: :class:`SIRAAttack`'s percentile (step 2) and the sampling temperature of the
+    :class:`ConceptRewriter` that fills the blanks (step 3; the rewrite baselines share that rewriter).
+
+    The experiments nest it whole as ``sira`` (``--set sira.percentile=50``). A value out of range raises
+    :class:`~icml25.common.checks.ConfigError` (a ``ValueError``) naming the field.
+    """
+
+    percentile: float = 30.0
+    """Tokens whose self-information is at or below this percentile of the text's SI are kept, the others
+    blanked (the official default 30)."""
+    rewriter_temperature: float = 1.0
+    """The rewriter samples a blank's word with the surrogate LM's probabilities raised to ``1 / temperature``
+    (1: in proportion to them)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, finite=("percentile", "rewriter_temperature"), positive=("rewriter_temperature",),
+                     at_least={"percentile": 0.0}, at_most={"percentile": 100.0})
 
 
 def self_information(lm, token_ids) -> np.ndarray:

@@ -11,7 +11,7 @@ scaled to the new text length (issue 13) were fixed before the run that followed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -28,22 +28,25 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.sira.attack import (
     ConceptRewriter,
     FullParaphrase,
     LowSIMaskRewrite,
     RandomMaskRewrite,
     SIRAAttack,
+    SIRAConfig,
     WordSubstitution,
     reference_paraphrase,
 )
 from icml25.papers.sira.data import PROMPT_STYLES, build_lexicon, load_prompts, sample_corpus, sample_prompts
 from icml25.papers.sira.lm import KneserNeyLM
+from icml25.papers.sira.repro_figures import synthetic_figures
 from icml25.papers.sira.watermarks import KGW, EntropyGatedKGW, Unigram, entropy
 
 SCHEMES = ("kgw", "unigram", "gated")
+"""Watermark schemes: KGW, Unigram and the entropy-gated KGW (SWEET-like)."""
 ATTACKS = ("none", "sira", "random", "lowsi", "wordsub", "fullpara")
+"""Attacks: none, SIRA and the rewrite baselines (random mask, low-SI mask, word substitution, full paraphrase)."""
 
 
 @dataclass
@@ -73,8 +76,9 @@ class SyntheticConfig(ExperimentConfig):
     """Entropy gate (nats) of the SWEET-like scheme (MarkLLM ``SWEET.json``: 0.9)."""
     z_threshold: float = 4.0
     """Detection threshold on the z-score; an attack succeeds when z < this (MarkLLM: 4.0)."""
-    percentile: float = 30.0
-    """SIRA percentile: tokens with SI at or below it are kept (official default 30)."""
+    sira: SIRAConfig = field(default_factory=SIRAConfig)
+    """The attack's settings (``sira.percentile``, official 30; ``sira.rewriter_temperature``, 1); the rewrite
+    baselines share its rewriter."""
     substitution_rate: float = 0.7
     """Share of words the word-substitution baseline replaces."""
     matched_rates: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -92,8 +96,6 @@ class SyntheticConfig(ExperimentConfig):
                      choices={"prompt_style": PROMPT_STYLES})
         # bounds: a job beyond these would need > ~100 GB or days
         check_fields(self, at_most={"n_sentences": 10**7, "n_texts": 10**5, "text_len": 10**5, "prompt_len": 10**5})
-        if not 0.0 <= self.percentile <= 100.0:
-            raise ConfigError(f"SyntheticConfig.percentile must be in [0, 100], got {self.percentile!r}")
         if self.prompts_path and not Path(self.prompts_path).is_file():
             raise ConfigError(f"SyntheticConfig.prompts_path must be an existing JSONL file, "
                               f"got {self.prompts_path!r}")
@@ -140,8 +142,8 @@ def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_pro
         wm = schemes[name]
         x = generate(wm, 100 * seed + s_i)
         ref = reference_paraphrase(lex, x)
-        rw = ConceptRewriter(lex, surrogate, seed=1000 * seed + s_i)
-        sira = SIRAAttack(surrogate, rw, cfg.percentile)
+        rw = ConceptRewriter(lex, surrogate, cfg.sira.rewriter_temperature, seed=1000 * seed + s_i)
+        sira = SIRAAttack(surrogate, rw, cfg.sira.percentile)
         blanks = sira.blanks(x)
         rate = float(blanks[:, 1:].mean())
         attacks = {"none": lambda t, r: t, "sira": sira.attack,
@@ -192,24 +194,6 @@ def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_pro
         for match in ("matched_edit", "matched_blanks"):
             m[f"max_sira_minus_{base}_z_{match}"] = max(m[f"{s}_sira_minus_{base}_z_{match}"] for s in SCHEMES)
     return m
-
-
-def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticConfig, outdir: Path) -> list[Path]:
-    """Mean z-score and ASR of every attack, one panel per scheme."""
-    import matplotlib.pyplot as plt
-
-    paths = []
-    for metric, ylabel, thr in (("z", "mean z-score after attack", cfg.z_threshold),
-                                ("asr", "attack success rate", None)):
-        fig, axes = plt.subplots(1, len(SCHEMES), figsize=(15, 4), squeeze=False)
-        for ax, s in zip(axes[0], SCHEMES):
-            seed_bars(ax, per_seed, [f"{s}_{a}_{metric}" for a in ATTACKS], ATTACKS, highlight="sira", threshold=thr)
-            ax.set_title(s)
-            ax.set_ylabel(ylabel)
-            ax.tick_params(axis="x", rotation=30)
-        fig.suptitle(f"synthetic language, {cfg.n_texts} texts x {cfg.text_len} tokens, SIRA p={cfg.percentile:g}")
-        paths.append(save_figure(fig, outdir / f"sira_{metric}.png", dpi=110))
-    return paths
 
 
 _DESCRIPTION = ("Synthetic concept grammar; KN-trigram target LM watermarked with KGW, Unigram and an "
@@ -266,51 +250,51 @@ _TIE_Z = "no paper number; one green token in a 230-token text moves z by 1/sqrt
 
 CLAIMS = [
     # every seed: a setup precondition (detection works on clean watermarked text) that must hold in every run
-    Claim("detectable", kind="check",
+    Claim(id="detectable", kind="check",
           statement="Before attack, every scheme detects its watermarked texts (TPR >= 0.99 at z >= 4) "
                     "(setup check, ours beyond the paper).",
           paper_value="z threshold 4 (MarkLLM configs)", experiment="synthetic", metric="min_tpr",
           op=">=", threshold=0.99, aggregate="every_seed"),
     # every seed: a setup precondition (the z >= 4 detector rarely flags plain text) that must hold in every run
-    Claim("low_fpr", kind="check",
+    Claim(id="low_fpr", kind="check",
           statement="Unwatermarked texts are rarely flagged (FPR <= 0.01 at z >= 4, every scheme) "
                     "(setup check, ours beyond the paper).",
           paper_value="z threshold 4 (MarkLLM configs)", experiment="synthetic", metric="max_fpr",
           op="<=", threshold=0.01, aggregate="every_seed"),
     # every seed: the paper reports ~100% ASR per evaluation run; ">= 90% on every scheme" is a per-run claim
-    Claim("sira_asr", kind="paper", source="abstract", fair_at="reduced", fair_at_reason=_FAIR_ASR,
+    Claim(id="sira_asr", kind="paper", source="abstract", fair_at="reduced", fair_at_reason=_FAIR_ASR,
           requires=("detectable",),
           statement="SIRA (p=30) removes the watermark: attack success >= 0.9 on every scheme, OpenGen-style "
                     "prompts.",
           paper_value=_ASR_PAPER, experiment="synthetic", metric="min_sira_asr", op=">=", threshold=0.9,
           aggregate="every_seed"),
     # every seed: meaning preservation holds by construction of the rewriter, so it must hold in every run
-    Claim("sira_meaning", kind="check",
+    Claim(id="sira_meaning", kind="check",
           statement="SIRA keeps the meaning: concept-sequence accuracy >= 0.95 on every scheme "
                     "(true by construction of the concept-constrained rewriter).",
           paper_value="semantics preserved (abstract)",
           experiment="synthetic", metric="min_sira_concept_acc", op=">=", threshold=0.95, aggregate="every_seed"),
-    Claim("high_si_beats_random", kind="ours",
+    Claim(id="high_si_beats_random", kind="ours",
           statement="At SIRA's edit rate, masking high-SI tokens leaves a lower mean z than random masking, for "
                     "every scheme (max over schemes of the gap <= 0) (ours, beyond the paper).",
           paper_value="watermarks sit on high-entropy tokens (abstract)", experiment="synthetic",
           metric="max_sira_minus_random_z_matched_edit", op="<=", threshold=0.0, aggregate="mean", resolution=0.13,
           resolution_reason=_TIE_Z),
-    Claim("high_si_beats_low_si", kind="ours",
+    Claim(id="high_si_beats_low_si", kind="ours",
           statement="At SIRA's edit rate, masking high-SI tokens leaves a lower mean z than masking low-SI tokens, "
                     "for every scheme (ours, beyond the paper).",
           paper_value="watermarks sit on high-entropy tokens (abstract)", experiment="synthetic",
           metric="max_sira_minus_lowsi_z_matched_edit", op="<=", threshold=0.0, aggregate="mean", resolution=0.13,
           resolution_reason=_TIE_Z + " (as high_si_beats_random)"),
     # every seed: the C4-prompt pipeline (README) repeats the setup and the ASR claim
-    Claim("detectable_c4", kind="check",
+    Claim(id="detectable_c4", kind="check",
           statement="As detectable, C4-style prompts (setup check, ours beyond the paper).",
           paper_value="z threshold 4 (MarkLLM configs)", experiment="synthetic_c4", metric="min_tpr", op=">=",
           threshold=0.99, aggregate="every_seed"),
-    Claim("low_fpr_c4", kind="check", statement="As low_fpr, C4-style prompts (setup check, ours beyond the paper).",
+    Claim(id="low_fpr_c4", kind="check", statement="As low_fpr, C4-style prompts (setup check, ours beyond the paper).",
           paper_value="z threshold 4 (MarkLLM configs)", experiment="synthetic_c4", metric="max_fpr", op="<=",
           threshold=0.01, aggregate="every_seed"),
-    Claim("sira_asr_c4", kind="paper", source="abstract", fair_at="reduced", fair_at_reason=_FAIR_ASR,
+    Claim(id="sira_asr_c4", kind="paper", source="abstract", fair_at="reduced", fair_at_reason=_FAIR_ASR,
           requires=("detectable_c4",),
           statement="SIRA (p=30) attack success >= 0.9 on every scheme, C4-style prompts.", paper_value=_ASR_PAPER,
           experiment="synthetic_c4", metric="min_sira_asr", op=">=", threshold=0.9, aggregate="every_seed"),
