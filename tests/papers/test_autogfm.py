@@ -395,6 +395,28 @@ def test_bad_input_raises():
         noi_subgraph(g, [])
 
 
+def test_method_settings_are_one_nested_config_set_by_dotted_keys():
+    """AutoGFM's settings and the shared training recipe are AutoGFMConfig (train.py), nested as ``model``: presets
+    and overrides reach it by dotted keys (and the models built from it), and a bad value is refused with the
+    dotted name."""
+    from icml25.core.experiment import ConfigError
+    from icml25.papers.autogfm import AutoGFMConfig, make_suite
+
+    exp = repro.EXPERIMENTS[0]
+    assert exp.make_config("smoke").model == AutoGFMConfig(hid=8, epochs=1.0, batch_size=8, t_e=0.5)
+    assert exp.make_config("quick").model == AutoGFMConfig()
+    assert exp.make_config("full").model == AutoGFMConfig(epochs=100.0, hid=128)
+    cfg = exp.make_config("smoke", {"model.beta": 0.05, "model.loss_form": "batch_mean"})
+    specs = [d.spec for d in make_suite(cfg.n_nodes, cfg.n_graphs, cfg.n_link_targets, seed=0)]
+    model = repro._build("autogfm", cfg, specs)
+    assert (model.beta, model.loss_form, model.t_e, model.lam) == (0.05, "batch_mean", 0.5, 0.1)
+    assert repro._build("no_inv", cfg, specs).beta == 0.0 and repro._build("no_cur", cfg, specs).t_e == 0.0
+    with pytest.raises(ConfigError, match=r"SuiteConfig\.model\.batch_size must be >= 2"):
+        exp.make_config("quick", {"model.batch_size": 1})
+    with pytest.raises(ConfigError, match=r"SuiteConfig\.model\.loss_form must be one of"):
+        exp.make_config("quick", {"model.loss_form": "mean"})
+
+
 def test_smoke_run_values():
     exp = repro.EXPERIMENTS[0]
     m = exp.run(exp.make_config("smoke"), seed=0)

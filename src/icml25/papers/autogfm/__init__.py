@@ -29,10 +29,11 @@ from icml25.papers.autogfm.model import (
     noi_subgraph,
 )
 from icml25.papers.autogfm.suite import NOIDataset, make_suite, tree_cycle_graphs, unify_features
-from icml25.papers.autogfm.train import evaluate, fit_autogfm, fit_gfm, mean_architecture, roc_auc
+from icml25.papers.autogfm.train import AutoGFMConfig, evaluate, fit_autogfm, fit_gfm, mean_architecture, roc_auc
 
 __all__ = [
-    "OPS", "ArchitecturePredictor", "AutoGFM", "DisentangledEncoder", "EnvironmentPredictor", "FixedOpGNN",
+    "OPS", "ArchitecturePredictor", "AutoGFM", "AutoGFMConfig", "DisentangledEncoder", "EnvironmentPredictor",
+    "FixedOpGNN",
     "GNNEncoder", "MixedOpLayer", "MultiTaskGFM", "NOIDataset", "SharedDARTS", "SuperNet", "TaskSpec",
     "check_graph_input", "coefficient_of_variation", "curriculum_loss", "curriculum_weight", "dataset_partners",
     "disentangled_contrastive_loss",

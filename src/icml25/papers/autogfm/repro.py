@@ -13,8 +13,7 @@ the 4 datasets. Settings and claim thresholds were fixed before the quick run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -29,10 +28,10 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
+from icml25.papers.autogfm.figures import suite_figures
 from icml25.papers.autogfm.model import OPS, AutoGFM, FixedOpGNN, SharedDARTS
 from icml25.papers.autogfm.suite import make_suite
-from icml25.papers.autogfm.train import evaluate, fit_gfm, mean_architecture
+from icml25.papers.autogfm.train import AutoGFMConfig, evaluate, fit_gfm, mean_architecture
 
 DATASETS = ("homophilous", "heterophilous", "cycles", "links")
 ABLATIONS = ("no_dis", "no_inv", "no_cur")
@@ -53,52 +52,29 @@ class SuiteConfig(TorchConfig):
     """Hops of a node task's NOI (ego) graph."""
     link_hops: int = 1
     """Hops of each endpoint's ego graph in a link task's NOI graph."""
-    hid: int = 32
-    """Hidden width of super-network and encoder."""
-    n_layers: int = 2
-    """Super-network layers (the paper uses 2)."""
-    epochs: float = 8.0
-    """Training epochs (one epoch = largest train split / batch_size steps)."""
-    batch_size: int = 32
-    """NOI graphs per dataset per step."""
-    lr: float = 0.01
-    """Adam learning rate (all methods)."""
-    lam: float = 0.1
-    """Weight of L_dis (the paper's grid 1e-4..1e-1, second-hand)."""
-    beta: float = 0.01
-    """Weight of L_inv (the paper's grid 1e-4..1e-1, second-hand)."""
-    t_e: float = 3.0
-    """Curriculum end in epochs (gamma = 1 - t / t_e)."""
-    tau: float = 0.5
-    """Temperature of the cosine similarities in L_dis (phi is unspecified in the paper)."""
-    arch_temperature: float = 1.0
-    """Temperature of psi_I's prototype softmax (1 = Eq. 12, which has none)."""
-    loss_form: str = "paper"
-    """'paper': Eq. 9 with one candidate per data set, Eqs. 10/14 summed over the data sets; 'batch_mean': our
-    earlier form (all other-data-set graphs as negatives, all batch pairs in L_inv, both averaged)."""
+    model: AutoGFMConfig = field(default_factory=AutoGFMConfig)
+    """AutoGFM's settings and the shared training recipe (``model.hid``, ``model.n_layers``, ``model.epochs``,
+    ``model.batch_size``, ``model.lr`` for every method; ``model.lam``, ``model.beta``, ``model.t_e``,
+    ``model.tau``, ``model.arch_temperature``, ``model.loss_form`` for AutoGFM and its ablations)."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("n_link_targets", "feature_dim", "hid", "n_layers", "epochs", "lr", "tau",
-                                     "arch_temperature"),
-                     nonnegative=("hops", "link_hops", "lam", "beta", "t_e"),
-                     choices={"loss_form": ("paper", "batch_mean")},
-                     # 4 SBM classes; at least one training graph after the 40/20/40 split; fit_gfm's batch
-                     at_least={"n_nodes": 4, "n_graphs": 3, "batch_size": 2})
+        check_fields(self, positive=("n_link_targets", "feature_dim"),
+                     nonnegative=("hops", "link_hops"),
+                     # 4 SBM classes; at least one training graph after the 40/20/40 split
+                     at_least={"n_nodes": 4, "n_graphs": 3})
         # bounds: a job beyond these would need > ~100 GB or days (one NOI graph per node/graph/target, widths)
         check_fields(self, at_most={"n_nodes": 10**6, "n_graphs": 10**6, "n_link_targets": 10**6, "feature_dim": 10**4,
-                                    "hops": 10**3, "link_hops": 10**3, "hid": 10**4, "n_layers": 10**3,
-                                    "batch_size": 10**5})
+                                    "hops": 10**3, "link_hops": 10**3})
 
 
 def _build(method: str, cfg: SuiteConfig, specs) -> torch.nn.Module:
-    args = (cfg.feature_dim, cfg.hid, specs, cfg.n_layers)
+    args = (cfg.feature_dim, cfg.model.hid, specs, cfg.model.n_layers)
     if method.startswith("fixed_"):
         return FixedOpGNN(method.removeprefix("fixed_"), *args)
     if method == "darts":
         return SharedDARTS(*args)
-    kw = dict(lam=cfg.lam, beta=cfg.beta, t_e=cfg.t_e, tau=cfg.tau, arch_temperature=cfg.arch_temperature,
-              loss_form=cfg.loss_form)
+    kw = cfg.model.model_kwargs()
     if method == "no_dis":  # the paper's "w/o D": a standard GNN encoder instead of the disentangled one
         kw["disentangled"] = False
     elif method == "no_inv":
@@ -125,8 +101,8 @@ def run_suite(cfg: SuiteConfig, seed: int, progress: ProgressFn = no_progress) -
     scores: dict[str, np.ndarray] = {}
     for k, method in enumerate(METHODS):
         torch.manual_seed(1000 * seed + k)
-        model = fit_gfm(_build(method, cfg, specs).to(cfg.device), suite, cfg.epochs, cfg.batch_size, cfg.lr,
-                        seed=seed)
+        model = fit_gfm(_build(method, cfg, specs).to(cfg.device), suite, cfg.model.epochs, cfg.model.batch_size,
+                        cfg.model.lr, seed=seed)
         evals = [evaluate(model, d) for d in suite]
         scores[method] = np.array([s for s, _ in evals])
         for d, (s, alphas) in zip(suite, evals):
@@ -158,26 +134,6 @@ def run_suite(cfg: SuiteConfig, seed: int, progress: ProgressFn = no_progress) -
     return out
 
 
-def suite_figures(per_seed: list[Metrics], cfg: SuiteConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
-    colours = ["#8c8c8c"] * len(OPS) + ["#1f77b4", "#d62728"] + ["#ff9896"] * len(ABLATIONS)
-    seed_bars(axes[0], per_seed, [f"mean_{k}" for k in METHODS], METHODS, colors=colours)
-    axes[0].set_ylabel("mean score over 4 datasets")
-    axes[0].set_ylim(0.4, 1.0)
-    axes[0].tick_params(axis="x", rotation=40)
-    axes[0].set_title("fixed ops, DARTS, AutoGFM, ablations (95% t interval)")
-    alpha = np.array([[np.mean([m[f"alpha_autogfm_{d}"][i] for m in per_seed]) for i in range(len(OPS))]
-                      for d in DATASETS])
-    im = axes[1].imshow(alpha, cmap="viridis")
-    axes[1].set_xticks(range(len(OPS)), OPS)
-    axes[1].set_yticks(range(len(DATASETS)), DATASETS)
-    axes[1].set_title("AutoGFM mean op probability per dataset")
-    fig.colorbar(im, ax=axes[1])
-    return [save_figure(fig, outdir / "autogfm_suite.png")]
-
-
 EXPERIMENTS = [
     Experiment(
         name="suite",
@@ -187,10 +143,10 @@ EXPERIMENTS = [
         config=SuiteConfig,
         run=run_suite,
         presets={
-            "smoke": {"n_nodes": 60, "n_graphs": 40, "n_link_targets": 30, "hid": 8, "epochs": 1.0,
-                      "batch_size": 8, "t_e": 0.5},
+            "smoke": {"n_nodes": 60, "n_graphs": 40, "n_link_targets": 30, "model.hid": 8, "model.epochs": 1.0,
+                      "model.batch_size": 8, "model.t_e": 0.5},
             "quick": {},
-            "full": {"epochs": 100.0, "hid": 128},
+            "full": {"model.epochs": 100.0, "model.hid": 128},
         },
         seeds={"smoke": 1, "quick": 3, "full": 10},
         fidelity={
@@ -218,12 +174,12 @@ _AVG_FAIR = ("the paper's ~1-point average margin is measured after GFT pre-trai
              "data sets with 10 repetitions; a margin that small depends on that protocol and budget")
 CLAIMS = [
     # "no single op wins everywhere" is a property of each suite: the generated suite is built to have it
-    Claim("inconsistency", kind="check",
+    Claim(id="inconsistency", kind="check",
           statement="Architecture inconsistency: the best hand-designed GNN differs across datasets "
                     "(at least 2 distinct winners among the 5 fixed ops on the 4 datasets).",
           paper_value="no single op wins everywhere (Fig. 1, Table 1)", experiment="suite",
           metric="n_distinct_best_fixed_ops", op=">=", threshold=2.0, aggregate="every_seed"),
-    Claim("beats_best_fixed", kind="paper", source="second-hand: auto-generated summary (80.86% vs 79.84%)",
+    Claim(id="beats_best_fixed", kind="paper", source="second-hand: auto-generated summary (80.86% vs 79.84%)",
           statement="AutoGFM's mean score over the datasets is at least that of the best single fixed-op "
                     "GNN (paired difference >= 0; the paper: +1.02 points).",
           paper_value=f"AutoGFM {_AVG}", experiment="suite", metric="autogfm_minus_best_fixed", op=">=",
@@ -231,7 +187,7 @@ CLAIMS = [
           resolution=0.005,
           resolution_reason="paper's gap over the best hand-designed GNN is 80.86 - 79.84 = 1.02 points; take ~half",
           requires=("learned", "inconsistency"), fair_at="paper", fair_at_reason=_AVG_FAIR),
-    Claim("beats_darts", kind="paper", source="second-hand: auto-generated summary (80.86% vs 79.84%)",
+    Claim(id="beats_darts", kind="paper", source="second-hand: auto-generated summary (80.86% vs 79.84%)",
           statement="AutoGFM's mean score is at least that of DARTS with one shared alpha.",
           paper_value="AutoGFM 80.86% on average; DARTS/GraphNAS/GASSO/Graces below the runner-up's 79.84% "
                       "(second-hand)",
@@ -240,7 +196,7 @@ CLAIMS = [
           resolution_reason="DARTS is at most the next best (79.84), so the paper's gap is >= 1.02 points; take ~half",
           requires=("learned",), fair_at="paper", fair_at_reason=_AVG_FAIR),
     # every seed: a count >= 1 by construction; customisation is a property of each trained model
-    Claim("customised", kind="paper", source="second-hand: auto-generated summary (App. B.1 heat maps)",
+    Claim(id="customised", kind="paper", source="second-hand: auto-generated summary (App. B.1 heat maps)",
           statement="AutoGFM customises: the argmax op of its predicted alpha (mean over test NOI graphs and "
                     "layers) differs for at least two datasets.",
           paper_value="architectures differ per dataset (App. B.1 heat maps; second-hand)", experiment="suite",
@@ -249,26 +205,26 @@ CLAIMS = [
           fair_at="reduced",
           fair_at_reason="App. B.1 shows the architectures the predictor has learned after the paper's training on "
                          "its data sets; how far the alphas separate depends on training, not on the method alone"),
-    Claim("ablation_dis", kind="paper", source="Fig. 3",
+    Claim(id="ablation_dis", kind="paper", source="Fig. 3",
           statement="w/o D: replacing the disentangled contrastive encoder by a standard GNN encoder (no "
                     "L_dis) lowers the mean score.",
           paper_value="full model best on all five ablation data sets (Fig. 3; values not retrieved)",
           experiment="suite", metric="autogfm_minus_no_dis", op=">=", threshold=0.0, aggregate="mean",
           resolution=0.005, resolution_reason=_ABL_TIE,
           requires=("learned",), fair_at="reduced", fair_at_reason=_ABL_FAIR),
-    Claim("ablation_inv", kind="paper", source="Fig. 3",
+    Claim(id="ablation_inv", kind="paper", source="Fig. 3",
           statement="w/o I: removing the invariance loss (beta = 0) lowers the mean score.",
           paper_value="full model best (Fig. 3); invariant-guided customisation matters most (values not retrieved)",
           experiment="suite", metric="autogfm_minus_no_inv", op=">=", threshold=0.0, aggregate="mean",
           resolution=0.005, resolution_reason=_ABL_TIE,
           requires=("learned",), fair_at="reduced", fair_at_reason=_ABL_FAIR),
-    Claim("ablation_cur", kind="paper", source="Fig. 3",
+    Claim(id="ablation_cur", kind="paper", source="Fig. 3",
           statement="w/o C: removing the curriculum (gamma = 0) lowers the mean score.",
           paper_value="full model best (Fig. 3; values not retrieved)", experiment="suite",
           metric="autogfm_minus_no_cur", op=">=", threshold=0.0, aggregate="mean",
           resolution=0.005, resolution_reason=_ABL_TIE,
           requires=("learned",), fair_at="reduced", fair_at_reason=_ABL_FAIR),
-    Claim("learned", kind="check",
+    Claim(id="learned", kind="check",
           statement="(ours, beyond the paper) AutoGFM learned: its mean score beats the best constant predictor's "
                     "(majority test class; AUC 0.5 on links).",
           paper_value="not claimed by the paper", experiment="suite", metric="autogfm_minus_constant",

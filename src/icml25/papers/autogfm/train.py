@@ -9,15 +9,68 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 from scipy.stats import rankdata
 
+from icml25.common.checks import check_fields
 from icml25.papers.autogfm.model import OPS, AutoGFM, MultiTaskGFM
 from icml25.papers.autogfm.suite import NOIDataset
 
-__all__ = ["roc_auc", "fit_gfm", "evaluate", "mean_architecture", "fit_autogfm"]
+__all__ = ["AutoGFMConfig", "roc_auc", "fit_gfm", "evaluate", "mean_architecture", "fit_autogfm"]
+
+
+@dataclass(frozen=True)
+class AutoGFMConfig:
+    """AutoGFM's settings in an experiment: the super-network's size, the objective's constants (Eq. 19,
+    ``L_task + lam L_dis + beta L_inv + L_cur``; :class:`AutoGFM`) and the training recipe (:func:`fit_gfm`).
+
+    The baselines an experiment compares with it (fixed-op GNNs, shared-alpha DARTS) are built with the same
+    ``hid`` and ``n_layers`` and trained with the same ``epochs``, ``batch_size`` and ``lr``; ``lam``, ``beta``,
+    ``t_e``, ``tau``, ``arch_temperature`` and ``loss_form`` are AutoGFM's only (:meth:`model_kwargs`).
+    """
+
+    hid: int = 32
+    """Hidden width of super-network and encoder, in [1, 10^4]."""
+    n_layers: int = 2
+    """Super-network layers, in [1, 10^3] (the paper uses 2)."""
+    epochs: float = 8.0
+    """Training epochs, > 0 (one epoch = largest train split / batch_size steps)."""
+    batch_size: int = 32
+    """NOI graphs per dataset per step, in [2, 10^5]."""
+    lr: float = 0.01
+    """Adam learning rate (all methods), > 0."""
+    lam: float = 0.1
+    """Weight of L_dis (Eq. 10) in Eq. 19, >= 0 (the paper's grid 1e-4..1e-1, second-hand)."""
+    beta: float = 0.01
+    """Weight of L_inv (Eq. 14) in Eq. 19, >= 0 (the paper's grid 1e-4..1e-1, second-hand)."""
+    t_e: float = 3.0
+    """Curriculum end in epochs (gamma = 1 - t / t_e, Eq. 18), >= 0; 0 switches the curriculum off."""
+    tau: float = 0.5
+    """Temperature of the cosine similarities in L_dis (Eqs. 8-9; phi is unspecified in the paper), > 0."""
+    arch_temperature: float = 1.0
+    """Temperature of psi_I's prototype softmax, > 0 (1 = Eq. 12, which has none)."""
+    loss_form: str = "paper"
+    """'paper': Eq. 9 with one candidate per data set, Eqs. 10/14 summed over the data sets; 'batch_mean': our
+    earlier form (all other-data-set graphs as negatives, all batch pairs in L_inv, both averaged)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, integer=("hid", "n_layers", "batch_size"),
+                     finite=("epochs", "lr", "lam", "beta", "t_e", "tau", "arch_temperature"),
+                     positive=("hid", "n_layers", "epochs", "lr", "tau", "arch_temperature"),
+                     nonnegative=("lam", "beta", "t_e"),
+                     choices={"loss_form": ("paper", "batch_mean")},
+                     at_least={"batch_size": 2},  # fit_gfm's batch (pairs within a data set)
+                     # bounds: a job beyond these would need > ~100 GB or days
+                     at_most={"hid": 10**4, "n_layers": 10**3, "batch_size": 10**5})
+
+    def model_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of :class:`AutoGFM` that this config sets (beyond the widths)."""
+        return dict(lam=self.lam, beta=self.beta, t_e=self.t_e, tau=self.tau, arch_temperature=self.arch_temperature,
+                    loss_form=self.loss_form)
 
 
 def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
