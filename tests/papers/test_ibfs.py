@@ -372,3 +372,25 @@ def test_smoke_run_metrics_consistent():
 
 def test_naswot_relu_free_net_scores_minus_inf():
     assert naswot_score(nn.Sequential(nn.Linear(3, 2)), torch.randn(4, 3)) == float("-inf")
+
+
+def test_search_settings_are_one_nested_ibfs_config():
+    """The experiment holds the search's settings as one IBFSConfig (``search``): presets and ``--set`` reach it by
+    dotted keys, and a bad value raises ConfigError naming the dotted key."""
+    from icml25.common.checks import ConfigError
+    from icml25.papers.ibfs import IBFSConfig
+    from icml25.papers.ibfs.repro import RankingConfig
+
+    exp = EXPERIMENTS[0]
+    assert RankingConfig().search == IBFSConfig()
+    assert not {"n_score_episodes", "score_shots"} & set(exp.fields)
+    assert {"search.n_episodes", "search.shots"} <= set(exp.fields)
+    smoke = exp.make_config("smoke")
+    assert (smoke.search.n_episodes, smoke.search.shots, smoke.n_archs) == (1, 5, 3)
+    assert exp.make_config("quick").search.n_episodes == 3
+    cfg = exp.make_config("smoke", {"search.shots": 2})
+    assert (cfg.search.shots, cfg.search.n_episodes) == (2, 1)
+    with pytest.raises(ConfigError, match=r"RankingConfig\.search\.n_episodes must be > 0"):
+        exp.make_config("smoke", {"search.n_episodes": 0})
+    with pytest.raises(ConfigError, match=r"RankingConfig\.search\.shots must be > 0"):
+        exp.make_config("smoke", {"search.shots": -1})

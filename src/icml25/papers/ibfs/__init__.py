@@ -13,6 +13,7 @@ from icml25.papers.ibfs.search import (
     OPS,
     SCORES,
     WIDTHS,
+    IBFSConfig,
     IBFSSearch,
     SearchSpace,
     StageNet,
@@ -35,8 +36,8 @@ from icml25.papers.ibfs.search import (
 )
 
 __all__ = [
-    "OPS", "SCORES", "WIDTHS", "EpisodeSampler", "GlyphClasses", "IBFSSearch", "SearchSpace", "StageNet", "cka",
-    "first_order_step", "fomaml_evaluate", "fomaml_train", "gaussian_kernel", "glyph_few_shot", "grad_norm_score",
-    "ib_expressivity", "jacobian_entropy_score", "linear_kernel", "naswot_score", "param_count", "rfs_evaluate",
-    "rfs_train", "sample_output_jacobian", "spectral_entropy", "synflow_score",
+    "OPS", "SCORES", "WIDTHS", "EpisodeSampler", "GlyphClasses", "IBFSConfig", "IBFSSearch", "SearchSpace",
+    "StageNet", "cka", "first_order_step", "fomaml_evaluate", "fomaml_train", "gaussian_kernel", "glyph_few_shot",
+    "grad_norm_score", "ib_expressivity", "jacobian_entropy_score", "linear_kernel", "naswot_score", "param_count",
+    "rfs_evaluate", "rfs_train", "sample_output_jacobian", "spectral_entropy", "synflow_score",
 ]

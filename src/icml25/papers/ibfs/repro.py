@@ -13,8 +13,7 @@ Settings and claim thresholds were fixed before the first quick run.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -31,9 +30,10 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.ibfs.data import glyph_few_shot
+from icml25.papers.ibfs.figures import ranking_figures
 from icml25.papers.ibfs.search import (
+    IBFSConfig,
     IBFSSearch,
     SearchSpace,
     fomaml_evaluate,
@@ -65,10 +65,9 @@ class RankingConfig(TorchConfig):
     """Labelled examples per class in training/test episodes (ground truth)."""
     n_query: int = 5
     """Query examples per class in training/test episodes."""
-    score_shots: int = 5
-    """Labelled examples per class of the new-task episodes the proxies see."""
-    n_score_episodes: int = 3
-    """Episodes averaged by the proxies."""
+    search: IBFSConfig = field(default_factory=IBFSConfig)
+    """The search's view of the new task (``search.n_episodes`` batches of ``search.shots`` images per class),
+    also that of every baseline proxy (the same batches)."""
     beta: float = 0.5
     """Compression weight of the kernel-IB baselines (not used by the paper's score)."""
     proxy_inner_lr: float = 0.1
@@ -101,10 +100,10 @@ class RankingConfig(TorchConfig):
     def validate(self) -> None:
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days
-        check_fields(self, at_most={"k_shot": 10**4, "n_query": 10**4, "score_shots": 10**4, "n_score_episodes": 10**4,
-                                    "meta_iters": 10**7, "meta_batch": 10**4, "inner_steps": 10**5,
-                                    "test_episodes": 10**6, "rfs_steps": 10**7, "rfs_batch": 10**5})
-        check_fields(self, positive=("k_shot", "n_query", "score_shots", "n_score_episodes", "proxy_inner_lr",
+        check_fields(self, at_most={"k_shot": 10**4, "n_query": 10**4, "meta_iters": 10**7, "meta_batch": 10**4,
+                                    "inner_steps": 10**5, "test_episodes": 10**6, "rfs_steps": 10**7,
+                                    "rfs_batch": 10**5})
+        check_fields(self, positive=("k_shot", "n_query", "proxy_inner_lr",
                                      "meta_batch", "inner_lr", "outer_lr", "test_episodes", "top_fraction"),
                      nonnegative=("beta", "meta_iters", "inner_steps", "rfs_steps"), fraction=("top_fraction",),
                      at_least={"n_archs": 2, "n_way": 2, "rfs_batch": 1}, choices={"ground_truth": GROUND_TRUTHS})
@@ -122,12 +121,13 @@ def run_ranking(cfg: RankingConfig, seed: int, progress: ProgressFn = no_progres
     networks) and ``acc_mean_minus_chance`` (minus 1/n_way) show that the ground-truth training learned.
     """
     train, test = glyph_few_shot(n_way=cfg.n_way, k_shot=cfg.k_shot, n_query=cfg.n_query, seed=seed, device=cfg.device)
-    scoring = dataclasses.replace(test, k_shot=cfg.score_shots)
+    scoring = dataclasses.replace(test, k_shot=cfg.search.shots)
     space = SearchSpace()
     archs = space.sample(cfg.n_archs, np.random.default_rng([seed, 1]))
-    searches = {"ibfs": IBFSSearch(space, n_episodes=cfg.n_score_episodes, seed=seed, score="jacobian_entropy"),
-                "kernel_ib": IBFSSearch(space, cfg.beta, cfg.n_score_episodes, 0, seed, score="kernel_ib"),
-                "kernel_ib_adapt1": IBFSSearch(space, cfg.beta, cfg.n_score_episodes, 1, seed,
+    n_episodes = cfg.search.n_episodes
+    searches = {"ibfs": IBFSSearch(space, n_episodes=n_episodes, seed=seed, score="jacobian_entropy"),
+                "kernel_ib": IBFSSearch(space, cfg.beta, n_episodes, 0, seed, score="kernel_ib"),
+                "kernel_ib_adapt1": IBFSSearch(space, cfg.beta, n_episodes, 1, seed,
                                                inner_lr=cfg.proxy_inner_lr, score="kernel_ib")}
     episodes = searches["ibfs"]._episodes(scoring)
     xs0, ys0 = episodes[0]
@@ -176,24 +176,6 @@ def run_ranking(cfg: RankingConfig, seed: int, progress: ProgressFn = no_progres
     return out
 
 
-def ranking_figures(per_seed: list[Metrics], cfg: RankingConfig, outdir: Path) -> list[Path]:
-    """Kendall tau and top-1 percentile of every proxy, mean and 95% interval over seeds."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    seed_bars(axes[0], per_seed, [f"tau_{k}" for k in PROXIES], PROXIES, highlight="ibfs", threshold=0.0)
-    axes[0].set_ylabel(f"Kendall tau(proxy, {cfg.ground_truth} accuracy)")
-    seed_bars(axes[1], per_seed, [f"top1_percentile_{k}" for k in PROXIES], PROXIES, highlight="ibfs",
-              threshold=1 - cfg.top_fraction)
-    axes[1].set_ylabel("accuracy percentile of the proxy's top-1 pick")
-    for ax in axes:
-        ax.tick_params(axis="x", rotation=30)
-    steps = cfg.rfs_steps if cfg.ground_truth == "rfs" else cfg.meta_iters
-    fig.suptitle(f"{cfg.n_archs} architectures, {cfg.n_way}-way {cfg.k_shot}-shot glyphs, "
-                 f"{cfg.ground_truth} {steps} it")
-    return [save_figure(fig, outdir / "ranking.png")]
-
-
 EXPERIMENTS = [
     Experiment(
         name="ranking",
@@ -202,7 +184,8 @@ EXPERIMENTS = [
                     "the 5-way 1-shot accuracy of every candidate after RFS-style supervised pre-training.",
         config=RankingConfig,
         run=run_ranking,
-        presets={"smoke": {"n_archs": 3, "meta_iters": 2, "rfs_steps": 2, "test_episodes": 2, "n_score_episodes": 1},
+        presets={"smoke": {"n_archs": 3, "meta_iters": 2, "rfs_steps": 2, "test_episodes": 2,
+                           "search.n_episodes": 1},
                  "quick": {},
                  "full": {"n_archs": 50, "meta_iters": 2000, "meta_batch": 4, "inner_steps": 5,
                           "rfs_steps": 3000, "test_episodes": 600, "n_query": 15}},
@@ -227,7 +210,7 @@ _RANK = ("the paper ranks NAS-Bench-201 / few-shot cell-space architectures agai
          "image data; fewer candidates or shorter training there would still test the direction, but a proxy's "
          "rank correlation depends on the search space and data, so a glyph-world chain space does not")
 CLAIMS = [
-    Claim("ibfs_tau_positive", kind="paper",
+    Claim(id="ibfs_tau_positive", kind="paper",
           statement="Training-free IBFS (Jacobian spectral entropy at initialisation) ranks candidate architectures "
           "for a new few-shot task in agreement with their accuracy after training (Kendall tau > 0; paper: tau "
           "0.752 on NAS-Bench-201).",
@@ -236,7 +219,7 @@ CLAIMS = [
           metric="tau_ibfs", op=">=", threshold=0.0, resolution=0.05,
           resolution_reason="Kendall tau; |tau| < 0.05 is no ranking signal",
           requires=("ground_truth_learns",), fair_at="reduced", fair_at_reason=_RANK),
-    Claim("ibfs_beats_naswot", kind="paper",
+    Claim(id="ibfs_beats_naswot", kind="paper",
           statement="IBFS ranks better than NASWOT (per-seed tau difference >= 0; paper: 0.752 vs 0.422 on "
           "NAS-Bench-201).",
           paper_value=f"tau 0.752 (IBFS) vs 0.422 (NASWOT), NAS-Bench-201 (Table 1; {_SECOND_HAND})",
@@ -244,7 +227,7 @@ CLAIMS = [
           metric="ibfs_minus_naswot_tau", op=">=", threshold=0.0, resolution=0.05,
           resolution_reason="tau difference; ~1/7 of the paper's IBFS-NASWOT gap 0.33",
           requires=("ground_truth_learns",), fair_at="reduced", fair_at_reason=_RANK),
-    Claim("ibfs_beats_params", kind="ours",
+    Claim(id="ibfs_beats_params", kind="ours",
           statement="(ours, beyond the paper) IBFS ranks better than the trivial #parameters proxy (per-seed tau "
           "difference >= 0).",
           paper_value="not reported (no #params comparison found in the notes)", experiment="ranking",
@@ -252,7 +235,7 @@ CLAIMS = [
           resolution_reason="tau difference; same scale as ibfs_beats_naswot (~1/7 of the paper's gap 0.33)",
           requires=("ground_truth_learns",)),
     # the paper reports the picked network's accuracy on mini-ImageNet: compared as such, at paper fidelity only
-    Claim("ibfs_top1_accuracy", kind="paper",
+    Claim(id="ibfs_top1_accuracy", kind="paper",
           statement="The network IBFS picks reaches 64.55% 5-way 1-shot accuracy (mini-ImageNet, RFS training).",
           paper_value=f"mini-ImageNet 5-way 1-shot 64.55 (5-shot 81.52; tiered-ImageNet 72.56 / 86.73) (Table 3; "
           f"{_SECOND_HAND})",
@@ -263,7 +246,7 @@ CLAIMS = [
           fair_at_reason="an accuracy level belongs to its data set, search space and training protocol "
           "(mini-ImageNet, the paper's cell space, RFS 120 epochs); on glyph classes it is not comparable"),
     # the paper gives no percentile of its pick; where the pick falls in the pool is our test of the search
-    Claim("ibfs_top1_good", kind="ours",
+    Claim(id="ibfs_top1_good", kind="ours",
           statement="(ours, beyond the paper) The IBFS top-1 pick lies in the top 30% of the pool by trained "
           "accuracy (accuracy percentile >= 0.7).",
           paper_value="not reported: the paper gives the picked network's accuracy (see ibfs_top1_accuracy), not "
@@ -271,7 +254,7 @@ CLAIMS = [
           experiment="ranking", metric="top1_percentile_ibfs", op=">=", threshold=0.7, resolution=0.02,
           resolution_reason="percentile in [0,1]; a 2-point miss of the 0.7 bar does not matter",
           requires=("ground_truth_learns",)),
-    Claim("ground_truth_learns", kind="check",
+    Claim(id="ground_truth_learns", kind="check",
           statement="(ours, beyond the paper) The ground-truth training learns: mean few-shot accuracy of the "
           "trained pool exceeds that of the same networks untrained (same evaluation).",
           paper_value="not a paper claim (sanity check of our ground truth)",

@@ -27,6 +27,7 @@ import copy
 import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -34,6 +35,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.func import functional_call
+
+from icml25.common.checks import check_fields
 
 OPS: tuple[str, ...] = ("conv3x3", "conv5x5", "dwsep3x3", "pool_conv1x1", "identity")
 """Candidate operations of one stage."""
@@ -375,6 +378,25 @@ class SearchSpace:
 
 
 # ----------------------------------------------------------------------------- the search
+@dataclass(frozen=True)
+class IBFSConfig:
+    """The training-free search's settings: what of the new task :class:`IBFSSearch` sees (``n_episodes`` support
+    batches of ``shots`` images per class) to score each candidate by the Jacobian spectral entropy (Eqs. 9-10).
+
+    The defaults are the reproduction's quick settings (ours: the paper's batch size was not found).
+    """
+
+    n_episodes: int = 3
+    """Support batches of the new task the score is averaged over (:class:`IBFSSearch`'s ``n_episodes``)."""
+    shots: int = 5
+    """Images per class in each scored batch (the scored episodes' ``k_shot``; only the images are used)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, integer=("n_episodes", "shots"), positive=("n_episodes", "shots"))
+        # bounds: a job beyond these would need > ~100 GB or days (a B x B Jacobian Gram per batch)
+        check_fields(self, at_most={"n_episodes": 10**4, "shots": 10**4})
+
+
 class IBFSSearch:
     """Rank architectures of ``space`` at initialisation on a few batches of the new task, no training.
 
