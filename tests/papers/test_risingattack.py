@@ -13,6 +13,7 @@ from icml25.papers.risingattack import (
     CWTopK,
     QuadAttack,
     RisingAttack,
+    RisingAttackConfig,
     TopKPGD,
     adversarial_jacobian,
     condensed_constraints,
@@ -353,6 +354,27 @@ def test_bad_input_raises():
         TopKPGD(model, K=1, eps=0.0)
     with pytest.raises(ValueError, match="norms"):
         figure_of_merit(0.5, [1, 2], [1, 2, 3])
+
+
+def test_method_settings_are_one_nested_config_set_by_dotted_keys():
+    """RisingAttacK's settings are RisingAttackConfig (attacks.py), nested as ``attack`` in both experiments:
+    presets and overrides reach it by dotted keys (and the attack it makes), and a bad value is refused with the
+    dotted name."""
+    from icml25.core.experiment import ConfigError
+
+    templates, digits = (next(e for e in EXPERIMENTS if e.name == n) for n in ("templates100", "digits"))
+    assert templates.make_config("smoke").attack == RisingAttackConfig(max_iter=10)
+    assert templates.make_config("quick").attack == RisingAttackConfig()
+    assert templates.make_config("full").attack == RisingAttackConfig(max_iter=30)
+    assert digits.make_config("smoke").attack == RisingAttackConfig(max_iter=10)
+    cfg = digits.make_config("quick", {"attack.constraints": "all", "attack.step": 0.5, "attack.margin": 0.3})
+    att = cfg.attack.make(torch.nn.Linear(4, 5), K=2)
+    assert (att.constraints, att.step, att.margin, att.max_iter) == ("all", 0.5, 0.3, 30)
+    assert RisingAttackConfig(n_competitors=3).make(torch.nn.Linear(4, 5), K=2).n_competitors == 3
+    with pytest.raises(ConfigError, match=r"TemplatesConfig\.attack\.constraints must be one of"):
+        templates.make_config("quick", {"attack.constraints": "some"})
+    with pytest.raises(ConfigError, match=r"DigitsConfig\.attack\.max_iter must be > 0"):
+        digits.make_config("quick", {"attack.max_iter": 0})
 
 
 def _smoke(name: str) -> dict:

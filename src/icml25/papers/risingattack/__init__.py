@@ -11,6 +11,7 @@ from icml25.papers.risingattack.attacks import (
     CWTopK,
     QuadAttack,
     RisingAttack,
+    RisingAttackConfig,
     TopKPGD,
     adversarial_jacobian,
     condensed_constraints,
@@ -32,7 +33,7 @@ from icml25.papers.risingattack.data import (
     train_classifier,
 )
 
-__all__ = ["CWTopK", "MLP", "QuadAttack", "RisingAttack", "SmallCNN", "TopKPGD", "adversarial_jacobian",
-           "attack_set", "condensed_constraints", "digits_dataset", "figure_of_merit", "min_norm_qp",
-           "ordered_topk_success", "ordering_margins", "ordering_matrices", "ordering_matrix", "perturbation_norms",
-           "template_dataset", "topk_hinge_loss", "train_classifier"]
+__all__ = ["CWTopK", "MLP", "QuadAttack", "RisingAttack", "RisingAttackConfig", "SmallCNN", "TopKPGD",
+           "adversarial_jacobian", "attack_set", "condensed_constraints", "digits_dataset", "figure_of_merit",
+           "min_norm_qp", "ordered_topk_success", "ordering_margins", "ordering_matrices", "ordering_matrix",
+           "perturbation_norms", "template_dataset", "topk_hinge_loss", "train_classifier"]

@@ -23,12 +23,15 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
 import scipy.optimize
 import torch
 from torch import Tensor, nn
+
+from icml25.common.checks import check_fields
 
 QP_SOLVERS = ("nnls", "osqp")
 
@@ -494,6 +497,39 @@ class RisingAttack:
             z = self.model(x_adv)
         return x_adv, {"success": ordered_topk_success(z, t).cpu(), "iterations": iters,
                        "margins": ordering_margins(z, t).cpu(), "rank": rank}
+
+
+@dataclass(frozen=True)
+class RisingAttackConfig:
+    """RisingAttacK's settings in an experiment (the arguments of :class:`RisingAttack` it sets; :meth:`make`).
+
+    The defaults are the reproduction's (30 SQP steps, QuadAttacK's released margin 0.2, the condensed K + M
+    constraint set with M = K). In a comparison, ``margin`` and ``max_iter`` are every method's: the baselines
+    take the same logit margin and the same iteration budget.
+    """
+
+    max_iter: int = 30
+    """Maximum SQP steps S, in [1, 10^5] (the baselines' iteration budget too)."""
+    margin: float = 0.2
+    """Logit margin m of the ordering constraints, >= 0 (QuadAttacK's released 0.2; the baselines' too)."""
+    step: float = 1.0
+    """Step length along the QP solution, > 0 (1 = full Newton-like step)."""
+    constraints: str = "condensed"
+    """Constraint set: ``condensed`` (K + M rows) or ``all`` (C - 1 rows)."""
+    n_competitors: int | None = None
+    """M, the top non-target competitors of the condensed set, in [0, 10^4] (``None``: M = K)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, integer=("max_iter", "n_competitors"), finite=("margin", "step"),
+                     positive=("max_iter", "step"), nonnegative=("margin", "n_competitors"),
+                     choices={"constraints": CONSTRAINT_SETS},
+                     # bounds: a job beyond these would need > ~100 GB or days
+                     at_most={"max_iter": 10**5, "n_competitors": 10**4})
+
+    def make(self, model: Callable[[Tensor], Tensor], K: int) -> RisingAttack:
+        """The :class:`RisingAttack` on ``model`` for ``K`` ordered targets with these settings."""
+        return RisingAttack(model, K, margin=self.margin, max_iter=self.max_iter, step=self.step,
+                            constraints=self.constraints, n_competitors=self.n_competitors)
 
 
 # ----------------------------------------------------------------------------- baselines

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -29,12 +28,11 @@ from icml25.core.experiment import (
     check_fields,
     no_progress,
 )
-from icml25.core.paper import Claim, Summary
-from icml25.core.plots import save_figure
+from icml25.core.paper import Claim
 from icml25.papers.risingattack.attacks import (
     CWTopK,
     QuadAttack,
-    RisingAttack,
+    RisingAttackConfig,
     TopKPGD,
     figure_of_merit,
     perturbation_norms,
@@ -47,6 +45,7 @@ from icml25.papers.risingattack.data import (
     template_dataset,
     train_classifier,
 )
+from icml25.papers.risingattack.figures import digits_figures, templates_figures
 
 METHODS = ("rising", "quad", "quad_scaled", "cw", "pgd")
 """RisingAttacK, QuadAttacK (released lr), QuadAttacK (lr scaled to the image size), C&W top-K, l2 PGD top-K."""
@@ -60,16 +59,10 @@ DIGITS_SIZE = 1797
 class AttackSettings(TorchConfig):
     """Attack settings shared by both experiments."""
 
-    max_iter: int = 30
-    """Iteration budget of every method (SQP steps for RisingAttacK, Adam/PGD steps for the others)."""
-    margin: float = 0.2
-    """Logit margin m of the ordering constraints (all methods; QuadAttacK's released 0.2)."""
-    step: float = 1.0
-    """RisingAttacK step length along the QP solution."""
-    rising_constraints: str = "condensed"
-    """RisingAttacK's constraint set: ``condensed`` (K + M rows) or ``all`` (C - 1 rows)."""
-    rising_competitors: int | None = None
-    """M, the top non-target competitors of the condensed set (``None``: M = K)."""
+    attack: RisingAttackConfig = field(default_factory=RisingAttackConfig)
+    """RisingAttacK's settings (``attack.max_iter``, ``attack.margin``, ``attack.step``, ``attack.constraints``,
+    ``attack.n_competitors``); ``attack.max_iter`` is every method's iteration budget (SQP steps for RisingAttacK,
+    Adam/PGD steps for the others) and ``attack.margin`` every method's logit margin."""
     quad_lr: float = 0.0022
     """AdamW learning rate of QuadAttacK (released value; pixels in [0, 1])."""
     quad_coef: float = 10.0
@@ -89,12 +82,10 @@ class AttackSettings(TorchConfig):
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("max_iter", "step", "quad_lr", "cw_lr", "pgd_eps", "n_images", "quad_coef",
-                                     "quad_coef_decay"),
-                     nonnegative=("margin", "cw_c", "quad_norm_weight", "rising_competitors"),
-                     choices={"rising_constraints": ("condensed", "all")})
+        check_fields(self, positive=("quad_lr", "cw_lr", "pgd_eps", "n_images", "quad_coef", "quad_coef_decay"),
+                     nonnegative=("cw_c", "quad_norm_weight"))
         # bounds: a job beyond these would need > ~100 GB or days
-        check_fields(self, at_most={"max_iter": 10**5, "rising_competitors": 10**4, "n_images": 10**5})
+        check_fields(self, at_most={"n_images": 10**5})
         if self.quad_coef_decay > 1:
             raise ConfigError(f"{type(self).__name__}.quad_coef_decay must be in (0, 1], got {self.quad_coef_decay!r}")
 
@@ -105,18 +96,18 @@ def _attack_all(model: torch.nn.Module, x: torch.Tensor, targets: torch.Tensor, 
     out: Metrics = {}
     for K in ks:
         t = targets[:, :K]
+        a = cfg.attack  # margin and iteration budget shared by every method
         attacks = {
-            "rising": RisingAttack(model, K, margin=cfg.margin, max_iter=cfg.max_iter, step=cfg.step,
-                                   constraints=cfg.rising_constraints, n_competitors=cfg.rising_competitors),
-            "quad": QuadAttack(model, K, margin=cfg.margin, max_iter=cfg.max_iter, lr=cfg.quad_lr,
+            "rising": a.make(model, K),
+            "quad": QuadAttack(model, K, margin=a.margin, max_iter=a.max_iter, lr=cfg.quad_lr,
                                norm_weight=cfg.quad_norm_weight, coef=cfg.quad_coef, coef_decay=cfg.quad_coef_decay),
             # same, with the per-pixel lr scaled by sqrt(ImageNet size / n): the same l2 length per Adam step
-            "quad_scaled": QuadAttack(model, K, margin=cfg.margin, max_iter=cfg.max_iter,
+            "quad_scaled": QuadAttack(model, K, margin=a.margin, max_iter=a.max_iter,
                                       lr=cfg.quad_lr * math.sqrt(IMAGENET_PIXELS / x[0].numel()),
                                       norm_weight=cfg.quad_norm_weight, coef=cfg.quad_coef,
                                       coef_decay=cfg.quad_coef_decay),
-            "cw": CWTopK(model, K, cfg.margin, cfg.max_iter, cfg.cw_lr, cfg.cw_c),
-            "pgd": TopKPGD(model, K, cfg.margin, cfg.max_iter, cfg.pgd_eps),
+            "cw": CWTopK(model, K, a.margin, a.max_iter, cfg.cw_lr, cfg.cw_c),
+            "pgd": TopKPGD(model, K, a.margin, a.max_iter, cfg.pgd_eps),
         }
         succ, norms = {}, {}
         for name, attack in attacks.items():
@@ -288,43 +279,6 @@ def run_digits(cfg: DigitsConfig, seed: int, progress: ProgressFn = no_progress)
     return metrics
 
 
-# ----------------------------------------------------------------------------- figures
-def _curves(per_seed: list[Metrics], ks: tuple[int, ...], prefix: str, path: Path, title: str) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for name in METHODS:
-        for ax, key in zip(axes, ("asr", "l2")):
-            s = [Summary.of([m[f"{prefix}{key}_{name}_k{K}"] for m in per_seed]) for K in ks]
-            mean = np.array([v.mean for v in s])
-            err = np.array([(v.hi - v.lo) / 2 if v.n > 1 else 0.0 for v in s])
-            ax.errorbar(ks, mean, yerr=err, marker="o", capsize=3, label=name,
-                        lw=2.5 if name == "rising" else 1.2)
-    axes[0].set_ylabel("ordered top-K ASR")
-    axes[1].set_ylabel("mean l2 of successful perturbations")
-    for ax in axes:
-        ax.set_xlabel("K")
-        ax.set_xticks(list(ks))
-    axes[0].legend()
-    fig.suptitle(title)
-    return save_figure(fig, path)
-
-
-def templates_figures(per_seed: list[Metrics], cfg: TemplatesConfig, outdir: Path) -> list[Path]:
-    """ASR and l2 against K, per method (mean and 95% interval over seeds)."""
-    return [_curves(per_seed, cfg.ks, "", outdir / "templates_asr_l2.png",
-                    f"{cfg.n_classes}-class templates, small CNN, {cfg.max_iter} iterations")]
-
-
-def digits_figures(per_seed: list[Metrics], cfg: DigitsConfig, outdir: Path) -> list[Path]:
-    """ASR and l2 against K, per method, one figure per classifier."""
-    return [_curves(per_seed, cfg.ks, f"{name}_", outdir / f"digits_{name}_asr_l2.png", f"digits, {name}")
-            for name in cfg.models]
-
-
 EXPERIMENTS = [
     Experiment(
         name="templates100",
@@ -335,10 +289,10 @@ EXPERIMENTS = [
         config=TemplatesConfig,
         run=run_templates,
         presets={"smoke": {"n_classes": 20, "n_train_per_class": 30, "n_test_per_class": 3, "epochs": 10,
-                           "n_images": 12, "ks": (1, 5), "max_iter": 10},
+                           "n_images": 12, "ks": (1, 5), "attack.max_iter": 10},
                  "quick": {},
                  "full": {"n_train_per_class": 60, "n_test_per_class": 5, "epochs": 12, "n_images": 100,
-                          "ks": (1, 5, 10, 15, 20, 25, 30), "max_iter": 30}},
+                          "ks": (1, 5, 10, 15, 20, 25, 30), "attack.max_iter": 30}},
         seeds={"smoke": 2, "quick": 3, "full": 5},
         fidelity={
             "smoke": Fidelity("mechanism", "20-class 16x16 synthetic templates and a small CNN trained here stand in "
@@ -364,7 +318,7 @@ EXPERIMENTS = [
                     "{1, 2, 3, 5} on 30 correctly classified test images, all five methods.",
         config=DigitsConfig,
         run=run_digits,
-        presets={"smoke": {"models": ("mlp",), "epochs": 10, "n_images": 12, "ks": (1, 3), "max_iter": 10},
+        presets={"smoke": {"models": ("mlp",), "epochs": 10, "n_images": 12, "ks": (1, 3), "attack.max_iter": 10},
                  "quick": {},
                  "full": {"n_images": 100}},
         seeds={"smoke": 2, "quick": 3, "full": 5},
@@ -389,28 +343,28 @@ _RELEASED = ("QuadAttacK's released per-pixel lr is set for 3x224x224 ImageNet i
 _MECH = ("the paper's case is the feature- vs image-space misalignment of QuadAttacK's QP, which any trained "
          "classifier has; with the lr scaled to the image size the baseline takes its intended step length")
 CLAIMS = [
-    Claim("asr_vs_quadattack", kind="paper",
+    Claim(id="asr_vs_quadattack", kind="paper",
           statement="100 classes, K in {5, 10}: RisingAttacK's ordered top-K ASR is at least QuadAttacK's at its "
           "released settings (mean over K of the per-seed ASR difference >= 0).",
           paper_value=_PAPER, source=_SRC, experiment="templates100", metric="asr_rising_minus_quad_k5plus",
           op=">=", threshold=0.0, aggregate="mean", resolution=0.02,
           resolution_reason="no paper number; ASR is a fraction, 0.02 ~ one of the 60 attacked (image, K) pairs",
           requires=("templates_classifier_learned", "k1_all_methods"), fair_at="reduced", fair_at_reason=_RELEASED),
-    Claim("asr_vs_quadattack_k1", kind="paper",
+    Claim(id="asr_vs_quadattack_k1", kind="paper",
           statement="100 classes, K = 1: RisingAttacK's ASR is at least QuadAttacK's (the paper's comparison "
           "includes K = 1).",
           paper_value=_PAPER, source=_SRC, experiment="templates100", metric="asr_rising_minus_quad_k1", op=">=",
           threshold=0.0, aggregate="mean", resolution=0.033,
           resolution_reason="no paper number; 0.033 = one of the 30 attacked images at K = 1",
           requires=("templates_classifier_learned", "k1_all_methods"), fair_at="reduced", fair_at_reason=_RELEASED),
-    Claim("asr_vs_quadattack_scaled", kind="paper",
+    Claim(id="asr_vs_quadattack_scaled", kind="paper",
           statement="100 classes, K in {5, 10}: RisingAttacK's ASR is at least that of QuadAttacK with its learning "
           "rate scaled to our image size (lr x sqrt(3*224*224 / n); the scaling is ours).",
           paper_value=_PAPER, source=_SRC, experiment="templates100", metric="asr_rising_minus_quad_scaled_k5plus",
           op=">=", threshold=0.0, aggregate="mean", resolution=0.02,
           resolution_reason="as asr_vs_quadattack: 0.02 ~ one of the 60 attacked (image, K) pairs",
           requires=("templates_classifier_learned",), fair_at="mechanism", fair_at_reason=_MECH),
-    Claim("l2_vs_quadattack_scaled", kind="paper",
+    Claim(id="l2_vs_quadattack_scaled", kind="paper",
           statement="100 classes, K in {5, 10}: on images both attack successfully, RisingAttacK's mean l2 is at "
           "most the size-scaled QuadAttacK's.",
           paper_value=f"better than QuadAttacK in a figure of merit that combines ASR with l1/l2/linf norms "
@@ -422,14 +376,14 @@ CLAIMS = [
           "difference",
           requires=("templates_classifier_learned",), fair_at="mechanism", fair_at_reason=_MECH,
           baseline_metric="l2_quad_scaled_k5"),
-    Claim("asr_vs_cw", kind="ours",
+    Claim(id="asr_vs_cw", kind="ours",
           statement="(ours, beyond the paper) 100 classes, K in {5, 10}: RisingAttacK's ASR is at least C&W "
           "top-K's.",
           paper_value="no C&W top-K comparison known from the paper",
           experiment="templates100", metric="asr_rising_minus_cw_k5plus", op=">=", threshold=0.0, aggregate="mean",
           resolution=0.02, resolution_reason="as asr_vs_quadattack: 0.02 ~ one of the 60 attacked (image, K) pairs",
           requires=("templates_classifier_learned",)),
-    Claim("l2_vs_quadattack", kind="paper",
+    Claim(id="l2_vs_quadattack", kind="paper",
           statement="100 classes, K in {5, 10}: on images both attack successfully, RisingAttacK's mean l2 is at "
           "most QuadAttacK's (mean over K of the per-seed ratio <= 1).",
           paper_value=f"better than QuadAttacK in a figure of merit that combines ASR with l1/l2/linf norms "
@@ -441,18 +395,18 @@ CLAIMS = [
           requires=("templates_classifier_learned", "k1_all_methods"), fair_at="reduced", fair_at_reason=_RELEASED,
           baseline_metric="l2_quad_k5"),
     # every seed: a sanity check of the baselines' implementation that must hold in every run
-    Claim("k1_all_methods", kind="check",
+    Claim(id="k1_all_methods", kind="check",
           statement="(ours, beyond the paper) 100 classes, K = 1: every method (RisingAttacK, QuadAttacK released "
           "and size-scaled, C&W, PGD) reaches >= 95% ASR (a sanity check of the baselines).",
           paper_value="not claimed by the paper", experiment="templates100", metric="min_asr_k1", op=">=",
           threshold=0.95, aggregate="every_seed"),
     # every seed: the attacked CNN must have learned; 0.5 above chance (0.01) is far from a trivial predictor
-    Claim("templates_classifier_learned", kind="check",
+    Claim(id="templates_classifier_learned", kind="check",
           statement="(ours, beyond the paper) the 100-class CNN's test accuracy exceeds chance (1%) by at least 0.5 "
           "in every seed.",
           paper_value="not claimed by the paper (ImageNet models are pretrained)",
           experiment="templates100", metric="accuracy_minus_chance", op=">=", threshold=0.5, aggregate="every_seed"),
-    Claim("digits_asr_vs_quadattack", kind="paper",
+    Claim(id="digits_asr_vs_quadattack", kind="paper",
           statement="digits (MLP and CNN), K in {2, 3, 5}: RisingAttacK's ASR is at least QuadAttacK's.",
           paper_value=_PAPER + " across architectures", source=_SRC,
           experiment="digits", metric="asr_rising_minus_quad_k2plus", op=">=", threshold=0.0, aggregate="mean",
@@ -460,7 +414,7 @@ CLAIMS = [
           resolution_reason="no paper number; ASR fraction over 180 (image, K, model) attacks, 0.02 ~ 4 of them",
           requires=("digits_classifier_learned", "digits_k1_all_methods"), fair_at="reduced",
           fair_at_reason=_RELEASED),
-    Claim("digits_asr_vs_quadattack_scaled", kind="paper",
+    Claim(id="digits_asr_vs_quadattack_scaled", kind="paper",
           statement="digits (MLP and CNN), K in {2, 3, 5}: RisingAttacK's ASR is at least the size-scaled "
           "QuadAttacK's.",
           paper_value=_PAPER + " across architectures", source=_SRC,
@@ -469,12 +423,12 @@ CLAIMS = [
           resolution_reason="as digits_asr_vs_quadattack: 0.02 ~ 4 of 180 (image, K, model) attacks",
           requires=("digits_classifier_learned",), fair_at="mechanism", fair_at_reason=_MECH),
     # every seed: as k1_all_methods
-    Claim("digits_k1_all_methods", kind="check",
+    Claim(id="digits_k1_all_methods", kind="check",
           statement="(ours, beyond the paper) digits, K = 1: every method reaches >= 95% ASR on both classifiers.",
           paper_value="not claimed by the paper", experiment="digits", metric="min_asr_k1", op=">=", threshold=0.95,
           aggregate="every_seed"),
     # every seed: as templates_classifier_learned (chance 0.1 on 10 classes)
-    Claim("digits_classifier_learned", kind="check",
+    Claim(id="digits_classifier_learned", kind="check",
           statement="(ours, beyond the paper) both digits classifiers exceed chance (10%) by at least 0.5 in every "
           "seed.",
           paper_value="not claimed by the paper", experiment="digits", metric="accuracy_minus_chance", op=">=",
