@@ -28,6 +28,7 @@ from icml25.papers.vlgpo import (
     select_top_k,
     vlgpo_sample,
 )
+from icml25.papers.vlgpo.models import VLGPOConfig, train_vlgpo
 from icml25.papers.vlgpo.official import (
     OFFICIAL_ALPHABET,
     ConvSeqVAE,
@@ -36,7 +37,7 @@ from icml25.papers.vlgpo.official import (
     load_official_vae,
     official_step_settings,
 )
-from icml25.papers.vlgpo.repro import CLAIMS, EXPERIMENTS, METHODS, _train, propose
+from icml25.papers.vlgpo.repro import CLAIMS, EXPERIMENTS, METHODS, TaskConfig, propose
 from icml25.papers.vlgpo.sampling import _likelihood_loss
 
 torch.set_num_threads(1)
@@ -193,12 +194,13 @@ def test_select_top_k_uses_predictor_not_oracle(small_task):
 
 def test_pipeline_never_calls_oracle_before_evaluation():
     exp = EXPERIMENTS[0]
-    cfg = exp.make_config("smoke", {"n_library": 1500, "vae_steps": 50, "flow_steps": 50, "predictor_steps": 30})
+    cfg = exp.make_config("smoke", {"n_library": 1500, "vlgpo.vae_steps": 50, "vlgpo.flow_steps": 50,
+                                    "vlgpo.predictor_steps": 30})
     task = make_landscape_task(cfg.seq_len, difficulty="medium", seed=0, n_library=cfg.n_library)
-    vae, flow, pred = _train(task, cfg, 0)
+    vae, flow, pred = train_vlgpo(task.train_x, task.train_y, cfg.vlgpo, 0)
     designs = {m: propose(m, task, vae, flow, pred, cfg, 0) for m in METHODS}
     assert task.oracle.n_calls == 0
-    assert all(1 <= len(d) <= cfg.top_k and len(set(d)) == len(d) for d in designs.values())
+    assert all(1 <= len(d) <= cfg.vlgpo.top_k and len(set(d)) == len(d) for d in designs.values())
     evaluate(designs["vlgpo"], task.oracle, task.train_x)
     assert task.oracle.n_calls == 1
 
@@ -223,7 +225,7 @@ def test_smoke_run_values():
     assert a["oracle_calls_before_evaluation"] == 0.0
     for m in METHODS[1:]:
         assert a[f"fitness_vlgpo_minus_{m}"] == pytest.approx(a["fitness_vlgpo"] - a[f"fitness_{m}"])
-    assert all(1 <= a[f"n_designs_{m}"] <= cfg.top_k for m in METHODS)
+    assert all(1 <= a[f"n_designs_{m}"] <= cfg.vlgpo.top_k for m in METHODS)
     assert 0.0 <= a["fitness_vlgpo"] <= 1.5 and a["novelty_adalead"] >= 1.0
     assert {c.experiment for c in CLAIMS} == {e.name for e in EXPERIMENTS}
 
@@ -422,3 +424,25 @@ def test_vlgpo_sample_matches_the_released_posterior_sample():
                    for s in distinct]
         top = [distinct[i] for i in np.argsort(fitness)[::-1][:8]]
         assert top == list(z[f"top_J{J}"]), J
+
+
+def test_method_settings_are_one_nested_vlgpo_config():
+    """The experiments hold VLGPO's settings as one VLGPOConfig (``vlgpo``): presets and ``--set`` reach it by dotted
+    keys, and a bad value raises ConfigError naming the dotted key."""
+    from icml25.common.checks import ConfigError
+
+    assert TaskConfig().vlgpo == VLGPOConfig()
+    for exp in EXPERIMENTS:
+        assert not {"latent_dim", "vae_steps", "n_samples", "top_k", "ode_steps", "J", "alpha"} & set(exp.fields)
+        assert {"vlgpo.latent_dim", "vlgpo.vae_steps", "vlgpo.n_samples", "vlgpo.top_k", "vlgpo.ode_steps",
+                "vlgpo.J", "vlgpo.alpha"} <= set(exp.fields)
+        smoke = exp.make_config("smoke")
+        assert (smoke.vlgpo.n_samples, smoke.vlgpo.top_k, smoke.vlgpo.J, smoke.vlgpo.alpha) == (48, 16, 2, 1000.0)
+        full = exp.make_config("full")
+        assert (full.vlgpo.J, full.vlgpo.alpha, full.vlgpo.flow_steps) == (39, 1000.0 * 5 / 39, 5000)
+    cfg = EXPERIMENTS[0].make_config("smoke", {"vlgpo.J": 3, "vlgpo.alpha": 34.0})
+    assert (cfg.vlgpo.J, cfg.vlgpo.alpha, cfg.vlgpo.ode_steps, cfg.adalead_rounds) == (3, 34.0, 4, 2)
+    with pytest.raises(ConfigError, match=r"TaskConfig\.vlgpo\.alpha must be >= 0"):
+        EXPERIMENTS[0].make_config("smoke", {"vlgpo.alpha": -1.0})
+    with pytest.raises(ConfigError, match=r"TaskConfig\.vlgpo\.top_k must be > 0"):
+        EXPERIMENTS[0].make_config("smoke", {"vlgpo.top_k": 0})

@@ -17,7 +17,7 @@ from icml25.papers.vlgpo.landscape import (
     make_landscape_task,
     novelty,
 )
-from icml25.papers.vlgpo.models import FitnessCNN, LatentFlowPrior, SeqVAE
+from icml25.papers.vlgpo.models import FitnessCNN, LatentFlowPrior, SeqVAE, VLGPOConfig, train_vlgpo
 from icml25.papers.vlgpo.official import (
     GGS_SPLITS,
     OFFICIAL_ALPHABET,
@@ -36,7 +36,7 @@ from icml25.papers.vlgpo.sampling import adalead_sample, latent_ascent_sample, s
 __all__ = [
     "AMINO_ACIDS", "ConvSeqVAE", "FitnessCNN", "GGS_SPLITS", "LandscapeTask", "LatentFlowPrior", "OFFICIAL_ALPHABET",
     "OFFICIAL_FITNESS_RANGE", "OFFICIAL_LATENT_DIM", "OFFICIAL_STEP_SETTINGS", "OFFICIAL_VAE_LENGTH", "PottsOracle",
-    "SeqVAE", "adalead_sample", "decode_tokens", "diversity", "encode_sequences", "evaluate", "latent_ascent_sample",
-    "levenshtein_matrix", "load_ggs_cnn", "load_ggs_split", "load_official_vae", "make_landscape_task", "novelty",
-    "official_step_settings", "select_top_k", "vlgpo_sample",
+    "SeqVAE", "VLGPOConfig", "adalead_sample", "decode_tokens", "diversity", "encode_sequences", "evaluate",
+    "latent_ascent_sample", "levenshtein_matrix", "load_ggs_cnn", "load_ggs_split", "load_official_vae",
+    "make_landscape_task", "novelty", "official_step_settings", "select_top_k", "train_vlgpo", "vlgpo_sample",
 ]

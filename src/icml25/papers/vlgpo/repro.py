@@ -17,8 +17,7 @@ predictor has a different output scale.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -34,9 +33,9 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
+from icml25.papers.vlgpo.figures import task_figures
 from icml25.papers.vlgpo.landscape import evaluate, make_landscape_task, novelty
-from icml25.papers.vlgpo.models import FitnessCNN, LatentFlowPrior, SeqVAE
+from icml25.papers.vlgpo.models import VLGPOConfig, train_vlgpo
 from icml25.papers.vlgpo.sampling import adalead_sample, latent_ascent_sample, select_top_k, vlgpo_sample
 
 METHODS = ("vlgpo", "prior", "latent_ascent", "adalead")
@@ -45,7 +44,7 @@ METHODS = ("vlgpo", "prior", "latent_ascent", "adalead")
 
 @dataclass
 class TaskConfig(TorchConfig):
-    """Settings of one GGS-style synthetic task and of every method run on it."""
+    """Settings of one GGS-style synthetic task and of every method run on it (VLGPO's own in ``vlgpo``)."""
 
     difficulty: str = "medium"
     """GGS split: ``medium`` (20-40th percentile, gap >= 6) or ``hard`` (< 30th percentile, gap >= 7)."""
@@ -53,73 +52,45 @@ class TaskConfig(TorchConfig):
     """Sequence length L (AAV-like)."""
     n_library: int = 20000
     """Random 1-10 point mutants of the wild type before filtering."""
-    latent_dim: int = 16
-    """VAE latent dimension (the official AAV config uses 16)."""
-    vae_steps: int = 600
-    """Adam steps of VAE training."""
-    flow_steps: int = 1000
-    """Adam steps of conditional flow matching."""
-    predictor_steps: int = 500
-    """Adam steps of predictor training."""
-    n_samples: int = 512
-    """Designs generated per method."""
-    top_k: int = 128
-    """Designs kept after dedupe and ranking by the predictor."""
-    ode_steps: int = 32
-    """Euler steps K of the prior ODE."""
-    J: int = 5
-    """Likelihood steps per ODE step (official AAV unsmoothed: 39 medium, 19 hard; see ``official_step_settings``)."""
-    alpha: float = 1000.0
-    """Likelihood step size in units of h (chosen on development seed 100; official AAV unsmoothed: 34 medium,
-    38 hard, tuned for the GGS predictor's raw-fitness gradients, which ours, trained on normalised fitness, lacks)."""
+    vlgpo: VLGPOConfig = field(default_factory=VLGPOConfig)
+    """VLGPO's training and sampling settings (``vlgpo.latent_dim``, ``vlgpo.vae_steps``, ``vlgpo.flow_steps``,
+    ``vlgpo.predictor_steps``, ``vlgpo.n_samples``, ``vlgpo.top_k``, ``vlgpo.ode_steps``, ``vlgpo.J``,
+    ``vlgpo.alpha``). The baselines use the same trained VAE and predictor and the same budget: ``n_samples``
+    designs, the predictor's ``top_k``, ``ode_steps`` prior steps (prior-only) and ``ode_steps * J`` gradient steps
+    of size ``alpha / ode_steps`` (latent ascent)."""
     adalead_rounds: int = 10
     """Rounds of AdaLead-style evolution."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("latent_dim", "n_samples", "top_k", "ode_steps", "adalead_rounds"),
-                     nonnegative=("vae_steps", "flow_steps", "predictor_steps", "J", "alpha"),
+        check_fields(self, positive=("adalead_rounds",),
                      at_least={"seq_len": 5, "n_library": 100},  # seq_len >= the predictor's kernel width
                      choices={"difficulty": ("medium", "hard")})
         # bounds: a job beyond these would need > ~100 GB or days
-        check_fields(self, at_most={"seq_len": 10**4, "n_library": 10**7, "latent_dim": 10**4, "vae_steps": 10**7,
-                                    "flow_steps": 10**7, "predictor_steps": 10**7, "n_samples": 10**6,
-                                    "top_k": 10**6, "ode_steps": 10**4, "J": 10**4, "adalead_rounds": 10**4})
-
-
-def _train(task, cfg: TaskConfig, seed: int):
-    """Train VAE, flow prior and predictor on the training split only."""
-    torch.manual_seed(seed)
-    # built on the CPU (the same initial weights on every device), trained on cfg.device
-    vae = SeqVAE(cfg.seq_len, latent_dim=cfg.latent_dim).to(cfg.device)
-    vae.fit(task.train_x, n_steps=cfg.vae_steps, seed=seed)
-    flow = LatentFlowPrior(cfg.latent_dim).to(cfg.device)
-    flow.fit(vae.embed(task.train_x), n_steps=cfg.flow_steps, seed=seed)
-    predictor = FitnessCNN(cfg.seq_len).to(cfg.device)
-    predictor.fit(task.train_x, task.train_y, n_steps=cfg.predictor_steps, seed=seed)
-    return vae, flow, predictor
+        check_fields(self, at_most={"seq_len": 10**4, "n_library": 10**7, "adalead_rounds": 10**4})
 
 
 def propose(method: str, task, vae, flow, predictor, cfg: TaskConfig, seed: int) -> list[str]:
     """Designs of one method after dedupe and predictor top-k; never touches the oracle."""
+    v = cfg.vlgpo
     if method == "vlgpo":
-        seqs = vlgpo_sample(flow, vae, predictor, cfg.n_samples, cfg.ode_steps, J=cfg.J, alpha=cfg.alpha, seed=seed)
+        seqs = vlgpo_sample(flow, vae, predictor, v.n_samples, v.ode_steps, J=v.J, alpha=v.alpha, seed=seed)
     elif method == "prior":
-        seqs = vlgpo_sample(flow, vae, predictor, cfg.n_samples, cfg.ode_steps, J=0, seed=seed)
+        seqs = vlgpo_sample(flow, vae, predictor, v.n_samples, v.ode_steps, J=0, seed=seed)
     elif method == "latent_ascent":  # same number of gradient steps and step size as VLGPO
-        seqs = latent_ascent_sample(vae, predictor, task.train_x, cfg.n_samples, cfg.ode_steps * cfg.J,
-                                    cfg.alpha / cfg.ode_steps, seed=seed)
+        seqs = latent_ascent_sample(vae, predictor, task.train_x, v.n_samples, v.ode_steps * v.J,
+                                    v.alpha / v.ode_steps, seed=seed)
     elif method == "adalead":
-        seqs = adalead_sample(predictor, task.train_x, cfg.n_samples, rounds=cfg.adalead_rounds, seed=seed)
+        seqs = adalead_sample(predictor, task.train_x, v.n_samples, rounds=cfg.adalead_rounds, seed=seed)
     else:
         raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
-    return select_top_k(seqs, predictor, cfg.top_k)
+    return select_top_k(seqs, predictor, v.top_k)
 
 
 def run_task(cfg: TaskConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
     """One seed: train on the split, design with every method, score the top-k with the oracle."""
     task = make_landscape_task(cfg.seq_len, "potts", cfg.difficulty, seed=seed, n_library=cfg.n_library)
-    vae, flow, predictor = _train(task, cfg, seed)
+    vae, flow, predictor = train_vlgpo(task.train_x, task.train_y, cfg.vlgpo, seed, cfg.device)
     progress(1, len(METHODS) + 1)
     designs, seconds = {}, {}
     for i, m in enumerate(METHODS):
@@ -140,10 +111,10 @@ def run_task(cfg: TaskConfig, seed: int, progress: ProgressFn = no_progress) -> 
     out["consensus_reconstruction"] = float((task.train_x == consensus[None]).mean())
     out["vae_minus_consensus_reconstruction"] = out["vae_reconstruction"] - out["consensus_reconstruction"]
     # (top_k chains each: as many sequences as the evaluated designs, and novelty's cost grows with the count)
-    gauss = vae.decode_tokens(torch.randn(cfg.top_k, cfg.latent_dim,
+    gauss = vae.decode_tokens(torch.randn(cfg.vlgpo.top_k, cfg.vlgpo.latent_dim,
                                           generator=torch.Generator().manual_seed(seed + 7)).to(cfg.device))
     out["novelty_gaussian_latents"] = novelty(gauss, task.train_x)
-    out["novelty_prior_samples"] = novelty(vae.decode_tokens(flow.sample(cfg.top_k, cfg.ode_steps, seed)),
+    out["novelty_prior_samples"] = novelty(vae.decode_tokens(flow.sample(cfg.vlgpo.top_k, cfg.vlgpo.ode_steps, seed)),
                                            task.train_x)
     for m in METHODS:
         for k, v in evaluate(designs[m], task.oracle, task.train_x).items():
@@ -154,21 +125,8 @@ def run_task(cfg: TaskConfig, seed: int, progress: ProgressFn = no_progress) -> 
     return out
 
 
-def task_figures(per_seed: list[Metrics], cfg: TaskConfig, outdir: Path) -> list[Path]:
-    """Bars of median oracle fitness, diversity and novelty per method (mean and 95% interval over seeds)."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
-    for ax, metric in zip(axes, ("fitness", "diversity", "novelty")):
-        seed_bars(ax, per_seed, [f"{metric}_{m}" for m in METHODS], METHODS, highlight="vlgpo")
-        ax.set_title(f"{metric} of the top-{cfg.top_k}")
-        ax.tick_params(axis="x", rotation=20)
-    fig.suptitle(f"synthetic Potts L={cfg.seq_len}, {cfg.difficulty} split")
-    return [save_figure(fig, outdir / f"vlgpo_{cfg.difficulty}.png", dpi=110)]
-
-
-_SMOKE = {"n_library": 3000, "vae_steps": 300, "flow_steps": 200, "predictor_steps": 100, "n_samples": 48,
-          "top_k": 16, "ode_steps": 4, "J": 2, "adalead_rounds": 2}
+_SMOKE = {"n_library": 3000, "vlgpo.vae_steps": 300, "vlgpo.flow_steps": 200, "vlgpo.predictor_steps": 100,
+          "vlgpo.n_samples": 48, "vlgpo.top_k": 16, "vlgpo.ode_steps": 4, "vlgpo.J": 2, "adalead_rounds": 2}
 _FULL_REQ = ("The paper's GFP/AAV medium/hard splits and the GGS predictor/oracle checkpoints (kirjner/GGS, "
              "uzh-dqbm-cmi/VLGPO) are not bundled; the full preset runs the synthetic task at the paper's "
              "sampling scale (512 samples, 32 ODE steps, J = 39, top-128) with 5 seeds.")
@@ -181,8 +139,8 @@ EXPERIMENTS = [
         config=TaskConfig,
         run=run_task,
         presets={"smoke": {"difficulty": diff, **_SMOKE}, "quick": {"difficulty": diff},
-                 "full": {"difficulty": diff, "vae_steps": 3000, "flow_steps": 5000, "predictor_steps": 2000,
-                          "J": 39, "alpha": 1000.0 * 5 / 39}},
+                 "full": {"difficulty": diff, "vlgpo.vae_steps": 3000, "vlgpo.flow_steps": 5000,
+                          "vlgpo.predictor_steps": 2000, "vlgpo.J": 39, "vlgpo.alpha": 1000.0 * 5 / 39}},
         seeds={"smoke": 2, "quick": 5, "full": 5},
         fidelity={
             "smoke": Fidelity("mechanism", f"a synthetic AAV-like Potts landscape (L = 28, GGS-style {diff} split) "
@@ -206,7 +164,7 @@ _ABLATION = ("no such baseline in the paper (ours, beyond the paper: an ablation
              "constraint)")
 _LEARNED = ("{0}_predictor_learned", "{0}_vae_learned")
 CLAIMS = [
-    Claim(f"{diff}_beats_adalead", kind="paper",
+    Claim(id=f"{diff}_beats_adalead", kind="paper",
           statement=f"{diff.capitalize()} split: VLGPO's median oracle fitness of the top-128 exceeds AdaLead-style "
           "evolution's (paired per-seed difference >= 0; the paper compares with AdaLead on GGS GFP/AAV).",
           paper_value=_PAPER_SOTA.format(diff),
@@ -221,7 +179,7 @@ CLAIMS = [
           "evolutionary search depends on the landscape, so a synthetic Potts proxy does not")
     for diff in ("medium", "hard")
 ] + [
-    Claim(f"{diff}_beats_{base}", kind="ours",
+    Claim(id=f"{diff}_beats_{base}", kind="ours",
           statement=f"(ours, beyond the paper) {diff.capitalize()} split: VLGPO's median oracle fitness of the "
           f"top-128 exceeds {label}'s (paired per-seed difference >= 0).",
           paper_value=_ABLATION, experiment=diff, metric=f"fitness_vlgpo_minus_{base}", op=">=", threshold=0.0,
@@ -233,7 +191,7 @@ CLAIMS = [
 ] + [
     # every seed: a collapse of the designs in any run is a fail (card: "a collapse to one sequence is a fail");
     # the median pairwise distance, so that a few outliers cannot hide a collapse of most designs
-    Claim(f"{diff}_no_collapse", kind="ours",
+    Claim(id=f"{diff}_no_collapse", kind="ours",
           statement=f"(ours, beyond the paper) {diff.capitalize()} split: VLGPO's designs do not collapse (median "
           "pairwise Levenshtein distance of the top-128 >= 2).",
           paper_value="diversity reported in Table 1 (mean pairwise distance; numbers not retrieved)",
@@ -241,14 +199,14 @@ CLAIMS = [
     for diff in ("medium", "hard")
 ] + [
     # every seed: the learned pieces beat their trivial stand-ins in the same run (threshold 0 by construction)
-    Claim(f"{diff}_predictor_learned", kind="check",
+    Claim(id=f"{diff}_predictor_learned", kind="check",
           statement=f"(ours, beyond the paper) {diff.capitalize()} split: the CNN predictor ranks the held-out "
           "library at least as well as a constant (Spearman >= 0).",
           paper_value="no number (a sanity check)", experiment=diff, metric="predictor_spearman_heldout", op=">=",
           threshold=0.0, aggregate="every_seed")
     for diff in ("medium", "hard")
 ] + [
-    Claim(f"{diff}_vae_learned", kind="check",
+    Claim(id=f"{diff}_vae_learned", kind="check",
           statement=f"(ours, beyond the paper) {diff.capitalize()} split: the VAE reconstructs more training "
           "positions than the per-position consensus sequence does.",
           paper_value="no number (a sanity check)", experiment=diff,
