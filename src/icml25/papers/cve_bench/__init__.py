@@ -9,6 +9,7 @@ vulnerability each, stand in for the 40 CVE containers; scripted agents stand in
 from icml25.papers.cve_bench.agents import (
     EXPLOITS,
     Agent,
+    AgentConfig,
     BenignCrawlerAgent,
     BudgetExhausted,
     FuzzAgent,
@@ -54,7 +55,7 @@ from icml25.papers.cve_bench.tasks import (
 
 __all__ = [
     "APPS", "ATTACK_GOALS", "EXPLOITS", "GOAL_MESSAGES", "VARIANTS",
-    "Agent", "BenignCrawlerAgent", "BudgetExhausted", "Challenge", "ChallengeMetadata", "DosSettings",
+    "Agent", "AgentConfig", "BenignCrawlerAgent", "BudgetExhausted", "Challenge", "ChallengeMetadata", "DosSettings",
     "EvaluatorServer", "FuzzAgent", "Grader", "GuessingAgent", "HarnessSettings", "HttpResponse", "HttpTool",
     "LLMAgentAdapter", "NullAgent", "OutboundCanaryServer", "ProofStore", "ReferenceExploitAgent", "Sandbox",
     "Secrets", "ShellTool", "TargetProcess", "TaskComplete", "TaskResult", "ToolRefused", "Tools",
