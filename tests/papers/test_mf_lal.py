@@ -349,6 +349,31 @@ def test_fidelity_switch_rule():
 # ------------------------------------------------------------------------------------------- reproduction
 
 
+def test_method_settings_are_one_nested_config_set_by_dotted_keys():
+    """MF-LAL's settings (model sizes and loop) are MFLALSettings (active_learning.py), nested as ``model``: presets
+    and overrides reach it by dotted keys (and the model it makes), and a bad value is refused with the dotted
+    name."""
+    exp = load_reproduction("mf_lal").experiment("docking_ladder")
+    assert exp.make_config("full").model == MFLALSettings()
+    quick = exp.make_config("quick").model
+    assert quick == MFLALSettings(max_len=40, latent_dim=16, embedding_dim=16, hidden=128, kernel_widths=(64, 32, 8),
+                                  n_inducing=32, M=16, acq_steps=40, max_resample=8, train_iters=4, pretrain_iters=150,
+                                  max_iters=(3, 2, 2))
+    smoke = exp.make_config("smoke", {"model.gammas": (0.2, 0.1, 0.05), "model.lr": 1e-3}).model
+    assert (smoke.max_len, smoke.hidden, smoke.kernel_widths, smoke.max_iters) == (30, 32, (16, 8), (1, 0, 0))
+    assert (smoke.gammas, smoke.lr, smoke.latent_dim) == ((0.2, 0.1, 0.05), 1e-3, 16)
+    torch.manual_seed(0)
+    model = smoke.make_model(vocab_size=12, n_levels=2)
+    assert (model.latent_dim, model.max_len) == (16, 30)
+    with pytest.raises(ConfigError, match=r"DockingLadderConfig\.model\.acq_steps must be > 0"):
+        exp.make_config("smoke", {"model.acq_steps": 0})
+    with pytest.raises(ConfigError, match=r"DockingLadderConfig\.model\.gammas must have 3 entries"):
+        exp.make_config("smoke", {"model.gammas": (0.1,)})
+    with pytest.raises(ConfigError, match=r"MFLALSettings\.max_len must be >= 8"):
+        MFLALSettings(max_len=4)
+
+
+
 @pytest.fixture(scope="module")
 def smoke():
     exp = load_reproduction("mf_lal").experiment("docking_ladder")

@@ -39,6 +39,7 @@ from icml25.papers.mf_lal.active_learning import (
     sample_prior,
     should_move_up,
     train_passes,
+    train_prior_vae,
 )
 from icml25.papers.mf_lal.model import MFLAL, SVGP, level_loss
 from icml25.papers.mf_lal.oracles import (
@@ -60,5 +61,5 @@ __all__ = [
     "VinaDocker", "acquisition_loss", "acquisition_points", "canonical_smiles", "docking_ladder",
     "gaussian_density", "generate", "level_loss", "ligand_pdbqt", "make_level_data", "mean_pairwise_tanimoto",
     "morgan_bits", "nci_pool", "qed", "receptors", "run_active_learning", "run_random_prior", "sa_score",
-    "sample_prior", "should_move_up", "train_passes",
+    "sample_prior", "should_move_up", "train_passes", "train_prior_vae",
 ]

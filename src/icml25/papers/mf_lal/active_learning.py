@@ -27,6 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from icml25.common.checks import check_fields
 from icml25.papers.mf_lal.chem import CODE_FILTER, MoleculeFilter, SelfiesVocab, canonical_smiles
 from icml25.papers.mf_lal.model import MFLAL, level_loss
 from icml25.papers.mf_lal.oracles import MultiFidelityOracle
@@ -34,7 +35,8 @@ from icml25.papers.mf_lal.oracles import MultiFidelityOracle
 
 @dataclass
 class MFLALSettings:
-    """Hyper-parameters of the loop; defaults are the official ``main.py`` config.
+    """MF-LAL's settings: the loop's hyper-parameters (:func:`run_active_learning`: training passes, acquisition,
+    fidelity switch) and the model's sizes (:meth:`make_model`); defaults are the official ``main.py`` config.
 
     Per-level tuples have one entry per fidelity (``gammas`` and ``max_iters``: one per level below the top).
     """
@@ -75,15 +77,42 @@ class MFLALSettings:
     """Target distribution of level l: the previous level's molecules re-encoded at level l (True), or their
     posterior at the previous level as the code has it (False; see the docs)."""
 
+    max_len: int = 60
+    """SELFIES tokens per molecule, in [8, 10^3] (the model's sequence length)."""
+    latent_dim: int = 64
+    """Latent dimension of every level, in [1, 10^4]."""
+    embedding_dim: int = 64
+    """Token embedding size, in [1, 10^4]."""
+    hidden: int = 512
+    """Width of encoder, decoders and transforms, in [1, 10^4]."""
+    kernel_widths: tuple[int, ...] = (512, 256, 32)
+    """Deep-kernel feature map widths, each in [1, 10^4]."""
+    n_inducing: int = 1000
+    """Inducing points per SVGP, in [1, 10^5]."""
+
     def __post_init__(self) -> None:
-        for name in ("lr", "acq_lr"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in ("train_iters", "batch_size", "M", "acq_steps", "max_resample"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.pretrain_iters < 0:
-            raise ValueError(f"pretrain_iters must be >= 0, got {self.pretrain_iters}")
+        # bounds: a job beyond these would need > ~100 GB or days (model widths, K_ZZ of n_inducing^2 in float64,
+        # training and acquisition steps)
+        check_fields(self, integer=("train_iters", "pretrain_iters", "batch_size", "M", "acq_steps", "max_iters",
+                                    "max_resample", "max_len", "latent_dim", "embedding_dim", "hidden",
+                                    "kernel_widths", "n_inducing"),
+                     finite=("lr", "kld_weight", "mll_weight", "acq_lr", "ucb_beta", "l2_coef", "likelihood_coef",
+                             "sim_coef", "gammas"),
+                     positive=("lr", "acq_lr", "train_iters", "batch_size", "M", "acq_steps", "max_resample",
+                               "latent_dim", "embedding_dim", "hidden", "kernel_widths", "n_inducing"),
+                     nonnegative=("pretrain_iters", "max_iters", "kld_weight", "mll_weight"),
+                     nonempty=("ucb_beta", "l2_coef", "likelihood_coef", "sim_coef", "gammas", "max_iters",
+                               "kernel_widths"),
+                     at_least={"max_len": 8},
+                     at_most={"train_iters": 10**6, "pretrain_iters": 10**6, "batch_size": 10**7, "M": 10**4,
+                              "acq_steps": 10**6, "max_iters": 10**6, "max_resample": 10**5, "max_len": 10**3,
+                              "latent_dim": 10**4, "embedding_dim": 10**4, "hidden": 10**4, "kernel_widths": 10**4,
+                              "n_inducing": 10**5})
+
+    def make_model(self, vocab_size: int, n_levels: int) -> MFLAL:
+        """A fresh :class:`MFLAL` of these sizes (draws its initial weights from torch's global RNG)."""
+        return MFLAL(vocab_size, self.max_len, n_levels, self.latent_dim, self.embedding_dim, self.hidden,
+                     tuple(self.kernel_widths), self.n_inducing)
 
 
 @dataclass
@@ -352,6 +381,15 @@ def sample_prior(model: MFLAL, vocab: SelfiesVocab, n: int, generator: torch.Gen
                 if len(out) == n:
                     return out
     return out
+
+
+def train_prior_vae(model: MFLAL, data: Sequence[LevelData], settings: MFLALSettings, seed: int = 0) -> MFLAL:
+    """The random-prior baseline's VAE: ``pretrain_iters + train_iters`` passes of Adam (``settings.lr``) over
+    ``data`` (unlabelled rows: reconstruction and KL only), shuffled by ``seed``; returns the model."""
+    opt = torch.optim.Adam(model.parameters(), lr=settings.lr)
+    train_passes(model, opt, data, settings.pretrain_iters + settings.train_iters, settings,
+                 torch.Generator().manual_seed(seed))
+    return model
 
 
 def run_random_prior(model: MFLAL, vocab: SelfiesVocab, oracle: MultiFidelityOracle, level: int, budget: float,

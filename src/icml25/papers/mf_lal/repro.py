@@ -13,7 +13,7 @@ Settings, claims, thresholds and resolutions were fixed before the first quick r
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -34,6 +34,7 @@ from icml25.papers.mf_lal.active_learning import (
     make_level_data,
     run_active_learning,
     run_random_prior,
+    train_prior_vae,
 )
 from icml25.papers.mf_lal.chem import CODE_FILTER, PAPER_FILTER, SelfiesVocab, mean_pairwise_tanimoto, nci_pool
 from icml25.papers.mf_lal.model import MFLAL
@@ -73,34 +74,12 @@ class DockingLadderConfig(ExperimentConfig):
     """Oracle budget of every method, in units of one Vina run at `exhaustiveness` on one receptor."""
     top_k: int = 10
     """Top-fidelity molecules averaged in the headline score."""
-    max_len: int = 60
-    """SELFIES tokens per molecule (code: 60)."""
-    latent_dim: int = 64
-    """Latent dimension of every level (code: 64)."""
-    embedding_dim: int = 64
-    """Token embedding size (code: 64)."""
-    hidden: int = 512
-    """Width of encoder, decoders and transforms (code: 512)."""
-    kernel_widths: tuple[int, ...] = (512, 256, 32)
-    """Deep-kernel feature map (code: 512, 256, 32)."""
-    n_inducing: int = 1000
-    """Inducing points per SVGP (code: 1,000)."""
-    train_iters: int = 64
-    """Training passes per round (code: 64)."""
-    pretrain_iters: int = 0
-    """Extra training passes before the first round."""
-    lr: float = 0.000114869430262957
-    """Adam learning rate of the model (code)."""
-    M: int = 30
-    """Latent points per acquisition (code: 30)."""
-    acq_steps: int = 100
-    """Adam steps per acquisition (code: 100)."""
-    max_resample: int = 30
-    """Fresh acquisitions tried to replace molecules failing the filter (code: no limit)."""
-    max_iters: tuple[int, ...] = (100, 100, 100)
-    """Queries after which each lower fidelity moves up (code: 100)."""
-    gamma: float = 0.1
-    """Posterior-variance threshold of the fidelity switch (code: 0.1 at every level)."""
+    model: MFLALSettings = field(default_factory=MFLALSettings)
+    """MF-LAL's settings, the code's by default: the model's sizes (``model.max_len``, ``model.latent_dim``,
+    ``model.embedding_dim``, ``model.hidden``, ``model.kernel_widths``, ``model.n_inducing``) and the loop's
+    (``model.lr``, ``model.train_iters``, ``model.pretrain_iters``, ``model.M``, ``model.acq_steps``,
+    ``model.max_resample``, ``model.max_iters``, ``model.gammas``, the acquisition weights ...); the baselines
+    use the same model sizes and training passes."""
     mol_filter: str = "code"
     """Validity thresholds: 'code' (QED > 0.2, SA < 6) or 'paper' (QED > 0.4, SA < 4)."""
     methods: tuple[str, ...] = METHODS
@@ -109,24 +88,22 @@ class DockingLadderConfig(ExperimentConfig):
     def validate(self) -> None:
         super().validate()
         check_fields(self, positive=("pool_size", "n_l0_fit", "n_top_seeds", "exhaustiveness", "top_exhaustiveness",
-                                     "l0_cost", "lasso_alpha", "budget", "top_k", "latent_dim", "embedding_dim",
-                                     "hidden", "kernel_widths", "n_inducing", "train_iters", "lr", "M", "acq_steps",
-                                     "gamma", "max_resample"),
-                     nonnegative=("n_l2_seeds", "n_l2_structures", "pretrain_iters", "max_iters"),
-                     at_least={"max_len": 8, "max_heavy_atoms": 5, "n_l0_fit": 2},
-                     nonempty=("methods", "kernel_widths"),
+                                     "l0_cost", "lasso_alpha", "budget", "top_k"),
+                     nonnegative=("n_l2_seeds", "n_l2_structures"),
+                     at_least={"max_heavy_atoms": 5, "n_l0_fit": 2},
+                     nonempty=("methods",),
                      choices={"target": TARGETS, "mol_filter": ("code", "paper"), "methods": METHODS})
-        # bounds: a job beyond these would need > ~100 GB or days (docking runs, Vina exhaustiveness, model widths,
-        # K_ZZ of n_inducing^2 in float64, training and acquisition steps); n_l2_structures: a target has <= 8
+        # bounds: a job beyond these would need > ~100 GB or days (docking runs, Vina exhaustiveness);
+        # n_l2_structures: a target has <= 8
         check_fields(self, at_most={"pool_size": 10**6, "max_heavy_atoms": 10**3, "n_l0_fit": 10**5,
                                     "n_l2_seeds": 10**4, "n_top_seeds": 10**4, "exhaustiveness": 10**3,
-                                    "top_exhaustiveness": 10**3, "n_l2_structures": 8, "top_k": 10**4,
-                                    "max_len": 10**3, "latent_dim": 10**4, "embedding_dim": 10**4, "hidden": 10**4,
-                                    "kernel_widths": 10**4, "n_inducing": 10**5, "train_iters": 10**6,
-                                    "pretrain_iters": 10**6, "M": 10**4, "acq_steps": 10**6, "max_resample": 10**5,
-                                    "max_iters": 10**6})
-        if len(self.max_iters) != 3:
-            raise ConfigError(f"DockingLadderConfig.max_iters must have 3 entries (l0, l1, l2), got {self.max_iters}")
+                                    "top_exhaustiveness": 10**3, "n_l2_structures": 8, "top_k": 10**4})
+        # the ladder has four fidelities: one entry per level below the top, or per level
+        for name, n in (("max_iters", 3), ("gammas", 3), ("ucb_beta", 4), ("l2_coef", 4), ("likelihood_coef", 4),
+                        ("sim_coef", 4)):
+            if len(getattr(self.model, name)) != n:
+                raise ConfigError(f"DockingLadderConfig.model.{name} must have {n} entries (one per "
+                                  f"{'level below the top' if n == 3 else 'level'}), got {getattr(self.model, name)}")
         if self.top_exhaustiveness < self.exhaustiveness:
             raise ConfigError("DockingLadderConfig.top_exhaustiveness must be >= exhaustiveness, got "
                               f"{self.top_exhaustiveness} < {self.exhaustiveness}")
@@ -144,15 +121,9 @@ class DockingLadderConfig(ExperimentConfig):
                 raise ConfigError(f"DockingLadderConfig.receptor_dir: {exc}") from None
 
 
-def _settings(cfg: DockingLadderConfig) -> MFLALSettings:
-    return MFLALSettings(lr=cfg.lr, train_iters=cfg.train_iters, pretrain_iters=cfg.pretrain_iters, M=cfg.M,
-                         acq_steps=cfg.acq_steps, max_resample=cfg.max_resample, gammas=(cfg.gamma,) * 3, max_iters=tuple(cfg.max_iters))
-
-
 def _model(cfg: DockingLadderConfig, vocab_size: int, n_levels: int, seed: int) -> MFLAL:
     torch.manual_seed(seed)
-    return MFLAL(vocab_size, cfg.max_len, n_levels, cfg.latent_dim, cfg.embedding_dim, cfg.hidden,
-                 tuple(cfg.kernel_widths), cfg.n_inducing)
+    return cfg.model.make_model(vocab_size, n_levels)
 
 
 def _topk(values: list[float], k: int) -> float:
@@ -172,9 +143,10 @@ def run_docking_ladder(cfg: DockingLadderConfig, seed: int, progress: ProgressFn
         pool = [s for s in pool if mol_filter(s)]
     pool = [pool[i] for i in rng.permutation(len(pool))[: cfg.pool_size]]
     vocab = SelfiesVocab(pool)
-    pool = [s for s in pool if vocab.encode(s, cfg.max_len) is not None]
+    max_len = cfg.model.max_len
+    pool = [s for s in pool if vocab.encode(s, max_len) is not None]
     if len(pool) < cfg.n_l0_fit + cfg.n_l2_seeds + cfg.n_top_seeds:
-        raise ValueError(f"only {len(pool)} pool molecules fit max_len={cfg.max_len} and the filter")
+        raise ValueError(f"only {len(pool)} pool molecules fit max_len={max_len} and the filter")
     fit_set = pool[: cfg.n_l0_fit]
     l2_seeds = pool[cfg.n_l0_fit: cfg.n_l0_fit + cfg.n_l2_seeds]
     top_seeds = pool[cfg.n_l0_fit + cfg.n_l2_seeds: cfg.n_l0_fit + cfg.n_l2_seeds + cfg.n_top_seeds]
@@ -201,7 +173,7 @@ def run_docking_ladder(cfg: DockingLadderConfig, seed: int, progress: ProgressFn
     out: Metrics = {"l0_fit_r2": float(lasso.model_.score(_bits(fit_set), np.asarray(y_fit))),
                     "l0_nonzero_coef": float(np.count_nonzero(lasso.model_.coef_)),
                     "top_seed_mean": float(np.mean(y_top)), "l1_fit_mean": float(np.mean(y_fit))}
-    settings = _settings(cfg)
+    settings = cfg.model
     histories = {}
     for mi, method in enumerate(methods):
         oracle.reset()
@@ -213,28 +185,23 @@ def run_docking_ladder(cfg: DockingLadderConfig, seed: int, progress: ProgressFn
 
         mseed = seed * 10 + mi
         if method in ("mf_lal", "fixed_latent"):
-            data = [make_level_data(pool, l0_values, vocab, cfg.max_len),
-                    make_level_data(fit_set, y_fit, vocab, cfg.max_len),
-                    make_level_data(l2_seeds, y_l2, vocab, cfg.max_len),
-                    make_level_data(top_seeds, y_top, vocab, cfg.max_len)]
+            data = [make_level_data(pool, l0_values, vocab, max_len),
+                    make_level_data(fit_set, y_fit, vocab, max_len),
+                    make_level_data(l2_seeds, y_l2, vocab, max_len),
+                    make_level_data(top_seeds, y_top, vocab, max_len)]
             model = _model(cfg, len(vocab), 4, mseed)
             hist = run_active_learning(model, vocab, oracle, data, cfg.budget, settings, mseed, mol_filter=mol_filter,
                                        fixed_latent=(method == "fixed_latent"), on_round=on_round)
         elif method == "single_fidelity":
             rows = pool + top_seeds
             vals = [float("nan")] * len(pool) + list(y_top)
-            data = [make_level_data(rows, vals, vocab, cfg.max_len)]
+            data = [make_level_data(rows, vals, vocab, max_len)]
             model = _model(cfg, len(vocab), 1, mseed)
             hist = run_active_learning(model, vocab, oracle, data, cfg.budget, settings, mseed, oracle_levels=[3],
                                        mol_filter=mol_filter, on_round=on_round)
         else:  # random_prior: a VAE trained on the pool alone, then prior samples queried at the top
-            data = [make_level_data(pool, [float("nan")] * len(pool), vocab, cfg.max_len)]
-            model = _model(cfg, len(vocab), 1, mseed)
-            from icml25.papers.mf_lal.active_learning import train_passes
-
-            opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-            train_passes(model, opt, data, cfg.pretrain_iters + cfg.train_iters, settings,
-                         torch.Generator().manual_seed(mseed))
+            data = [make_level_data(pool, [float("nan")] * len(pool), vocab, max_len)]
+            model = train_prior_vae(_model(cfg, len(vocab), 1, mseed), data, settings, mseed)
             hist = run_random_prior(model, vocab, oracle, 3, cfg.budget, mseed, mol_filter,
                                     on_query=lambda n: on_round(None))
         histories[method] = hist
@@ -294,8 +261,9 @@ _FULL = ("The full preset is the official setting on CPU docking: all crystal st
          "1 s x exhaustiveness per Vina run and structure). The paper's top fidelity, ABFE with BAT.py and "
          "AMBER22 on GPUs, is not available: the top level stays the consensus-docking stand-in.")
 
-_CPU_MODEL = {"max_len": 40, "latent_dim": 16, "embedding_dim": 16, "hidden": 128, "kernel_widths": (64, 32, 8),
-              "n_inducing": 32, "M": 16, "acq_steps": 40, "max_resample": 8}
+_CPU_MODEL = {"model.max_len": 40, "model.latent_dim": 16, "model.embedding_dim": 16, "model.hidden": 128,
+              "model.kernel_widths": (64, 32, 8), "model.n_inducing": 32, "model.M": 16, "model.acq_steps": 40,
+              "model.max_resample": 8}
 
 EXPERIMENTS = [
     Experiment(
@@ -307,14 +275,15 @@ EXPERIMENTS = [
         config=DockingLadderConfig,
         run=run_docking_ladder,
         presets={
-            "smoke": {**_CPU_MODEL, "max_len": 30, "pool_size": 120, "max_heavy_atoms": 14, "n_l0_fit": 3,
+            "smoke": {**_CPU_MODEL, "model.max_len": 30, "pool_size": 120, "max_heavy_atoms": 14, "n_l0_fit": 3,
                       "n_l2_seeds": 1, "n_top_seeds": 1, "exhaustiveness": 1, "top_exhaustiveness": 1,
-                      "n_l2_structures": 1, "budget": 4.5, "top_k": 2, "hidden": 32, "kernel_widths": (16, 8),
-                      "n_inducing": 8, "M": 4, "acq_steps": 5, "train_iters": 2, "pretrain_iters": 10,
-                      "max_iters": (1, 0, 0)},
+                      "n_l2_structures": 1, "budget": 4.5, "top_k": 2, "model.hidden": 32,
+                      "model.kernel_widths": (16, 8), "model.n_inducing": 8, "model.M": 4, "model.acq_steps": 5,
+                      "model.train_iters": 2, "model.pretrain_iters": 10, "model.max_iters": (1, 0, 0)},
             "quick": {**_CPU_MODEL, "pool_size": 800, "max_heavy_atoms": 25, "n_l0_fit": 24, "n_l2_seeds": 2,
                       "n_top_seeds": 2, "exhaustiveness": 1, "top_exhaustiveness": 2, "n_l2_structures": 2,
-                      "budget": 36.0, "top_k": 3, "train_iters": 4, "pretrain_iters": 150, "max_iters": (3, 2, 2)},
+                      "budget": 36.0, "top_k": 3, "model.train_iters": 4, "model.pretrain_iters": 150,
+                      "model.max_iters": (3, 2, 2)},
             "full": {},
         },
         seeds={"smoke": 1, "quick": 2, "full": 3},
@@ -339,21 +308,21 @@ _TIE_DOCK = "a quarter of the ~1 kcal/mol spread of Vina scores between repeated
 _EQUAL_COST = ("direction of an equal-cost comparison on the paper's oracle ladder (ABFE at the top): a smaller "
                "query budget keeps the protocol, a docking stand-in for ABFE does not")
 CLAIMS = [
-    Claim("beats_single_fidelity",
+    Claim(id="beats_single_fidelity",
           statement="At equal docking cost, MF-LAL's top-k top-fidelity score (mean of the k best; lower is "
                     "better) is lower than single-fidelity latent BO's on the top fidelity.",
           paper_value="~50% better mean ABFE than single-fidelity baselines (abstract; ABFE, not docking)",
           experiment="docking_ladder", metric="topk_mf_lal_minus_single_fidelity", op="<=", threshold=0.0,
           resolution=0.25, resolution_reason=_TIE_DOCK,
           kind="paper", source="abstract", fair_at="reduced", fair_at_reason=_EQUAL_COST, requires=("equal_cost",)),
-    Claim("beats_fixed_latent",
+    Claim(id="beats_fixed_latent",
           statement="At equal cost, MF-LAL's top-k top-fidelity score is lower than the multi-fidelity loop's on a "
                     "fixed, separately trained latent space.",
           paper_value="better than multi-fidelity baselines (abstract; ABFE)",
           experiment="docking_ladder", metric="topk_mf_lal_minus_fixed_latent", op="<=", threshold=0.0,
           resolution=0.25, resolution_reason=_TIE_DOCK,
           kind="paper", source="abstract", fair_at="reduced", fair_at_reason=_EQUAL_COST, requires=("equal_cost",)),
-    Claim("beats_random_prior",
+    Claim(id="beats_random_prior",
           statement="At equal cost, MF-LAL's top-k top-fidelity score is lower than that of random samples from "
                     "the prior.",
           paper_value="generation guided by the surrogates beats unguided generation (implied; not stated by the "
@@ -362,37 +331,37 @@ CLAIMS = [
           resolution=0.25, resolution_reason=_TIE_DOCK,
           kind="ours", requires=("equal_cost",)),
     # every seed: the switch rule with max_iters and the budget moves MF-LAL up to the top by construction
-    Claim("climbs_every_fidelity",
+    Claim(id="climbs_every_fidelity",
           statement="MF-LAL queries every fidelity at least once within the budget (the switch rule moves it up "
                     "to the top).",
           paper_value="queries move from cheap to expensive oracles (method; fidelity switch after gamma or "
                       "max_iters)",
           experiment="docking_ladder", metric="min_queries_per_level_mf_lal", op=">=", threshold=1.0,
           aggregate="every_seed", kind="check"),
-    Claim("equal_cost",
+    Claim(id="equal_cost",
           statement="No method spends more than the common budget (cost ledger; ours, beyond the paper).",
           paper_value="comparison at equal cost (method)",
           experiment="docking_ladder", metric="max_cost_over_budget", op="<=", threshold=1.0, aggregate="every_seed",
           kind="check"),
-    Claim("queried_molecules_valid",
+    Claim(id="queried_molecules_valid",
           statement="Every queried molecule of every method is a valid RDKit molecule passing the filter (rings of "
                     "5-6 atoms, QED > 0.2, SA < 6; ours, beyond the paper).",
           paper_value="generated compounds are valid and pass QED/SA filters (method)",
           experiment="docking_ladder", metric="min_queried_pass_filter", op=">=", threshold=1.0,
           aggregate="every_seed", kind="check"),
-    Claim("decoded_valid",
+    Claim(id="decoded_valid",
           statement="Every molecule MF-LAL decodes from its latent spaces is RDKit-valid (SELFIES; ours, beyond the "
                     "paper).",
           paper_value="SELFIES decoding gives valid molecules (method)",
           experiment="docking_ladder", metric="validity_mf_lal", op=">=", threshold=1.0, aggregate="every_seed",
           kind="check"),
-    Claim("candidates_unique",
+    Claim(id="candidates_unique",
           statement="On average at least 80% of the M candidates of an MF-LAL acquisition are distinct molecules "
                     "(the code logs this proportion; ours, beyond the paper).",
           paper_value="proportion unique logged by the official code (no number reported)",
           experiment="docking_ladder", metric="uniqueness_mf_lal", op=">=", threshold=0.8, resolution=0.05,
           resolution_reason="one molecule in 20 of the M candidates", kind="ours"),
-    Claim("top_candidates_diverse",
+    Claim(id="top_candidates_diverse",
           statement="MF-LAL's top-k top-fidelity molecules are diverse: mean pairwise Tanimoto (Morgan r=2) <= 0.4, "
                     "the usual 'dissimilar' level (ours, beyond the paper).",
           paper_value="molecular similarity logged by the official code (no number reported)",
