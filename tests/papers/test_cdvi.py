@@ -31,6 +31,7 @@ from sklearn.exceptions import NotFittedError
 
 from icml25.papers.cdvi import (
     CDCVAE,
+    CDCVAEConfig,
     CDCVAENet,
     LogNormalAFT,
     censored_loglik,
@@ -567,3 +568,31 @@ def test_smoke_real():
         assert 0.6 < m[f"whas500_ctd_{key}"] < 0.9
         assert 0.05 < m[f"whas500_ibs_{key}"] < 0.25
     assert m["mean_ibs_diff_dense"] == pytest.approx(m["whas500_ibs_dense"] - m["whas500_ibs_none"])
+
+
+def test_model_settings_are_one_nested_cdcvae_config():
+    """Both experiments hold the model's settings as one CDCVAEConfig (``model``): presets and ``--set`` reach it
+    by dotted keys, a bad value raises ConfigError naming the dotted key, and from_config passes every setting."""
+    from icml25.common.checks import ConfigError
+    from icml25.papers.cdvi.repro import EXPERIMENTS, RealConfig, SyntheticConfig
+
+    syn, real = (next(e for e in EXPERIMENTS if e.name == n) for n in ("synthetic", "real"))
+    assert SyntheticConfig().model == CDCVAEConfig(latent_dim=2, batch_size=512, lr=1e-2, criterion="elbo")
+    assert RealConfig().model == CDCVAEConfig(lr=1e-2)
+    for exp in (syn, real):
+        assert not {"epochs", "lr", "latent_dim", "criterion"} & set(exp.fields)
+        assert {"model.epochs", "model.lr", "model.enc_hidden", "model.criterion"} <= set(exp.fields)
+    assert syn.make_config("smoke").model.epochs == 8 and syn.make_config("full").model.batch_size == 256
+    smoke = real.make_config("smoke", {"model.primitive": "gumbel", "model.beta": 0.9, "model.enc_hidden": ()})
+    assert (smoke.model.epochs, smoke.model.n_mc, smoke.model.primitive, smoke.model.beta) == (5, 20, "gumbel", 0.9)
+    assert smoke.model.enc_hidden == ()  # a linear encoder
+    with pytest.raises(ConfigError, match=r"RealConfig\.model\.primitive must be one of"):
+        real.make_config("smoke", {"model.primitive": "weibull"})
+    with pytest.raises(ConfigError, match=r"SyntheticConfig\.model\.enc_hidden must be > 0"):
+        syn.make_config("smoke", {"model.enc_hidden": (8, 0)})
+    with pytest.raises(ConfigError, match=r"SyntheticConfig\.model\.lr must be > 0"):
+        syn.make_config("smoke", {"model.lr": -1.0})
+    m = CDCVAE.from_config(smoke.model, encoder="split", log_time=False, seed=3)
+    assert (m.primitive, m.beta, m.epochs, m.enc_hidden, m.encoder, m.log_time, m.seed) == (
+        "gumbel", 0.9, 5, (), "split", False, 3)
+    assert CDCVAE.from_config(CDCVAEConfig()) == CDCVAE()  # the config's defaults are the estimator's

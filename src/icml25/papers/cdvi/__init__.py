@@ -18,6 +18,7 @@ from icml25.papers.cdvi.data import (
 )
 from icml25.papers.cdvi.model import (
     CDCVAE,
+    CDCVAEConfig,
     CDCVAENet,
     LogNormalAFT,
     censored_loglik,
@@ -29,8 +30,8 @@ from icml25.papers.cdvi.model import (
 )
 
 __all__ = [
-    "BUNDLED", "CDCVAE", "CDCVAENet", "CENSOR_LEVELS", "LogNormalAFT", "SyntheticSurvival", "censored_loglik",
-    "load_bundled", "make_survival_array", "metrics", "primitive_logpdf", "primitive_logsf",
+    "BUNDLED", "CDCVAE", "CDCVAEConfig", "CDCVAENet", "CENSOR_LEVELS", "LogNormalAFT", "SyntheticSurvival",
+    "censored_loglik", "load_bundled", "make_survival_array", "metrics", "primitive_logpdf", "primitive_logsf",
     "simulate_censored_gibbs", "split_indices", "split_standardise", "split_survival_array", "survival_target",
     "true_posterior_mean",
 ]

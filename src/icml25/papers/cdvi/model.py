@@ -15,15 +15,16 @@ The optimal q is the true posterior p(z | x, y, delta), which depends on delta: 
 encoder (``encoder="dense"``: one MLP on [x, y, delta]; ``"split"``: one MLP per value of delta).
 ``encoder="none"`` is the plain CVAE baseline q(z | x, y).
 
-The module also holds the reference baseline :class:`LogNormalAFT` (the decoder with no latent, fitted by
-maximum likelihood with SciPy).
+:class:`CDCVAEConfig` holds the estimator's settings (architecture, ELBO temperature, training and model
+selection), :meth:`CDCVAE.from_config` builds the estimator from it. The module also holds the reference baseline
+:class:`LogNormalAFT` (the decoder with no latent, fitted by maximum likelihood with SciPy).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -33,6 +34,8 @@ from sklearn.exceptions import DataConversionWarning, NotFittedError
 from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
+
+from icml25.common.checks import check_fields
 
 _LOG_2PI = math.log(2 * math.pi)
 PRIMITIVES = ("normal", "gumbel")
@@ -233,6 +236,58 @@ class CDCVAENet(nn.Module):
 
 # ----------------------------------------------------------------------------- estimator
 @dataclass
+class CDCVAEConfig:
+    """Settings of :class:`CDCVAE` (and of the CVAE baseline, the same estimator with ``encoder="none"``): the
+    architecture, the ELBO's censored-term temperature, training and model selection. Defaults are
+    :class:`CDCVAE`'s.
+
+    What a comparison varies per run (``encoder``, ``log_time``, ``seed``, ``device``) is not part of it: pass it
+    to :meth:`CDCVAE.from_config`. The experiments nest it whole as ``model`` (``--set model.epochs=300
+    model.primitive=gumbel``). A value out of range raises :class:`~icml25.common.checks.ConfigError` (a
+    ``ValueError``) naming the field.
+    """
+
+    latent_dim: int = 4
+    """Dimension p of z."""
+    enc_hidden: tuple[int, ...] = (32, 16)
+    """Hidden widths of the encoder MLP(s) (tanh); ``()`` gives a linear encoder."""
+    dec_hidden: tuple[int, ...] = (32, 16)
+    """Hidden widths of the decoder MLP (tanh); ``()`` gives a linear decoder."""
+    primitive: str = "normal"
+    """Primitive of the event time: ``normal`` (log-normal when on log-time) or ``gumbel`` (Gumbel-min,
+    log-Weibull)."""
+    sigma: str = "joint"
+    """Scale of the primitive: ``joint`` (learned scalar log-scale, init 1), ``fixed`` (log-scale 0) or ``x``
+    (an MLP of x)."""
+    beta: float = 1.0
+    """Temperature on the censored term of the ELBO (1 = the exact likelihood; the official demo uses 0.9)."""
+    lr: float = 1e-3
+    """Adam learning rate."""
+    weight_decay: float = 1e-2
+    """Adam weight decay (official: 0.01)."""
+    epochs: int = 100
+    """Training epochs (at most, with validation data and ``patience``)."""
+    batch_size: int = 256
+    """Minibatch size (the loss is the batch *sum* of -ELBO, as in the official code)."""
+    n_mc: int = 100
+    """Draws of z ~ N(0, I) averaged in S(t | x) (:meth:`CDCVAE.predict_survival_function`)."""
+    patience: int = 30
+    """With validation data: stop when the validation criterion (checked every 2 epochs) has not improved for
+    this many epochs, and keep the best weights."""
+    criterion: str = "ctd"
+    """What selects the kept weights on validation data: ``ctd`` (the official ``fit(criterion="ctdpycox")``:
+    pycox's C_td) or ``elbo`` (the validation ELBO)."""
+
+    def __post_init__(self) -> None:
+        # bounds: a fit beyond these would need > ~100 GB or days
+        check_fields(self, positive=("latent_dim", "enc_hidden", "dec_hidden", "lr", "epochs", "batch_size", "n_mc"),
+                     nonnegative=("beta", "weight_decay", "patience"), finite=("beta", "lr", "weight_decay"),
+                     choices={"primitive": PRIMITIVES, "sigma": SIGMAS, "criterion": CRITERIA},
+                     at_most={"latent_dim": 10**4, "enc_hidden": 10**5, "dec_hidden": 10**5, "epochs": 10**6,
+                              "batch_size": 10**7, "n_mc": 10**5, "patience": 10**6})
+
+
+@dataclass
 class CDCVAE:
     """Censor-dependent CVAE survival estimator (scikit-learn style, PyTorch inside).
 
@@ -280,6 +335,12 @@ class CDCVAE:
     criterion: str = "ctd"
     seed: int = 0
     device: str = "cpu"
+
+    @classmethod
+    def from_config(cls, config: CDCVAEConfig, **kwargs) -> CDCVAE:
+        """The estimator with ``config``'s settings; ``kwargs`` set the others (``encoder``, ``log_time``,
+        ``seed``, ``device``)."""
+        return cls(**asdict(config), **kwargs)
 
     # -- validation and preprocessing
     def _check_params(self) -> None:

@@ -23,8 +23,7 @@ Settings and claim thresholds were fixed before the first quick run of each clai
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -40,10 +39,10 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.cdvi import metrics as survmetrics
 from icml25.papers.cdvi.data import load_bundled, simulate_censored_gibbs, split_indices, split_standardise
-from icml25.papers.cdvi.model import CDCVAE, CRITERIA, PRIMITIVES, LogNormalAFT, split_survival_array
+from icml25.papers.cdvi.model import CDCVAE, CDCVAEConfig, LogNormalAFT, split_survival_array
+from icml25.papers.cdvi.repro_figures import real_figures, synthetic_figures
 
 ENCODERS = ("none", "dense", "split")
 """``none`` is the CVAE baseline; ``dense`` (the official default) and ``split`` are CD-CVAE."""
@@ -53,10 +52,20 @@ DATASETS = ("whas500", "gbsg2", "flchain")
 
 def _model(cfg, encoder: str, seed: int, log_time: bool) -> CDCVAE:
     """The CD-CVAE (or CVAE, ``encoder="none"``) of an experiment, on the config's device."""
-    return CDCVAE(latent_dim=cfg.latent_dim, encoder=encoder, epochs=cfg.epochs, batch_size=cfg.batch_size,
-                  lr=cfg.lr, n_mc=cfg.n_mc, log_time=log_time, seed=seed, device=cfg.device,
-                  criterion=cfg.criterion, primitive=getattr(cfg, "primitive", "normal"),
-                  beta=getattr(cfg, "beta", 1.0))
+    return CDCVAE.from_config(cfg.model, encoder=encoder, log_time=log_time, seed=seed, device=cfg.device)
+
+
+def synthetic_model() -> CDCVAEConfig:
+    """The synthetic experiment's model: a 2-D latent (the generator's), batch 512, lr 1e-2, weights kept at the
+    best validation ELBO (its claims compare ELBOs and gaps; the official fit's C_td keeps early, under-trained
+    weights on this generator); otherwise :class:`CDCVAEConfig`'s defaults."""
+    return CDCVAEConfig(latent_dim=2, batch_size=512, lr=1e-2, criterion="elbo")
+
+
+def real_model() -> CDCVAEConfig:
+    """The real-data experiment's model: :class:`CDCVAEConfig`'s defaults (latent 4, the card's; batch 256; the
+    official C_td selection) with lr 1e-2."""
+    return CDCVAEConfig(lr=1e-2)
 
 
 def _qmean_r2(model: CDCVAE, X, y, true_mean: np.ndarray) -> float:
@@ -75,33 +84,24 @@ class SyntheticConfig(TorchConfig):
     """Samples kept from the Gibbs chain (split 70/15/15)."""
     burn_in: int = 25000
     """Gibbs sweeps discarded (official: 25000)."""
-    latent_dim: int = 2
-    """Dimension of z (the generator's latent is 2-D)."""
-    epochs: int = 100
-    """Training epochs of every model."""
-    batch_size: int = 512
-    """Minibatch size."""
-    lr: float = 1e-2
-    """Adam learning rate (weight decay 0.01 as in the official code)."""
+    model: CDCVAEConfig = field(default_factory=synthetic_model)
+    """Every encoder's model settings (``model.latent_dim`` 2, the generator's; ``model.epochs``,
+    ``model.batch_size`` 512, ``model.lr`` 1e-2, ``model.n_mc``; ``model.criterion`` ``elbo``: the claims compare
+    ELBOs and gaps, and the official fit's pycox C_td keeps early, under-trained weights on this generator)."""
     iwae_k: int = 100
     """Importance samples of the IWAE log-likelihood."""
-    n_mc: int = 100
-    """Prior draws of z averaged in S(t | x) (used by the validation C_td of ``criterion="ctd"``)."""
-    criterion: str = "elbo"
-    """Model selection on the validation split: ``elbo`` (default here: the claims compare ELBOs and gaps) or
-    ``ctd`` (the official fit's pycox C_td, which on this generator keeps early, under-trained weights)."""
 
     MIN_N: ClassVar[int] = 20
     """Fewest samples for a 70/15/15 split with a few rows in each part."""
+    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("model.enc_hidden", "model.dec_hidden")
+    """An empty tuple of hidden widths is a valid value (a linear encoder or decoder)."""
 
     def validate(self) -> None:
         super().validate()
         # bounds: a job beyond these would need > ~100 GB or days (the Gibbs chain is a Python loop over
         # n + burn_in sweeps; IWAE and S(t | x) hold iwae_k / n_mc draws per test row)
-        check_fields(self, positive=("latent_dim", "epochs", "batch_size", "lr", "iwae_k", "n_mc"),
-                     nonnegative=("burn_in",), at_least={"n": self.MIN_N}, choices={"criterion": CRITERIA},
-                     at_most={"n": 10**7, "burn_in": 10**7, "latent_dim": 10**4, "epochs": 10**6,
-                              "batch_size": 10**7, "iwae_k": 10**5, "n_mc": 10**5})
+        check_fields(self, positive=("iwae_k",), nonnegative=("burn_in",), at_least={"n": self.MIN_N},
+                     at_most={"n": 10**7, "burn_in": 10**7, "iwae_k": 10**5})
 
 
 def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
@@ -146,36 +146,25 @@ class RealConfig(TorchConfig):
     """Data sets bundled in scikit-survival."""
     max_rows: int = 0
     """Subsample each data set to at most this many rows (0 = all)."""
-    latent_dim: int = 4
-    """Dimension of z (card default)."""
-    epochs: int = 100
-    """Training epochs of every model."""
-    batch_size: int = 256
-    """Minibatch size."""
-    lr: float = 1e-2
-    """Adam learning rate (weight decay 0.01)."""
-    n_mc: int = 100
-    """Prior draws of z averaged in S(t | x)."""
+    model: CDCVAEConfig = field(default_factory=real_model)
+    """Every encoder's model settings (``model.latent_dim`` 4, the card's; ``model.epochs``, ``model.batch_size``
+    256, ``model.lr`` 1e-2, ``model.n_mc``; ``model.criterion`` ``ctd``, the official fit's pycox C_td;
+    ``model.primitive`` ``normal``, a log-normal mixture, or ``gumbel``, a Weibull mixture, the official demo's
+    choice with ``model.beta`` 0.9)."""
     iwae_k: int = 100
     """Importance samples of the IWAE log-likelihood."""
     grid_points: int = 20
     """Times of the IBS grid (10%..90% quantiles of the training event times)."""
-    criterion: str = "ctd"
-    """Model selection on the validation split: ``ctd`` (the official fit's pycox C_td) or ``elbo``."""
-    primitive: str = "normal"
-    """Primitive of the event time: ``normal`` (log-normal mixture) or ``gumbel`` (Weibull mixture; the
-    official demo's choice, with beta 0.9)."""
-    beta: float = 1.0
-    """Temperature on the censored term of the ELBO (1 = the likelihood; the official demo uses 0.9)."""
+
+    OPEN_FIELDS: ClassVar[tuple[str, ...]] = ("model.enc_hidden", "model.dec_hidden")
+    """An empty tuple of hidden widths is a valid value (a linear encoder or decoder)."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, positive=("latent_dim", "epochs", "batch_size", "lr", "n_mc", "iwae_k"),
-                     at_least={"grid_points": 2}, nonnegative=("max_rows", "beta"), nonempty=("datasets",),
-                     choices={"datasets": DATASETS, "criterion": CRITERIA, "primitive": PRIMITIVES})
+        check_fields(self, positive=("iwae_k",), at_least={"grid_points": 2}, nonnegative=("max_rows",),
+                     nonempty=("datasets",), choices={"datasets": DATASETS})
         # bounds: a job beyond these would need > ~100 GB or days
-        check_fields(self, at_most={"max_rows": 10**7, "latent_dim": 10**4, "epochs": 10**6, "batch_size": 10**7,
-                                    "n_mc": 10**5, "iwae_k": 10**5, "grid_points": 10**4})
+        check_fields(self, at_most={"max_rows": 10**7, "iwae_k": 10**5, "grid_points": 10**4})
         if 0 < self.max_rows < SyntheticConfig.MIN_N:
             raise ConfigError(f"{type(self).__name__}.max_rows must be 0 (all rows) or >= {SyntheticConfig.MIN_N}, "
                               f"got {self.max_rows}")
@@ -251,37 +240,6 @@ def run_real(cfg: RealConfig, seed: int, progress: ProgressFn = no_progress) -> 
     return out
 
 
-# ----------------------------------------------------------------------------- figures
-def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, kind in zip(axes, ("elbo_gain", "gap_reduction")):
-        keys = [f"{lv}_{kind}_{e}" for lv in LEVELS for e in ("dense", "split")]
-        seed_bars(ax, per_seed, keys, [f"{lv}\n{e}" for lv in LEVELS for e in ("dense", "split")], threshold=0.0,
-                  colors=["#d62728", "#ff9896"] * len(LEVELS))
-        ax.set_ylabel(f"{kind.replace('_', ' ')} vs CVAE (nats/sample)")
-        ax.tick_params(axis="x", labelsize=8)
-    fig.suptitle(f"Gibbs generator, n={cfg.n}: CD-CVAE minus CVAE (positive = CD-CVAE better)")
-    return [save_figure(fig, outdir / "synthetic_elbo_gap.png")]
-
-
-def real_figures(per_seed: list[Metrics], cfg: RealConfig, outdir: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    methods = ("none", "dense", "split", "aft", "cox")
-    labels = ("CVAE", "CD dense", "CD split", "LN-AFT", "CoxPH")
-    fig, axes = plt.subplots(2, len(cfg.datasets), figsize=(4.5 * len(cfg.datasets), 7), squeeze=False)
-    for j, name in enumerate(cfg.datasets):
-        for i, metric in enumerate(("ibs", "ctd")):
-            ax = axes[i, j]
-            seed_bars(ax, per_seed, [f"{name}_{metric}_{k}" for k in methods], labels,
-                      highlight=("CD dense", "CD split"))
-            ax.set_title(f"{name}: {'IBS (lower better)' if metric == 'ibs' else 'C_td (higher better)'}")
-            ax.tick_params(axis="x", rotation=30, labelsize=8)
-    return [save_figure(fig, outdir / "real_ibs_ctd.png")]
-
-
 EXPERIMENTS = [
     Experiment(
         name="synthetic",
@@ -290,9 +248,9 @@ EXPERIMENTS = [
                     "gap of CVAE vs CD-CVAE dense/split with the same decoder, seed and budget.",
         config=SyntheticConfig,
         run=run_synthetic,
-        presets={"smoke": {"n": 600, "burn_in": 500, "epochs": 8, "iwae_k": 20},
-                 "quick": {"n": 3000, "epochs": 100},
-                 "full": {"n": 10000, "epochs": 300, "batch_size": 256}},
+        presets={"smoke": {"n": 600, "burn_in": 500, "model.epochs": 8, "iwae_k": 20},
+                 "quick": {"n": 3000, "model.epochs": 100},
+                 "full": {"n": 10000, "model.epochs": 300, "model.batch_size": 256}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
         fidelity={
             "smoke": Fidelity("mechanism", "the official generator with 500 of its 25,000 burn-in sweeps, 600 "
@@ -311,9 +269,9 @@ EXPERIMENTS = [
                     "dense/split, log-normal AFT and Cox PH on 70/15/15 splits.",
         config=RealConfig,
         run=run_real,
-        presets={"smoke": {"datasets": ("whas500",), "epochs": 5, "n_mc": 20, "iwae_k": 10},
-                 "quick": {"max_rows": 2000, "epochs": 100, "n_mc": 50},
-                 "full": {"epochs": 500}},
+        presets={"smoke": {"datasets": ("whas500",), "model.epochs": 5, "model.n_mc": 20, "iwae_k": 10},
+                 "quick": {"max_rows": 2000, "model.epochs": 100, "model.n_mc": 50},
+                 "full": {"model.epochs": 500}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
         fidelity={
             "smoke": Fidelity("mechanism", "whas500 alone, 5 epochs: a harness run on a stand-in data set"),
@@ -338,7 +296,7 @@ _Q_DEPENDS = ("the abstract's claim is that the tight q depends on the censoring
 _REAL_FAIR = ("the abstract's improvements are measured on the paper's survival data sets (SUPPORT, METABRIC, ...); "
               "fewer epochs or splits of that protocol still test the direction")
 CLAIMS = [
-    Claim("medium_elbo", kind="paper", source="abstract (Sec. 3 per the card, not read first-hand)",
+    Claim(id="medium_elbo", kind="paper", source="abstract (Sec. 3 per the card, not read first-hand)",
           statement="Medium censoring (~30% censored): CD-CVAE (dense) has a higher test ELBO than the CVAE "
                     "whose encoder ignores delta (per-seed difference >= 0).",
           paper_value=f"optimal q depends on delta; q(z|x,y) is sub-optimal (Sec. 3; {_NO_TABLE})",
@@ -346,14 +304,14 @@ CLAIMS = [
           resolution=0.02, resolution_reason=_ELBO_TIE,
           fair_at="mechanism", fair_at_reason=_Q_DEPENDS,
           requires=("synthetic_learned",)),
-    Claim("high_elbo", kind="paper", source="abstract (Sec. 3 per the card, not read first-hand)",
+    Claim(id="high_elbo", kind="paper", source="abstract (Sec. 3 per the card, not read first-hand)",
           statement="High censoring (~50% censored): CD-CVAE (dense) test ELBO >= CVAE test ELBO.",
           paper_value=f"optimal q depends on delta (Sec. 3; {_NO_TABLE})", experiment="synthetic",
           metric="high_elbo_gain_dense", op=">=", threshold=0.0, aggregate="mean",
           resolution=0.02, resolution_reason="same per-sample ELBO scale as medium_elbo (no paper number)",
           fair_at="mechanism", fair_at_reason=_Q_DEPENDS,
           requires=("synthetic_learned",)),
-    Claim("high_gap", kind="paper", source="abstract (Sec. 3-4 per the card, not read first-hand)",
+    Claim(id="high_gap", kind="paper", source="abstract (Sec. 3-4 per the card, not read first-hand)",
           statement="High censoring: the variational gap IWAE(100) - ELBO is smaller for CD-CVAE (dense) than "
                     "for the CVAE (gap reduction >= 0).",
           paper_value=f"CDVI tightens the bound (Sec. 3-4; {_NO_TABLE})", experiment="synthetic",
@@ -361,7 +319,7 @@ CLAIMS = [
           resolution=0.02, resolution_reason=_GAP_TIE,
           fair_at="mechanism", fair_at_reason=_Q_DEPENDS,
           requires=("synthetic_learned",)),
-    Claim("medium_gap", kind="paper", source="abstract",
+    Claim(id="medium_gap", kind="paper", source="abstract",
           statement="Medium censoring: the variational gap is smaller for CD-CVAE (dense) than for the CVAE.",
           paper_value=f"CDVI tightens the bound ({_NO_TABLE})", experiment="synthetic",
           metric="medium_gap_reduction_dense", op=">=", threshold=0.0, aggregate="mean",
@@ -370,7 +328,7 @@ CLAIMS = [
           requires=("synthetic_learned",)),
     # every seed: with delta constant the two models are the same by construction; 0.05 already absorbs training noise
     # (under validation-C_td selection the two kept different epochs, 2 vs 16 of 100: the cause of its earlier FAIL)
-    Claim("no_censor_equal", kind="check",
+    Claim(id="no_censor_equal", kind="check",
           statement="(ours, beyond the paper) No censoring (delta constant): CD-CVAE and CVAE are the "
                     "same model, |ELBO difference| <= 0.05 nats/sample.",
           paper_value="not a claim of the paper; implied by the method (delta carries no information)",
@@ -379,13 +337,13 @@ CLAIMS = [
     # every seed: the IWAE(100) estimate of the model's log-likelihood (a lower bound that tends to it as K grows;
     # its gap to the ELBO is reported as *_gap_*) against the exact log-likelihood of the covariate-free normal.
     # Earlier this compared the ELBO, a looser bound, with the exact likelihood. It gates the synthetic claims.
-    Claim("synthetic_learned", kind="check",
+    Claim(id="synthetic_learned", kind="check",
           statement="(ours, sanity) At every censoring level CD-CVAE's (dense) test IWAE(100) log-likelihood is "
                     "above the exact test log-likelihood of the trivial predictor, one normal for everybody "
                     "(difference >= 0).",
           paper_value="implied: the model uses x (u = x z1 + z2 + noise)", experiment="synthetic",
           metric="min_iwae_over_null_dense", op=">=", threshold=0.0, aggregate="every_seed"),
-    Claim("real_ibs", kind="paper", source="abstract",
+    Claim(id="real_ibs", kind="paper", source="abstract",
           statement="Bundled real data (whas500, gbsg2, flchain): CD-CVAE (dense) IBS, averaged over the three "
                     "data sets, is no worse than the CVAE's (difference <= 0).",
           paper_value=f"significant improvements in individual survival distributions (abstract; {_NO_TABLE})",
@@ -394,7 +352,7 @@ CLAIMS = [
           resolution_reason="IBS lies in [0, 0.25] (0.25 = uninformative); no paper number; <0.005 (2% of it) does "
                             "not matter",
           requires=("real_learned",), fair_at="reduced", fair_at_reason=_REAL_FAIR),
-    Claim("real_ctd", kind="paper", source="second-hand: the task card (Sec. 6, not read first-hand)",
+    Claim(id="real_ctd", kind="paper", source="second-hand: the task card (Sec. 6, not read first-hand)",
           statement="Bundled real data: CD-CVAE (dense) C_td, averaged over the three data sets, is not worse than "
                     "the CVAE's by more than 0.01.",
           paper_value=f"competitive C_td (Sec. 6; {_NO_TABLE})", experiment="real", metric="mean_ctd_diff_dense",
@@ -402,7 +360,7 @@ CLAIMS = [
           resolution=0.005, resolution_reason="half the claim's own 0.01 C_td non-inferiority margin (no paper number)",
           requires=("real_learned",), fair_at="reduced", fair_at_reason=_REAL_FAIR),
     # every seed: 0.5 is the C_td of any covariate-free predictor (the Kaplan-Meier curve for everybody)
-    Claim("real_learned", kind="check",
+    Claim(id="real_learned", kind="check",
           statement="(ours, sanity) On every bundled data set CD-CVAE's (dense) test C_td is above 0.5, the "
                     "C_td of the trivial predictor (smallest of the three >= 0.5).",
           paper_value="implied: the model ranks risk",
