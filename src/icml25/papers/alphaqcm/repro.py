@@ -10,7 +10,6 @@ use per-seed paired differences. Settings and thresholds were fixed before the f
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -24,11 +23,11 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.alphaqcm.agent import AlphaQCMAgent, AlphaQCMConfig, random_search
 from icml25.papers.alphaqcm.data import synthetic_market
 from icml25.papers.alphaqcm.env import AlphaEnv
 from icml25.papers.alphaqcm.expressions import TokenSet, evaluate_rpn, parse_rpn, reduced_token_set
+from icml25.papers.alphaqcm.figures import search_figures
 from icml25.papers.alphaqcm.pool import AlphaPool, daily_ic, normalize_by_day
 
 METHODS = ("alphaqcm", "lam0", "random")
@@ -124,19 +123,6 @@ def run_synthetic_search(cfg: SyntheticSearchConfig, seed: int, progress: Progre
     return out
 
 
-def search_figures(per_seed: list[Metrics], cfg: SyntheticSearchConfig, outdir: Path) -> list[Path]:
-    """Bar chart of the test-period pool IC of each method (mean and 95% interval over seeds)."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    keys = [f"test_ic_{m}" for m in METHODS] + ["test_ic_planted_oracle"]
-    labels = ["AlphaQCM (lam=1)", "lam=0", "random", "planted oracle"]
-    seed_bars(ax, per_seed, keys, labels, highlight=labels[0])
-    ax.set_ylabel("test-period pool IC")
-    ax.set_title(f"synthetic market, {cfg.env_steps} env steps, K={cfg.capacity}")
-    return [save_figure(fig, outdir / "alphaqcm_test_ic.png")]
-
-
 EXPERIMENTS = [
     Experiment(
         name="synthetic_search",
@@ -175,14 +161,14 @@ PAPER_ICS = "test IC 8.49% / 9.55% / 9.16% on CSI300 / CSI500 / market (second-h
 
 _TIE_IC = "IC is a correlation; planted-signal IC here is O(0.5) (signal 0.009 vs idio 0.016 per day)"
 CLAIMS = [
-    Claim("qcm_beats_random",
+    Claim(id="qcm_beats_random",
           statement="(ours, beyond the paper: uniform random valid-expression search stands in for the paper's "
                     "non-RL competitors) AlphaQCM's final pool has a higher test IC than random search with the same "
                     "number of pool evaluations (paired difference >= 0).",
           paper_value=f"AlphaQCM outperforms its competitors (abstract): {PAPER_ICS}",
           experiment="synthetic_search", metric="qcm_minus_random", op=">=", threshold=0.0, resolution=0.02,
           resolution_reason=_TIE_IC, kind="ours"),
-    Claim("qcm_beats_lam0",
+    Claim(id="qcm_beats_lam0",
           statement="The QCM std bonus helps: AlphaQCM (lambda=1) beats the same agent with lambda=0 on test IC "
                     "(paired difference >= 0).",
           paper_value="ablation studies of the contribution of each component (second-hand quote; numbers not found)",
@@ -193,7 +179,7 @@ CLAIMS = [
           fair_at_reason="an ablation of the final test IC after the paper's 2M training steps on real markets; the "
                          "bonus acts on exploration, whose payoff depends on that budget",
           requires=("qcm_learned",)),
-    Claim("lam0_beats_random",
+    Claim(id="lam0_beats_random",
           statement="(ours, beyond the paper) The learned distributional agent without the bonus still beats random "
                     "search (paired difference >= 0).",
           paper_value="not claimed by the paper",
@@ -201,7 +187,7 @@ CLAIMS = [
           resolution_reason=_TIE_IC, kind="ours"),
     # fixed before the first run of this claim: the agent's training-period pool IC, the objective it is rewarded
     # on, against the non-learning search with the same evaluations
-    Claim("qcm_learned",
+    Claim(id="qcm_learned",
           statement="(ours, beyond the paper) The agent learned: AlphaQCM's final pool has a higher training-period "
                     "IC than random search with the same number of pool evaluations (paired difference >= 0).",
           paper_value="not claimed by the paper", experiment="synthetic_search", metric="qcm_minus_random_train_ic",
