@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field, replace
 from functools import partial
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -29,7 +28,6 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.generative_bilevel.entropy_tuning import (
     BilevelEntropyTuner,
     EntropyTunerConfig,
@@ -37,6 +35,7 @@ from icml25.papers.generative_bilevel.entropy_tuning import (
     lambda_grad_est1,
     tilted_guided_sampler,
 )
+from icml25.papers.generative_bilevel.figures import entropy_figures, schedule_figures
 from icml25.papers.generative_bilevel.noise_schedule import (
     BilevelScheduleConfig,
     EpsMLP,
@@ -204,24 +203,6 @@ def _codeform_run(cfg: EntropyToyConfig, sampler, r1, r2, seed: int) -> float:
     return lam
 
 
-S1_METHODS = ("est1", "est2", "grid_equal", "random_equal", "bo_equal", "grid_full", "random_full", "bo_full")
-
-
-def entropy_figures(per_seed: list[Metrics], cfg: EntropyToyConfig, outdir: Path) -> list[Path]:
-    """Bar chart of normalised regret per method (equal = same sample budget as the bilevel runs)."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4))
-    seed_bars(ax, per_seed, [f"regret_{m}" for m in S1_METHODS], S1_METHODS, highlight=("est1", "est2"),
-              threshold=0.02)
-    ax.set_yscale("symlog", linthresh=0.01)
-    ax.set_ylim(bottom=0)
-    ax.set_ylabel("(F* - F(lambda_hat)) / (F* - F_pre)")
-    ax.tick_params(axis="x", rotation=30)
-    ax.set_title("toy entropy tuning: normalised regret (dashed: 2%)")
-    return [save_figure(fig, outdir / "entropy_regret.png")]
-
-
 # ----------------------------------------------------------------------------------------------- scenario 2
 
 
@@ -329,22 +310,6 @@ def run_schedule(cfg: ScheduleConfig, seed: int, progress: ProgressFn = no_progr
     return out
 
 
-S2_METHODS = ("bilevel", "bilevel_lower", "cosine", "linear", "random_best", "random_median")
-
-
-def schedule_figures(per_seed: list[Metrics], cfg: ScheduleConfig, outdir: Path) -> list[Path]:
-    """Bar chart of the test MMD^2 of each schedule."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    seed_bars(ax, per_seed, [f"mmd_{m}" for m in S2_METHODS], S2_METHODS, highlight=("bilevel", "bilevel_lower"))
-    ax.set_ylabel("test MMD^2 of DDIM samples")
-    ax.tick_params(axis="x", rotation=30)
-    zo = cfg.learner.zo
-    ax.set_title(f"two-moons DDPM (T={cfg.T}, {cfg.learner.iters} iterations{', ZO' if zo else ''})")
-    return [save_figure(fig, outdir / f"schedule{'_zo' if zo else ''}_mmd.png")]
-
-
 EXPERIMENTS = [
     Experiment(
         name="entropy_toy",
@@ -424,7 +389,7 @@ _TIE_MMD = "~ s.d. of the MMD^2 between two independent 1000-point two-moons sam
 _SCHED = ("an empirical comparison on the paper's MNIST protocol (U-Net, DDIM, FID, 10 inner steps); fewer epochs "
           "keep it, a 2-D DDPM with an MMD upper metric is a stand-in")
 CLAIMS = [
-    Claim("s1_est1_within_2pct",
+    Claim(id="s1_est1_within_2pct",
           statement="(ours, beyond the paper) Toy reward fine-tuning: the first-order bilevel method (est1) brings "
                     "lambda within 2% of the optimal upper value (normalised regret) using 30% of grid search's "
                     "samples, in >= 80% of runs.",
@@ -433,7 +398,7 @@ CLAIMS = [
           experiment="entropy_toy", metric="frac_est1_within_2pct", op=">=", threshold=0.8, aggregate="mean",
           resolution=0.02, resolution_reason=_TIE_FRAC, kind="ours"),
     # ours: est1 is our own derivation of the penalty objective's lambda-gradient (the official expression differs)
-    Claim("s1_est1_beats_equal_budget",
+    Claim(id="s1_est1_beats_equal_budget",
           statement="Toy: at an equal sample budget, est1's regret is no larger than the best of grid, random and "
                     "Bayesian search (paired difference <= 0).",
           paper_value="bilevel beats the search baselines at lower cost (abstract, Table 1; numbers not retrieved)",
@@ -442,7 +407,7 @@ CLAIMS = [
           resolution_reason="regret is normalised (0 optimum, 1 pre-trained); the claims call a regret <= 0.02 "
                             "'at the optimum'",
           kind="ours"),
-    Claim("s1_est2_within_2pct",
+    Claim(id="s1_est2_within_2pct",
           statement="(ours, beyond the paper) Toy: the guided-sampling estimator est2 also reaches 2% regret in >= "
                     "80% of runs.",
           paper_value="est2 variant of the official code (no number)", experiment="entropy_toy",
@@ -451,7 +416,7 @@ CLAIMS = [
 ] + [
     # check: on 2-D data at T=200 the default cosine schedule (eps = 0.008) is a degenerate baseline, so beating
     # it says the schedule learning did something, not that the paper's MNIST comparison holds
-    Claim(f"s2{tag}_beats_cosine",
+    Claim(id=f"s2{tag}_beats_cosine",
           statement=f"Two-moons DDPM{label}: the bilevel-learned schedule's test MMD^2 is no larger than the "
                     "default cosine schedule's.",
           paper_value="learned schedule improves FID over cosine on MNIST (numbers not retrieved)",
@@ -459,7 +424,7 @@ CLAIMS = [
           resolution_reason=_TIE_MMD, kind="check")
     for exp, tag, label in (("schedule", "", ""), ("schedule_zo", "_zo", ", zeroth-order upper gradients"))
 ] + [
-    Claim(f"s2{tag}_beats_random_median",
+    Claim(id=f"s2{tag}_beats_random_median",
           statement=f"Two-moons DDPM{label}: the bilevel-learned schedule beats the median random cosine schedule "
                     "(test MMD^2).",
           paper_value="bilevel beats random search (numbers not retrieved)", experiment=exp,
@@ -470,7 +435,7 @@ CLAIMS = [
     for exp, tag, label in (("schedule", "", ""), ("schedule_zo", "_zo", ", zeroth-order upper gradients"))
 ] + [
     # every seed, threshold 0 by construction: the trained sampler beats a trivial generator (standard normal)
-    Claim(f"s2{tag}_learned",
+    Claim(id=f"s2{tag}_learned",
           statement=f"(ours, beyond the paper) Two-moons DDPM{label}: the bilevel-trained sampler's test MMD^2 is "
                     "below that of standard-normal noise (the model learned).",
           paper_value="no number (a sanity check)", experiment=exp,
