@@ -8,7 +8,6 @@ first quick run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -24,9 +23,9 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.core.plots import save_figure, seed_bars
 from icml25.papers.ret_fhd.data import dirichlet_split, load_dataset, make_clients
 from icml25.papers.ret_fhd.federated import FDFixedT, LocalOnly, ReTFHD, ReTFHDConfig, n_parameters
+from icml25.papers.ret_fhd.figures import fhd_figures
 
 METHODS = ("retfhd", "fd_t1", "fd_t4", "local", "no_elastic", "no_category")
 """Clean-run methods; the attack runs are ``attack_guard`` and ``attack_noguard``."""
@@ -133,25 +132,6 @@ def run_fhd(cfg: FHDConfig, seed: int, progress: ProgressFn = no_progress) -> Me
     return m
 
 
-def fhd_figures(per_seed: list[Metrics], cfg: FHDConfig, outdir: Path) -> list[Path]:
-    """Accuracy curves of ReT-FHD and the baselines, and final accuracy of every run."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
-    for name in ("retfhd", "fd_t1", "fd_t4", "local"):
-        curves = np.array([s[f"curve_{name}"] for s in per_seed])
-        axes[0].plot(np.arange(1, curves.shape[1] + 1), curves.mean(0), label=name)
-    axes[0].set_xlabel("round")
-    axes[0].set_ylabel("mean client test accuracy")
-    axes[0].legend()
-    names = [*METHODS, "attack_guard", "attack_noguard"]
-    seed_bars(axes[1], per_seed, [f"acc_{n}" for n in names], names, highlight="retfhd")
-    axes[1].set_ylabel("accuracy (last rounds)")
-    axes[1].tick_params(axis="x", rotation=30)
-    fig.suptitle(f"ReT-FHD on {cfg.dataset}: {cfg.n_clients} clients, Dir({cfg.alpha}), {cfg.fhd.rounds} rounds")
-    return [save_figure(fig, outdir / f"retfhd_{cfg.dataset}.png")]
-
-
 _SMOKE = {"n_clients": 6, "fhd.rounds": 3, "n_attackers": 1, "last_rounds": 1}
 _FULL_REQ = ("The paper's setting (CIFAR-10/100, Tiny-ImageNet, Flowers-102 with ResNet/VGG/MobileNet mixes, "
              "20-100 clients, hundreds of rounds) needs the datasets and a GPU; the full preset here only runs "
@@ -189,14 +169,14 @@ _REAL = ("the paper compares on CIFAR-10/100, Tiny-ImageNet and Flowers-102 with
 def _claims(ds: str) -> list[Claim]:
     nr = "table numbers not retrieved"
     return [
-        Claim(f"{ds}_beats_fd_t1", kind="paper",
+        Claim(id=f"{ds}_beats_fd_t1", kind="paper",
               statement=f"{ds}: ReT-FHD's mean client accuracy is at least 1 point above FD with T=1.",
               paper_value=f"significant accuracy gains over baselines (abstract; {nr})", source="abstract",
               experiment=ds, metric="retfhd_minus_fd_t1", op=">=", threshold=0.01, resolution=0.005,
               resolution_reason="accuracy in [0,1]; half the claimed 1-point margin (paper's table gap not "
               "retrieved; the 1-point bar is ours)",
               fair_at="reduced", fair_at_reason=_REAL),
-        Claim(f"{ds}_beats_fd_t4", kind="paper",
+        Claim(id=f"{ds}_beats_fd_t4", kind="paper",
               statement=f"{ds}: ReT-FHD's mean client accuracy is no lower than FD with fixed T=4.",
               paper_value=f"adaptive temperatures beat a fixed one (abstract; {nr})", source="abstract",
               experiment=ds, metric="retfhd_minus_fd_t4", op=">=", threshold=0.0, resolution=0.01,
@@ -206,37 +186,37 @@ def _claims(ds: str) -> list[Claim]:
         # every seed: upload size is fixed by construction (L*C*C floats vs parameter bytes); a per-run bound.
         # A check: the ratio is fixed by the config; the 1% criterion is the card's, not the paper's, and cannot
         # be met by 2-10k-parameter MLPs.
-        Claim(f"{ds}_upload_vs_smallest", kind="check",
+        Claim(id=f"{ds}_upload_vs_smallest", kind="check",
               statement=f"{ds}: a client's upload is at most 1% of the smallest client model's parameter bytes "
               "(the card's criterion).",
               paper_value="substantially lower communication (abstract)", source="abstract (the 1% bar is the card's)",
               experiment=ds, metric="upload_over_smallest_model", op="<=", threshold=0.01, aggregate="every_seed"),
         # every seed: upload size is fixed by construction (L*C*C floats vs parameter bytes); a per-run bound.
         # A check: the ratio is fixed by the config, although the paper states lower communication.
-        Claim(f"{ds}_upload_vs_fedavg", kind="check",
+        Claim(id=f"{ds}_upload_vs_fedavg", kind="check",
               statement=f"{ds}: a client's upload is at most 10% of what FedAvg would send (the mean client model's "
               "parameter bytes).",
               paper_value="substantially lower communication (abstract)", source="abstract",
               experiment=ds, metric="upload_over_mean_model", op="<=", threshold=0.1, aggregate="every_seed"),
         # ours: the paper's only number is that the guard "mitigates 44% of attacks"; the 80% recall bar is ours
-        Claim(f"{ds}_guard_recall", kind="ours",
+        Claim(id=f"{ds}_guard_recall", kind="ours",
               statement=f"{ds}: the Z-score guard rejects at least 80% of malicious uploads.",
               paper_value="mitigates 44% of label-flipping and model-poisoning attacks (abstract)",
               source="abstract gives 44% mitigated; the 80% recall bar is ours",
               experiment=ds, metric="guard_recall", op=">=", threshold=0.8, resolution=0.02,
               resolution_reason="a detection rate in [0,1]; 2 points around the 80% bar do not matter"),
-        Claim(f"{ds}_guard_fpr", kind="ours",
+        Claim(id=f"{ds}_guard_fpr", kind="ours",
               statement=f"{ds}: the guard rejects at most 10% of honest uploads under attack.",
               paper_value="not reported", experiment=ds, metric="guard_fpr", op="<=", threshold=0.1, resolution=0.02,
               resolution_reason="a false-positive rate in [0,1]; 2 points around the 10% bar do not matter"),
         # ours: the paper says the guard mitigates attacks, not that it halves the accuracy loss
-        Claim(f"{ds}_guard_halves_loss", kind="ours",
+        Claim(id=f"{ds}_guard_halves_loss", kind="ours",
               statement=f"{ds}: with the guard, the accuracy lost to the attack is at most half the loss without it "
               "(0.5 loss_noguard - loss_guard >= 0).",
               paper_value="Z-Score Guard mitigates attacks (abstract)",
               experiment=ds, metric="guard_half_loss_margin", op=">=", threshold=0.0, resolution=0.01,
               resolution_reason="accuracy units; a margin under 1 accuracy point does not matter"),
-        Claim(f"{ds}_ablation_elastic", kind="paper",
+        Claim(id=f"{ds}_ablation_elastic", kind="paper",
               statement=f"{ds}: removing the multi-level elastic temperature lowers accuracy.",
               paper_value="ablation (Sec. 5; numbers not retrieved)", source="Sec. 5 (ablation)",
               experiment=ds, metric="full_minus_no_elastic", op=">=", threshold=0.0, resolution=0.01,
@@ -245,14 +225,14 @@ def _claims(ds: str) -> list[Claim]:
               fair_at="reduced",
               fair_at_reason="the elastic temperature targets heterogeneous CNN depths on the paper's image "
               "benchmarks; fewer clients or rounds there would still test it, small multi-exit MLPs do not"),
-        Claim(f"{ds}_ablation_category", kind="paper",
+        Claim(id=f"{ds}_ablation_category", kind="paper",
               statement=f"{ds}: removing the category-aware temperature lowers accuracy.",
               paper_value="ablation (Sec. 5; numbers not retrieved)", source="Sec. 5 (ablation)",
               experiment=ds, metric="full_minus_no_category", op=">=", threshold=0.0, resolution=0.01,
               resolution_reason="accuracy in [0,1]; an ablation effect under 1 point does not matter (numbers not "
               "retrieved)",
               fair_at="reduced", fair_at_reason=_REAL),
-        Claim(f"{ds}_ablation_guard", kind="paper",
+        Claim(id=f"{ds}_ablation_guard", kind="paper",
               statement=f"{ds}: under attack, removing the guard lowers accuracy.",
               paper_value="ablation (Sec. 5; numbers not retrieved)", source="Sec. 5 (ablation)",
               experiment=ds, metric="guard_minus_noguard_attack", op=">=", threshold=0.0, resolution=0.01,
