@@ -28,6 +28,10 @@ NOT_NESTED: dict[tuple[str, str], str] = {
     ("soft_inductive_bias", "double_descent"): "min-norm least squares over a sweep of random-feature counts: no "
                                                "setting of a method to nest, only the sweep's (n, the p grid) and "
                                                "the effective-dimensionality regulariser",
+    ("re_bench", "harness"): "issue 27 fixes the agent's command line as `--set agent=openai --set base_url=...` "
+                             "(public usage, kept as written): the agent's settings stay flat",
+    ("cve_bench", "harness"): "issue 27 fixes the agent's command line as `--set agent=openai --set base_url=...` "
+                              "(public usage, kept as written): the agent's settings stay flat",
 }
 
 FIGURES_IN_REPRO: dict[str, str] = {

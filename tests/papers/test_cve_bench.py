@@ -623,8 +623,8 @@ def test_openai_agent_end_to_end_through_the_experiment():
     repro = load_reproduction("cve_bench")
     exp = repro.experiment("harness")
     with StubChatServer(_stub_model) as srv:
-        cfg = exp.make_config("smoke", {"agent.kind": "openai", "agent.base_url": srv.base_url, "agent.model": "stub",
-                                        "agent.max_retries": 0})
+        cfg = exp.make_config("smoke", {"agent": "openai", "base_url": srv.base_url, "model": "stub",
+                                        "llm_max_retries": 0})
         m = exp.run(cfg, seed=0)
     assert m["agent_ping_cmd_injection"] == 1.0 and m["agent_sqli_shop"] == 0.0
     assert m["agent_success_rate"] == 0.5 and m["agent_success_zero_day"] == 0.5  # mean over (challenge, variant)
@@ -655,46 +655,13 @@ def test_openai_agent_without_endpoint_is_refused_in_one_line(tmp_path, monkeypa
     from icml25.cli import main
 
     monkeypatch.setenv("ICML25_HOME", str(tmp_path))
-    res = CliRunner().invoke(main, ["reproduce", "cve_bench", "--preset", "smoke", "--set", "agent.kind=openai"])
+    res = CliRunner().invoke(main, ["reproduce", "cve_bench", "--preset", "smoke", "--set", "agent=openai"])
     assert res.exit_code == 2
     lines = [x for x in res.output.splitlines() if x.strip()]
-    assert len(lines) == 1 and "agent.kind=openai needs --set agent.base_url=... and --set agent.model=..." in lines[0]
-    res = CliRunner().invoke(main, ["reproduce", "cve_bench", "--preset", "smoke", "--set", "agent.kind=openai",
-                                    "--set", "agent.base_url=http://127.0.0.1:1/v1"])
-    assert res.exit_code == 2 and "--set agent.model=..." in res.output and "base_url=..." not in res.output
-    # the flat key of before the nesting is refused in one line that lists the nested ones
-    res = CliRunner().invoke(main, ["reproduce", "cve_bench", "--preset", "smoke", "--set", "agent=openai"])
-    lines = [x for x in res.output.splitlines() if x.strip()]
-    assert res.exit_code == 2 and len(lines) == 1 and "agent.kind" in lines[0] and "agent.base_url" in lines[0]
-
-
-def test_agent_settings_are_one_nested_agent_config():
-    """The agent's settings are one AgentConfig nested as ``agent``: dotted overrides reach it, bad values raise
-    ConfigError naming the dotted key, and it builds the shared client's settings and the task's agent."""
-    from icml25.common.llm_client import ChatClient, ChatConfig
-    from icml25.core.experiment import ConfigError
-    from icml25.papers.cve_bench.agents import AgentConfig
-
-    exp = load_reproduction("cve_bench").experiment("harness")
-    cfg = exp.make_config("smoke")
-    assert cfg.agent == AgentConfig() and cfg.agent.kind == "scripted"
-    assert not {"base_url", "model", "api_key_env", "llm_timeout_s", "llm_max_messages"} & set(exp.fields)
-    cfg = exp.make_config("smoke", {"agent.kind": "openai", "agent.base_url": "http://127.0.0.1:1/v1",
-                                    "agent.model": "m", "agent.timeout_s": 5.0, "agent.max_retries": 0,
-                                    "agent.max_messages": 4, "agent.max_tokens_per_task": 10,
-                                    "agent.time_limit_s": 7.0})
-    assert cfg.agent.chat_config() == ChatConfig("http://127.0.0.1:1/v1", "m", timeout_s=5.0, max_retries=0)
-    agent = cfg.agent.task_agent(ChatClient(cfg.agent.chat_config()))
-    assert isinstance(agent, LLMAgentAdapter) and agent.max_messages == 4
-    assert (cfg.agent.max_tokens_per_task, cfg.agent.time_limit_s, cfg.time_limit_s) == (10, 7.0, 60.0)
-    with pytest.raises(ConfigError, match=r"HarnessConfig\.agent\.timeout_s must be > 0"):
-        exp.make_config("smoke", {"agent.timeout_s": 0.0})
-    with pytest.raises(ConfigError, match=r"HarnessConfig\.agent\.kind must be one of"):
-        exp.make_config("smoke", {"agent.kind": "gpt"})
-    with pytest.raises(ConfigError, match=r"HarnessConfig\.agent\.max_messages must be <= 10000"):
-        exp.make_config("smoke", {"agent.max_messages": 10**4 + 1})
-    with pytest.raises(ConfigError, match=r"HarnessConfig\.agent\.base_url must be an http\(s\) URL"):
-        exp.make_config("smoke", {"agent.kind": "openai", "agent.base_url": "ftp://x", "agent.model": "m"})
+    assert len(lines) == 1 and "agent=openai needs --set base_url=... and --set model=..." in lines[0]
+    res = CliRunner().invoke(main, ["reproduce", "cve_bench", "--preset", "smoke", "--set", "agent=openai",
+                                    "--set", "base_url=http://127.0.0.1:1/v1"])
+    assert res.exit_code == 2 and "--set model=..." in res.output and "base_url=..." not in res.output
 
 
 def test_early_stop_after_the_step_that_succeeds():

@@ -380,7 +380,7 @@ def test_llm_agent_end_to_end_through_the_experiment(untimed_envs):
 
     exp = EXPERIMENTS[0]
     with StubChatServer(_reference_model([*untimed_envs, PrefixSumSpeedup(0, n=100)])) as srv:
-        cfg = exp.make_config("smoke", {"agent.kind": "openai", "agent.base_url": srv.base_url, "agent.model": "stub"})
+        cfg = exp.make_config("smoke", {"agent": "openai", "base_url": srv.base_url, "model": "stub"})
         m = exp.run(cfg, seed=0)
     for name in ("fix_embedding", "restricted_mlm", "scaling_law"):  # untimed: the reference normalises to 1
         assert m[f"{name}_llm"] == pytest.approx(1.0, abs=1e-9)
@@ -411,41 +411,7 @@ def test_llm_agent_without_endpoint_is_refused_in_one_line(tmp_path, monkeypatch
     from icml25.cli import main
 
     monkeypatch.setenv("ICML25_HOME", str(tmp_path))
-    res = CliRunner().invoke(main, ["reproduce", "re_bench", "--preset", "smoke", "--set", "agent.kind=openai",
-                                    "--set", "agent.model=m"])
+    res = CliRunner().invoke(main, ["reproduce", "re_bench", "--preset", "smoke", "--set", "agent=openai",
+                                    "--set", "model=m"])
     lines = [x for x in res.output.splitlines() if x.strip()]
-    assert res.exit_code == 2 and len(lines) == 1 and "agent.kind=openai needs --set agent.base_url=..." in lines[0]
-    # the flat key of before the nesting is refused in one line that lists the nested ones
-    res = CliRunner().invoke(main, ["reproduce", "re_bench", "--preset", "smoke", "--set", "agent=openai"])
-    lines = [x for x in res.output.splitlines() if x.strip()]
-    assert res.exit_code == 2 and len(lines) == 1 and "agent.kind" in lines[0] and "agent.base_url" in lines[0]
-
-
-def test_agent_settings_are_one_nested_agent_config():
-    """The agent's settings are one AgentConfig nested as ``agent``: dotted overrides reach it, bad values raise
-    ConfigError naming the dotted key, and it builds the shared client's endpoint settings."""
-    from icml25.common.llm_client import ChatConfig
-    from icml25.core.experiment import ConfigError
-    from icml25.papers.re_bench.agents import AgentConfig
-    from icml25.papers.re_bench.repro import EXPERIMENTS
-
-    exp = EXPERIMENTS[0]
-    cfg = exp.make_config("smoke")
-    assert cfg.agent == AgentConfig() and cfg.agent.kind == "scripted"
-    assert not {"base_url", "model", "api_key_env", "llm_timeout_s", "llm_max_retries"} & set(exp.fields)
-    cfg = exp.make_config("smoke", {"agent.kind": "openai", "agent.base_url": "http://127.0.0.1:1/v1",
-                                    "agent.model": "m", "agent.timeout_s": 5.0, "agent.max_retries": 0,
-                                    "agent.max_tokens_per_attempt": 10, "agent.time_limit_s": 7.0})
-    assert cfg.agent.chat_config() == ChatConfig("http://127.0.0.1:1/v1", "m", timeout_s=5.0, max_retries=0)
-    assert (cfg.agent.max_tokens_per_attempt, cfg.agent.time_limit_s, cfg.max_score_calls) == (10, 7.0, 3)
-    with pytest.raises(ConfigError, match=r"HarnessConfig\.agent\.timeout_s must be > 0"):
-        exp.make_config("smoke", {"agent.timeout_s": 0.0})
-    with pytest.raises(ConfigError, match=r"HarnessConfig\.agent\.kind must be one of"):
-        exp.make_config("smoke", {"agent.kind": "gpt"})
-    with pytest.raises(ConfigError, match=r"HarnessConfig\.agent\.max_retries must be <= 100"):
-        exp.make_config("smoke", {"agent.max_retries": 101})
-    with pytest.raises(ConfigError, match=r"HarnessConfig\.agent\.base_url must be an http\(s\) URL"):
-        exp.make_config("smoke", {"agent.kind": "openai", "agent.base_url": "ftp://x", "agent.model": "m"})
-    with pytest.raises(ConfigError, match=r"HarnessConfig\.agent\.kind=openai needs --set agent\.base_url=\.\.\. "
-                                          r"and --set agent\.model=\.\.\."):
-        exp.make_config("smoke", {"agent.kind": "openai"})
+    assert res.exit_code == 2 and len(lines) == 1 and "agent=openai needs --set base_url=..." in lines[0]

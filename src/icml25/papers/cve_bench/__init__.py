@@ -9,7 +9,6 @@ vulnerability each, stand in for the 40 CVE containers; scripted agents stand in
 from icml25.papers.cve_bench.agents import (
     EXPLOITS,
     Agent,
-    AgentConfig,
     BenignCrawlerAgent,
     BudgetExhausted,
     FuzzAgent,
@@ -55,7 +54,7 @@ from icml25.papers.cve_bench.tasks import (
 
 __all__ = [
     "APPS", "ATTACK_GOALS", "EXPLOITS", "GOAL_MESSAGES", "VARIANTS",
-    "Agent", "AgentConfig", "BenignCrawlerAgent", "BudgetExhausted", "Challenge", "ChallengeMetadata", "DosSettings",
+    "Agent", "BenignCrawlerAgent", "BudgetExhausted", "Challenge", "ChallengeMetadata", "DosSettings",
     "EvaluatorServer", "FuzzAgent", "Grader", "GuessingAgent", "HarnessSettings", "HttpResponse", "HttpTool",
     "LLMAgentAdapter", "NullAgent", "OutboundCanaryServer", "ProofStore", "ReferenceExploitAgent", "Sandbox",
     "Secrets", "ShellTool", "TargetProcess", "TaskComplete", "TaskResult", "ToolRefused", "Tools",

@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import parse_qs, quote, urlencode, urljoin, urlsplit
 
-from icml25.common.checks import ConfigError, check_fields
-from icml25.common.llm_client import AGENTS, ChatBudgetExhausted, ChatClient, ChatConfig, ChatError
+from icml25.common.llm_client import ChatBudgetExhausted, ChatError
 from icml25.papers.cve_bench.tasks import check_loopback_url
 
 
@@ -481,68 +480,3 @@ class LLMAgentAdapter:
                 return
             outputs = [f"$ {c}\n{tools.shell.run(c)}" for c in commands]
             self.messages.append({"role": "user", "content": "\n".join(outputs)[-8000:]})
-
-
-@dataclass(frozen=True)
-class AgentConfig:
-    """The agent under test and its endpoint and per-task budget (nested as ``agent`` in the harness config).
-
-    The paper runs LLM agent frameworks on every (challenge, variant) task; none runs offline, so ``kind`` defaults
-    to ``scripted`` (no agent under test besides the scripted controls). With ``kind=openai`` an
-    :class:`LLMAgentAdapter` talks to an OpenAI-compatible endpoint (:mod:`icml25.common.llm_client`) once on every
-    task and variant, with this task budget (the official Inspect task's ``max_messages``, plus tokens and wall
-    time). Command line: ``--set agent.kind=openai --set agent.base_url=... --set agent.model=...``.
-    """
-
-    kind: str = "scripted"
-    """The agent under test besides the scripted controls: ``scripted`` (none: no language model offline) or
-    ``openai`` (a language-model agent through an OpenAI-compatible endpoint, on every task and variant)."""
-    base_url: str = ""
-    """With ``kind=openai``: the endpoint root, e.g. ``http://127.0.0.1:8000/v1``."""
-    model: str = ""
-    """With ``kind=openai``: the model name."""
-    api_key_env: str = "OPENAI_API_KEY"
-    """With ``kind=openai``: the environment variable holding the key (the key is never stored)."""
-    timeout_s: float = 120.0
-    """With ``kind=openai``: timeout of one model request (seconds)."""
-    max_retries: int = 3
-    """With ``kind=openai``: retries of a failed model request (backoff 1 s, doubled each time)."""
-    max_messages: int = 30
-    """With ``kind=openai``: model replies per task (official task default 30)."""
-    max_tokens_per_task: int = 500_000
-    """With ``kind=openai``: tokens per task, as the server reports them."""
-    time_limit_s: float = 1800.0
-    """With ``kind=openai``: wall-clock limit of one task (model calls and requests)."""
-
-    def __post_init__(self) -> None:
-        check_fields(self, positive=("timeout_s", "max_messages", "max_tokens_per_task", "time_limit_s"),
-                     nonnegative=("max_retries",), nonempty=("api_key_env",), choices={"kind": AGENTS})
-        # bounds: a job beyond these would need days
-        check_fields(self, at_most={"max_retries": 100, "max_messages": 10**4, "max_tokens_per_task": 10**8})
-        if self.kind != "openai":
-            return
-        missing = [f for f in ("base_url", "model") if not str(getattr(self, f) or "").strip()]
-        if missing:
-            raise ConfigError("AgentConfig.kind=openai needs " + " and ".join(f"--set agent.{f}=..." for f in missing)
-                              + " (an OpenAI-compatible endpoint such as http://127.0.0.1:8000/v1 and its model; the "
-                              f"key is read from ${self.api_key_env})")
-        try:
-            self.chat_config()
-        except ValueError as exc:
-            text = str(exc)
-            raise ConfigError("AgentConfig." + text.removeprefix("ChatConfig.") if text.startswith("ChatConfig.")
-                              else f"AgentConfig: {text}") from None
-
-    def chat_config(self) -> ChatConfig:
-        """The endpoint settings of the shared client."""
-        return ChatConfig(base_url=self.base_url, model=self.model, api_key_env=self.api_key_env,
-                          timeout_s=self.timeout_s, max_retries=self.max_retries)
-
-    def client(self) -> ChatClient:
-        """A client of the endpoint (its ``stats`` count every task's calls, retries and tokens)."""
-        return ChatClient(self.chat_config())
-
-    def task_agent(self, client: ChatClient) -> LLMAgentAdapter:
-        """A fresh :class:`LLMAgentAdapter` for one task, on its own session with this config's task budget."""
-        session = client.session(self.max_messages, self.max_tokens_per_task, self.time_limit_s)
-        return LLMAgentAdapter(session, self.max_messages)

@@ -8,7 +8,6 @@ agents, and four CPU mini-environments with the structure of RE-Bench tasks (our
 from icml25.papers.re_bench.agents import (
     HACKS,
     Agent,
-    AgentConfig,
     HillClimbAgent,
     LLMSolutionAgent,
     NullAgent,
@@ -51,7 +50,7 @@ from icml25.papers.re_bench.scoring import (
 )
 
 __all__ = [
-    "HACKS", "METR_PUBLISHED_SCORES", "OPENWEBTEXT_LOSS_FLOOR", "Agent", "AgentConfig", "AttemptLog", "BaseEnvironment", "Environment", "FixTinyEmbedding", "HillClimbAgent", "LLMSolutionAgent",
+    "HACKS", "METR_PUBLISHED_SCORES", "OPENWEBTEXT_LOSS_FLOOR", "Agent", "AttemptLog", "BaseEnvironment", "Environment", "FixTinyEmbedding", "HillClimbAgent", "LLMSolutionAgent",
     "InvalidSubmission", "NullAgent", "PrefixSumSpeedup", "RandomSearchAgent", "ReplayAgent", "RestrictedTinyMLM",
     "RewardHackAgent", "ScoreRecord", "TinyScalingLaw", "best_intermediate_score", "budget_curve", "expected_bigram_loss", "expected_max_at_k",
     "expected_max_at_k_bruteforce", "extract_code", "fix_embedding_score", "identity_transform", "log_minus_floor", "log_transform", "make_environments",

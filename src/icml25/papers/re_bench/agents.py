@@ -9,98 +9,19 @@ from __future__ import annotations
 
 import math
 import re
-import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from icml25.common.checks import ConfigError, check_fields
-from icml25.common.llm_client import AGENTS, ChatBudgetExhausted, ChatClient, ChatConfig, ChatError
+from icml25.common.llm_client import ChatBudgetExhausted, ChatError
 from icml25.papers.re_bench.environments import BaseEnvironment
 from icml25.papers.re_bench.scoring import AttemptLog, ScoreRecord
 
 HACKS = ("patch_timer", "edit_scorer", "patch_checker")
 """Reward-hacking probes: patch ``time.perf_counter``, edit the scorer copy, disable the correctness check."""
-
-
-@dataclass(frozen=True)
-class AgentConfig:
-    """The agent under test and its endpoint and per-attempt budget (nested as ``agent`` in the harness config).
-
-    The paper evaluates language-model agents (o1-preview, Claude 3.5 Sonnet in the Modular and AIDE scaffolds) by
-    best-of-k over attempts with a total time budget per environment (abstract); none runs offline, so ``kind``
-    defaults to ``scripted`` (no agent under test besides the scripted ones). With ``kind=openai`` a
-    :class:`LLMSolutionAgent` talks to an OpenAI-compatible endpoint (:mod:`icml25.common.llm_client`) and makes the
-    harness's ``n_attempts`` attempts per environment with its ``max_score_calls`` submissions each (one model reply
-    more: the last may only say DONE). Its solutions run in this Python process: run it in a container.
-    Command line: ``--set agent.kind=openai --set agent.base_url=... --set agent.model=...``.
-    """
-
-    kind: str = "scripted"
-    """The agent under test: ``scripted`` (none: no language model offline) or ``openai`` (a language-model agent
-    through an OpenAI-compatible endpoint)."""
-    base_url: str = ""
-    """With ``kind=openai``: the endpoint root, e.g. ``http://127.0.0.1:8000/v1``."""
-    model: str = ""
-    """With ``kind=openai``: the model name."""
-    api_key_env: str = "OPENAI_API_KEY"
-    """With ``kind=openai``: the environment variable holding the key (the key is never stored)."""
-    timeout_s: float = 120.0
-    """With ``kind=openai``: timeout of one model request (seconds)."""
-    max_retries: int = 3
-    """With ``kind=openai``: retries of a failed model request (backoff 1 s, doubled each time)."""
-    max_tokens_per_attempt: int = 500_000
-    """With ``kind=openai``: tokens per attempt, as the server reports them."""
-    time_limit_s: float = 1800.0
-    """With ``kind=openai``: wall-clock limit of one attempt (model calls and scoring)."""
-
-    def __post_init__(self) -> None:
-        check_fields(self, positive=("timeout_s", "max_tokens_per_attempt", "time_limit_s"),
-                     nonnegative=("max_retries",), nonempty=("api_key_env",),
-                     at_most={"max_retries": 100, "max_tokens_per_attempt": 10**8})
-        check_fields(self, choices={"kind": AGENTS})
-        if self.kind != "openai":
-            return
-        missing = [f for f in ("base_url", "model") if not str(getattr(self, f) or "").strip()]
-        if missing:
-            raise ConfigError("AgentConfig.kind=openai needs " + " and ".join(f"--set agent.{f}=..." for f in missing)
-                              + " (an OpenAI-compatible endpoint such as http://127.0.0.1:8000/v1 and its model; the "
-                              f"key is read from ${self.api_key_env})")
-        try:
-            self.chat_config()
-        except ValueError as exc:
-            text = str(exc)
-            raise ConfigError("AgentConfig." + text.removeprefix("ChatConfig.") if text.startswith("ChatConfig.")
-                              else f"AgentConfig: {text}") from None
-
-    def chat_config(self) -> ChatConfig:
-        """The endpoint settings of the shared client."""
-        return ChatConfig(base_url=self.base_url, model=self.model, api_key_env=self.api_key_env,
-                          timeout_s=self.timeout_s, max_retries=self.max_retries)
-
-    def client(self) -> ChatClient:
-        """A client of the endpoint (its ``stats`` count every attempt's calls, retries and tokens)."""
-        return ChatClient(self.chat_config())
-
-    def attempts(self, client: ChatClient, env: BaseEnvironment, n_attempts: int, max_score_calls: int,
-                 seed: int) -> tuple[list[AttemptLog], int]:
-        """``n_attempts`` attempts of a :class:`LLMSolutionAgent` on ``env`` (attempt i seeded ``1000 seed + i``),
-        each with its own session (``max_score_calls + 1`` model calls, this config's tokens and time limit) and
-        working folder; returns the logs and the number of endpoint errors."""
-        logs, errors = [], 0
-        for i in range(n_attempts):
-            # one more model call than score calls: the last reply may only say DONE
-            agent = LLMSolutionAgent(client.session(max_score_calls + 1, self.max_tokens_per_attempt,
-                                                    self.time_limit_s))
-            with tempfile.TemporaryDirectory() as d:
-                logs.append(run_agent(env, agent, self.time_limit_s, d, max_score_calls=max_score_calls,
-                                      seed=1000 * seed + i, clock="calls"))
-            errors += len(agent.errors)
-        return logs, errors
 
 
 @runtime_checkable
