@@ -39,8 +39,8 @@ from icml25.papers.sira.attack import (
     reference_paraphrase,
 )
 from icml25.papers.sira.data import PROMPT_STYLES, build_lexicon, load_prompts, sample_corpus, sample_prompts
+from icml25.papers.sira.figures import synthetic_figures
 from icml25.papers.sira.lm import KneserNeyLM
-from icml25.papers.sira.repro_figures import synthetic_figures
 from icml25.papers.sira.watermarks import KGW, EntropyGatedKGW, Unigram, entropy
 
 SCHEMES = ("kgw", "unigram", "gated")
