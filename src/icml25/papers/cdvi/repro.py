@@ -41,8 +41,8 @@ from icml25.core.experiment import (
 from icml25.core.paper import Claim
 from icml25.papers.cdvi import metrics as survmetrics
 from icml25.papers.cdvi.data import load_bundled, simulate_censored_gibbs, split_indices, split_standardise
+from icml25.papers.cdvi.figures import real_figures, synthetic_figures
 from icml25.papers.cdvi.model import CDCVAE, CDCVAEConfig, LogNormalAFT, split_survival_array
-from icml25.papers.cdvi.repro_figures import real_figures, synthetic_figures
 
 ENCODERS = ("none", "dense", "split")
 """``none`` is the CVAE baseline; ``dense`` (the official default) and ``split`` are CD-CVAE."""
