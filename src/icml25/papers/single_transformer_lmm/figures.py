@@ -1,7 +1,7 @@
 """Figures of the single_transformer_lmm experiment (drawn by ``icml25 reproduce`` from the metrics of all seeds).
 
-A reproduction module (``repro_*``): it plots with :mod:`icml25.core`'s helpers, which a method module may not
-import.
+The boundary tests count ``figures.py`` as a reproduction module (like ``repro.py``): it draws with
+:mod:`icml25.core.plots`, which a method module may not import.
 """
 
 from __future__ import annotations
