@@ -1,6 +1,7 @@
 """Contract cases of sira: n-gram LMs, green-list watermarks and the rewrite attacks.
 
-No estimators or modules (the LMs are NumPy n-gram tables with their own ``fit``).
+No estimators or modules (the LMs are NumPy n-gram tables with their own ``fit``). The experiments are NumPy only;
+torch is imported by ``markllm_green_lists`` alone (MarkLLM's green lists, on the CPU), which they do not use.
 """
 
 import numpy as np
@@ -22,11 +23,19 @@ from icml25.papers.sira import (
     build_lexicon,
     green_list_matrix,
     load_prompts,
+    markllm_green_lists,
     reference_paraphrase,
     sample_corpus,
     sample_prompts,
     self_information,
 )
+
+CPU_ONLY = {
+    "synthetic": "NumPy n-gram LMs and green lists; torch is used only by the optional MarkLLM green lists "
+                 "(green_lists='markllm'), which the experiment does not use",
+    "synthetic_c4": "NumPy n-gram LMs and green lists; torch is used only by the optional MarkLLM green lists "
+                    "(green_lists='markllm'), which the experiment does not use",
+}
 
 LEX = build_lexicon()
 V = LEX.vocab_size
@@ -94,6 +103,9 @@ BAD_INPUTS = [
     ("gated.detect_without_lm", lambda: EntropyGatedKGW().detect(TEXT, vocab_size=V), ValueError),
     ("green_list.gamma_above_one", lambda: green_list_matrix(V, 1.5, 0), ValueError),
     ("green_list.zero_vocab", lambda: green_list_matrix(0, 0.25, 0), ValueError),
+    ("markllm_lists.unknown_scheme", lambda: markllm_green_lists(V, 0.5, 0, "unigram"), ValueError),
+    ("markllm_lists.zero_vocab", lambda: markllm_green_lists(0, 0.5, 0), ValueError),
+    ("kgw.unknown_green_lists", lambda: KGW(green_lists="torch"), ValueError),
     ("corpus.zero_sentences", lambda: sample_corpus(LEX, 0, seed=0), ValueError),
     ("lexicon.unknown_word", lambda: LEX.encode("the unicorn"), ValueError),
     # prompts
