@@ -251,8 +251,9 @@ EXPERIMENTS = [
                           "eval_episodes": 200, "max_steps": 300}},
         seeds={"smoke": 2, "quick": 5, "full": 10},
         figures=ssm_figures,
-        full_requirements="The full preset scales SSM-lite to 12x12 and 500k steps (CPU, roughly an hour per seed; "
-                          "the evaluators run on --set device=cuda when asked). The paper's MiniGrid SSM/RDS tasks "
+        full_requirements="The full preset scales SSM-lite to 12x12 and 500k steps (CPU, about an hour per seed on "
+                          "one thread: 367 CPU-s measured at 1/10 of its steps and updates; the evaluators run on "
+                          "--set device=cuda when asked). The paper's MiniGrid SSM/RDS tasks "
                           "with Skipper and LEAP agents, 50 training tasks and OOD difficulties are not reproduced.",
         fidelity={
             "smoke": Fidelity("mechanism", "tiny: 6x6 SSM-lite, 2 tasks, 2k environment steps, 100 evaluator "
