@@ -91,14 +91,27 @@ def test_sp_and_mup_bit_identical_at_base(small_data):
     assert e_16[0] != e_16[1]
 
 
-def test_vmapped_lr_grid_matches_single_runs(small_data):
-    settings = TrainSettings(width=8, n_layers=2, epochs=2, batch_size=10, k_base=4, clip=0.01)
+@pytest.mark.parametrize("beta2", [0.98, 0.5])
+def test_vmapped_lr_grid_matches_single_runs(small_data, beta2):
+    settings = TrainSettings(width=8, n_layers=2, epochs=2, batch_size=10, k_base=4, clip=0.01, beta2=beta2)
     lrs = [1e-3, 4e-3]
     grid = train_fno_lr_grid(*small_data, modes=16, params=["sp", "mup"], lrs=lrs, settings=settings, seed=3)
     for i, p in enumerate(("sp", "mup")):
         for j, lr in enumerate(lrs):
             single = train_fno(*small_data, modes=16, param=p, lr=lr, settings=settings, seed=3)
             assert grid[i, j] == pytest.approx(single, rel=1e-4)
+
+
+def test_adam_beta2_is_the_recipes_and_reaches_the_optimiser(small_data):
+    # the paper's recipe (second-hand): Adam with beta2 = 0.98; the setting must change the trained model
+    assert TrainSettings().beta2 == 0.98 and TrainSettings().width == 64
+    runs = [train_fno(*small_data, modes=8, param="mup", lr=4e-3, seed=1,
+                      settings=TrainSettings(width=8, n_layers=2, epochs=2, batch_size=10, beta2=b2))
+            for b2 in (0.98, 0.999)]
+    assert runs[0] != runs[1]
+    for bad in (1.0, -0.1, True):
+        with pytest.raises(ValueError, match="beta2"):
+            TrainSettings(beta2=bad)
 
 
 # ---- the spectral layer ------------------------------------------------------------------------------
@@ -310,8 +323,8 @@ def test_nested_train_settings_take_dotted_settings():
     exp = EXPERIMENTS[0]
     cfg = exp.make_config("smoke")  # the preset's dotted keys reach the nested TrainSettings
     assert cfg.train == TrainSettings(width=8, n_layers=2, epochs=2, batch_size=20, k_base=4, clip=0.01)
-    assert exp.make_config("full").train == TrainSettings(width=32, epochs=100)
-    assert exp.make_config("quick").train == TrainSettings(width=16, epochs=15)
+    assert exp.make_config("full").train == TrainSettings(width=64, epochs=100, beta2=0.98)
+    assert exp.make_config("quick").train == TrainSettings(width=64, epochs=15, beta2=0.98)
     cfg = exp.make_config("smoke", {"train.clip": None, "train.complex_init": "complex_normal", "train.k_base": 16})
     assert cfg.train.clip is None and cfg.train.complex_init == "complex_normal" and cfg.train.k_base == 16
     with pytest.raises(ConfigError, match=r"BurgersTransferConfig\.train\.width must be a positive integer"):

@@ -27,8 +27,8 @@ class TrainSettings:
     """Everything but the LR, K and parametrization; shared by every cell of a sweep (the experiment nests it as
     ``train``: ``--set train.width=...``)."""
 
-    width: int = 32
-    """Hidden width m."""
+    width: int = 64
+    """Hidden width m (64, the paper's Burgers FNO, second-hand: see the row's doc)."""
     n_layers: int = 4
     """Fourier layers."""
     epochs: int = 25
@@ -43,6 +43,8 @@ class TrainSettings:
     """Cosine-anneal the LR to 0 over training (else constant)."""
     complex_init: str = "per_part"
     """Init of R: ``"per_part"`` (each part std b) or ``"complex_normal"`` (neuraloperator, E|R|^2 = b^2)."""
+    beta2: float = 0.98
+    """Adam's second-moment decay (0.98, the paper's recipe, second-hand; PyTorch's default is 0.999)."""
 
     def __post_init__(self) -> None:
         for name in ("width", "n_layers", "epochs", "batch_size", "k_base"):
@@ -53,6 +55,8 @@ class TrainSettings:
             raise ValueError(f"TrainSettings.complex_init must be one of {COMPLEX_INITS}, got {self.complex_init!r}")
         if self.clip is not None and not self.clip > 0:
             raise ValueError(f"TrainSettings.clip must be positive or None, got {self.clip!r}")
+        if isinstance(self.beta2, bool) or not isinstance(self.beta2, (int, float)) or not 0 <= self.beta2 < 1:
+            raise ValueError(f"TrainSettings.beta2 must be in [0, 1), got {self.beta2!r}")
 
 
 def _check_data(a_train, u_train, a_test, u_test) -> None:
@@ -84,7 +88,7 @@ def train_fno(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torch.Tensor
     torch.manual_seed(seed)
     model = FNO(1, 1, 1, width=settings.width, n_layers=settings.n_layers, modes=modes, param=param,
                 k_base=settings.k_base, complex_init=settings.complex_init).to(device)
-    opt = torch.optim.Adam(mup_param_groups(model, lr))
+    opt = torch.optim.Adam(mup_param_groups(model, lr), betas=(0.9, settings.beta2))
     n = a_train.shape[0]
     steps_per_epoch = math.ceil(n / settings.batch_size)
     total = settings.epochs * steps_per_epoch
@@ -153,7 +157,7 @@ def train_fno_lr_grid(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torc
 
     batched = vmap(forward, in_dims=(0, 0, None))
     state = {n: (torch.zeros_like(weights[n]), torch.zeros_like(weights[n])) for n in names}
-    beta1, beta2, eps = 0.9, 0.999, 1e-8  # torch.optim.Adam defaults
+    beta1, beta2, eps = 0.9, settings.beta2, 1e-8  # as train_fno's torch.optim.Adam
     gen = torch.Generator().manual_seed(seed)
     n = a_train.shape[0]
     steps_per_epoch = math.ceil(n / settings.batch_size)
