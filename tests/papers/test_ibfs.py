@@ -190,6 +190,18 @@ def test_rank_does_not_train_candidates(samplers):
             assert torch.equal(v, before[k]), f"parameter {k} changed during rank()"
 
 
+def test_episodes_are_the_seeds_and_shared_by_every_score(samplers):
+    space = SearchSpace()
+    search = IBFSSearch(space, n_episodes=3, seed=4)
+    first, again = search.episodes(samplers[1]), search.episodes(samplers[1])
+    assert len(first) == 3
+    assert all(torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) for a, b in zip(first, again))
+    other = IBFSSearch(space, n_episodes=3, seed=5).episodes(samplers[1])
+    assert not all(torch.equal(a[0], b[0]) for a, b in zip(first, other))
+    arch = space.sample(1, np.random.default_rng(0))[0]
+    assert search.score(arch, samplers[1]) == search.score(arch, samplers[1], first)
+
+
 def test_score_bad_input(support):
     xs, ys = support
     with pytest.raises(ValueError, match="adapt_steps"):

@@ -129,7 +129,7 @@ def run_ranking(cfg: RankingConfig, seed: int, progress: ProgressFn = no_progres
                 "kernel_ib": IBFSSearch(space, cfg.beta, n_episodes, 0, seed, score="kernel_ib"),
                 "kernel_ib_adapt1": IBFSSearch(space, cfg.beta, n_episodes, 1, seed,
                                                inner_lr=cfg.proxy_inner_lr, score="kernel_ib")}
-    episodes = searches["ibfs"]._episodes(scoring)
+    episodes = searches["ibfs"].episodes(scoring)
     xs0, ys0 = episodes[0]
     rng = np.random.default_rng([seed, 2])
     scores = {k: np.zeros(cfg.n_archs) for k in PROXIES}

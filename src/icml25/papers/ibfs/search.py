@@ -425,13 +425,16 @@ class IBFSSearch:
         self.space, self.beta, self.n_episodes, self.adapt_steps = space, beta, n_episodes, adapt_steps
         self.seed, self.inner_lr, self.n_candidates, self.score_name = seed, inner_lr, n_candidates, score
 
-    def _episodes(self, task_sampler: TaskSampler):
+    def episodes(self, task_sampler: TaskSampler) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The search's ``n_episodes`` (support images, labels) batches of the task, drawn from the search's seed:
+        every call gives the same batches, so scores of different architectures (and of searches sharing a seed)
+        see the same data."""
         rng = np.random.default_rng([self.seed, 3])
         return [task_sampler.sample(rng)[:2] for _ in range(self.n_episodes)]
 
     def score(self, arch: Arch, task_sampler: TaskSampler, episodes=None) -> float:
         """The search's score of one architecture, averaged over the search's episodes (on their device)."""
-        episodes = episodes if episodes is not None else self._episodes(task_sampler)
+        episodes = episodes if episodes is not None else self.episodes(task_sampler)
         torch.manual_seed(self.seed)
         model = self.space.build(arch, task_sampler.n_way).to(episodes[0][0].device)
         if self.score_name == "jacobian_entropy":
@@ -445,7 +448,7 @@ class IBFSSearch:
             rng = np.random.default_rng([self.seed, 5])
             archs = (self.space.sample(self.n_candidates, rng) if self.n_candidates
                      else list(self.space.enumerate()))
-        episodes = self._episodes(task_sampler)
+        episodes = self.episodes(task_sampler)
         scored = [(tuple(a), self.score(tuple(a), task_sampler, episodes)) for a in archs]
         return sorted(scored, key=lambda t: -t[1])
 
