@@ -706,3 +706,9 @@ def test_theory_checks_of_the_experiment_hold():
     assert np.mean(pt_mse) / np.mean(pt_min) < 1.05
     with pytest.raises(ValueError, match="true moments"):
         theory_quantities(CompoundMeanData(*gaussian_synthetic(5, 3, 4).arrays, theta=np.zeros(5)))
+    # the method's settings reach the fit: unclipped lambdas change CURE and the loss on this draw, and the
+    # default is PASConfig()'s
+    d = gaussian_synthetic(100, 20, 80, good_predictor=False, seed=3)
+    assert theory_quantities(d) == theory_quantities(d, PASConfig())
+    unclipped = theory_quantities(d, PASConfig(clip_lambda=False))
+    assert unclipped["loss"] != theory_quantities(d)["loss"]

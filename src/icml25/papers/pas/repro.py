@@ -135,8 +135,9 @@ LAMBDA_GRID = np.linspace(0.0, 1.0, 2001)
 closed-form lambda_j)."""
 
 
-def theory_quantities(data: CompoundMeanData) -> dict[str, float]:
-    """What the theory says on one replicate with known moments, computed beside the method.
+def theory_quantities(data: CompoundMeanData, pas: PASConfig | None = None) -> dict[str, float]:
+    """What the theory says on one replicate with known moments, computed beside the method (with the method's
+    settings ``pas``, default :class:`PASConfig`, so the CURE check concerns the lambdas the experiment uses).
 
     * ``cure``, ``loss``: CURE / m and the compound loss of PAS at a fixed omega (the median A_j, which depends on
       the true moments only, not on Y): CURE is unbiased for the risk (abstract: "an unbiased estimate of risk"),
@@ -147,7 +148,7 @@ def theory_quantities(data: CompoundMeanData) -> dict[str, float]:
     """
     if data.known_moments is None:
         raise ValueError("theory_quantities needs data whose true moments are known")
-    fit = pas_fit(*data.arrays, known_moments=data.known_moments)
+    fit = pas_fit(*data.arrays, known_moments=data.known_moments, **asdict(pas or PASConfig()))
     omega = float(np.median(fit.variances))
     m = fit.theta.size
     risk_estimate = cure(omega, fit.theta_pt, fit.prediction_mean, fit.variances, fit.lambdas,
@@ -176,7 +177,7 @@ def run_synthetic(cfg: SyntheticConfig, seed: int, progress: ProgressFn = no_pro
         for r in range(cfg.replicates):
             data = gaussian_synthetic(cfg.m, cfg.n, cfg.N, good_predictor=good, seed=int(rng.integers(2**63)))
             reps.append(compound_mse(data, use_known_moments=cfg.known_moments, pas=cfg.pas))
-            theory.append(theory_quantities(data))
+            theory.append(theory_quantities(data, cfg.pas))
             progress(r + 1 + (0 if good else cfg.replicates), 2 * cfg.replicates)
         metrics.update(_summarise(reps, prefix))
         mean = {k: float(np.mean([t[k] for t in theory])) for k in theory[0]}
