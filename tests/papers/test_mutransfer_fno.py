@@ -1,6 +1,31 @@
 """muTransfer-FNO: muP formulas, SP == muP at the base, spectral layer against brute force and FFT
 low-pass, discretisation invariance, the Burgers solver against Cole-Hopf, the max-norm mechanism,
-the vmapped sweep against single runs, bad input, and a smoke run."""
+the vmapped sweep against single runs, bad input, and a smoke run.
+
+The method's defining elements (the muP rule of Theorem 3.5 and Algorithm 1, see docs/papers/mutransfer_fno.md,
+"The method") and the tests that fail when one is removed or altered:
+
+1. The init std of the spectral weights R, b(K) = b_base sqrt(log k_base / log K) under muP
+   (b(K)^2 = Theta(1/(d log K))), b_base under SP: ``test_init_std_and_lr_multiplier_formulas``,
+   ``test_max_block_norm_grows_like_sqrt_log_k_under_sp_and_is_flat_under_mup``, ``test_complex_init_scale``
+   (left unscaled); the same plus ``test_transfer_hyperparameters_algorithm_1`` and ``test_smoke_run_values``
+   (sqrt(k_base / K), a width-style rule, in place of the log rule).
+2. The Adam LR of R alone, c(K) = sqrt(log k_base / log K) times the base LR, every other parameter at the
+   base LR: ``test_init_std_and_lr_multiplier_formulas`` (R at the base LR, or the factor on every parameter).
+3. a(K) = 1: R enters the kernel integral operator as drawn, with no multiplier in the forward pass:
+   ``test_spectral_conv_float64_matches_complex128_einsum``, ``test_vmapped_lr_grid_matches_single_runs``.
+4. The kernel integral operator F^{-1}[R . T_K(F v)]: T_K keeps the K lowest non-negative and the K lowest
+   negative frequencies in each non-last dimension, and y_k = x_k R_k per kept mode:
+   ``test_spectral_layer_matches_per_mode_loop``, ``test_mode_count_translates_to_neuralop_n_modes``
+   (negative corner dropped); ``test_spectral_layer_matches_per_mode_loop``,
+   ``test_spectral_conv_float64_matches_complex128_einsum`` (R conjugated).
+5. Algorithm 1: move the LR by s = sqrt(log K_proxy / log K*) and the init variance by s^2, and judge the
+   transfer at the LR that is best at K_proxy: ``test_transfer_hyperparameters_algorithm_1`` (variance by s),
+   ``test_transfer_regret_on_a_known_table`` (LR chosen at the target).
+6. Element-wise gradient clipping (sub-Gaussian updates, Assumption 3.4) at every step:
+   ``test_elementwise_clip_clamps_each_entry_and_every_training_step_applies_it`` (no-op, norm clipping, or
+   ``train_fno`` skipping it), ``test_vmapped_lr_grid_matches_single_runs``.
+"""
 
 from __future__ import annotations
 
@@ -112,6 +137,29 @@ def test_adam_beta2_is_the_recipes_and_reaches_the_optimiser(small_data):
     for bad in (1.0, -0.1, True):
         with pytest.raises(ValueError, match="beta2"):
             TrainSettings(beta2=bad)
+
+
+def test_elementwise_clip_clamps_each_entry_and_every_training_step_applies_it(small_data, monkeypatch):
+    """Assumption 3.4's sub-Gaussian updates: every gradient entry clamped to [-c, c] on its own (not by norm)."""
+    lin = torch.nn.Linear(3, 1)
+    lin.weight.grad = torch.tensor([[-0.5, 0.003, 0.02]])
+    lin.bias.grad = torch.tensor([-0.004])
+    clip_grad_elementwise_(lin, 0.01)
+    assert torch.equal(lin.weight.grad, torch.tensor([[-0.01, 0.003, 0.01]]))  # exact: clamping copies values
+    assert torch.equal(lin.bias.grad, torch.tensor([-0.004]))
+    # spy: train_fno clips before each of its epochs * ceil(n / batch) Adam steps, at settings.clip
+    import icml25.papers.mutransfer_fno.transfer as transfer_module
+
+    calls = []
+
+    def spy(model, value):
+        calls.append(value)
+        clip_grad_elementwise_(model, value)
+
+    monkeypatch.setattr(transfer_module, "clip_grad_elementwise_", spy)
+    settings = TrainSettings(width=4, n_layers=1, epochs=2, batch_size=15, clip=0.02)
+    train_fno(*small_data, modes=4, param="mup", lr=1e-3, settings=settings, seed=0)
+    assert calls == [0.02] * (2 * math.ceil(40 / 15))
 
 
 # ---- the spectral layer ------------------------------------------------------------------------------
