@@ -1,6 +1,29 @@
 """downstream_free_energy: SGLD/LLC/WBIC against closed forms, the singular-model LLC, the SGLD prior
 check, backbone-only localisation, Hutchinson against the exact Hessian, the selection study, bad input,
-and smoke runs of both experiments."""
+and smoke runs of both experiments.
+
+The method's defining elements (the paper's Sec. 5 and its WBIC estimator of Sec. 5.2, second-hand; see
+docs/papers/downstream_free_energy.md, "The method") and the tests that fail when one is removed or altered:
+
+1. The localised, tempered SGLD update ``theta <- theta + eps/2 [-n beta grad L_B - gamma (theta - theta*)]
+   + N(0, eps I)`` (its localising prior N(theta*, I/gamma) and its noise scale sqrt(eps)):
+   ``test_sgld_step_is_the_langevin_update``, ``test_sgld_without_data_term_samples_the_localising_prior``
+   (a wrong noise scale also fails the three LLC/WBIC tests of elements 3-4).
+2. The ball B_gamma(w*) moves only the backbone theta, the pretraining head v* stays at the checkpoint:
+   ``test_backbone_only_localisation_keeps_the_head_bit_identical``.
+3. The WBIC temperature beta* = 1 / log n (n beta* = n / log n by default):
+   ``test_default_temperature_is_the_wbic_beta_star``, ``test_singular_model_has_smaller_llc_than_regular_model``;
+   in the free energy's ``1 / beta``: ``test_wbic_matches_closed_form_for_linear_gaussian_model``,
+   ``test_smoke_runs_are_consistent``.
+4. The LLC estimator lambda_hat = n beta* (E_beta*[L_n] - L_n(w*)):
+   ``test_llc_of_regular_linear_model_is_half_the_dimension``,
+   ``test_wbic_matches_closed_form_for_linear_gaussian_model``,
+   ``test_singular_model_has_smaller_llc_than_regular_model``.
+5. The free energy F_hat = n L_n(w*) + lambda_hat log n (= n E_beta*[L_n]):
+   ``test_wbic_matches_closed_form_for_linear_gaussian_model``, ``test_smoke_runs_are_consistent``.
+6. The selection rule: the checkpoint with the lowest criterion is picked (its regret):
+   ``test_selection_study_rank_correlations_and_regret``.
+"""
 
 from __future__ import annotations
 
@@ -116,6 +139,21 @@ def test_singular_model_has_smaller_llc_than_regular_model():
     # 1/2 asymptotically; the multiplicity-2 log log n correction pulls the finite-n value below 1/2
     assert 0.2 <= lam_sing <= 0.6
     assert lam_sing < 0.6 * lam_reg
+
+
+def test_default_temperature_is_the_wbic_beta_star():
+    """Without ``nbeta``/``beta_star`` the sampler, the LLC and the free energy use beta* = 1 / log n: the same
+    draws, bit for bit, as with n beta* = n / log n passed explicitly; another temperature gives other draws."""
+    n = 200
+    model, X, y = ols_linear(n, 2, seed=6)
+    kw = dict(params="all", gamma=1.0, eps=1e-3, n_chains=2, n_burnin=2, n_draws=5, batch_size=50, seed=0)
+    explicit = sgld_sample(model, gaussian_nll, (X, y), nbeta=n / math.log(n), **kw)
+    np.testing.assert_array_equal(sgld_sample(model, gaussian_nll, (X, y), **kw), explicit)
+    assert not np.array_equal(sgld_sample(model, gaussian_nll, (X, y), nbeta=n / math.sqrt(n), **kw), explicit)
+    assert llc_estimate(model, gaussian_nll, (X, y), **kw) == llc_estimate(model, gaussian_nll, (X, y),
+                                                                           nbeta=n / math.log(n), **kw)
+    assert pretraining_free_energy(model, gaussian_nll, (X, y), **kw) == pretraining_free_energy(
+        model, gaussian_nll, (X, y), beta_star=1 / math.log(n), **kw)
 
 
 def test_sgld_without_data_term_samples_the_localising_prior():
