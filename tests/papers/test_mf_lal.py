@@ -1,5 +1,32 @@
 """MF-LAL: oracles against direct RDKit / scikit-learn / Vina calls, the SVGP against the exact GP, the
-fidelity switch, the acquisition, bad input, and one smoke run of the reproduction whose values are checked."""
+fidelity switch, the acquisition, bad input, and one smoke run of the reproduction whose values are checked.
+
+The method's defining elements (the official ``main.py``, see docs/papers/mf_lal.md) and the tests that fail when one
+is removed or altered (each mutation tried once on a scratch copy):
+
+1. One latent space per fidelity, chained: fidelity k+1's (mu, log_var) is an MLP of fidelity k's (mu, log_var), the
+   mean in eval mode, and each fidelity has its own decoder: ``test_model_matches_the_official_mflal_on_fixed_weights``
+   and ``test_level_loss_matches_the_official_loss_function`` (transform chain dropped, sampling in eval mode,
+   decoder 0 at every level; transforms fed z instead of mu: the loss test in training mode).
+2. The per-fidelity loss, cross-entropy + 0.0823 KL (summed, divided by n x max_len) + 1.3247 (-ELBO) on the
+   labelled rows only: ``test_level_loss_matches_the_official_loss_function``,
+   ``test_level_loss_uses_labelled_rows_only`` (KL weight, KL divided by n, mll weight, the ELBO's KL divided by the
+   batch instead of num_data, the expected log-likelihood summed instead of averaged).
+3. A whitened sparse variational GP per fidelity with a deep Matern-5/2 kernel (gpytorch's numerics: jitter on K_ZZ
+   and k(x, x), noise floor 1e-4, constant mean): ``test_svgp_with_inducing_points_at_the_data_is_the_exact_gp``,
+   the model and acquisition parity tests (whitening removed, jitter 1e-8, no jitter on k(x, x), Matern without its
+   r^2/3 term, lengthscale applied before the feature map, the Cholesky factor not lower-triangular, no constant mean,
+   no noise floor).
+4. The acquisition: M latent points minimise mean - beta var + l2 penalty + cosine-similarity penalty - density under
+   the lower fidelity's latent distribution, by 100 Adam steps at lr 0.1:
+   ``test_acquisition_matches_the_official_get_top_latent_points``,
+   ``test_official_acquisition_returns_the_values_of_the_step_before_its_last``,
+   ``test_acquisition_objective_and_optimisation`` (similarity without the diagonal, density with std = exp(log_var),
+   mean + beta var, l2 summed over dimensions, lr 0.05, another density averaging).
+5. The fidelity switch: move up when the first candidate's posterior variance is below gamma_k or more than
+   max_iters_k queries were made at level k, never above the top: ``test_fidelity_switch_rule`` (``or`` -> ``and``,
+   ``>`` -> ``>=``); the climb itself: ``test_smoke_run_values``.
+"""
 
 from __future__ import annotations
 
