@@ -1,4 +1,28 @@
-"""MATS: noise injection, Santa against a brute-force reference, mapper, text-only training, data, smoke run."""
+"""MATS: noise injection, Santa against a brute-force reference, mapper, text-only training, data, smoke run.
+
+The method's defining elements (the paper's Sec. 3.1 and Santa of Sec. 3.4, section numbers second-hand, and the
+official code; see docs/papers/mats.md, "The method") and the tests that fail when one is removed or altered:
+
+1. Text-only training through a frozen CLAP: the loss reads the caption's text embedding, never audio, and no
+   gradient reaches CLAP: ``test_text_only_training_never_calls_encode_audio``,
+   ``test_train_mats_text_mode_fits_without_audio_and_is_deterministic``.
+2. Noise injection ``t~ = normalize(normalize(t) + eps)``, ``eps ~ N(0, sigma^2 I)``, applied to the text embedding
+   that conditions the LM in training: ``test_noise_injection_normalises_first``,
+   ``test_noise_injection_variance_matches``, ``test_text_only_loss_conditions_on_the_noised_caption_embedding``.
+3. Santa's retrieval: the nearest k-means centre, the cluster padded by its first member, its k nearest items:
+   ``test_santa_matches_bruteforce_and_weights_sum_to_one``,
+   ``test_santa_on_the_raw_audio_embedding_and_the_normalised_option``,
+   ``test_santa_padding_when_cluster_smaller_than_k``, ``test_santa_limits``, ``test_smoke_run``.
+4. Santa's weights ``w = softmax(T <a, m~_j>)``: ``test_santa_matches_bruteforce_and_weights_sum_to_one``,
+   ``test_santa_on_the_raw_audio_embedding_and_the_normalised_option``,
+   ``test_santa_padding_when_cluster_smaller_than_k``, ``test_santa_limits``.
+5. Santa's fusion ``normalize((1 - lambda) a + lambda sum_j w_j m~_j)`` on the raw audio embedding a, with the
+   retrieved items noised (m~_j): ``test_santa_matches_bruteforce_and_weights_sum_to_one``,
+   ``test_santa_on_the_raw_audio_embedding_and_the_normalised_option``, ``test_santa_limits``,
+   ``test_santa_noises_the_retrieved_memory_items``.
+6. The key constants sigma^2 = 0.015, 100 clusters, k = 32, T = 10, lambda = 0.3 (official code):
+   ``test_method_defaults_are_the_papers_constants``.
+"""
 
 from __future__ import annotations
 
@@ -293,3 +317,59 @@ def test_train_mats_text_mode_fits_without_audio_and_is_deterministic():
         assert torch.equal(p, q)
     with pytest.raises(ValueError, match="mode"):
         train_mats(fresh(), scenes, cfg, seed=0, mode="image")
+
+
+def test_text_only_loss_conditions_on_the_noised_caption_embedding():
+    """MATS.loss is the next-token loss given normalize(normalize(E_T(caption)) + eps), eps ~ N(0, 0.015 I): a spy sees
+    that embedding (noise generator replayed), not the clean one, and the loss is the loss from it."""
+    torch.manual_seed(0)
+    clap, lm = TinyCLAP(), TinyLM(d=32, n_layers=1)
+    model = MATS(clap, TransformerMapper(32, 32, 2, 2, 1, 4), lm, use_santa=False, noise_variance=0.015)
+    s = make_scenes(16, seed=0)
+    cap = torch.from_numpy(s.caption)
+    prompt = torch.full((16, 1), CAPTION_PROMPT)
+    seen = []
+    real = model._loss_from_embedding
+
+    def spy(emb, *args):
+        seen.append(emb)
+        return real(emb, *args)
+
+    with torch.no_grad(), mock.patch.object(model, "_loss_from_embedding", side_effect=spy):
+        got = model.loss((cap, prompt, cap), generator=torch.Generator().manual_seed(5))
+    t = F.normalize(clap.encode_text(cap), dim=-1).detach()
+    noised = noise_injection(t, 0.015, generator=torch.Generator().manual_seed(5))
+    assert len(seen) == 1 and torch.equal(seen[0], noised)
+    assert (seen[0] - t).norm(dim=-1).min() > 0.1  # the noise moves every row (|eps| ~ sqrt(32 * 0.015) ~ 0.7)
+    with torch.no_grad():
+        assert torch.equal(got, real(noised, prompt, cap))
+
+
+def test_santa_noises_the_retrieved_memory_items():
+    """f_Santa uses the noised items m~_j = noise_injection(m_j, 0.015) in both the softmax and the sum (generator
+    replayed: exact up to float32 rounding, atol 1e-6), so it differs from Santa on the clean items."""
+    bank, v = _unit(200, 8, 20), 3.0 * _unit(12, 8, 21)
+    kw = dict(n_clusters=10, k=8, temperature=10.0, lam=0.3)
+    santa = SantaMemory(bank, noise_variance=0.015, generator=torch.Generator().manual_seed(0), **kw)
+    clean = SantaMemory(bank, noise_variance=0.0, generator=torch.Generator().manual_seed(0), **kw)
+    got = santa.fuse(v, generator=torch.Generator().manual_seed(4))
+    mem = noise_injection(santa.bank[santa.neighbours(v)], 0.015, generator=torch.Generator().manual_seed(4))
+    w = torch.softmax(10.0 * torch.einsum("bd,bkd->bk", v, mem), dim=1)
+    assert torch.allclose(got, F.normalize(0.7 * v + 0.3 * (w[:, None, :] @ mem).squeeze(1), dim=-1), atol=1e-6)
+    assert (got - clean.fuse(v)).abs().max() > 1e-3
+
+
+def test_method_defaults_are_the_papers_constants():
+    """sigma^2 = 0.015, 100 k-means clusters, k = 32, T = 10, lambda = 0.3, Santa on the raw query: in MATSConfig and
+    in the defaults of noise_injection, SantaMemory and MATS."""
+    import inspect
+
+    cfg = MATSConfig()
+    assert (cfg.noise_variance, cfg.n_clusters, cfg.k, cfg.temperature, cfg.lam, cfg.santa_normalize_query) == (
+        0.015, 100, 32, 10.0, 0.3, False)
+    santa = inspect.signature(SantaMemory).parameters
+    assert {k: santa[k].default for k in ("n_clusters", "k", "temperature", "lam", "noise_variance",
+                                          "kmeans_iters", "normalize_query")} == dict(
+        n_clusters=100, k=32, temperature=10.0, lam=0.3, noise_variance=0.015, kmeans_iters=10, normalize_query=False)
+    assert inspect.signature(noise_injection).parameters["variance"].default == 0.015
+    assert inspect.signature(MATS).parameters["noise_variance"].default == 0.015
