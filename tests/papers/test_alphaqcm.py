@@ -1,6 +1,35 @@
 """AlphaQCM: QCM moments, quantile-Huber loss, operators vs pandas, RPN masks (brute force), pool algebra (normal
 equations, L1 optimum against cvxpy, AlphaGen's eviction), the official encoder re-derived sequence by sequence,
-prioritised replay (sampling law, weights, priorities re-derived by hand), the random warm-up, smoke run."""
+prioritised replay (sampling law, weights, priorities re-derived by hand), the random warm-up, smoke run.
+
+The method's defining elements (the paper's Sec. 3 and the official qrqcm_agent.py / base_agent.py, see
+docs/papers/alphaqcm.md, "The method") and the tests that fail when one is removed or altered:
+
+1. QCM: regress each action's quantiles on the Hermite design X = [1, x, x^2 - 1, x^3 - 3x], x = Phi^-1(tau_hat);
+   std = beta_1, skew = 6 beta_2 / beta_1, kurt = 24 beta_3 / beta_1 + 3:
+   ``test_qcm_moments_recover_cornish_fisher_coefficients``,
+   ``test_qcm_moments_and_quantile_huber_loss_match_the_released_code`` (x^3 in place of x^3 - 3x; skew factor 3).
+2. The action rule: argmax over the valid tokens of Q(s,a) + lambda std(s,a), Q from the separate mean net and std
+   (not the variance) from the quantile net, both online; uniform random valid tokens until ``learning_starts``:
+   ``test_agent_scores_use_std_bonus_and_bad_config`` (variance bonus, sign flipped, Q from the quantile mean),
+   ``test_scores_use_the_online_nets_and_greedy_acts_pick_the_best_valid_token`` (bonus from the target net; greedy
+   over every token, also ``test_smoke_run``), ``test_random_actions_until_learning_starts`` (no warm-up).
+3. The quantile net's QR-DQN loss sum_i mean_j |tau_i - 1{u_ij < 0}| L_kappa(u_ij) / kappa with the target
+   r + gamma^n theta^-(s', a*), a* = argmax_a mean_j theta_j^-(s', a) of the target quantile net:
+   ``test_quantile_huber_loss_hand_computed_2x2``, ``test_quantile_huber_minimiser_is_the_quantile``,
+   ``test_qcm_moments_and_quantile_huber_loss_match_the_released_code`` (1{u > 0}; plain Huber),
+   ``test_learn_targets_weights_and_new_priorities_by_hand`` (a* from the online quantile net or the mean net).
+4. The separate mean network, one Adam step on the MSE to r + gamma^n max_a' Q^-(s', a'):
+   ``test_mean_net_takes_an_adam_step_on_the_mse_to_the_n_step_max_target`` (target from the quantile net's mean,
+   no bootstrap, no step).
+5. n-step transitions (multi_step 3) and target-net copies every ``target_update`` steps:
+   ``test_store_episode_writes_n_step_transitions`` (s' one step ahead; undiscounted sum),
+   ``test_mean_net_takes_an_adam_step_on_the_mse_to_the_n_step_max_target`` (bootstrap by gamma, not gamma^n),
+   ``test_target_nets_are_copied_every_target_update_steps`` (never copied).
+6. Prioritised replay: draws proportional to priority, importance weights on the quantile loss, new priorities
+   from the quantile TD errors: ``test_per_sampling_law_and_importance_weights`` (uniform draws),
+   ``test_learn_targets_weights_and_new_priorities_by_hand`` (weights dropped; priorities not updated).
+"""
 
 from __future__ import annotations
 
@@ -449,6 +478,90 @@ def test_learn_targets_weights_and_new_priorities_by_hand(mask_target):
     loss_q, _ = ag.learn()
     assert loss_q == pytest.approx(expected_loss, rel=1e-5)
     np.testing.assert_allclose(ag.buf_prio[idx], np.minimum(1.0, (err + 0.01) ** 0.5), rtol=1e-5)
+
+
+def test_scores_use_the_online_nets_and_greedy_acts_pick_the_best_valid_token():
+    """Action rule (paper Sec. 3, official ``exploit``): argmax over the *valid* tokens of Q(s,a) + lambda std(s,a),
+    both from the online nets; perturbing the target nets leaves the scores bit-identical (dropout 0, CPU)."""
+    ag = _filled_agent(std_lam=1.0)
+    obs = ag.buf_obs[3]
+    before = ag.scores(obs)
+    torch.manual_seed(1)
+    for net in (ag.qnet_t, ag.mean_net_t):
+        net.load_state_dict({k: v + 0.5 * torch.randn_like(v) for k, v in net.state_dict().items()})
+    np.testing.assert_array_equal(ag.scores(obs), before)
+    mask = np.ones(ag.n_actions, bool)
+    mask[int(np.argmax(before))] = False  # the overall best token is invalid here
+    mask[::3] = False
+    valid = np.flatnonzero(mask)
+    assert ag.act(obs, mask, eps=0.0) == int(valid[np.argmax(before[valid])])
+
+
+def test_mean_net_takes_an_adam_step_on_the_mse_to_the_n_step_max_target():
+    """The separate mean (Q) network: one Adam step (eps = 0.01 / batch) on mean_b (Q(s,a) - y_b)^2 with
+    y_b = r_b + gamma^n max_{valid a'} Q^-(s', a') (y_b = r_b at the end of an episode), re-derived here with
+    gamma = 0.9, n = 3 on a copy of the net (float32; the same operations, tolerance a few ulps)."""
+    import copy
+
+    ag = _filled_agent(gamma=0.9, use_per=False)
+    torch.manual_seed(2)
+    ag.mean_net_t.load_state_dict({k: v + 0.3 * torch.randn_like(v) for k, v in ag.mean_net.state_dict().items()})
+    idx = np.arange(16) % ag.n_stored
+    ag.sample_indices = lambda: (idx, None)
+    obs, nxt, a = (torch.as_tensor(x[idx]) for x in (ag.buf_obs, ag.buf_next, ag.buf_a))
+    r, done, nmask = (torch.as_tensor(x[idx]) for x in (ag.buf_r, ag.buf_done, ag.buf_next_mask))
+    assert (done == 0).any() and (done == 1).any()  # both kinds of target occur
+    with torch.no_grad():
+        q_next = ag.mean_net_t(nxt)[:, :, 0]
+        y = torch.stack([r[b] if done[b] else r[b] + 0.9**3 * q_next[b][nmask[b]].max() for b in range(16)])
+    ref = copy.deepcopy(ag.mean_net)
+    opt = torch.optim.Adam(ref.parameters(), lr=ag.cfg.lr, eps=1e-2 / ag.cfg.batch_size)
+    loss = ((ref(obs)[torch.arange(16), a, 0] - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    _, loss_m = ag.learn()
+    assert loss_m == pytest.approx(float(loss.detach()), rel=1e-6)
+    for p_ours, p_ref in zip(ag.mean_net.parameters(), ref.parameters()):
+        torch.testing.assert_close(p_ours, p_ref, rtol=1e-6, atol=1e-7)
+    assert any(not torch.equal(p, q) for p, q in zip(ag.mean_net.parameters(), ag.mean_net_t.parameters()))
+
+
+def test_store_episode_writes_n_step_transitions():
+    """n-step returns (qrdqn.yaml: multi_step 3): R_t = sum_{j<k} gamma^j r_{t+j}, s' = s_{t+k}, k = min(n, T - t),
+    done iff t + k = T; by hand for gamma = 0.5 on a 5-step episode (exact in binary floating point)."""
+    cfg = AlphaQCMConfig(n_quantiles=4, d_model=4, hidden=4, memory_size=10, batch_size=2, gamma=0.5, multi_step=3)
+    ag = AlphaQCMAgent(cfg, 5, 4, seed=0)
+    obs = [np.full(4, t, np.int64) for t in range(6)]
+    masks = [np.arange(5) < t for t in range(6)]
+    rewards = [1.0, 2.0, 3.0, 4.0, 5.0]
+    ag.store_episode(obs, [4, 3, 2, 1, 0], rewards, masks)
+    assert ag.n_stored == 5
+    np.testing.assert_array_equal(ag.buf_r[:5], [1 + 1 + 0.75, 2 + 1.5 + 1, 3 + 2 + 1.25, 4 + 2.5, 5])
+    np.testing.assert_array_equal(ag.buf_next[:5, 0], [3, 4, 5, 5, 5])
+    np.testing.assert_array_equal(ag.buf_next_mask[:5], np.stack([masks[k] for k in (3, 4, 5, 5, 5)]))
+    np.testing.assert_array_equal(ag.buf_done[:5], [0, 0, 1, 1, 1])
+    np.testing.assert_array_equal(ag.buf_a[:5], [4, 3, 2, 1, 0])
+
+
+def test_target_nets_are_copied_every_target_update_steps():
+    env = _SMALL_ENV
+    ag = AlphaQCMAgent(AlphaQCMConfig(n_quantiles=4, d_model=4, hidden=4, batch_size=4, memory_size=100, dropout=0.0,
+                                      learning_starts=5, target_update=7, eps_decay_steps=5), len(env.tokens),
+                       env.max_len, seed=0)
+    copies = {"q": [], "m": []}
+    for key, target, online in (("q", ag.qnet_t, ag.qnet), ("m", ag.mean_net_t, ag.mean_net)):
+        load = target.load_state_dict
+
+        def spy(sd, *args, _key=key, _online=online, _load=load, **kwargs):
+            copies[_key].append((ag.steps, all(torch.equal(v, sd[k]) for k, v in _online.state_dict().items())))
+            return _load(sd, *args, **kwargs)
+
+        target.load_state_dict = spy
+    ag.train(env, 30)
+    for key in ("q", "m"):
+        assert [s for s, _ in copies[key]] == list(range(7, ag.steps + 1, 7))
+        assert all(same for _, same in copies[key])  # a copy of the online net at that step
 
 
 def test_weighted_quantile_huber_and_bad_weights():
