@@ -1,4 +1,29 @@
-"""HaploVL-mini: attention mask semantics, placeholder checks, exact LM inheritance, stage-1 plumbing, smoke run."""
+"""HaploVL-mini: attention mask semantics, placeholder checks, exact LM inheritance, stage-1 plumbing, smoke run.
+
+The method's defining elements (the project page's Figs. 1-2 and the paper's Algorithm 1, second-hand, and the
+released model code; see docs/papers/single_transformer_lmm.md, "Method") and the tests that fail when one is removed
+or altered:
+
+1. Early fusion: the patch embeddings are scattered into the one token sequence at the ``<image>`` placeholders:
+   ``test_future_text_never_changes_earlier_logits_but_image_is_bidirectional``,
+   ``test_stage1_loss_is_zero_when_pre_decoder_is_the_teacher``,
+   ``test_stage1_ctp_closed_form_with_an_orthogonal_embedding_table``.
+2. The attention mask: causal for text, bidirectional inside each image (``attention_start_ids``):
+   ``test_mask_matches_brute_force``, ``test_vectorised_mask_matches_the_span_mask``,
+   ``test_future_text_never_changes_earlier_logits_but_image_is_bidirectional``.
+3. Pre-decoder -> connector -> post-decoder, the post-decoder inherited from the LLM:
+   ``test_init_post_from_lm_is_exact_and_identity_pre_reproduces_lm``.
+4. Stage 1's text loss, current-token prediction (Algorithm 1): ``logit_scale * (H_t h_pre) E_LLM^T`` classified
+   against the token at each position: ``test_current_token_prediction_loss_matches_a_brute_force_softmax``,
+   ``test_stage1_ctp_closed_form_with_an_orthogonal_embedding_table``.
+5. Stage 1's visual loss: the visual head's outputs at the image positions distilled toward the frozen vision
+   teacher, ``L1 = L_v + w L_t``: ``test_stage1_visual_loss_is_the_distance_to_the_frozen_vision_teacher``,
+   ``test_stage1_loss_is_zero_when_pre_decoder_is_the_teacher``,
+   ``test_stage1_ctp_closed_form_with_an_orthogonal_embedding_table``.
+6. Stage 1 trains the pre-decoder (and the embeddings) on the pre-decoder's outputs; the inherited post-decoder and
+   the teachers stay fixed: ``test_stage1_trains_the_pre_decoder_and_keeps_the_post_decoder_and_teachers_fixed``,
+   ``test_stage1_visual_loss_is_the_distance_to_the_frozen_vision_teacher``.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +45,7 @@ from icml25.papers.single_transformer_lmm import (
     current_token_prediction_loss,
     init_post_from_lm,
     make_vqa,
+    pretrain_stage1,
     render_scenes,
     stage1_loss,
     train_teacher_lm,
@@ -289,3 +315,43 @@ def test_teacher_recipes_learn_and_repeat():
     assert lm_loss(80) < 0.5 * lm_loss(1) and lm_loss(80) == lm_loss(80)
     with pytest.raises(ValueError, match="batch"):
         train_teacher_lm(TinyLM(40, 16, 1, 2), seqs, 1, 3e-3, 0, torch.Generator())
+
+
+def test_stage1_visual_loss_is_the_distance_to_the_frozen_vision_teacher():
+    """L_v = D(H_v h_pre[img], ViT(x)) on a random pre-decoder, heads and teacher (D = MSE or 1 - cos), computed
+    independently from forward_pre and the teacher; L1 = L_v + w L_ctp. float32: rel 1e-5."""
+    torch.manual_seed(6)
+    vit, lm = TinyViT(d=16, n_layers=1, n_heads=2, patch=8, img=32), TinyLM(40, d=32, n_layers=1, n_heads=2)
+    m, heads = _model(), DistillHeads(32, 16, 32)
+    ids = torch.tensor([[3] + [IMG] * 16 + [5, 6]] * 2)
+    pix = torch.rand(2, 3, 32, 32, generator=torch.Generator().manual_seed(7))
+    with torch.no_grad():
+        h, _ = m.forward_pre(ids, pix, IMG)
+        is_img = ids == IMG
+        pv, target = heads.visual(h[is_img]), vit(pix).reshape(-1, 16)
+        mse = float(((pv - target) ** 2).mean())
+        cos = float((1 - torch.nn.functional.cosine_similarity(pv, target, dim=-1)).mean())
+        ctp = float(current_token_prediction_loss(heads.text(h[~is_img]), lm.embed.weight, ids[~is_img], 0.5))
+        for vkind, lv in (("mse", mse), ("cosine", cos)):
+            got = stage1_loss(m, heads, vit, lm.embed, ids, pix, IMG, text_weight=0.0, visual_loss=vkind)
+            assert float(got) == pytest.approx(lv, rel=1e-5) and lv > 1e-2
+        full = stage1_loss(m, heads, vit, lm.embed, ids, pix, IMG, text_weight=2.0, logit_scale=0.5)
+        assert float(full) == pytest.approx(mse + 2.0 * ctp, rel=1e-5)
+
+
+def test_stage1_trains_the_pre_decoder_and_keeps_the_post_decoder_and_teachers_fixed():
+    """Stage 1 moves the token/patch embeddings and the pre-decoder; the inherited post-decoder, connector, final norm,
+    LM head and both teachers stay bit-identical."""
+    torch.manual_seed(8)
+    vit, lm = TinyViT(d=16, n_layers=1, n_heads=2, patch=8, img=32), TinyLM(40, d=32, n_layers=2, n_heads=2)
+    m = init_post_from_lm(_model(), lm)
+    data = make_vqa(16, 0)
+    assert int(TOK["IMG"]) == IMG and int(data["input_ids"].max()) < 40
+    frozen = {k: v.clone() for k, v in m.state_dict().items() if not k.startswith(("embed.", "patch_embed.", "pre."))}
+    moving = {k: v.clone() for k, v in m.state_dict().items() if k.startswith(("embed.", "patch_embed.", "pre."))}
+    teachers = [p.detach().clone() for p in (*vit.parameters(), *lm.parameters())]
+    pretrain_stage1(m, vit, lm.embed, data, steps=3, image_token_id=IMG, lr=1e-2, batch=8)
+    state = m.state_dict()
+    assert all(torch.equal(state[k], v) for k, v in frozen.items())
+    assert all(not torch.equal(state[k], v) for k, v in moving.items() if "weight" in k)
+    assert all(torch.equal(a, b) for a, b in zip(teachers, (*vit.parameters(), *lm.parameters())))
