@@ -1,4 +1,28 @@
-"""AutoGFM: exact reductions, invariances, brute-force checks, bad input, smoke run."""
+"""AutoGFM: exact reductions, invariances, brute-force checks, bad input, smoke run.
+
+The method's defining elements (the paper's equations, as docs/papers/autogfm.md, "Sources and verification", lists
+them) and the tests that fail when one is removed or altered (each checked by a mutation of a scratch copy):
+
+1. NOI graphs, the union of the hops-hop ego graphs of a task's nodes (Eq. 1):
+   ``test_noi_subgraph_matches_brute_force_bfs``.
+2. The weight-sharing super-network, ``H' = sum_i alpha_i GNN_i(H, A)`` with each graph's own alpha (Eq. 11):
+   ``test_one_hot_alpha_is_the_plain_pyg_op``, ``test_mixed_layer_is_linear_in_alpha``,
+   ``test_mixed_layer_batch_isolation_with_per_graph_alpha``.
+3. The two-channel disentangled encoder, a separate GIN, readout and MLP per channel (Eqs. 5-7):
+   ``test_encoder_channels_are_two_separate_gin_readout_mlp_stacks``.
+4. L_dis: the channel prior p(k | G) (Eq. 8) and Eq. 9's denominator of one candidate per data set, summed (Eq. 10):
+   ``test_disentangled_loss_matches_loop_implementation``.
+5. psi_I, a softmax over l2-normalised prototypes without temperature (Eq. 12):
+   ``test_architecture_predictor_formula``, ``test_default_architecture_softmax_has_no_temperature``.
+6. L_inv, ``sum_{i,j} ||A_I,i - psi_E(z_I,i, z_V,j)||_F`` with z_V of one graph of every data set (Eqs. 13-15), in
+   the objective of Eq. 19: ``test_paper_loss_form_sums_over_data_sets``,
+   ``test_invariance_loss_fuses_each_graph_with_the_variant_part_of_other_data_sets_and_curriculum_enters``.
+7. The task loss under psi_I's architecture (Eq. 16): ``test_task_loss_uses_the_invariant_architecture``,
+   ``test_paper_loss_form_sums_over_data_sets``.
+8. The curriculum, gamma = 1 - t/t_e on the CV of the mean alphas, added to the objective (Eqs. 17-18):
+   ``test_curriculum_weight_schedule``, ``test_cv_zero_when_uniform_and_closed_form_for_one_hot``,
+   ``test_invariance_loss_fuses_each_graph_with_the_variant_part_of_other_data_sets_and_curriculum_enters``.
+"""
 
 from __future__ import annotations
 
@@ -260,6 +284,69 @@ def test_disentangled_loss_matches_loop_implementation():
     b = disentangled_contrastive_loss(z_i[:3], z_v[:3], protos, one, tau)
     torch.testing.assert_close(a, b)
 
+
+def test_encoder_channels_are_two_separate_gin_readout_mlp_stacks():
+    """Eqs. 5-7: z_I and z_V come from two networks with their own weights (GIN layers, mean readout, MLP), computed
+    here channel by channel; they differ (float32, F32_REORDERED)."""
+    torch.manual_seed(2)
+    enc = DisentangledEncoder(5, 8)
+    batch = Batch.from_data_list([_graph(9, 20, 5, seed=s) for s in range(3)])
+    z = enc(batch.x, batch.edge_index, batch.batch)
+    for k in range(2):
+        h = batch.x
+        for conv in enc.channels[k]["convs"]:
+            h = torch.relu(conv(h, batch.edge_index))
+        pooled = torch.stack([h[batch.batch == g].mean(0) for g in range(3)])
+        torch.testing.assert_close(z[k], enc.channels[k]["mlp"](pooled), **F32_REORDERED)
+    assert (z[0] - z[1]).abs().max() > 1e-2
+
+
+class _VariantHalf(nn.Module):
+    """psi_E's MLP replaced by ``z_V``: the architecture psi_E predicts depends on the partner's z_V alone."""
+
+    def forward(self, pairs):
+        return pairs[:, pairs.size(1) // 2:]
+
+
+def test_invariance_loss_fuses_each_graph_with_the_variant_part_of_other_data_sets_and_curriculum_enters():
+    """Eqs. 14-15 and 19, with the encoder's (z_I, z_V) replaced by spread-out random vectors and psi_E = psi_I(z_V), so
+    a wrong partner shows: L_inv sums ||A_I,i - psi_I(z_V,j)|| over the graph j in i's slot of every data set, divided
+    by the draws per data set; at step t < t_e the total has L_cur = (1 - t/t_e) sum_l CV(abar_l); at t >= t_e none.
+    float32 sums: rel 1e-5."""
+    from unittest import mock
+
+    torch.manual_seed(3)
+    tasks = [TaskSpec("n", "node", 3), TaskSpec("g", "graph", 2)]
+    model = AutoGFM(6, 8, tasks, lam=0.1, beta=0.01, t_e=2.0)
+    model.psi_env.mlp = _VariantHalf()
+    graphs, codes = {}, {}
+    gen = torch.Generator().manual_seed(4)
+    for t, spec in enumerate(tasks):
+        data = []
+        for s in range(3):
+            g = _graph(7, 12, 6, 20 * t + s)
+            g.y = torch.tensor([s % spec.n_classes])
+            if spec.level == "node":
+                g.center_index = torch.tensor([s])
+            data.append(g)
+        graphs[spec.name] = Batch.from_data_list(data)
+        codes[id(graphs[spec.name])] = (3 * torch.randn(3, 8, generator=gen), 3 * torch.randn(3, 8, generator=gen))
+    with mock.patch.object(model, "encode", side_effect=lambda batch: codes[id(batch)]):
+        total, parts = model.loss(graphs, step=0.5)
+        late_total, late = model.loss(graphs, step=2.0)
+    z_i = torch.cat([codes[id(graphs[t.name])][0] for t in tasks])
+    z_v = torch.cat([codes[id(graphs[t.name])][1] for t in tasks])
+    with torch.no_grad():
+        a_i, a_v = model.psi_inv(z_i), model.psi_inv(z_v)
+        inv = sum(float((a_i[i] - a_v[j]).norm()) for i in range(6) for j in (i % 3, 3 + i % 3))
+        own = sum(2 * float((a_i[i] - a_v[i]).norm()) for i in range(6))
+        cur = float(curriculum_loss(a_i, torch.tensor([0, 0, 0, 1, 1, 1]), 1.0 - 0.5 / 2.0))
+    assert parts["inv"] == pytest.approx(inv / 3, rel=1e-5)
+    assert abs(own - inv) > 1e-2 * inv  # pairing with the graph's own z_V would be caught
+    assert parts["cur"] == pytest.approx(cur, rel=1e-5) and cur > 1e-2
+    assert float(total) == pytest.approx(parts["task"] + 0.1 * parts["dis"] + 0.01 * parts["inv"] + cur, rel=1e-5)
+    assert "cur" not in late
+    assert float(late_total) == pytest.approx(late["task"] + 0.1 * late["dis"] + 0.01 * late["inv"], rel=1e-5)
 
 def test_dataset_partners_brute_force():
     domain = torch.tensor([2, 0, 0, 1, 2, 0, 1, 2, 2])
