@@ -1,6 +1,40 @@
 """infeasible_targets: BFS ground truth, the official scalar TD target and our distributional one (closed form +
 convergence), the terminal classifier, relabeling (per task), both rejection rules, the task set, the tabular
-agent against BFS, bad input, and a smoke run."""
+agent against BFS, bad input, and a smoke run.
+
+The method's defining elements (the target evaluator and its use in planning, as the paper's text and the
+official mila-iqia/Delusions code give them, see docs/papers/infeasible_targets.md, "The method") and the tests
+that fail when one is removed or altered:
+
+1. The histogram evaluator h(s, a, g) over B + 1 distance atoms (the last: "B+1 or more, or never"), trained by
+   cross-entropy to its TD target: ``test_td_converges_on_corridor_with_one_way_door`` (loss on probabilities
+   instead of log-probabilities).
+2. The TD target. Official scalar rule: two-hot of 1 + d', d' the mean of h^-(s', a', g), 1000 when terminated,
+   0 when reached (reached wins); ours: shift by one atom, overflow into the last:
+   ``test_scalar_td_target_matches_the_official_rule_by_hand``,
+   ``test_scalar_td_target_matches_the_released_evaluator`` (terminated wins; mode instead of mean; without the
+   + 1, also ``test_td_converges_on_corridor_with_one_way_door``), ``test_td_target_closed_form`` (no overflow),
+   ``test_td_loss_bootstraps_from_the_frozen_copy_under_the_agents_policy`` (reached counted on deaths).
+3. Off-policy bootstrap: a' = pi(s', g), the agent's action, read from a frozen copy synced every
+   ``target_every`` updates (Adam, gradient-norm clip):
+   ``test_td_loss_bootstraps_from_the_frozen_copy_under_the_agents_policy`` (replayed action, also
+   ``test_td_converges_on_corridor_with_one_way_door``; online net),
+   ``test_train_evaluator_is_clipped_adam_td_with_periodic_target_syncs`` (never synced; no clipping).
+4. The terminal-state classifier omega, trained on terminated & ~died:
+   ``test_terminal_classifier_learns_terminal_states``,
+   ``test_td_loss_bootstraps_from_the_frozen_copy_under_the_agents_policy`` (loss dropped; deaths labelled
+   terminal).
+5. Hindsight relabeling that shows the evaluator infeasible targets: ``generate`` (the generator's proposals),
+   ``pertask`` (any episode of the task), ``future``, ``episode``, and weighted mixtures:
+   ``test_relabel_sources`` (generate replaced by episode; future including the past),
+   ``test_relabel_mixture_weights_and_pertask_draws_from_every_episode`` (mixture weights ignored; pertask from the
+   own episode only).
+6. Rejection: official, the mean distance under the best first action > ``dist_cutoff`` (8) or omega flags the
+   source; ours, 1 - p(inf) < threshold; the first candidate not rejected is kept:
+   ``test_distance_rule_rejects_beyond_cutoff_and_from_terminal_sources`` (omega ignored; >= cutoff; last accepted
+   candidate, also ``test_rejection_keeps_first_feasible_candidate``), ``test_rejection_keeps_first_feasible_candidate``
+   (threshold inverted), ``test_planner_scores_take_the_best_first_action`` (worst first action).
+"""
 
 from __future__ import annotations
 
@@ -200,6 +234,89 @@ def test_evaluator_architecture_is_the_official_one():
     assert not any(isinstance(m, torch.nn.LayerNorm) for m in plain.modules())
 
 
+def test_td_loss_bootstraps_from_the_frozen_copy_under_the_agents_policy():
+    """One batch's loss re-derived: the target is the rule applied to h^-(s', pi(s', g), g) of the *target* network
+    under the policy's action (not the replayed one), reached = (s' == g) & ~died; cross-entropy to h(s, a, g), plus
+    omega's cross-entropy with the label terminated & ~died (float32, the same operations: rtol 1e-6)."""
+    from torch.nn import functional as F
+
+    torch.manual_seed(0)
+    n, m = 6, 24
+    ev = TargetEvaluator(np.eye(n, dtype=np.float32), n_actions=2, n_bins=4, hidden=16)
+    target = copy.deepcopy(ev)
+    with torch.no_grad():
+        for p in target.parameters():
+            p.add_(0.5 * torch.randn_like(p))
+    rng = np.random.default_rng(0)
+    s, a, s2, g = (rng.integers(0, k, m) for k in (n, 2, n, n))
+    g[:6] = s2[:6]  # some targets reached
+    terminated = rng.random(m) < 0.4
+    died = terminated & (np.arange(m) % 2 == 0)
+
+    def policy(s_, g_):
+        return (s_ + g_) % 2
+
+    assert (policy(s2, g) != a).any() and (terminated & ~died).any() and (died & (s2 == g)).any()
+    batch = {"s": s, "a": a, "s2": s2, "g": g, "terminated": terminated, "died": died}
+    rows = torch.arange(m)
+    for td_rule, rule in (("scalar", scalar_td_target), ("distributional", distributional_td_target)):
+        with torch.no_grad():
+            nxt = target(s2, g).softmax(-1)[rows, torch.as_tensor(policy(s2, g))]
+            y = rule(nxt, torch.as_tensor((s2 == g) & ~died), torch.as_tensor(terminated))
+            logp = ev(s, g).log_softmax(-1)[rows, torch.as_tensor(a)]
+            omega = F.cross_entropy(ev.terminal_logits(s2), torch.as_tensor(terminated & ~died).long())
+            expected = float(-(y * logp).sum(-1).mean() + omega)
+        assert float(ev.td_loss(batch, policy, target, td_rule).detach()) == pytest.approx(expected, rel=1e-6)
+
+
+def test_train_evaluator_is_clipped_adam_td_with_periodic_target_syncs(three_episodes):
+    """train_evaluator re-run by hand on a copy: uniform replay draws, relabeled targets, td_loss against a frozen
+    copy synced every target_every updates, gradient-norm clip, Adam (lr, eps 1e-5); float32, the same operations
+    in the same order, so the parameters agree to rounding (rtol 1e-5)."""
+    replay, _ = three_episodes
+    torch.manual_seed(0)
+    ev = TargetEvaluator(np.eye(24, dtype=np.float32), n_actions=2, n_bins=4, hidden=16)
+    ref = copy.deepcopy(ev)
+
+    def policy(s_, g_):
+        return (s_ + g_) % 2
+
+    train_evaluator(ev, replay, policy, "future", updates=9, batch_size=8, lr=1e-2, target_every=3,
+                    rng=np.random.default_rng(5), max_grad_norm=0.5)
+    rng = np.random.default_rng(5)
+    opt = torch.optim.Adam(ref.parameters(), lr=1e-2, eps=1e-5)
+    frozen = copy.deepcopy(ref).requires_grad_(False)
+    for step in range(9):
+        idx = rng.integers(0, len(replay), size=8)
+        batch = {"s": replay.s[idx], "a": replay.a[idx], "s2": replay.s2[idx], "terminated": replay.terminated[idx],
+                 "died": replay.died[idx], "g": relabel(idx, "future", replay, None, rng)}
+        loss = ref.td_loss(batch, policy, frozen, "scalar")
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(ref.parameters(), 0.5)
+        opt.step()
+        if step % 3 == 2:
+            frozen.load_state_dict(ref.state_dict())
+    for p_ours, p_ref in zip(ev.parameters(), ref.parameters()):
+        torch.testing.assert_close(p_ours, p_ref, rtol=1e-5, atol=1e-6)
+
+
+def test_planner_scores_take_the_best_first_action():
+    """expected_distance / feasibility without actions: the best first action (smallest mean distance, as the
+    official LEAP planner; largest 1 - p(inf)); with actions: that action's histogram (float32, rtol 1e-6)."""
+    torch.manual_seed(1)
+    ev = TargetEvaluator(np.eye(5, dtype=np.float32), n_actions=3, n_bins=4, hidden=16)
+    s, g = np.arange(5), np.arange(5)[::-1].copy()
+    with torch.no_grad():
+        probs = ev(s, g).softmax(-1)  # (5, 3, 5)
+    mean = (probs @ torch.arange(1.0, 6.0)).numpy()
+    assert (mean.max(1) - mean.min(1)).min() > 1e-3  # the actions disagree
+    np.testing.assert_allclose(ev.expected_distance(s, g), mean.min(1), rtol=1e-6)
+    np.testing.assert_allclose(ev.feasibility(s, g), 1 - probs[..., -1].min(1).values.numpy(), rtol=1e-6)
+    acts = np.array([0, 1, 2, 0, 1])
+    np.testing.assert_allclose(ev.expected_distance(s, g, acts), mean[np.arange(5), acts], rtol=1e-6)
+
+
 @pytest.fixture(scope="module")
 def three_episodes():
     """Three episodes whose state sets are disjoint: 0..4, 10..15, 20..23."""
@@ -236,6 +353,25 @@ def test_relabel_sources(three_episodes):
     is_gen = g >= 1000
     assert 0.4 < is_gen.mean() < 0.6
     np.testing.assert_array_equal(g[is_gen], replay.s[idx][is_gen] + 1000)
+
+
+def test_relabel_mixture_weights_and_pertask_draws_from_every_episode(three_episodes):
+    """A mixture draws each strategy with its normalised weight (binomial, 4 sigma), and ``pertask`` (the official
+    per-task buffer, own episode included) draws a state of another episode with probability 1 - len_own / n."""
+    replay, eps = three_episodes
+
+    class Stub:
+        def generate(self, s, rng):
+            return s + 1000
+
+    idx = np.repeat(np.arange(len(replay)), 200)
+    rng = np.random.default_rng(3)
+    g = relabel(idx, {"episode": 4.0, "generate": 1.0}, replay, Stub(), rng)  # weights 0.8 / 0.2
+    assert abs((g >= 1000).mean() - 0.2) < 4 * np.sqrt(0.2 * 0.8 / idx.size)
+    g = relabel(idx, "pertask", replay, rng=rng)
+    other = np.array([x not in set(eps[k][1:]) for x, k in zip(g, replay.episode[idx])])
+    p_other = 1 - replay.ep_len[idx] / len(replay)
+    assert abs(other.mean() - p_other.mean()) < 4 * np.sqrt(p_other.mean() * (1 - p_other.mean()) / idx.size)
 
 
 def test_pertask_stays_within_the_task(three_episodes):
