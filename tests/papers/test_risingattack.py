@@ -1,5 +1,28 @@
 """RisingAttacK: exact min-norm step on linear models (vs cvxpy), row-space property, Jacobian vs
-finite differences, ordering constraints vs brute force, invariance, bad input, smoke runs."""
+finite differences, ordering constraints vs brute force, invariance, bad input, smoke runs.
+
+The method's defining elements (docs/papers/risingattack.md, "The method", steps 1-3; the paper's title and a
+second-hand review, no paper text or code) and the tests that fail when one is removed or altered:
+
+1. The ordered top-K constraints ``D z >= m`` (the target chain, then the last target above every non-target):
+   ``test_ordering_matrix_rows``, ``test_constraints_match_brute_force_topk``,
+   ``test_linear_model_one_step_is_exact_min_norm_attack``, ``test_hinge_zero_iff_ordered_with_margin``.
+2. Their condensation to d - 1 = K + M rows (the M strongest non-target competitors and one max aggregate of the
+   rest): ``test_condensed_constraints_match_brute_force_and_full_set`` (the weakest competitors, a mean
+   aggregate), ``test_smoke_templates``, ``test_smoke_digits``.
+3. The adversarial Jacobian ``A = D dz/dx``: ``test_adversarial_jacobian_matches_finite_differences``,
+   ``test_condensed_step_on_linear_model_is_min_norm_for_condensed_rows``,
+   ``test_invariance_to_permuting_non_target_classes``.
+4. The step in the span of A's right singular vectors, ``V_r alpha`` with ``alpha = argmin ||alpha||^2 s.t.
+   g + U_r S_r alpha >= m`` (an inequality QP, the margin m included, the null-space part zero):
+   ``test_linear_model_one_step_is_exact_min_norm_attack`` (S dropped, the wrong singular vectors, least squares on
+   equalities, m ignored), ``test_condensed_step_on_linear_model_is_min_norm_for_condensed_rows``,
+   ``test_step_lies_in_row_space_of_adversarial_jacobian``, ``test_min_norm_qp_rank_deficient_matches_cvxpy``.
+5. Iteration (the title's "iteratively"): each step linearised at the current iterate and added to it, and an
+   image leaves the loop at its first success:
+   ``test_each_step_is_anchored_at_the_current_iterate_and_stops_at_first_success`` (anchored at the clean image,
+   no accumulation, steps after success), ``test_smoke_templates``, ``test_smoke_digits``.
+"""
 
 from __future__ import annotations
 
@@ -444,3 +467,28 @@ def test_quadattack_qp_matches_the_released_codes_qp_solved_exactly():
     assert violation.max() <= 1e-6                       # feasible for the released constraints
     released = np.einsum("bmd,bd->bm", G, z["official_qpth_z"].astype(np.float64)) - H
     assert released.max() > 0.4                          # the released solver's answers are not (documented)
+
+
+def test_each_step_is_anchored_at_the_current_iterate_and_stops_at_first_success():
+    """The SQP loop (steps 1-4): every step linearises at the current iterate x_s (not at the clean image), adds
+    step * V_r alpha_s, and an image leaves the loop at its first success (no step after it). A spy on
+    step_direction records each call; the iterates are replayed here and must reach the attack's output exactly
+    (float64, the same additions in the same order)."""
+    model = _tanh_mlp(8, 6, seed=3)
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(4, 8, generator=g, dtype=torch.float64)
+    targets = torch.tensor([[5, 4], [3, 1], [2, 0], [1, 5]])
+    attack = RisingAttack(model, K=2, max_iter=20, step=0.4, clip=None)
+    calls, real = [], attack.step_direction
+    attack.step_direction = lambda xs, ts: calls.append(xs.clone()) or (calls.append(real(xs, ts)) or calls[-1])
+    x_adv, info = attack(x, targets)
+    assert bool(info["success"].all())
+    cur, n_steps = x.clone(), torch.zeros(4, dtype=torch.long)
+    for anchor, (delta, _) in zip(calls[::2], calls[1::2]):
+        with torch.no_grad():
+            active = ~ordered_topk_success(model(cur), targets)
+        torch.testing.assert_close(anchor, cur[active], rtol=0, atol=0)  # the still unsuccessful images, as they are
+        cur[active] = cur[active] + 0.4 * delta
+        n_steps += active.long()
+    torch.testing.assert_close(x_adv, cur, rtol=0, atol=0)
+    assert torch.equal(info["iterations"], n_steps) and len(set(n_steps.tolist())) > 1 and n_steps.max() > 1
