@@ -1,5 +1,33 @@
 """VALT-SAC: symmetry theorem on a tabular SA-MDP, the Gibbs adversary against a convex solver,
-PGD / MAD properties, reduction to SAC at eps = 0, log-densities against torch.distributions, bad input, smoke run."""
+PGD / MAD properties, reduction to SAC at eps = 0, log-densities against torch.distributions, bad input, smoke run.
+
+The method's defining elements (symmetric policy evaluation and the SAC loop's steps 1-4, see the module docstring
+of valt_sac.py and docs/papers/valt_sac.md, "The method") and the tests that fail when one is removed or altered:
+
+1. Symmetric policy evaluation with the KL-constrained adversary: nu* ∝ p exp(-G / alpha_attk) and the soft
+   worst-case value -alpha_attk log E_p exp(-G / alpha_attk) = E_nu*[G] + alpha_attk KL(nu* || p), minus the
+   adversary's own soft-optimal value: ``test_gibbs_closed_form_matches_explicit_formula_and_convex_solver``
+   (Gibbs weights favouring high G; with ``test_symmetric_policy_evaluation``, the value without the KL price).
+2. The critic target (step 2): r + gamma (1 - d) [min_j Qbar_j(s', a') - alpha log pi(a'|s~')], the target critics
+   read at the true s', a' ~ pi(.|s~'), Polyak-averaged targets: ``test_soft_critic_target_adds_alpha_attk_kl``
+   (critic at s~'; a' from the clean s'; Q_1 in place of the twin minimum),
+   ``test_nu_loss_is_the_kl_to_the_gibbs_adversary_and_update_steps_every_network`` (no Polyak step).
+3. VALT-SOFT's KL price + gamma alpha_attk (log nu(s~'|s') - log p(s~'|s')) in that target:
+   ``test_soft_critic_target_adds_alpha_attk_kl`` (dropped; sign flipped; the prior's d log 2 missing, also
+   ``test_perturbation_model_density_and_kl_to_prior_by_quadrature``).
+4. The actor step under the adversary (step 3): E[alpha log pi(a|s~) - min_j Q_j(s, a)], s~ ~ nu(.|s), the critic
+   at the true s: ``test_actor_improves_against_the_adversary_with_the_critic_at_the_true_state`` (critic at s~;
+   the adversary removed from the improvement step, the ablation of the paper's Table 8).
+5. The virtual adversaries. VALT-EPS: PGD min-Q worst case with probability kappa_worst, else uniform on B_eps(s):
+   ``test_valt_eps_adversary_mixes_the_pgd_worst_case_and_the_uniform_prior`` (never or always the worst case),
+   ``test_pgd_stays_in_ball_and_never_increases_q``, ``test_mad_attack_in_ball_and_beats_its_random_start`` (PGD
+   ascending). VALT-SOFT: nu_model minimises KL(nu || nu*) = E[log nu + G / alpha_attk] + const:
+   ``test_nu_loss_is_the_kl_to_the_gibbs_adversary_and_update_steps_every_network`` (sign of G flipped; entropy
+   term dropped; nu_model never stepped).
+6. No extra environment steps (step 1): the behaviour policy acts on s~ ~ nu(.|s) with probability adv_ratio, the
+   buffer keeps the clean (s, a, r, s'): ``test_behaviour_acts_on_perturbed_observations_but_stores_clean_transitions``
+   (perturbed observation stored; adv_ratio ignored).
+"""
 
 from __future__ import annotations
 
@@ -217,6 +245,98 @@ def test_soft_critic_target_adds_alpha_attk_kl():
             expected = ((p1 - y) ** 2).mean() + ((p2 - y) ** 2).mean()
         torch.testing.assert_close(losses[flag], expected, rtol=1e-4, atol=1e-4)
     assert not torch.allclose(losses[True], losses[False])
+
+
+def test_actor_improves_against_the_adversary_with_the_critic_at_the_true_state(monkeypatch):
+    """Step 3 by hand on a fixed batch: the actor loss E[alpha log pi(a|s~) - min_j Q_j(s, a)], a ~ pi(.|s~), with
+    s~ drawn by perturb(s) (the adversary stays in the improvement step) and the critic read at the true s; the
+    temperature loss -log alpha (log pi + target entropy). float32, the same operations: tolerance 1e-6."""
+    obs = _batch(seed=6)[0]
+    agent = _agent("eps", 0.2)
+    s_tilde = random_attack(obs, 0.2, torch.Generator().manual_seed(7))
+    seen = []
+    monkeypatch.setattr(agent, "perturb", lambda o, critic=None: (seen.append(o), s_tilde)[1])
+    torch.manual_seed(8)
+    actor_loss, alpha_loss = agent.actor_losses(obs)
+    assert len(seen) == 1 and torch.equal(seen[0], obs)
+    with torch.no_grad():
+        torch.manual_seed(8)
+        a, logp = agent.actor.sample(s_tilde)
+        expected = (agent.alpha * logp - agent.critic.min_q(obs, a)).mean()
+        at_tilde = (agent.alpha * logp - agent.critic.min_q(s_tilde, a)).mean()
+        expected_alpha = -(agent.log_alpha * (logp + agent.target_entropy)).mean()
+    assert abs(float(expected - at_tilde)) > 1e-3  # reading the critic at s~ would be visible
+    torch.testing.assert_close(actor_loss.detach(), expected, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(alpha_loss.detach(), expected_alpha, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("kappa", [0.0, 0.3, 1.0])
+def test_valt_eps_adversary_mixes_the_pgd_worst_case_and_the_uniform_prior(kappa):
+    """VALT-EPS's nu: each row is, with probability kappa_worst, the PGD min-Q worst case of its own state, else a
+    uniform draw of B_eps(s). The draws are replayed from the same torch seed (uniform noise, then the row coin)."""
+    torch.manual_seed(11)
+    agent = ValtSAC(3, 1, np.array([-2.0]), np.array([2.0]),
+                    ValtSACConfig(variant="eps", eps=0.2, hidden=16, kappa_worst=kappa, pgd_steps=3))
+    obs = torch.randn(400, 3, generator=torch.Generator().manual_seed(9))
+    torch.manual_seed(10)
+    out = agent.perturb(obs)
+    torch.manual_seed(10)
+    uniform = random_attack(obs, 0.2)
+    coin = torch.rand(400) < kappa
+    assert torch.all((out - obs).abs() <= 0.2 + 1e-6)
+    assert abs(coin.float().mean().item() - kappa) <= 4 * np.sqrt(kappa * (1 - kappa) / 400)
+    torch.testing.assert_close(out[~coin], uniform[~coin], rtol=0, atol=0)
+    if coin.any():
+        worst = pgd_q_attack(agent.actor, agent.critic, obs[coin], 0.2, 3)
+        torch.testing.assert_close(out[coin], worst, rtol=0, atol=0)
+        assert not torch.allclose(worst, uniform[coin])
+
+
+def test_nu_loss_is_the_kl_to_the_gibbs_adversary_and_update_steps_every_network():
+    """VALT-SOFT's nu_model loss E[log nu(s~|s) + (min_j Q_j(s, a) - alpha log pi(a|s~)) / alpha_attk] (KL(nu || nu*)
+    up to a constant) by hand; then one update moves actor, critics and nu_model, and the target critics are the
+    Polyak average (1 - tau) old + tau new (float32, tolerance 1e-6)."""
+    torch.manual_seed(11)
+    agent = ValtSAC(3, 1, np.array([-2.0]), np.array([2.0]),
+                    ValtSACConfig(variant="soft", eps=0.2, hidden=16, alpha_attk=0.5, tau=0.1))
+    obs = _batch(seed=8)[0]
+    torch.manual_seed(3)
+    loss = agent.nu_loss(obs)
+    with torch.no_grad():
+        torch.manual_seed(3)
+        s_tilde, log_nu = agent.nu_model.sample(obs)
+        a, logp = agent.actor.sample(s_tilde)
+        expected = (log_nu + (agent.critic.min_q(obs, a) - agent.alpha * logp) / 0.5).mean()
+    torch.testing.assert_close(loss.detach(), expected, rtol=1e-6, atol=1e-6)
+    nets = {"actor": agent.actor, "critic": agent.critic, "nu_model": agent.nu_model}
+    before = {k: [p.detach().clone() for p in net.parameters()] for k, net in nets.items()}
+    target_before = [p.detach().clone() for p in agent.critic_target.parameters()]
+    agent.update(_batch(seed=9))
+    for k, net in nets.items():
+        assert any(not torch.equal(p, q) for p, q in zip(net.parameters(), before[k])), f"{k} did not move"
+    for pt, old, p in zip(agent.critic_target.parameters(), target_before, agent.critic.parameters()):
+        torch.testing.assert_close(pt.detach(), 0.9 * old + 0.1 * p.detach(), rtol=1e-6, atol=1e-6)
+
+
+def test_behaviour_acts_on_perturbed_observations_but_stores_clean_transitions(monkeypatch):
+    """Step 1: after the warm-up, with adv_ratio = 1 every action is taken on s~ ~ nu(.|s), yet every replayed
+    transition is the environment's own (s, a, r, s'): PointMassReach's dynamics hold on each sampled batch."""
+    from icml25.papers.valt_sac import valt_sac as module
+
+    calls, batches = [], []
+    perturb, update = module.ValtSAC.perturb, module.ValtSAC.update
+    monkeypatch.setattr(module.ValtSAC, "perturb",
+                        lambda self, o, critic=None: (calls.append(o.shape[0]), perturb(self, o, critic))[1])
+    monkeypatch.setattr(module.ValtSAC, "update", lambda self, b: (batches.append(b), update(self, b))[1])
+    cfg = ValtSACConfig(variant="eps", total_steps=60, learning_starts=20, hidden=8, batch_size=16, pgd_steps=1,
+                        adv_ratio=1.0, eps=0.3)
+    valt_sac_train("PointMassReach", cfg, seed=0)
+    assert calls.count(1) == 40 and len(batches) == 40  # one behaviour perturbation per post-warm-up step
+    for obs, act, rew, nxt, _ in batches:
+        v = 0.8 * obs[:, 2:] + 0.5 * act.clamp(-1, 1)
+        p = (obs[:, :2] + 0.1 * v).clamp(-2, 2)
+        torch.testing.assert_close(nxt, torch.cat([p, v], 1), rtol=0, atol=1e-5)  # float32 storage
+        torch.testing.assert_close(rew, -p.norm(dim=1), rtol=0, atol=1e-5)
 
 
 def test_perturbation_model_density_and_kl_to_prior_by_quadrature():
