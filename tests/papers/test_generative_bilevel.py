@@ -1,5 +1,31 @@
 """generative_bilevel: closed forms (Gaussian tilt, quadratic bilevel), finite differences, gradcheck,
-an independent score/ground truth, ZO unbiasedness, bad input, smoke runs."""
+an independent score/ground truth, ZO unbiasedness, bad input, smoke runs.
+
+The method's defining elements (docs/papers/generative_bilevel.md, "The method", and the released code) and the tests
+that fail when one is removed or altered (each checked by a mutation of a scratch copy):
+
+1. The first-order penalty hyper-gradient ``grad_l f(l, z)/gamma + grad_l g(l, z) - grad_l g(l, y)`` (no Hessians):
+   ``test_penalty_hypergrad_on_a_quadratic_with_lambda_in_f_and_g``.
+2. Scenario 1's lower level without training: the reverse VP-SDE with the guidance drift
+   ``beta(t) grad_x r(x0_hat(x_t)) / lambda``, x0_hat Tweedie's denoiser:
+   ``test_guided_sampler_gaussian_linear_reward_mean_shift_and_kl``.
+3. est1, ``gamma [KL_hat(z) - KL_hat(y)]`` from self-normalised tilts of pre-trained samples (the lambda-derivative
+   of the penalty objective): ``test_est1_is_derivative_of_penalty_objective``,
+   ``test_est1_zero_is_near_true_optimum_and_code_form_is_not``.
+4. est2, ``gamma [mean KL(z) - mean KL(y)]`` with the Girsanov path KL ``1/2 sum beta ||u||^2 dt`` of guided runs:
+   ``test_guided_sampler_gaussian_linear_reward_mean_shift_and_kl`` (the path KL),
+   ``test_entropy_tuner_steps_lambda_down_its_estimate`` (the difference).
+5. The lambda update ``lambda <- max(lambda - eta g_hat, lambda_min)``:
+   ``test_entropy_tuner_steps_lambda_down_its_estimate``.
+6. Scenario 2's cosine-family schedule ``t' = t (end - start) + start``, ``f_t = cos(...)^(2 tau)``,
+   ``beta_t = clip(1 - f_t/f_{t-1})``: ``test_default_cosine_matches_nichol_dhariwal``,
+   ``test_cosine_schedule_and_its_gradient_match_the_released_code``.
+7. Scenario 2's updates: theta_y on g, theta_z on f/gamma + g (f back-propagated, or two-point ZO), the schedule on
+   the penalty hyper-gradient of theta_z and theta_y:
+   ``test_schedule_step_is_the_penalty_hypergradient_of_theta_z_and_theta_y``,
+   ``test_backpropagated_upper_term_reaches_theta_z_only``, ``test_zo_upper_term_reaches_theta_z_only``,
+   ``test_zo_gradient_unbiased_on_quadratic``, ``test_two_point_zo_is_exact_per_direction_on_a_quadratic``.
+"""
 
 from __future__ import annotations
 
@@ -388,3 +414,120 @@ def test_cosine_schedule_and_its_gradient_match_the_released_code():
         np.testing.assert_allclose(schedule.betas.detach().numpy(), betas, atol=1e-5)
         ours = torch.autograd.grad(torch.log(schedule.alpha_bar[-1]), list(schedule.parameters()))
         np.testing.assert_allclose([float(g) for g in ours], grad, rtol=5e-5)
+
+
+def test_penalty_hypergrad_on_a_quadratic_with_lambda_in_f_and_g():
+    """f(l, y) = (y - 1)^2 + d l^2, g(l, y) = (y - l)^2 + c l^2: y* = l, F'(l) = 2 (l - 1) + 2 d l. With y = l and
+    z = (1 + gamma l) / (1 + gamma), gamma [grad_l f(z)/gamma + grad_l g(z) - grad_l g(y)]
+    = F'(l) - 2 (l - 1)/(1 + gamma): every term of the estimate matters (float64, rel 1e-12)."""
+    lam, c, d = 0.3, 0.7, 0.4
+    for gamma in (1.0, 10.0, 1000.0):
+        z, y = (1 + gamma * lam) / (1 + gamma), lam
+        grad_f_z = np.array(2 * d * lam)
+        grad_g_z, grad_g_y = np.array(-2 * (z - lam) + 2 * c * lam), np.array(-2 * (y - lam) + 2 * c * lam)
+        h = penalty_hypergrad(grad_f_z, grad_g_z, grad_g_y, gamma)
+        true = 2 * (lam - 1) + 2 * d * lam
+        assert gamma * h == pytest.approx(true - 2 * (lam - 1) / (1 + gamma), rel=1e-12)
+
+
+class _FixedSampler:
+    """``sampler(reward, lam, n, seed) -> (x, kl)``: one x per seed; kl = reward(x), 0 unguided."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, reward, lam, n, seed):
+        x = torch.randn(n, 2, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+        self.calls.append((reward, lam, n, seed))
+        return x, (torch.zeros(n, dtype=torch.float64) if reward is None else reward(x))
+
+
+def test_entropy_tuner_steps_lambda_down_its_estimate():
+    """lambda <- max(lambda - lr g_hat, lambda_min) with g_hat = est1 on pre-trained samples, or est2 = gamma [mean
+    KL(z) - mean KL(y)] from the penalty- and lower-guided runs (here KL = reward, so est2 = mean r1); float64, rel
+    1e-12."""
+    r1 = lambda x: -((x - 1.0) ** 2).sum(1)  # noqa: E731
+    r2 = lambda x: x[:, 0]  # noqa: E731
+    sampler = _FixedSampler()
+    tuner = BilevelEntropyTuner(sampler, r1, r2, EntropyTunerConfig(gamma=5.0, lr=0.2, n_samples=32))
+    path = tuner.fit(0.8, iters=2, seed=1)
+    lam = 0.8
+    for k in range(2):
+        x, _ = sampler(None, 1.0, 32, 100003 + k)
+        lam = max(lam - 0.2 * lambda_grad_est1(r1(x), r2(x), lam, 5.0), 1e-2)
+        assert path[k + 1] == pytest.approx(lam, rel=1e-12)
+    est2 = BilevelEntropyTuner(sampler, r1, r2, EntropyTunerConfig(gamma=5.0, lr=0.2, n_samples=32, estimator="est2"))
+    x, _ = sampler(None, 1.0, 32, 100003)
+    g = float(r1(x).mean())  # gamma (mean(r1/gamma + r2) - mean r2)
+    assert est2.fit(0.8, iters=1, seed=1)[1] == pytest.approx(max(0.8 - 0.2 * g, 1e-2), rel=1e-12)
+    assert g > 0.1 or g < -0.1  # the step is not trivially zero
+    up = lambda x: -r1(x)  # noqa: E731  (rewards far from 1: a positive estimate, lambda falls to its floor)
+    floor = BilevelEntropyTuner(sampler, up, r2, EntropyTunerConfig(gamma=5.0, lr=1e3, n_samples=32, lam_min=0.05))
+    x, _ = sampler(None, 1.0, 32, 100003)
+    assert lambda_grad_est1(up(x), r2(x), 0.8, 5.0) > 0 and floor.fit(0.8, iters=1, seed=1)[1] == 0.05
+
+
+def test_schedule_step_is_the_penalty_hypergradient_of_theta_z_and_theta_y(monkeypatch):
+    """The schedule's gradient is penalty_hypergrad(grad_phi f, grad_phi g(theta_z), grad_phi g(theta_y)): a spy
+    records its arguments, and grad_phi g at the returned theta_z / theta_y (the last iteration's, so the ones its step
+    saw; g with a fixed noise draw, the schedule and minibatch recorded then) gives them back (the same float ops
+    recomputed: rtol 1e-9)."""
+    import copy
+
+    from icml25.papers.generative_bilevel import EpsMLP, bilevel_schedule_train, noise_schedule
+
+    real_dsm, real_hyper = noise_schedule.dsm_loss, noise_schedule.penalty_hypergrad
+    last_x0, calls, seen = [], [], []
+    schedule = LearnableNoiseSchedule("cosine", 20)
+
+    def dsm(model, sched, x0, gen):
+        last_x0.append(x0)
+        return real_dsm(model, sched, x0, torch.Generator().manual_seed(9))
+
+    def spy(gf, gz, gy, gamma):
+        if len(calls) % 4 == 0:  # the first of the four parameters: the schedule before this iteration's step
+            seen.append((copy.deepcopy(schedule), last_x0[-1]))
+        calls.append((gf, gz, gy, gamma))
+        return real_hyper(gf, gz, gy, gamma)
+
+    monkeypatch.setattr(noise_schedule, "dsm_loss", dsm)
+    monkeypatch.setattr(noise_schedule, "penalty_hypergrad", spy)
+    data = torch.randn(64, 2, generator=torch.Generator().manual_seed(0))
+    ref = torch.randn(64, 2, generator=torch.Generator().manual_seed(1)) + 1.0
+
+    def run(gamma, sched, iters=2):
+        return bilevel_schedule_train(data, lambda: EpsMLP(2, 16, 20), lambda s: rbf_mmd2(s, ref), iters=iters,
+                                      batch_size=16, n_samples=16, ddim_steps=3, clip_x0=3.0, gamma=gamma, lr=0.1,
+                                      schedule=sched, seed=0)
+
+    res = run(1e-3, schedule)  # f/gamma dominates theta_z's steps: theta_z and theta_y part
+    assert len(calls) == 8  # one call per schedule parameter and iteration
+    before, x0 = seen[-1]
+    params = list(before.parameters())
+    g_z = torch.autograd.grad(real_dsm(res.model, before, x0, torch.Generator().manual_seed(9)), params)
+    g_y = torch.autograd.grad(real_dsm(res.model_lower, before, x0, torch.Generator().manual_seed(9)), params)
+    for (_, gz, gy, gamma), a, b in zip(calls[4:], g_z, g_y):
+        assert gamma == 1e-3
+        torch.testing.assert_close(gz, a, rtol=1e-9, atol=0)
+        torch.testing.assert_close(gy, b, rtol=1e-9, atol=0)
+    assert max(float((a - b).abs() / a.abs()) for a, b in zip(g_z, g_y)) > 1e-6  # theta_z, theta_y differ
+
+
+def test_backpropagated_upper_term_reaches_theta_z_only():
+    """zo=False: theta_z steps on f/gamma + g with f back-propagated through the last DDIM step; theta_y never sees
+    f. With the schedule held (lr_beta 1e-12), a tiny and a huge gamma give the same theta_y but different theta_z."""
+    from icml25.papers.generative_bilevel import EpsMLP, bilevel_schedule_train
+
+    data = torch.randn(64, 2, generator=torch.Generator().manual_seed(0))
+    ref = torch.randn(64, 2, generator=torch.Generator().manual_seed(1)) + 1.0
+
+    def run(gamma):
+        return bilevel_schedule_train(data, lambda: EpsMLP(2, 16, 20), lambda s: rbf_mmd2(s, ref), zo=False,
+                                      schedule=LearnableNoiseSchedule("cosine", 20), iters=3, batch_size=16,
+                                      n_samples=16, ddim_steps=3, clip_x0=3.0, gamma=gamma, lr=1e-2, lr_beta=1e-12,
+                                      seed=0)
+
+    small, large = run(1e-4), run(1e8)
+    for p, q in zip(small.model_lower.parameters(), large.model_lower.parameters()):
+        torch.testing.assert_close(p, q, rtol=0, atol=1e-7)
+    assert max((p - q).abs().max().item() for p, q in zip(small.model.parameters(), large.model.parameters())) > 1e-4
