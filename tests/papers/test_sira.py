@@ -1,5 +1,23 @@
 """SIRA: n-gram LM against hand-computed Kneser-Ney, SI masking rules, watermark nulls and closed forms,
-rewriter invariants, bad input, and a smoke run."""
+rewriter invariants, bad input, and a smoke run.
+
+The attack's defining elements (the official ``scripts/attack_onestep.py``, see docs/papers/sira.md, "Method") and
+the tests that fail when one is removed or altered (each checked by a mutation of a scratch copy):
+
+1. Self-information ``SI_i = -log p(t_i | t_<i)`` of tokens 1..n-1 under the attacker's surrogate LM (a sign flip or
+   an off-by-one): ``test_self_information_matches_hand_computed_kneser_ney``,
+   ``test_trigram_rows_are_distributions_and_si_gathers_them``, ``test_smoke_run_values``.
+2. The masking rule: ``tau = percentile_p(SI)``, tokens with ``SI <= tau`` kept, the surprising rest blanked, the first
+   token kept: ``test_blank_template_percentile_rule``, ``test_sira_blanks_high_si_tokens``,
+   ``test_rewriter_keeps_unblanked_and_preserves_concepts``, ``test_attack_settings_are_one_nested_sira_config``,
+   ``test_smoke_run_values``.
+3. The official constant p = 30: ``test_sira_attack_default_is_the_official_30th_percentile``,
+   ``test_defaults_are_the_official_markllm_configs``, ``test_attack_settings_are_one_nested_sira_config``.
+4. The rewrite carries the reference paraphrase's information (each blank filled within R's concept):
+   ``test_rewriter_keeps_unblanked_and_preserves_concepts``, ``test_smoke_run_values``.
+5. The rewrite is the attacker LM's, left to right on the already rewritten prefix (the stand-in for the attack LLM):
+   ``test_rewriter_fills_each_blank_by_the_lm_on_the_rewritten_left_context``.
+"""
 
 from __future__ import annotations
 
@@ -503,3 +521,42 @@ def test_attack_settings_are_one_nested_sira_config():
         exp.make_config("smoke", {"sira.rewriter_temperature": 0.0})
     m = exp.run(exp.make_config("smoke", {"sira.percentile": 100.0, "n_texts": 4, "matched_rates": (0.9,)}), seed=0)
     assert all(m[f"{s}_sira_edit"] == 0.0 and m[f"{s}_sira_blank_rate"] == 0.0 for s in ("kgw", "unigram", "gated"))
+
+
+class _ParityLM:
+    """A bigram stub: after token t the next token is (t + 2) mod 6 with probability ~1 (1e-9 elsewhere)."""
+
+    order, pad_id, vocab_size = 2, 5, 6
+
+    def next_probs(self, ctx):
+        p = np.full((len(ctx), 6), 1e-9)
+        p[np.arange(len(ctx)), (np.asarray(ctx)[:, -1] + 2) % 6] = 1.0
+        return p
+
+
+def test_rewriter_fills_each_blank_by_the_lm_on_the_rewritten_left_context():
+    """Step 3 (stand-in): each blank gets the synonym of its reference concept that the attacker's LM prefers after the
+    already rewritten prefix. Concepts {0, 1}, {2, 3}, {4, 5}; the stub LM continues t with t + 2: from the kept
+    token 1 the blanks become 3, 5, 1 (not 3, 4, 0, which the original left context would give; a rewriter without
+    the LM picks each synonym at random)."""
+    from types import SimpleNamespace
+
+    members = np.zeros((3, 6))
+    for c in range(3):
+        members[c, 2 * c:2 * c + 2] = 1.0
+    lex = SimpleNamespace(vocab_size=6, n_concepts=3, members=members, concept_of=np.array([0, 0, 1, 1, 2, 2]))
+    x = np.tile([1, 2, 4, 0], (20, 1))
+    blanks = np.tile([False, True, True, True], (20, 1))
+    ref = lex.concept_of[x]
+    y = ConceptRewriter(lex, _ParityLM(), seed=0).fill(x, blanks, ref)
+    np.testing.assert_array_equal(y, np.tile([1, 3, 5, 1], (20, 1)))
+
+
+def test_sira_attack_default_is_the_official_30th_percentile(world):
+    """SIRAAttack's and SIRAConfig's default percentile is the official 30: the same blanks as percentile=30."""
+    lex, target, surrogate = world
+    x = KGW(key=1).generate(target, np.full((10, 1), lex.end_id), 40, seed=4)
+    rw = ConceptRewriter(lex, surrogate)
+    assert SIRAConfig().percentile == 30.0 and SIRAAttack(surrogate, rw).percentile == 30.0
+    np.testing.assert_array_equal(SIRAAttack(surrogate, rw).blanks(x), SIRAAttack(surrogate, rw, 30.0).blanks(x))
+    assert (SIRAAttack(surrogate, rw).blanks(x) != SIRAAttack(surrogate, rw, 50.0).blanks(x)).any()
