@@ -1,5 +1,22 @@
 """VLGPO: special cases of the sampler, CFM moments, likelihood descent and gradients, VAE reconstruction,
-brute-force metrics and landscape, oracle isolation, determinism, bad input, smoke run."""
+brute-force metrics and landscape, oracle isolation, determinism, bad input, smoke run.
+
+The method's defining elements (docs/papers/vlgpo.md, "The method", steps 1-4, as the official ``sample.py``) and
+the tests that fail when one is removed or altered (each checked by a mutation of a scratch copy):
+
+1. The flow-matching prior on VAE latents: linear path ``z_t = (1 - t) z_0 + t z_1``, velocity target ``z_1 - z_0``,
+   noise at t = 0: ``test_flow_prior_matches_2d_gaussian``.
+2. The prior's Euler step ``z <- z + h v(z, t)``, h = 1/K: ``test_no_likelihood_is_plain_euler``,
+   ``test_vlgpo_sample_matches_the_released_posterior_sample``.
+3. J manifold-constrained likelihood steps ``z <- z - h alpha grad_z L(z + (1 - t - h) v(z, t))`` after each prior
+   step: ``test_vlgpo_steps_follow_the_method_formula``, ``test_vlgpo_sample_matches_the_released_posterior_sample``.
+4. The likelihood ``L = 0.5 (norm(g_phi(softmax D(z1_hat))) - y)^2`` with the min-max normalised predictor and
+   y = 1 by default: ``test_vlgpo_steps_follow_the_method_formula``,
+   ``test_vlgpo_sample_matches_the_released_posterior_sample``,
+   ``test_default_conditioning_is_the_official_target_one_on_the_unit_scale``.
+5. Post-processing: duplicates removed, ranked by the predictor (never the oracle), top k:
+   ``test_select_top_k_uses_predictor_not_oracle``, ``test_pipeline_never_calls_oracle_before_evaluation``.
+"""
 
 from __future__ import annotations
 
@@ -446,3 +463,38 @@ def test_method_settings_are_one_nested_vlgpo_config():
         EXPERIMENTS[0].make_config("smoke", {"vlgpo.alpha": -1.0})
     with pytest.raises(ConfigError, match=r"TaskConfig\.vlgpo\.top_k must be > 0"):
         EXPERIMENTS[0].make_config("smoke", {"vlgpo.top_k": 0})
+
+
+def test_default_conditioning_is_the_official_target_one_on_the_unit_scale(untrained):
+    """The experiments call vlgpo_sample with its defaults: y = 1 on the min-max scale (f_min 0, f_max 1), as the
+    official sampler conditions on; the same latents bit for bit as with them passed, others with y = 0.5."""
+    flow, vae, pred = untrained
+    kw = dict(n_samples=12, ode_steps=4, J=2, alpha=50.0, seed=3, return_latents=True)
+    _, z = vlgpo_sample(flow, vae, pred, **kw)
+    _, explicit = vlgpo_sample(flow, vae, pred, target=1.0, f_min=0.0, f_max=1.0, **kw)
+    torch.testing.assert_close(z, explicit, rtol=0, atol=0)
+    _, half = vlgpo_sample(flow, vae, pred, target=0.5, **kw)
+    assert (half - z).abs().max() > 1e-6
+
+
+def test_vlgpo_steps_follow_the_method_formula(untrained):
+    """The sampler written out from the method's step 3 (docs/papers/vlgpo.md): per Euler step t = k h, the prior step
+    z + h v(z, t), then J steps z - h alpha grad_z 0.5 ((g(softmax D(z + (1 - t - h) v(z, t))) - f_min) / (f_max -
+    f_min) - y)^2; float32, the same operations in another order: rtol 1e-5, atol 1e-6."""
+    flow, vae, pred = untrained
+    n, K, J, alpha, y, f_min, f_max = 8, 3, 2, 40.0, 0.9, -0.5, 2.0
+    _, got = vlgpo_sample(flow, vae, pred, n_samples=n, ode_steps=K, J=J, alpha=alpha, target=y, seed=5,
+                          f_min=f_min, f_max=f_max, return_latents=True)
+    z = torch.randn(n, flow.latent_dim, generator=torch.Generator().manual_seed(5))
+    h = 1.0 / K
+    for k in range(K):
+        t = k * h
+        with torch.no_grad():
+            z = z + h * flow(z, t)
+        for _ in range(J):
+            zz = z.clone().requires_grad_(True)
+            g = pred.forward_soft(torch.softmax(vae.decode(zz + (1 - t - h) * flow(zz, t)), dim=-1))
+            loss = (0.5 * ((g - f_min) / (f_max - f_min) - y) ** 2).sum()
+            z = z - h * alpha * torch.autograd.grad(loss, zz)[0]
+    torch.testing.assert_close(got, z.detach(), rtol=1e-5, atol=1e-6)
+    assert (got - flow.sample(n, ode_steps=K, seed=5)).abs().max() > 1e-3  # the likelihood steps moved it
