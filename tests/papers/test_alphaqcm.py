@@ -451,11 +451,13 @@ def test_per_sampling_law_and_importance_weights():
     assert uni.sample_indices()[1] is None
 
 
+@pytest.mark.parametrize("gamma", [1.0, 0.9])
 @pytest.mark.parametrize("mask_target", [True, False])
-def test_learn_targets_weights_and_new_priorities_by_hand(mask_target):
-    """One update re-derived: target quantiles r + g^n theta^-(s', a*) (a* masked or not), the importance-weighted
-    quantile-Huber loss, and the new priorities min(1, (sum_i mean_j |u_ij| + 0.01)^0.5)."""
-    ag = _filled_agent(mask_target=mask_target)
+def test_learn_targets_weights_and_new_priorities_by_hand(mask_target, gamma):
+    """One update re-derived: target quantiles r + g^n theta^-(s', a*) (a* masked or not; the paper's gamma = 1 and a
+    discounted 0.9, so a wrong power of gamma in the quantile target shows), the importance-weighted quantile-Huber
+    loss, and the new priorities min(1, (sum_i mean_j |u_ij| + 0.01)^0.5)."""
+    ag = _filled_agent(mask_target=mask_target, gamma=gamma)
     ag.qnet_t.load_state_dict({k: v + 0.3 * torch.randn_like(v) for k, v in ag.qnet.state_dict().items()})
     idx = np.arange(16) % ag.n_stored
     w = np.linspace(0.5, 1.0, 16)
@@ -497,17 +499,20 @@ def test_scores_use_the_online_nets_and_greedy_acts_pick_the_best_valid_token():
     assert ag.act(obs, mask, eps=0.0) == int(valid[np.argmax(before[valid])])
 
 
-def test_mean_net_takes_an_adam_step_on_the_mse_to_the_n_step_max_target():
+@pytest.mark.parametrize("use_per", [False, True])
+def test_mean_net_takes_an_adam_step_on_the_mse_to_the_n_step_max_target(use_per):
     """The separate mean (Q) network: one Adam step (eps = 0.01 / batch) on mean_b (Q(s,a) - y_b)^2 with
     y_b = r_b + gamma^n max_{valid a'} Q^-(s', a') (y_b = r_b at the end of an episode), re-derived here with
-    gamma = 0.9, n = 3 on a copy of the net (float32; the same operations, tolerance a few ulps)."""
+    gamma = 0.9, n = 3 on a copy of the net (float32; the same operations, tolerance a few ulps). Under prioritised
+    replay the MSE stays unweighted (the importance weights are the quantile loss's only)."""
     import copy
 
-    ag = _filled_agent(gamma=0.9, use_per=False)
+    ag = _filled_agent(gamma=0.9, use_per=use_per)
     torch.manual_seed(2)
     ag.mean_net_t.load_state_dict({k: v + 0.3 * torch.randn_like(v) for k, v in ag.mean_net.state_dict().items()})
     idx = np.arange(16) % ag.n_stored
-    ag.sample_indices = lambda: (idx, None)
+    weights = np.linspace(0.2, 1.0, 16) if use_per else None
+    ag.sample_indices = lambda: (idx, weights)
     obs, nxt, a = (torch.as_tensor(x[idx]) for x in (ag.buf_obs, ag.buf_next, ag.buf_a))
     r, done, nmask = (torch.as_tensor(x[idx]) for x in (ag.buf_r, ag.buf_done, ag.buf_next_mask))
     assert (done == 0).any() and (done == 1).any()  # both kinds of target occur
