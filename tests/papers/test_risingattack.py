@@ -440,7 +440,7 @@ def test_quadattack_qp_matches_the_released_codes_qp_solved_exactly():
 
     from torch import nn
 
-    from icml25.papers.risingattack.attacks import QuadAttack
+    from icml25.papers.risingattack.baselines import QuadAttack
 
     z = np.load(Path(__file__).parents[1] / "fixtures" / "official" / "risingattack" / "quadattack_qp.npz")
     W, b, feats = (torch.tensor(z[k], dtype=torch.float64) for k in ("W", "b", "feats"))

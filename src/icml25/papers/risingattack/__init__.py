@@ -7,23 +7,8 @@ A = D dz/dx, and moves along the minimum-norm combination V_r alpha of its right
 Baselines: QuadAttacK (feature-space QP, released settings), C&W top-K, top-K PGD.
 """
 
-from icml25.papers.risingattack.attacks import (
-    CWTopK,
-    QuadAttack,
-    RisingAttack,
-    RisingAttackConfig,
-    TopKPGD,
-    adversarial_jacobian,
-    condensed_constraints,
-    figure_of_merit,
-    min_norm_qp,
-    ordered_topk_success,
-    ordering_margins,
-    ordering_matrices,
-    ordering_matrix,
-    perturbation_norms,
-    topk_hinge_loss,
-)
+from icml25.papers.risingattack.attacks import RisingAttack, RisingAttackConfig, adversarial_jacobian, min_norm_qp
+from icml25.papers.risingattack.baselines import CWTopK, QuadAttack, TopKPGD
 from icml25.papers.risingattack.data import (
     MLP,
     SmallCNN,
@@ -31,6 +16,16 @@ from icml25.papers.risingattack.data import (
     digits_dataset,
     template_dataset,
     train_classifier,
+)
+from icml25.papers.risingattack.ordering import (
+    condensed_constraints,
+    figure_of_merit,
+    ordered_topk_success,
+    ordering_margins,
+    ordering_matrices,
+    ordering_matrix,
+    perturbation_norms,
+    topk_hinge_loss,
 )
 
 __all__ = ["CWTopK", "MLP", "QuadAttack", "RisingAttack", "RisingAttackConfig", "SmallCNN", "TopKPGD",

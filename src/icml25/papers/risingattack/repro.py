@@ -29,14 +29,8 @@ from icml25.core.experiment import (
     no_progress,
 )
 from icml25.core.paper import Claim
-from icml25.papers.risingattack.attacks import (
-    CWTopK,
-    QuadAttack,
-    RisingAttackConfig,
-    TopKPGD,
-    figure_of_merit,
-    perturbation_norms,
-)
+from icml25.papers.risingattack.attacks import RisingAttackConfig
+from icml25.papers.risingattack.baselines import CWTopK, QuadAttack, TopKPGD
 from icml25.papers.risingattack.data import (
     MLP,
     SmallCNN,
@@ -46,6 +40,7 @@ from icml25.papers.risingattack.data import (
     train_classifier,
 )
 from icml25.papers.risingattack.figures import digits_figures, templates_figures
+from icml25.papers.risingattack.ordering import figure_of_merit, perturbation_norms
 
 METHODS = ("rising", "quad", "quad_scaled", "cw", "pgd")
 """RisingAttacK, QuadAttacK (released lr), QuadAttacK (lr scaled to the image size), C&W top-K, l2 PGD top-K."""
