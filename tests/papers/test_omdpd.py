@@ -1,6 +1,37 @@
 """OMDPD: the Euclidean occupancy projection and one OMDPD step against cvxpy re-derivations, the exponential
 potential and dual update, the occupancy LP against exact DP and cvxpy, flow constraints, schedules (incl. the
-paper's i.i.d. costs and the strong-violation floor they imply), reductions, bad input, smoke runs."""
+paper's i.i.d. costs and the strong-violation floor they imply), reductions, bad input, smoke runs.
+
+OMDPD's defining elements (the update as the sources describe it, docs/papers/omdpd.md, "The method as implemented",
+steps 1-5; the paper's Algorithm 1 and equation numbers were not readable first-hand) and the tests that fail when
+one is removed or altered:
+
+1. The exponential Lyapunov potential ``Phi(x) = exp(beta x) - 1``: the constraint term of the gradient is weighted
+   by ``Phi'(lambda_k) = beta exp(beta lambda_k)`` (step 2; replaced by the quadratic potential's ``lambda_k``):
+   ``test_exponential_potential_and_positive_part_dual``,
+   ``test_omdpd_steps_match_a_rederivation_with_cvxpy_projections``,
+   ``test_omdpd_step_uses_optimistic_estimates_and_the_hinge``.
+2. The hinge ``[d_tilde^T q]_+`` of the surrogate: no constraint term while ``d_tilde^T q_k <= 0`` (step 2):
+   ``test_omdpd_step_uses_optimistic_estimates_and_the_hinge``,
+   ``test_known_model_average_policy_converges_to_lp_optimum[OMDPD]``.
+3. Optimistic estimates ``r_tilde = r_hat + b`` and ``d_tilde = d_k - b`` (step 1; bonus dropped from either, or
+   added to the cost): ``test_omdpd_step_uses_optimistic_estimates_and_the_hinge`` (also
+   ``test_omdpd_with_always_satisfied_costs_has_zero_dual_and_learns`` for the reward bonus).
+4. Optimistic OMD in two Euclidean steps onto the occupancy polytope: correction from ``q_hat_k``, then prediction
+   with the hint ``M_{k+1} = G_k`` (step 4; prediction skipped, correction started from ``q_k``, or the projection
+   replaced by clipping at 0): ``test_omdpd_steps_match_a_rederivation_with_cvxpy_projections``,
+   ``test_omdpd_step_uses_optimistic_estimates_and_the_hinge``, ``test_learner_occupancies_satisfy_flow_constraints``,
+   ``test_projection_matches_cvxpy``.
+5. The step size adapted to the gradient *variation*, ``eta sqrt(2H) / sqrt(sum ||G_j - G_{j-1}||^2)`` (step 3;
+   AdaGrad on ``||G_j||^2`` instead, or the ``sqrt(2H)`` dropped):
+   ``test_omdpd_steps_match_a_rederivation_with_cvxpy_projections`` (the only one for the AdaGrad swap: it needs two
+   steps), ``test_omdpd_step_uses_optimistic_estimates_and_the_hinge`` (the ``sqrt(2H)``).
+6. The dual ``lambda_{k+1} = lambda_k + alpha [d_k^T q_k]_+`` on the revealed cost (step 5; positive part dropped, or
+   lambda frozen): ``test_exponential_potential_and_positive_part_dual``,
+   ``test_omdpd_with_always_satisfied_costs_has_zero_dual_and_learns``,
+   ``test_omdpd_step_uses_optimistic_estimates_and_the_hinge``,
+   ``test_omdpd_steps_match_a_rederivation_with_cvxpy_projections``.
+"""
 
 from __future__ import annotations
 
@@ -409,6 +440,35 @@ def test_omdpd_steps_match_a_rederivation_with_cvxpy_projections(cmdp):
         assert learner.lam == pytest.approx(lam, abs=1e-7)
         q, G_prev = q_new, G
     assert learner.lam > 0  # the constraint was violated, so the dual moved
+
+
+@pytest.mark.parametrize("cost_optimism, bonus_scale, d_value, active", [
+    (True, 0.1, 0.8, False),   # d_tilde = d_k - b < 0: the optimistic cost switches the hinge off
+    (True, 0.01, 0.8, True),   # a small bonus: d_tilde^T q_k > 0, the hinge is on
+    (False, 0.1, 0.8, True),   # d_tilde = d_k
+    (False, 0.1, -0.8, False),  # satisfied cost: no constraint term at all
+])
+def test_omdpd_step_uses_optimistic_estimates_and_the_hinge(cost_optimism, bonus_scale, d_value, active):
+    """One OMDPD update on a *learned* model (bonus > 0), recomputed from r_tilde = r_hat + b, d_tilde = d_k - b
+    (``cost_optimism=False``: d_k) and the hinge 1{d_tilde^T q_k > 0}; the projections by ``project_occupancy``,
+    the same solver, so float64 round-off only (atol 1e-8)."""
+    rng = np.random.default_rng(12)
+    alpha, beta, eta = 0.4, 0.8, 1.3
+    learner = OMDPD(S, A, H, alpha=alpha, beta=beta, eta=eta, cost_optimism=cost_optimism, bonus_scale=bonus_scale)
+    q0 = learner.q.copy()
+    traj = Trajectory(rng.integers(S, size=H + 1), rng.integers(A, size=H), rng.uniform(size=H))
+    d = np.full((H, S, A), d_value)
+    learner.update(traj, d)
+    P_hat, r_hat, bonus = learner.model.estimate()  # the estimates after adding the episode, as the learner used
+    assert np.all(bonus > 0)
+    d_tilde = d - bonus if cost_optimism else d
+    assert (float(np.sum(d_tilde * q0)) > 0) == active  # the case this parameter set is meant to exercise
+    G = alpha * (-(r_hat + bonus) + (beta * np.exp(0.0) * d_tilde if active else 0.0))  # lambda_1 = 0
+    eta_k = eta * np.sqrt(2 * H) / np.linalg.norm(G)  # first step: the variation is ||G_1 - 0||^2
+    q_hat = project_occupancy(q0 - eta_k * G, P_hat, 0)
+    np.testing.assert_allclose(learner.q_hat, q_hat, atol=1e-8)
+    np.testing.assert_allclose(learner.q, project_occupancy(q_hat - eta_k * G, P_hat, 0), atol=1e-8)
+    assert learner.lam == pytest.approx(alpha * max(float(np.sum(d * q0)), 0.0), abs=1e-12)  # dual uses d_k
 
 
 def test_exponential_potential_and_positive_part_dual():
