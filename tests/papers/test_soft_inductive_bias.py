@@ -1,4 +1,45 @@
-"""soft_inductive_bias: closed forms, independent solvers, Monte Carlo checks, bad input, smoke runs."""
+"""soft_inductive_bias: closed forms, independent solvers, Monte Carlo checks, bad input, smoke runs.
+
+The elements that make the paper's argument (docs/papers/soft_inductive_bias.md, "Methods"; section pointers are
+second-hand, from the facts note) and the tests that fail when one is removed or altered:
+
+1. The soft, order-dependent penalty ``alpha sum_j gamma^j w_j^2`` with gamma > 1 (Fig. 1a-c, Sec. 2; the paper's
+   Gaussian-likelihood form at alpha = 2 sigma^2). Mutations: uniform ridge, inverted gamma^{-j}, gamma^{j/2},
+   a hard cut-off at order 10: ``test_closed_form_matches_long_run_gradient_descent``,
+   ``test_alpha_zero_is_minimum_penalty_interpolant``,
+   ``test_gaussian_likelihood_form_equals_ours_at_alpha_two_sigma2``,
+   ``test_smoke_polynomial_fits_noise_and_soft_model_beats_interpolants`` (not the gamma^{j/2} one); the cut-off
+   also ``test_degree_150_soft_model_interpolates_noise_on_a_grid``, ``test_gamma_one_is_ordinary_ridge``.
+2. A flexible hypothesis space with a soft bias: the demo's order J = 150 and gamma = 1.05 > 1 (``SoftPolyConfig``).
+   Mutations: J = 20; gamma = 1 (plain ridge):
+   ``test_smoke_polynomial_fits_noise_and_soft_model_beats_interpolants`` (both),
+   ``test_method_settings_are_nested_configs_set_by_dotted_keys`` (J).
+3. The GP of Fig. 1d and its log marginal likelihood ``sum_c log N(y_c | 0, K + sigma^2 I)`` (data-fit term or
+   log-determinant dropped): ``test_gp_log_marginal_likelihood_matches_scipy``,
+   ``test_gp_study_bound_is_the_gibbs_pac_bayes_bound_with_a_union_over_the_noise_grid`` (and the smoke GP run for
+   the data-fit term).
+4. The PAC-Bayes bound of the GP's Gibbs posterior (Fig. 1d caption, Sec. 3): KL(Q || P) with its fit and
+   log-determinant terms, Maurer's ``log(2 sqrt(n) / delta)``, the Gibbs risk (not the posterior mean's), the
+   posterior variance ``s^2 K A``, delta split over the s^2 grid. Mutations of each:
+   ``test_gp_posterior_kl_equals_generic_gaussian_kl`` (KL terms),
+   ``test_pac_bayes_kl_is_tighter_than_square_root_form`` (Maurer's term),
+   ``test_gp_study_bound_is_the_gibbs_pac_bayes_bound_with_a_union_over_the_noise_grid`` (all but Maurer's term;
+   the only one for the union and the posterior variance),
+   ``test_smoke_gp_interpolates_and_separates_true_from_random_labels`` (the Gibbs risk, the KL's log-determinant).
+5. The countable-hypothesis (Occam) bound on compressed models (Sec. 3.1, 5.2): ``(K(h) log 2 + log 1/delta) / n``
+   in kl form, K(h) = 64 range bits + the adaptive arithmetic code of the quantised subspace coordinates, the
+   quantised model's training error, delta split over the (k, L) grid, unit-norm projection columns. Mutations:
+   bits read as nats, K dropped, range bits dropped, no union, the float model's error, a fixed-length code,
+   unnormalised P: ``test_occam_bound_reduces_to_hoeffding_and_grows_with_bits`` (nats),
+   ``test_occam_kl_bound_is_the_kl_inverse_of_the_code_length_budget`` (nats, K dropped),
+   ``test_compression_bound_codes_the_quantised_subspace_model_with_a_union_over_the_grid`` (all but the code),
+   ``test_adaptive_code_length_matches_sequential_coding`` (the fixed-length code).
+6. Double descent of min-norm random-feature regression with ``N_eff = sum_i lam_i / (lam_i + alpha)`` (Fig. 1g;
+   Fig. 1f's N_eff). Mutations: a ridge fit for p > n; N_eff as a count of lam_i > alpha, or alpha scaled by
+   lam_max: ``test_double_descent_sweep_equals_direct_pseudo_inverse_fits``,
+   ``test_smoke_double_descent_peaks_near_interpolation_threshold`` (ridge);
+   ``test_effective_dimensionality_is_trace_formula``, ``test_neff_matrix_is_the_least_squares_hessian`` (N_eff).
+"""
 
 from __future__ import annotations
 
@@ -187,6 +228,18 @@ def test_occam_bound_reduces_to_hoeffding_and_grows_with_bits():
         assert occam_kl_bound(0.1, b, n, delta) <= occam_bound(0.1, b, n, delta) + 1e-12
 
 
+def test_occam_kl_bound_is_the_kl_inverse_of_the_code_length_budget():
+    """kl(R_hat || R) = (K log 2 + log 1/delta) / n at the bound, solved independently by brentq; K bits of code
+    act as a union bound over 2^K hypotheses (float64 bisection: 1e-10)."""
+    n, delta = 1300, 0.05
+    for q, bits in [(0.0, 0.0), (0.1, 40.0), (0.24, 317.0), (0.5, 800.0)]:
+        c = (bits * math.log(2) + math.log(1 / delta)) / n
+        root = optimize.brentq(lambda p, q=q, c=c: float(kl_bernoulli(q, p)) - c, q, 1 - 1e-15, xtol=1e-14)
+        assert occam_kl_bound(q, bits, n, delta) == pytest.approx(root, abs=1e-10)
+        assert occam_kl_bound(q, bits, n, delta) == pytest.approx(occam_kl_bound(q, 0.0, n, delta * 2.0**-bits),
+                                                                   abs=1e-10)
+
+
 def test_pac_bayes_kl_is_tighter_than_square_root_form():
     for risk, kl in [(0.0, 10.0), (0.05, 100.0), (0.3, 500.0)]:
         tight, loose = pac_bayes_kl_bound(risk, kl, 5000, 0.05), pac_bayes_sqrt_bound(risk, kl, 5000, 0.05)
@@ -269,6 +322,39 @@ def test_corrupt_labels_nests_and_counts():
     assert set(changed[1]) <= set(changed[2])
 
 
+def test_gp_study_bound_is_the_gibbs_pac_bayes_bound_with_a_union_over_the_noise_grid():
+    """The study's bound re-derived with dense linear algebra: posterior N(K A y_c, s^2 K A), A = (K + s^2 I)^{-1},
+    the Gibbs classifier's exact empirical risk, KL(Q || P) by the generic Gaussian KL, Maurer's bound at
+    delta / |grid| (union over s^2), the minimum over the grid; and the log marginal likelihood by scipy.
+    Float64, K well conditioned (cond < 1e4): rel 1e-6."""
+    from icml25.papers.soft_inductive_bias import gp_label_noise_study
+
+    rng = np.random.default_rng(11)
+    n, C, ell, noise, delta = 30, 3, 0.8, 1e-3, 0.05
+    X, X_test = rng.normal(size=(n, 3)), rng.normal(size=(10, 3))
+    y, y_test = np.arange(n) % C, np.arange(10) % C
+    grid = (1e-2, 0.1, 1.0)
+    out = gp_label_noise_study(X, y, X_test, y_test, noise_fracs=(0.0,), lengthscale=ell, noise=noise,
+                               bound_noises=grid, delta=delta)
+    K = rbf_kernel(X, X, ell)
+    assert np.linalg.cond(K) < 1e4
+    Y = np.eye(C)[y] - 1.0 / C
+    best = []
+    for s2 in grid:
+        A = np.linalg.inv(K + s2 * np.eye(n))
+        mean, cov = K @ A @ Y, s2 * K @ A
+        err = float(np.mean(gibbs_error(mean, np.diag(cov), y)))
+        kl = sum(gaussian_kl(mean[:, c], cov, np.zeros(n), K) for c in range(C))
+        best.append((pac_bayes_kl_bound(err, kl, n, delta / len(grid)), err, kl, s2))
+    bound, err, kl, s2 = min(best)
+    assert out["bound"][0] == pytest.approx(bound, rel=1e-6)
+    assert out["gibbs_train_err"][0] == pytest.approx(err, rel=1e-6)
+    assert out["kl"][0] == pytest.approx(kl, rel=1e-6)
+    assert out["best_bound_noise"][0] == s2
+    lml = sum(stats.multivariate_normal(np.zeros(n), K + noise * np.eye(n)).logpdf(Y[:, c]) for c in range(C))
+    assert out["lml"][0] == pytest.approx(lml / n, rel=1e-6)
+
+
 # ----------------------------------------------------------------------------------------------- random features
 
 
@@ -346,6 +432,32 @@ def test_subspace_mlp_gradient_matches_finite_differences():
     fd = [(model.loss_and_grad(z + eps * e, X, y)[0] - model.loss_and_grad(z - eps * e, X, y)[0]) / (2 * eps)
           for e in np.eye(4)]
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-8)
+
+
+def test_compression_bound_codes_the_quantised_subspace_model_with_a_union_over_the_grid():
+    """Each grid point re-derived: theta = theta_0 + P z with unit-norm columns of P, z trained then quantised,
+    K(h) = 2 x 32 range bits + the adaptive code, the training error of the *quantised* model, and the kl-form
+    Occam bound at delta / |grid| solved by brentq (float64: 1e-10)."""
+    from icml25.papers.soft_inductive_bias import subspace_compression_bound, train_subspace
+
+    rng = np.random.default_rng(12)
+    X, y = rng.normal(size=(60, 5)), rng.integers(3, size=60)
+    dims, levels, steps, lr, delta, seed = (2, 4), (4, 8), 30, 0.05, 0.05, 3
+    out = subspace_compression_bound(X, y, dims=dims, levels=levels, n_hidden=6, steps=steps, lr=lr, delta=delta,
+                                     seed=seed)
+    grid = [(k, L) for L in levels for k in dims]
+    for i, (k, L) in enumerate(grid):
+        model = SubspaceMLP(5, 6, 3, k, seed=seed * 1000 + k)
+        np.testing.assert_allclose(np.linalg.norm(model.P, axis=0), 1.0, atol=1e-12)
+        symbols, zq = quantise_uniform(train_subspace(model, X, y, steps, lr), L)
+        bits = 2 * 32 + adaptive_arithmetic_code_bits(symbols, L)
+        err = float(np.mean(model.logits(zq, X).argmax(1) != y))
+        c = (bits * math.log(2) + math.log(len(grid) / delta)) / len(y)
+        root = optimize.brentq(lambda p, q=err, c=c: float(kl_bernoulli(q, p)) - c, err, 1 - 1e-15, xtol=1e-14)
+        assert (out["k"][i], out["levels"][i]) == (k, L)
+        assert out["bits"][i] == pytest.approx(bits, abs=1e-9)
+        assert out["train_err"][i] == err
+        assert out["bound"][i] == pytest.approx(root, abs=1e-10)
 
 
 # ----------------------------------------------------------------------------------------------- smoke runs
