@@ -9,8 +9,10 @@ from icml25.papers.cdvi import metrics
 from icml25.papers.cdvi.data import (
     BUNDLED,
     CENSOR_LEVELS,
+    PAPER_DATASETS,
     SyntheticSurvival,
     load_bundled,
+    load_paper_dataset,
     simulate_censored_gibbs,
     split_indices,
     split_standardise,
@@ -30,8 +32,8 @@ from icml25.papers.cdvi.model import (
 )
 
 __all__ = [
-    "BUNDLED", "CDCVAE", "CDCVAEConfig", "CDCVAENet", "CENSOR_LEVELS", "LogNormalAFT", "SyntheticSurvival",
-    "censored_loglik", "load_bundled", "make_survival_array", "metrics", "primitive_logpdf", "primitive_logsf",
-    "simulate_censored_gibbs", "split_indices", "split_standardise", "split_survival_array", "survival_target",
-    "true_posterior_mean",
+    "BUNDLED", "CDCVAE", "CDCVAEConfig", "CDCVAENet", "CENSOR_LEVELS", "LogNormalAFT", "PAPER_DATASETS",
+    "SyntheticSurvival", "censored_loglik", "load_bundled", "load_paper_dataset", "make_survival_array", "metrics",
+    "primitive_logpdf", "primitive_logsf", "simulate_censored_gibbs", "split_indices", "split_standardise",
+    "split_survival_array", "survival_target", "true_posterior_mean",
 ]
