@@ -8,12 +8,15 @@ with a cosine-prototype classifier. Layers take PyG ``x, edge_index(, edge_weigh
 from icml25.papers.mdgfm.baselines import GCNProto, MLPProto, PretrainNoRefine
 from icml25.papers.mdgfm.data import (
     OFFICIAL_TARGET_SETTINGS,
+    PAPER_GRAPHS,
+    PAPER_TARGET_SETTINGS,
     SIX_DOMAINS,
     DomainSpec,
     TargetSettings,
     bag_of_words_domain,
     few_shot_tasks,
     inject_random_edges,
+    load_paper_graphs,
     make_domains,
     target_settings,
 )
@@ -30,7 +33,8 @@ from icml25.papers.mdgfm.model import (
     unify_features,
 )
 
-__all__ = ["MDGFM", "OFFICIAL_TARGET_SETTINGS", "SIX_DOMAINS", "Attentive", "DomainSpec", "GCNEncoder", "GCNProto",
-           "GraphLearner", "MDGFMConfig", "MLPProto", "PretrainNoRefine", "TargetPrompt", "TargetSettings",
-           "bag_of_words_domain", "check_graph", "few_shot_tasks", "info_nce_bound", "inject_random_edges",
-           "make_domains", "normalized_adjacency", "target_settings", "unify_features"]
+__all__ = ["MDGFM", "OFFICIAL_TARGET_SETTINGS", "PAPER_GRAPHS", "PAPER_TARGET_SETTINGS", "SIX_DOMAINS", "Attentive",
+           "DomainSpec", "GCNEncoder", "GCNProto", "GraphLearner", "MDGFMConfig", "MLPProto", "PretrainNoRefine",
+           "TargetPrompt", "TargetSettings", "bag_of_words_domain", "check_graph", "few_shot_tasks", "info_nce_bound",
+           "inject_random_edges", "load_paper_graphs", "make_domains", "normalized_adjacency", "target_settings",
+           "unify_features"]

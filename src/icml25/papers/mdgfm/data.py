@@ -1,20 +1,25 @@
-"""Synthetic multi-domain graphs for MDGFM: CSBM topology + sparse bag-of-words features.
+"""Multi-domain graphs for MDGFM: generated CSBM domains, or the paper's six graphs read from a user's path.
 
 The paper pre-trains on Cora, CiteSeer, PubMed (homophilic) and Chameleon, Squirrel, Cornell
-(heterophilic), whose raw features are bag-of-words of different sizes. Nothing can be downloaded
-here, so each domain is generated: the graph and labels come from the shared degree-corrected
+(heterophilic), whose raw features are bag-of-words of different sizes. Nothing is downloaded
+here. By default each domain is generated: the graph and labels come from the shared degree-corrected
 contextual SBM (``icml25.common.graphs.contextual_sbm``), and the features are redrawn as sparse
 Bernoulli word indicators with class-specific rates, of a dimension that differs per domain.
+:func:`load_paper_graphs` reads the real six graphs from raw files the user already has, in the layout
+that torch_geometric's ``Planetoid``, ``WebKB`` and ``WikipediaNetwork(geom_gcn_preprocess=True)`` write.
 """
 
 from __future__ import annotations
 
+import pickle
+import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch_geometric.data import Data
-from torch_geometric.utils import coalesce, to_undirected
+from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
 from icml25.common.graphs import contextual_sbm, edge_homophily
 
@@ -145,3 +150,147 @@ def few_shot_tasks(y: torch.Tensor, shots: int, n_tasks: int, seed: int = 0) -> 
         idx = np.concatenate([rng.choice(np.flatnonzero(y_np == c), size=shots, replace=False) for c in classes])
         tasks.append(torch.as_tensor(idx, dtype=torch.long))
     return tasks
+
+
+PAPER_GRAPHS: tuple[str, ...] = ("Cora", "CiteSeer", "PubMed", "Cornell", "Chameleon", "Squirrel")
+"""The paper's six data sets, by their torch_geometric names: three homophilic, then three heterophilic."""
+
+HOMOPHILIC_PAPER_GRAPHS: frozenset[str] = frozenset({"Cora", "CiteSeer", "PubMed"})
+"""The paper's homophilic data sets; Cornell, Chameleon and Squirrel are its heterophilic ones."""
+
+PAPER_TARGET_SETTINGS: dict[str, TargetSettings] = {
+    name: OFFICIAL_TARGET_SETTINGS[key] for name, key in
+    (("Cora", "Cora"), ("CiteSeer", "Citeseer"), ("PubMed", "Pubmed"), ("Cornell", "Cornell"),
+     ("Chameleon", "Chameleon"), ("Squirrel", "Squirrel"))}
+""":data:`OFFICIAL_TARGET_SETTINGS` keyed by the names of :data:`PAPER_GRAPHS` (the README spells Citeseer, Pubmed)."""
+
+_PLANETOID_PARTS = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
+_GEOM_GCN_FILES = ("out1_node_feature_label.txt", "out1_graph_edges.txt")
+PAPER_GRAPHS_LAYOUT = ("<root>/{Cora,CiteSeer,PubMed}/raw/ind.{cora,citeseer,pubmed}.{x,tx,allx,y,ty,ally,graph,"
+                       "test.index} (torch_geometric Planetoid; folders Citeseer, Pubmed as the official code names "
+                       "them are read too), <root>/cornell/raw/{out1_node_feature_label.txt,"
+                       "out1_graph_edges.txt} (WebKB), <root>/{chameleon,squirrel}/geom_gcn/raw/"
+                       "{out1_node_feature_label.txt,out1_graph_edges.txt} (WikipediaNetwork, geom_gcn_preprocess="
+                       "True)")
+"""The raw-file layout :func:`load_paper_graphs` reads (what torch_geometric's dataset classes write under ``root``)."""
+
+
+_PLANETOID_FOLDERS = {"Cora": ("Cora", "cora"), "CiteSeer": ("CiteSeer", "Citeseer", "citeseer"),
+                      "PubMed": ("PubMed", "Pubmed", "pubmed")}
+"""Planetoid keeps the name it was given as its folder name: the official code's ``Planetoid(root='data',
+name='Pubmed')`` writes ``data/Pubmed/raw``, PyG's documented spelling ``PubMed/raw``; either is read."""
+
+
+def paper_graph_files(root: str | Path, name: str) -> list[Path]:
+    """The raw files of paper data set ``name`` (one of :data:`PAPER_GRAPHS`) under ``root``, in PyG's layout.
+
+    For Cora/CiteSeer/PubMed the first of the folder spellings ``_PLANETOID_FOLDERS[name]`` that exists under
+    ``root`` is used (the canonical one when none does)."""
+    root = Path(root)
+    if name in _PLANETOID_FOLDERS:
+        folder = next((f for f in _PLANETOID_FOLDERS[name] if (root / f).is_dir()), name)
+        return [root / folder / "raw" / f"ind.{name.lower()}.{part}" for part in _PLANETOID_PARTS]
+    if name == "Cornell":
+        return [root / "cornell" / "raw" / f for f in _GEOM_GCN_FILES]
+    if name in ("Chameleon", "Squirrel"):
+        return [root / name.lower() / "geom_gcn" / "raw" / f for f in _GEOM_GCN_FILES]
+    raise ValueError(f"unknown paper data set {name!r}; valid: {', '.join(PAPER_GRAPHS)}")
+
+
+def _read_planetoid(files: list[Path], citeseer: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The Planetoid raw files (Yang et al. 2016; pickles of scipy/NumPy objects and a text index), assembled as
+    torch_geometric's ``read_planetoid_data`` does: nodes = ``allx`` rows then ``tx`` rows, the test rows put back
+    at their ``test.index`` positions; on CiteSeer the test range's isolated nodes get zero features and labels
+    (class 0). Unlike PyG, no train/val masks are built, so small graphs load too."""
+    parts = {}
+    for part, path in zip(_PLANETOID_PARTS, files, strict=True):
+        if part == "test.index":
+            parts[part] = np.array([int(v) for v in path.read_text().split()], dtype=np.int64)
+            continue
+        with path.open("rb") as f, warnings.catch_warnings():
+            # the original files pickle scipy.sparse.csr.csr_matrix, a namespace SciPy now deprecates
+            warnings.filterwarnings("ignore", ".*scipy.sparse.csr.*", DeprecationWarning)
+            obj = pickle.load(f, encoding="latin1")
+        if part != "graph":
+            obj = np.asarray(obj.todense() if hasattr(obj, "todense") else obj, dtype=np.float64)
+        parts[part] = obj
+    tx, ty, test_index = parts["tx"], parts["ty"], parts["test.index"]
+    sorted_test = np.sort(test_index)
+    if citeseer:  # isolated nodes in the test range have no tx/ty row: zero rows take their places
+        span = int(test_index.max() - test_index.min()) + 1
+        tx_ext, ty_ext = np.zeros((span, tx.shape[1])), np.zeros((span, ty.shape[1]))
+        tx_ext[sorted_test - test_index.min()] = tx
+        ty_ext[sorted_test - test_index.min()] = ty
+        tx, ty = tx_ext, ty_ext
+    x = np.concatenate([parts["allx"], tx])
+    x[test_index] = x[sorted_test]
+    y = np.concatenate([parts["ally"], ty]).argmax(axis=1)
+    y[test_index] = y[sorted_test]
+    graph = parts["graph"]
+    src = [int(k) for k, nbrs in graph.items() for _ in nbrs]
+    dst = [int(v) for nbrs in graph.values() for v in nbrs]
+    edge_index = torch.tensor([src, dst], dtype=torch.long).reshape(2, -1)
+    return torch.as_tensor(x, dtype=torch.float32), edge_index, torch.as_tensor(y, dtype=torch.long)
+
+
+def _read_geom_gcn(feature_file: Path, edge_file: Path) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The geom-gcn text format (as torch_geometric's WebKB / WikipediaNetwork parse it): a header line, then
+    ``node_id<TAB>f1,f2,...<TAB>label`` per node and ``src<TAB>dst`` per edge."""
+    rows = [line.split("\t") for line in feature_file.read_text().split("\n")[1:] if line.strip()]
+    ids = np.array([int(r[0]) for r in rows], dtype=np.int64)
+    if len(rows) == 0 or not np.array_equal(np.sort(ids), np.arange(len(rows))):
+        raise ValueError(f"{feature_file}: node ids must be 0..N-1 (one line each, after a header line)")
+    order = np.argsort(ids)
+    x = torch.tensor([[float(v) for v in rows[i][1].split(",")] for i in order], dtype=torch.float32)
+    y = torch.tensor([int(rows[i][2]) for i in order], dtype=torch.long)
+    edges = [[int(v) for v in line.split("\t")] for line in edge_file.read_text().split("\n")[1:] if line.strip()]
+    edge_index = torch.tensor(edges, dtype=torch.long).reshape(-1, 2).t().contiguous()
+    return x, edge_index, y
+
+
+def load_paper_graphs(root: str | Path, names: tuple[str, ...] | list[str] = PAPER_GRAPHS) -> list[Data]:
+    """The paper's data sets ``names`` read from raw files under ``root``; nothing is downloaded.
+
+    ``root`` holds the raw files in torch_geometric's layout (:data:`PAPER_GRAPHS_LAYOUT`): what
+    ``Planetoid(root, "Cora")``, ``WebKB(root, "Cornell")`` and
+    ``WikipediaNetwork(root, "chameleon", geom_gcn_preprocess=True)`` leave in their ``raw`` folders. Every
+    file is checked before any is read. The Planetoid files are assembled as torch_geometric's
+    ``read_planetoid_data`` does (they are pickles: read only files you trust); the geom-gcn text files are
+    parsed as PyG's classes parse them. Splits (the geom-gcn ``*_split_*.npz`` files, Planetoid's masks) are not used.
+
+    Returns:
+        One ``Data`` per name, in the order of ``names``: ``x`` (N, d) float32, ``edge_index`` undirected
+        (both directions, coalesced, self-loops removed), ``y`` (N,) long, ``name`` (str), ``homophilic``
+        (bool: Cora/CiteSeer/PubMed) and ``homophily`` (float, edge homophily of the loaded graph). The
+        official per-target settings are ``PAPER_TARGET_SETTINGS[name]``.
+
+    Raises:
+        ValueError: an unknown or repeated name, or an empty ``names``.
+        FileNotFoundError: ``root`` is not a directory, or a raw file is missing (the message names the
+            first missing file and the layout expected).
+    """
+    names = tuple(names)
+    if not names or len(set(names)) != len(names) or not set(names) <= set(PAPER_GRAPHS):
+        raise ValueError(f"names must be distinct names among {', '.join(PAPER_GRAPHS)}, got {names!r}")
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"paper data root {str(root)!r} is not a directory; expected {PAPER_GRAPHS_LAYOUT}")
+    for name in names:
+        for path in paper_graph_files(root, name):
+            if not path.is_file():
+                raise FileNotFoundError(f"{name}: missing raw file {path}; expected {PAPER_GRAPHS_LAYOUT}; "
+                                        f"nothing is downloaded, place the files there")
+    graphs = []
+    for name in names:
+        files = paper_graph_files(root, name)
+        if name in HOMOPHILIC_PAPER_GRAPHS:
+            x, edge_index, y = _read_planetoid(files, citeseer=name == "CiteSeer")
+        else:
+            x, edge_index, y = _read_geom_gcn(*files)
+        n = x.size(0)
+        if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= n):
+            raise ValueError(f"{name}: edge list has node ids outside [0, {n})")
+        edge_index = to_undirected(remove_self_loops(edge_index)[0], num_nodes=n)
+        graphs.append(Data(x=x, edge_index=edge_index, y=y, name=name, homophilic=name in HOMOPHILIC_PAPER_GRAPHS,
+                           homophily=edge_homophily(edge_index, y)))
+    return graphs
