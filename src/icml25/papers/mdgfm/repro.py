@@ -276,7 +276,7 @@ EXPERIMENTS = [
                           "target and seed, weeks with PubMed as target, times 5 seeds. Every pre-training with "
                           "PubMed among its sources adds about 3 min per epoch (60-100 epochs) and needs about 20 GB "
                           "of memory. A GPU is needed (time there not measured). Without data_root the full preset "
-                          "runs the generated domains at ""the paper's model size.",
+                          "runs the generated domains at the paper's model size.",
         not_at_smoke={m: "the smoke preset runs the heterophilic suite only"
                       for m in ("homo_mdgfm_minus_gcnproto", "homo_drop_mdgfm_minus_gcnproto",
                                 "homo_mdgfm_minus_constant")},
