@@ -7,10 +7,13 @@ of embeddings and hypergraph positional encodings.
 """
 
 from icml25.papers.sharp_distill.data import (
+    REVIEW_KINDS,
     DebertaEncoder,
     TextEncoder,
     TfidfSVDEncoder,
     interaction_graph,
+    load_review_dataset,
+    read_reviews,
     review_text_features,
     synthetic_reviews,
 )
@@ -42,10 +45,10 @@ from icml25.papers.sharp_distill.model import (
 )
 
 __all__ = [
-    "CompactGCN", "DebertaEncoder", "HGNNConv", "LightGCNRecommender", "MatrixFactorization", "SharpDistillConfig",
-    "Teacher", "TextEncoder", "TfidfSVDEncoder", "bpr_loss", "build_hypergraphs", "distill", "distillation_kl",
-    "evaluate_topk", "hypergraph_operator", "hypergraph_positional_encoding", "hypergraph_propagation",
-    "interaction_graph", "normalized_adjacency", "pointwise_mse_loss", "prediction_loss", "prepare_graph",
-    "review_text_features", "score_loss", "synthetic_reviews", "temperature", "time_inference", "train_bpr",
-    "train_recommender", "train_teacher",
+    "CompactGCN", "DebertaEncoder", "HGNNConv", "LightGCNRecommender", "MatrixFactorization", "REVIEW_KINDS",
+    "SharpDistillConfig", "Teacher", "TextEncoder", "TfidfSVDEncoder", "bpr_loss", "build_hypergraphs", "distill",
+    "distillation_kl", "evaluate_topk", "hypergraph_operator", "hypergraph_positional_encoding",
+    "hypergraph_propagation", "interaction_graph", "load_review_dataset", "normalized_adjacency",
+    "pointwise_mse_loss", "prediction_loss", "prepare_graph", "read_reviews", "review_text_features", "score_loss",
+    "synthetic_reviews", "temperature", "time_inference", "train_bpr", "train_recommender", "train_teacher",
 ]
