@@ -29,5 +29,7 @@ def sharp_figures(per_seed: list[Metrics], cfg: SharpConfig, outdir: Path) -> li
             ax.set_yscale("log")
         ax.tick_params(axis="x", rotation=35)
     axes[1].set_title(f"score all users x all items, {cfg.threads} thread(s)")
-    axes[0].set_title(f"{cfg.n_users} users x {cfg.n_items} items, generated reviews")
+    data = Path(cfg.data_path).name if cfg.data_path else (
+        f"{cfg.n_users} users x {cfg.n_items} items, generated reviews")
+    axes[0].set_title(data)
     return [save_figure(fig, outdir / "sharp_distill.png")]
