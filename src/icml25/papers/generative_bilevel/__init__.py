@@ -6,6 +6,7 @@ penalty (value-function) method: entropy-strength tuning of reward fine-tuning (
 sampled by reward-guided diffusion) and noise-schedule learning while training a diffusion model.
 """
 
+from icml25.papers.generative_bilevel.data import MNISTFormatError, load_mnist, read_idx
 from icml25.papers.generative_bilevel.entropy_tuning import (
     BilevelEntropyTuner,
     EntropyTunerConfig,
@@ -35,8 +36,9 @@ from icml25.papers.generative_bilevel.toy import GaussianMixture, ring_mixture, 
 
 __all__ = [
     "BilevelEntropyTuner", "BilevelScheduleConfig", "EntropyTunerConfig", "EpsMLP", "GaussianMixture",
-    "LearnableNoiseSchedule", "ReverseSDEConfig", "ScheduleTrainResult", "VPSchedule", "ZO_KINDS", "bayes_opt_search",
-    "bilevel_schedule_train", "ddim_sample", "dsm_loss", "expected_improvement", "grid_search", "lambda_grad_est1",
-    "lambda_grad_est2", "penalty_hypergrad", "penalty_objective", "random_search", "rbf_mmd2", "ring_mixture",
-    "tilted_guided_sampler", "tilted_upper_value", "train_with_schedule", "zo_gradient",
+    "LearnableNoiseSchedule", "MNISTFormatError", "ReverseSDEConfig", "ScheduleTrainResult", "VPSchedule", "ZO_KINDS",
+    "bayes_opt_search", "bilevel_schedule_train", "ddim_sample", "dsm_loss", "expected_improvement", "grid_search",
+    "lambda_grad_est1", "lambda_grad_est2", "load_mnist", "penalty_hypergrad", "penalty_objective", "random_search",
+    "rbf_mmd2", "read_idx", "ring_mixture", "tilted_guided_sampler", "tilted_upper_value", "train_with_schedule",
+    "zo_gradient",
 ]

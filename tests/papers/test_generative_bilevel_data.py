@@ -1,0 +1,156 @@
+"""generative_bilevel: MNIST read from a user's folder of official IDX files (``data.load_mnist``) and the schedule
+experiments' ``data_dir`` setting.
+
+Every fixture is a tiny IDX file written into ``tmp_path`` byte by byte as LeCun's format prescribes (big-endian
+magic 2051 / 2049, then big-endian uint32 sizes, then unsigned bytes row-major); the expected tensors are written
+out from the documented conversion p / 255 * 2 - 1, flattened row-major.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from icml25.core.experiment import ConfigError
+from icml25.papers.generative_bilevel.data import MNISTFormatError, load_mnist, read_idx
+from icml25.papers.generative_bilevel.repro import EXPERIMENTS, schedule_data
+
+torch.set_num_threads(1)
+
+
+def _idx(path: Path, magic: int, data: np.ndarray, gz: bool = False) -> Path:
+    """Write ``data`` (uint8) as an IDX file: magic, sizes (big-endian uint32), bytes."""
+    header = struct.pack(">I", magic) + b"".join(struct.pack(">I", n) for n in data.shape)
+    raw = header + data.astype(np.uint8).tobytes()
+    if gz:
+        path = path.with_name(path.name + ".gz")
+        path.write_bytes(gzip.compress(raw))
+    else:
+        path.write_bytes(raw)
+    return path
+
+
+def _mnist(root: Path, n_train: int, n_test: int, gz: bool = False, rows: int = 28, cols: int = 28,
+           seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Random uint8 images and digit labels of both splits written under ``root`` with the official names."""
+    rng = np.random.default_rng(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for split, prefix, n in (("train", "train", n_train), ("test", "t10k", n_test)):
+        images = rng.integers(0, 256, (n, rows, cols), dtype=np.uint8)
+        labels = rng.integers(0, 10, n, dtype=np.uint8)
+        _idx(root / f"{prefix}-images-idx3-ubyte", 2051, images, gz)
+        _idx(root / f"{prefix}-labels-idx1-ubyte", 2049, labels, gz)
+        out[split] = (images, labels)
+    return out
+
+
+def test_exact_pixels_and_labels_after_the_documented_conversion(tmp_path):
+    images = np.array([[[0, 255], [128, 1]], [[51, 204], [255, 0]], [[10, 20], [30, 40]]], dtype=np.uint8)
+    labels = np.array([7, 0, 9], dtype=np.uint8)
+    _idx(tmp_path / "train-images-idx3-ubyte", 2051, images)
+    _idx(tmp_path / "train-labels-idx1-ubyte", 2049, labels)
+    x, y = load_mnist(tmp_path, "train")
+    assert x.dtype == torch.float32 and y.dtype == torch.int64
+    assert x.shape == (3, 4) and y.tolist() == [7, 0, 9]
+    expected = [[-1.0, 1.0, 128 / 255 * 2 - 1, 1 / 255 * 2 - 1],  # row-major: (0,0), (0,1), (1,0), (1,1)
+                [51 / 255 * 2 - 1, 204 / 255 * 2 - 1, 1.0, -1.0],
+                [10 / 255 * 2 - 1, 20 / 255 * 2 - 1, 30 / 255 * 2 - 1, 40 / 255 * 2 - 1]]
+    np.testing.assert_allclose(x.numpy(), np.array(expected, dtype=np.float32), rtol=0, atol=1e-6)
+    assert float(x.min()) == -1.0 and float(x.max()) == 1.0
+
+
+def test_both_splits_gzip_and_torchvision_layout(tmp_path):
+    raw = tmp_path / "MNIST" / "raw"
+    data = _mnist(raw, n_train=5, n_test=3, gz=True)
+    for split in ("train", "test"):
+        x, y = load_mnist(tmp_path, split)  # the torchvision root, .gz files
+        images, labels = data[split]
+        assert x.shape == (len(images), 784)
+        np.testing.assert_allclose(x.numpy(), images.reshape(len(images), -1) / 255.0 * 2 - 1, atol=1e-6)
+        assert y.tolist() == labels.tolist()
+        x2, y2 = load_mnist(raw, split)  # the raw folder itself
+        assert torch.equal(x, x2) and torch.equal(y, y2)
+    assert read_idx(raw / "t10k-labels-idx1-ubyte.gz", 2049).tolist() == data["test"][1].tolist()
+
+
+def test_missing_and_malformed_files_raise_one_error_naming_them(tmp_path):
+    _mnist(tmp_path, n_train=4, n_test=2)
+    with pytest.raises(ValueError, match="split must be one of"):
+        load_mnist(tmp_path, "val")
+    (tmp_path / "t10k-labels-idx1-ubyte").unlink()
+    with pytest.raises(MNISTFormatError, match="t10k-labels-idx1-ubyte.*not found"):
+        load_mnist(tmp_path, "test")
+    with pytest.raises(MNISTFormatError, match="not found"):
+        load_mnist(tmp_path / "nowhere", "train")
+    images = tmp_path / "train-images-idx3-ubyte"
+    good = images.read_bytes()
+    images.write_bytes(struct.pack(">I", 2049) + good[4:])  # the labels' magic on an image file
+    with pytest.raises(MNISTFormatError, match=r"train-images-idx3-ubyte has magic number 2049.*expected 2051"):
+        load_mnist(tmp_path, "train")
+    images.write_bytes(good[:-5])  # truncated data
+    with pytest.raises(MNISTFormatError, match=r"train-images-idx3-ubyte.*needs 3136 data bytes, the file holds 3131"):
+        load_mnist(tmp_path, "train")
+    images.write_bytes(good[:2])
+    with pytest.raises(MNISTFormatError, match="train-images-idx3-ubyte is too short"):
+        load_mnist(tmp_path, "train")
+    images.write_bytes(good)
+    _idx(tmp_path / "train-labels-idx1-ubyte", 2049, np.array([1, 2, 3], dtype=np.uint8))
+    with pytest.raises(MNISTFormatError, match="hold 4 images and 3 labels"):
+        load_mnist(tmp_path, "train")
+    _idx(tmp_path / "train-labels-idx1-ubyte", 2049, np.array([1, 2, 3, 12], dtype=np.uint8))
+    with pytest.raises(MNISTFormatError, match="label 12"):
+        load_mnist(tmp_path, "train")
+    gz = tmp_path / "gz"
+    gz.mkdir()
+    (gz / "train-images-idx3-ubyte.gz").write_bytes(b"not a gzip stream")
+    with pytest.raises(MNISTFormatError, match="cannot read MNIST file .*train-images-idx3-ubyte.gz"):
+        read_idx(gz / "train-images-idx3-ubyte.gz", 2051)
+
+
+def test_schedule_data_draws_disjoint_seeded_subsets(tmp_path):
+    data = _mnist(tmp_path, n_train=30, n_test=20)
+    exp = next(e for e in EXPERIMENTS if e.name == "schedule")
+    cfg = exp.make_config("smoke", {"data_dir": str(tmp_path), "n_train": 12, "n_val": 5, "n_test": 7})
+    train, val, test = schedule_data(cfg, seed=0)
+    assert train.shape == (12, 784) and val.shape == (5, 784) and test.shape == (7, 784)
+    all_train = torch.from_numpy(data["train"][0].reshape(30, -1) / 255.0 * 2 - 1).float()
+    all_test = torch.from_numpy(data["test"][0].reshape(20, -1) / 255.0 * 2 - 1).float()
+
+    def rows(x, pool):  # index of each row of x in pool
+        return [int(torch.nonzero((pool - r).abs().amax(1) < 1e-6)[0]) for r in x]
+
+    assert len(set(rows(train, all_train))) == 12
+    v, t = rows(val, all_test), rows(test, all_test)
+    assert len(set(v) | set(t)) == 12  # val and test are disjoint t10k images
+    again = schedule_data(cfg, seed=0)
+    assert all(torch.equal(a, b) for a, b in zip((train, val, test), again))
+    assert not torch.equal(schedule_data(cfg, seed=1)[0], train)
+    too_many = exp.make_config("smoke", {"data_dir": str(tmp_path), "n_train": 31, "n_val": 5, "n_test": 7})
+    with pytest.raises(ValueError, match="n_train = 31 exceeds the 30 images"):
+        schedule_data(too_many, seed=0)
+
+
+@pytest.mark.parametrize("name", ["schedule", "schedule_zo"])
+def test_smoke_runs_end_to_end_on_an_mnist_fixture(tmp_path, name):
+    _mnist(tmp_path / "MNIST" / "raw", n_train=300, n_test=200, gz=True)
+    exp = next(e for e in EXPERIMENTS if e.name == name)
+    cfg = exp.make_config("smoke", {"data_dir": str(tmp_path)})
+    metrics = exp.run(cfg, seed=0)
+    for key in ("mmd_bilevel", "mmd_cosine", "mmd_linear", "mmd_random_best", "mmd_gaussian",
+                "bilevel_minus_cosine", "bilevel_minus_random_median"):
+        assert math.isfinite(metrics[key]), key
+    assert metrics["mmd_gaussian"] > 0
+
+
+def test_config_errors():
+    exp = next(e for e in EXPERIMENTS if e.name == "schedule")
+    assert exp.make_config("smoke").data_dir == ""
+    with pytest.raises(ConfigError, match="data_dir must be empty .* or an existing folder"):
+        exp.make_config("smoke", {"data_dir": "/no/such/mnist/folder"})
