@@ -39,3 +39,30 @@ def pytest_make_collect_report(collector: pytest.Collector) -> object:
     if _in_ci() and _missing_extra(report):
         report.outcome = "failed"
         report.longrepr = f"CI=true: an optional dependency is missing, so this module would be skipped: {report.longrepr}"
+
+
+@pytest.fixture
+def adam_spy(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Replaces ``torch.optim.Adam`` by a spy for the test: each optimiser made records, at each ``step``, every
+    parameter's gradient (zeros where a parameter got none) and leaves the parameters as they are, so a training
+    loop's every step sees the loss at the initial weights. Returns the list of spies made, in order; each has
+    ``params`` and ``steps`` (one list of gradients per step)."""
+    import torch
+
+    made: list = []
+
+    class GradientSpy:
+        def __init__(self, params, lr=None, **_):
+            self.params, self.steps = list(params), []
+            made.append(self)
+
+        def zero_grad(self, set_to_none: bool = True) -> None:
+            for p in self.params:
+                p.grad = None
+
+        def step(self) -> None:
+            self.steps.append([torch.zeros_like(p) if p.grad is None else p.grad.detach().clone()
+                               for p in self.params])
+
+    monkeypatch.setattr(torch.optim, "Adam", GradientSpy)
+    return made

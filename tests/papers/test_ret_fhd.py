@@ -304,7 +304,8 @@ def test_distillation_loss_is_the_kd_term_of_eq6_rederived_by_hand():
     assert distillation_loss(exits, y, Z_g, T, mask=mask).item() == pytest.approx(total, rel=1e-12)
 
 
-def test_a_round_trains_on_eq6_with_eq3_eq4_temperatures_and_count_weighted_global_logits(digits, monkeypatch):
+def test_a_round_trains_on_eq6_with_eq3_eq4_temperatures_and_count_weighted_global_logits(
+        digits, monkeypatch, adam_spy):
     """One distillation step of client 0 in round 2 (Algorithm 1), guard off, with optimisers replaced by a spy that
     records gradients and leaves the weights (so every model stays at its initial weights):
     Z_g[c] = sum_k n_kc Z_k[c] / sum_k n_kc over the clients' *last-exit* class means; T_c = clip(4 kappa_c / mean
@@ -321,22 +322,8 @@ def test_a_round_trains_on_eq6_with_eq3_eq4_temperatures_and_count_weighted_glob
         for c in clients:
             for head in c.model.exits:
                 head.weight.mul_(8)
-    made, seen_T = [], []
-
-    class GradientSpy:
-        def __init__(self, params, lr):
-            self.params, self.steps = list(params), []
-            made.append(self)
-
-        def zero_grad(self):
-            for p in self.params:
-                p.grad = None
-
-        def step(self):
-            self.steps.append([torch.zeros_like(p) if p.grad is None else p.grad.detach().clone() for p in self.params])
-
+    made, seen_T = adam_spy, []  # the suite's Adam spy (tests/conftest.py): gradients recorded, weights kept
     real_kd = fed._distillation_loss
-    monkeypatch.setattr(torch.optim, "Adam", GradientSpy)
     monkeypatch.setattr(fed, "_distillation_loss", lambda *a, **k: seen_T.append(a[3].clone()) or real_kd(*a, **k))
     ReTFHD(clients, ReTFHDConfig(rounds=2, local_epochs=1, batch_size=10**4, guard=False), seed=0).run()
     assert len(seen_T) == 3 and len(made[0].steps) == 2  # no KD in round 1; one full batch per client per round

@@ -461,29 +461,6 @@ def test_teacher_timed_with_text_encoding_scores_as_with_cached_features():
         TfidfSVDEncoder(4).transform(["w1 w2"])
 
 
-@pytest.fixture
-def adam_spy(monkeypatch):
-    """Stands in for ``torch.optim.Adam`` inside the training loops: each optimiser made records every parameter's
-    gradient at each ``step`` and leaves the parameters as they are, so each step's gradient is the loss's at the
-    initial weights. Returns the list of optimisers made."""
-    made = []
-
-    class GradientSpy:
-        def __init__(self, params, lr):
-            self.params, self.steps = list(params), []
-            made.append(self)
-
-        def zero_grad(self):
-            for p in self.params:
-                p.grad = None
-
-        def step(self):
-            self.steps.append([p.grad.detach().clone() for p in self.params])
-
-    monkeypatch.setattr(torch.optim, "Adam", GradientSpy)
-    return made
-
-
 def _eq8_mse(pos, neg):
     return 0.5 * ((torch.sigmoid(pos) - 1).square().mean() + torch.sigmoid(neg).square().mean())
 
