@@ -182,8 +182,10 @@ def test_smoke_preset_runs_on_cifar_files(tmp_path):
     assert all(math.isfinite(v) for v in scalars.values())
     assert all(math.isfinite(a) for k, v in out.items() if k.startswith("curve_") for a in v)
     assert 0 <= out["acc_retfhd"] <= 1
-    # the upload is L * C * C floats of a 10-class problem: the real data set's class count reached the method
-    assert out["upload_bytes_per_client"] > 0
+    # a client uploads its C x C class-mean logits and C counts as float32 (C = 10 here), and the smallest client
+    # model's bytes include a first layer on the 3 x 32 x 32 = 3,072 inputs: the real images reached the models
+    assert out["upload_bytes_per_client"] == 4 * (10 * 10 + 10)
+    assert out["upload_bytes_per_client"] / out["upload_over_smallest_model"] > 4 * 3072
     # with data_dir empty the bundled data are unchanged
     Xd, _, _, _, Cd = load_data(exp.make_config("smoke"), 0)
     assert Xd.shape[1] == 64 and Cd == 10
