@@ -146,6 +146,22 @@ def interaction_graph(train: torch.Tensor, test: torch.Tensor, num_users: int, n
                 item_text=item_text if item_text is not None else torch.zeros(num_items, 0), text_dim=d)
 
 
+def review_graph(train: torch.Tensor, test: torch.Tensor, num_users: int, num_items: int, reviews: list[str],
+                 encoder: TextEncoder) -> Data:
+    """:func:`interaction_graph` with text features from the training reviews (one per training pair, in the order
+    of ``train``'s columns): ``encoder`` is fitted on them and each user's / item's feature is the mean of its
+    reviews' encodings. The returned ``Data`` keeps what the teacher's text view needs at inference
+    (:func:`review_text_features`): ``text_encoder``, ``reviews``, ``review_user`` and ``review_item``."""
+    if len(reviews) != train.size(1):
+        raise ValueError(f"one review per training pair: got {len(reviews)} reviews for {train.size(1)} pairs")
+    emb = encoder.fit_transform(reviews)
+    ru, ri = train[0].numpy(), train[1].numpy()
+    data = interaction_graph(train, test, num_users, num_items, torch.as_tensor(_mean_by_index(emb, ru, num_users)),
+                             torch.as_tensor(_mean_by_index(emb, ri, num_items)))
+    data.text_encoder, data.reviews, data.review_user, data.review_item = encoder, reviews, ru, ri
+    return data
+
+
 def synthetic_reviews(n_users: int = 2000, n_items: int = 1500, n_groups: int = 8, n_factors: int = 16,
                       per_user: int = 30, vocab: int = 500, words_per_review: int = 20, noise_words: int = 5,
                       test_fraction: float = 0.2, encoder: TextEncoder | None = None, seed: int = 0) -> Data:
@@ -200,18 +216,11 @@ def synthetic_reviews(n_users: int = 2000, n_items: int = 1500, n_groups: int = 
     tokens[:, n_topic:] = rng.integers(vocab, size=(item_idx.size, noise_words))
     reviews = [" ".join(f"w{t}" for t in row) for row in tokens]
     train_mask = ~is_test
-    encoder = encoder if encoder is not None else TfidfSVDEncoder(64, seed=seed)
-    emb = encoder.fit_transform([r for r, m in zip(reviews, train_mask) if m])
-    user_text = _mean_by_index(emb, user_idx[train_mask], n_users)
-    item_text = _mean_by_index(emb, item_idx[train_mask], n_items)
     train = torch.as_tensor(np.stack([user_idx[train_mask], item_idx[train_mask]]), dtype=torch.long)
     test = torch.as_tensor(np.stack([user_idx[is_test], item_idx[is_test]]), dtype=torch.long)
-    data = interaction_graph(train, test, n_users, n_items, torch.as_tensor(user_text), torch.as_tensor(item_text))
+    data = review_graph(train, test, n_users, n_items, [r for r, m in zip(reviews, train_mask) if m],
+                        encoder if encoder is not None else TfidfSVDEncoder(64, seed=seed))
     data.user_group = torch.as_tensor(groups)
-    # what the teacher's text view needs at inference (review_text_features): the fitted encoder and the reviews
-    data.text_encoder = encoder
-    data.reviews = [r for r, m in zip(reviews, train_mask) if m]
-    data.review_user, data.review_item = user_idx[train_mask], item_idx[train_mask]
     return data
 
 
@@ -431,15 +440,11 @@ def load_review_dataset(path: str | Path, kind: str = "auto", encoder: TextEncod
     test, test_rating, n_drop_test = pairs(test_rows)
     if test.size(1) == 0:
         raise ValueError(f"{str(path)!r}: no test pair has a user and an item seen in training")
-    train_texts = [texts[r] for r in train_rows]
-    encoder = encoder if encoder is not None else TfidfSVDEncoder(64, seed=seed)
-    emb = encoder.fit_transform(train_texts)
-    ru, ri = train[0].numpy(), train[1].numpy()
-    data = interaction_graph(train, test, nu, ni, torch.as_tensor(_mean_by_index(emb, ru, nu)),
-                             torch.as_tensor(_mean_by_index(emb, ri, ni)))
+    train_texts = [texts[r] for r in train_rows]  # every training pair is kept: the maps come from them
+    data = review_graph(train, test, nu, ni, train_texts,
+                        encoder if encoder is not None else TfidfSVDEncoder(64, seed=seed))
     data.val_edge_index = val
     data.train_rating, data.val_rating, data.test_rating = train_rating, val_rating, test_rating
     data.user_ids, data.item_ids = [str(x) for x in uid[u_first]], [str(x) for x in iid[i_first]]
-    data.text_encoder, data.reviews, data.review_user, data.review_item = encoder, train_texts, ru, ri
     data.n_dropped_val, data.n_dropped_test = n_drop_val, n_drop_test
     return data
