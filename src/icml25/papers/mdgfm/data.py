@@ -11,7 +11,6 @@ that torch_geometric's ``Planetoid``, ``WebKB`` and ``WikipediaNetwork(geom_gcn_
 
 from __future__ import annotations
 
-import pickle
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,40 +196,18 @@ def paper_graph_files(root: str | Path, name: str) -> list[Path]:
     raise ValueError(f"unknown paper data set {name!r}; valid: {', '.join(PAPER_GRAPHS)}")
 
 
-def _read_planetoid(files: list[Path], citeseer: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The Planetoid raw files (Yang et al. 2016; pickles of scipy/NumPy objects and a text index), assembled as
-    torch_geometric's ``read_planetoid_data`` does: nodes = ``allx`` rows then ``tx`` rows, the test rows put back
-    at their ``test.index`` positions; on CiteSeer the test range's isolated nodes get zero features and labels
-    (class 0). Unlike PyG, no train/val masks are built, so small graphs load too."""
-    parts = {}
-    for part, path in zip(_PLANETOID_PARTS, files, strict=True):
-        if part == "test.index":
-            parts[part] = np.array([int(v) for v in path.read_text().split()], dtype=np.int64)
-            continue
-        with path.open("rb") as f, warnings.catch_warnings():
-            # the original files pickle scipy.sparse.csr.csr_matrix, a namespace SciPy now deprecates
-            warnings.filterwarnings("ignore", ".*scipy.sparse.csr.*", DeprecationWarning)
-            obj = pickle.load(f, encoding="latin1")
-        if part != "graph":
-            obj = np.asarray(obj.todense() if hasattr(obj, "todense") else obj, dtype=np.float64)
-        parts[part] = obj
-    tx, ty, test_index = parts["tx"], parts["ty"], parts["test.index"]
-    sorted_test = np.sort(test_index)
-    if citeseer:  # isolated nodes in the test range have no tx/ty row: zero rows take their places
-        span = int(test_index.max() - test_index.min()) + 1
-        tx_ext, ty_ext = np.zeros((span, tx.shape[1])), np.zeros((span, ty.shape[1]))
-        tx_ext[sorted_test - test_index.min()] = tx
-        ty_ext[sorted_test - test_index.min()] = ty
-        tx, ty = tx_ext, ty_ext
-    x = np.concatenate([parts["allx"], tx])
-    x[test_index] = x[sorted_test]
-    y = np.concatenate([parts["ally"], ty]).argmax(axis=1)
-    y[test_index] = y[sorted_test]
-    graph = parts["graph"]
-    src = [int(k) for k, nbrs in graph.items() for _ in nbrs]
-    dst = [int(v) for nbrs in graph.values() for v in nbrs]
-    edge_index = torch.tensor([src, dst], dtype=torch.long).reshape(2, -1)
-    return torch.as_tensor(x, dtype=torch.float32), edge_index, torch.as_tensor(y, dtype=torch.long)
+def _read_planetoid(files: list[Path], name: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The Planetoid raw files (Yang et al. 2016; pickles of scipy/NumPy objects and a text index) read by
+    torch_geometric's own ``read_planetoid_data`` (nodes = ``allx`` then ``tx`` rows, test rows put back at their
+    ``test.index`` positions, CiteSeer's isolated test-range nodes as zero rows of class 0). PyG's reader also
+    builds the public split's masks (140 training + 500 validation nodes on Cora), so it needs the real graphs'
+    sizes: more than ``len(y) + 500`` nodes."""
+    from torch_geometric.io import read_planetoid_data
+
+    with warnings.catch_warnings():  # the original files pickle scipy.sparse.csr.csr_matrix, a deprecated path
+        warnings.filterwarnings("ignore", ".*scipy.sparse.csr.*", DeprecationWarning)
+        data = read_planetoid_data(str(files[0].parent), name.lower())
+    return data.x.to(torch.float32), data.edge_index, data.y
 
 
 def _read_geom_gcn(feature_file: Path, edge_file: Path) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -254,9 +231,9 @@ def load_paper_graphs(root: str | Path, names: tuple[str, ...] | list[str] = PAP
     ``root`` holds the raw files in torch_geometric's layout (:data:`PAPER_GRAPHS_LAYOUT`): what
     ``Planetoid(root, "Cora")``, ``WebKB(root, "Cornell")`` and
     ``WikipediaNetwork(root, "chameleon", geom_gcn_preprocess=True)`` leave in their ``raw`` folders. Every
-    file is checked before any is read. The Planetoid files are assembled as torch_geometric's
-    ``read_planetoid_data`` does (they are pickles: read only files you trust); the geom-gcn text files are
-    parsed as PyG's classes parse them. Splits (the geom-gcn ``*_split_*.npz`` files, Planetoid's masks) are not used.
+    file is checked before any is read. The Planetoid files are read by torch_geometric's ``read_planetoid_data``
+    (they are pickles: read only files you trust); the geom-gcn text files are parsed as PyG's classes parse them.
+    Splits (the geom-gcn ``*_split_*.npz`` files, Planetoid's masks) are not used.
 
     Returns:
         One ``Data`` per name, in the order of ``names``: ``x`` (N, d) float32, ``edge_index`` undirected
@@ -284,7 +261,7 @@ def load_paper_graphs(root: str | Path, names: tuple[str, ...] | list[str] = PAP
     for name in names:
         files = paper_graph_files(root, name)
         if name in HOMOPHILIC_PAPER_GRAPHS:
-            x, edge_index, y = _read_planetoid(files, citeseer=name == "CiteSeer")
+            x, edge_index, y = _read_planetoid(files, name)
         else:
             x, edge_index, y = _read_geom_gcn(*files)
         n = x.size(0)
