@@ -8,7 +8,17 @@ kernel (HSIC/CKA) information-bottleneck reconstruction stays as the baseline
 ``score="kernel_ib"`` (:func:`ib_expressivity`).
 """
 
-from icml25.papers.ibfs.data import EpisodeSampler, GlyphClasses, glyph_few_shot
+from icml25.papers.ibfs.data import (
+    PAPER_DATASETS,
+    EpisodeSampler,
+    GlyphClasses,
+    ImageClasses,
+    ImageEpisodeSampler,
+    glyph_few_shot,
+    load_paper_dataset,
+    paper_files,
+    read_paper_split,
+)
 from icml25.papers.ibfs.search import (
     OPS,
     SCORES,
@@ -36,8 +46,10 @@ from icml25.papers.ibfs.search import (
 )
 
 __all__ = [
-    "OPS", "SCORES", "WIDTHS", "EpisodeSampler", "GlyphClasses", "IBFSConfig", "IBFSSearch", "SearchSpace",
-    "StageNet", "cka", "first_order_step", "fomaml_evaluate", "fomaml_train", "gaussian_kernel", "glyph_few_shot",
-    "grad_norm_score", "ib_expressivity", "jacobian_entropy_score", "linear_kernel", "naswot_score", "param_count",
-    "rfs_evaluate", "rfs_train", "sample_output_jacobian", "spectral_entropy", "synflow_score",
+    "OPS", "PAPER_DATASETS", "SCORES", "WIDTHS", "EpisodeSampler", "GlyphClasses", "IBFSConfig", "IBFSSearch",
+    "ImageClasses", "ImageEpisodeSampler", "SearchSpace", "StageNet", "cka", "first_order_step", "fomaml_evaluate",
+    "fomaml_train", "gaussian_kernel", "glyph_few_shot", "grad_norm_score", "ib_expressivity",
+    "jacobian_entropy_score", "linear_kernel", "load_paper_dataset", "naswot_score", "paper_files",
+    "param_count", "read_paper_split", "rfs_evaluate", "rfs_train", "sample_output_jacobian", "spectral_entropy",
+    "synflow_score",
 ]
