@@ -1,0 +1,320 @@
+"""Primphormer on the paper's PATTERN / CLUSTER from a user path: ``load_paper_dataset`` and ``PatternConfig.data_dir``.
+
+Tiny benchmarks are written in the raw format torch_geometric's ``GNNBenchmarkDataset`` reads
+(``<root>/<NAME>/raw/<NAME>_v2.pt``: ``torch.save`` of three lists, train / val / test, of dicts with ``x``,
+``edge_index``, ``y``) into ``tmp_path``. The loader must give back exactly what was written (features, labels,
+the undirected edge set, split sizes and order), agree with ``GNNBenchmarkDataset`` on the same folder, never touch
+the network nor write under the folder, and name a missing file in a one-line error. The ``pattern`` experiment
+then runs on such a folder: in the fixture a node's label is a function of its one-hot symbol in the first
+``n_train`` training graphs and the first ``n_test`` test graphs and a different function everywhere else, so a
+run that reads the right splits and graphs with the right number of classes reaches exactly 100% weighted
+accuracy, and its gap to chance is exactly 100 - 100 / C.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import socket
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch_geometric.data.download
+import torch_geometric.datasets.gnn_benchmark_dataset as gnn_benchmark_module
+from torch_geometric.utils import coalesce, is_undirected
+
+from icml25.common.checks import ConfigError
+from icml25.common.graphs import random_walk_pe
+from icml25.core.experiment import parse_value
+from icml25.papers.primphormer import PAPER_DATASETS, Primphormer, load_paper_dataset, predict_nodes
+from icml25.papers.primphormer.data import PAPER_DATASET_CLASSES, SPLITS, paper_dataset_file
+from icml25.papers.primphormer.model import train_node_classifier
+from icml25.papers.primphormer.repro import EXPERIMENTS, PatternConfig, weighted_accuracy
+
+EXP = next(e for e in EXPERIMENTS if e.name == "pattern")
+WIDTH = {"PATTERN": 3, "CLUSTER": 7}
+"""One-hot node-feature width of each benchmark (torch_geometric's GNNBenchmarkDataset statistics)."""
+
+
+@pytest.fixture(autouse=True)
+def _no_network_one_thread(monkeypatch):
+    """Every test: any attempt to reach the network raises; torch on one thread."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("network access attempted")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    monkeypatch.setattr(torch_geometric.data.download, "download_url", refuse)
+    monkeypatch.setattr(gnn_benchmark_module, "download_url", refuse)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+# --------------------------------------------------------------------------- fixture writer (the raw format)
+
+def _label(name: str, symbols: np.ndarray, shifted: bool) -> np.ndarray:
+    """The fixture's labels: PATTERN 1 for symbol 0 (else 0), CLUSTER symbol mod 6; ``shifted`` moves every label
+    to the next class, a different function of the same features."""
+    c = PAPER_DATASET_CLASSES[name]
+    y = (symbols == 0).astype(np.int64) if name == "PATTERN" else symbols % c
+    return (y + 1) % c if shifted else y
+
+
+def _graph(rng: np.random.Generator, name: str, shifted: bool = False, messy: bool = False) -> dict:
+    """One graph as the raw file stores it: ``x`` (N, F) float32 one-hot, ``edge_index`` both directions,
+    coalesced, ``y`` (N,) long. ``messy``: add a self-loop and an edge in one direction only (to be cleaned)."""
+    n = int(rng.integers(10, 20))
+    symbols = rng.integers(0, WIDTH[name], n)
+    a, b = rng.integers(0, n, 2 * n), rng.integers(0, n, 2 * n)
+    pairs = np.stack([a[a != b], b[a != b]])
+    edge_index = coalesce(torch.as_tensor(np.concatenate([pairs, pairs[::-1]], axis=1)), num_nodes=n)
+    if messy:
+        edge_index = torch.cat([edge_index, torch.tensor([[0, 0], [0, 1]])], dim=1)
+    return {"x": torch.as_tensor(np.eye(WIDTH[name], dtype=np.float32)[symbols]), "edge_index": edge_index,
+            "y": torch.as_tensor(_label(name, symbols, shifted))}
+
+
+N_TRAIN, N_TEST = 12, 4
+"""The fixture's graphs of the learnable labels: the first 12 training and first 4 test graphs."""
+
+
+def write_benchmark(root: Path, name: str, seed: int = 0) -> list[list[dict]]:
+    """``<root>/<name>/raw/<name>_v2.pt`` with train 12 + 4, val 3, test 4 + 2 graphs. The first ``N_TRAIN`` training
+    and first ``N_TEST`` test graphs carry the learnable labels; the last training and test graphs and every val
+    graph carry the shifted ones. The first training graph has a self-loop and a one-way edge. Returns the splits
+    as written."""
+    rng = np.random.default_rng(seed)
+    train = [_graph(rng, name, messy=i == 0) for i in range(N_TRAIN)] + [_graph(rng, name, True) for _ in range(4)]
+    val = [_graph(rng, name, True) for _ in range(3)]
+    test = [_graph(rng, name) for _ in range(N_TEST)] + [_graph(rng, name, True) for _ in range(2)]
+    raw = root / name / "raw"
+    raw.mkdir(parents=True)
+    torch.save([train, val, test], raw / f"{name}_v2.pt")
+    return [train, val, test]
+
+
+def _pairs(edge_index: torch.Tensor) -> set[tuple[int, int]]:
+    return {(a, b) for a, b in edge_index.t().tolist()}
+
+
+def _expected_pairs(edge_index: torch.Tensor) -> set[tuple[int, int]]:
+    """Both directions of every edge written, self-loops dropped."""
+    return {(a, b) for a, b in _pairs(edge_index) if a != b} | {(b, a) for a, b in _pairs(edge_index) if a != b}
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.fixture(scope="module")
+def bench_root(tmp_path_factory) -> tuple[Path, dict[str, list[list[dict]]]]:
+    root = tmp_path_factory.mktemp("gnn_benchmark")
+    return root, {name: write_benchmark(root, name, seed=i) for i, name in enumerate(PAPER_DATASETS)}
+
+
+# --------------------------------------------------------------------------- the loader
+
+@pytest.mark.parametrize("name", PAPER_DATASETS)
+def test_load_gives_back_what_was_written(bench_root, name):
+    root, written = bench_root
+    before = _files(root)
+    data = load_paper_dataset(name, root)
+    assert _files(root) == before                                # nothing written under root
+    assert list(data) == list(SPLITS)
+    assert [len(data[s]) for s in SPLITS] == [N_TRAIN + 4, 3, N_TEST + 2]
+    for split, raw in zip(SPLITS, written[name], strict=True):
+        for i, (g, item) in enumerate(zip(data[split], raw, strict=True)):
+            where = f"{name} {split} {i}"
+            assert g.x.dtype == torch.float32 and g.y.dtype == torch.long and g.edge_index.dtype == torch.long
+            assert g.x.shape == (item["x"].size(0), WIDTH[name]), where
+            assert torch.equal(g.x, item["x"]), where
+            assert torch.equal(g.y, item["y"]), where
+            assert set(g.keys()) == {"x", "edge_index", "y"}, where
+            pairs = [tuple(e) for e in g.edge_index.t().tolist()]
+            assert len(pairs) == len(set(pairs)), where            # coalesced: no duplicate
+            assert set(pairs) == _expected_pairs(item["edge_index"]), where
+            assert torch.equal(g.edge_index, coalesce(g.edge_index, num_nodes=g.num_nodes)), where  # sorted
+            assert is_undirected(g.edge_index, num_nodes=g.num_nodes), where
+    messy = written[name][0][0]["edge_index"]
+    assert (0, 0) in _pairs(messy) and (1, 0) not in _pairs(messy)  # the fixture has what must be cleaned
+    assert (0, 0) not in _pairs(data["train"][0].edge_index) and (1, 0) in _pairs(data["train"][0].edge_index)
+
+
+def test_splits_subset_and_order(bench_root):
+    root, written = bench_root
+    data = load_paper_dataset("CLUSTER", root, splits=["test", "train"])
+    assert list(data) == ["test", "train"]
+    assert torch.equal(data["test"][0].y, written["CLUSTER"][2][0]["y"])
+    assert torch.equal(data["train"][-1].x, written["CLUSTER"][0][-1]["x"])
+    for bad in ((), ("train", "train"), ("training",)):
+        with pytest.raises(ValueError, match="splits must be distinct names among train, val, test"):
+            load_paper_dataset("CLUSTER", root, splits=bad)
+    with pytest.raises(ValueError, match="unknown paper data set 'ZINC'; valid: PATTERN, CLUSTER"):
+        load_paper_dataset("ZINC", root)
+
+
+def test_layout_is_the_one_torch_geometric_reads(tmp_path):
+    from torch_geometric.datasets import GNNBenchmarkDataset
+
+    for name in PAPER_DATASETS:
+        assert paper_dataset_file("/r", name) == Path(f"/r/{name}/raw/{name}_v2.pt")
+        ds = GNNBenchmarkDataset.__new__(GNNBenchmarkDataset)  # its file names, without touching any disk
+        ds.name, ds.root = name, str(tmp_path)
+        assert Path(ds.raw_dir) / ds.raw_file_names[0] == paper_dataset_file(tmp_path, name)
+    assert PAPER_DATASET_CLASSES == {"PATTERN": 2, "CLUSTER": 6}
+
+
+@pytest.mark.parametrize("name", PAPER_DATASETS)
+def test_agrees_with_gnn_benchmark_dataset_on_the_same_folder(tmp_path, bench_root, name):
+    """torch_geometric's GNNBenchmarkDataset, pointed at a copy of the folder (network refused, so it only
+    processes what is there), loads the same x and y and, made undirected without self-loops, the same edges."""
+    import shutil
+
+    from torch_geometric.datasets import GNNBenchmarkDataset
+    from torch_geometric.utils import remove_self_loops, to_undirected
+
+    root, _ = bench_root
+    shutil.copytree(root / name, tmp_path / name)
+    ours = load_paper_dataset(name, tmp_path)
+    for split in SPLITS:
+        ref = GNNBenchmarkDataset(str(tmp_path), name, split=split)
+        assert len(ref) == len(ours[split])
+        for g, r in zip(ours[split], ref, strict=True):
+            assert torch.equal(g.x, r.x) and torch.equal(g.y, r.y)
+            ref_ei = to_undirected(remove_self_loops(r.edge_index)[0], num_nodes=r.num_nodes)
+            assert torch.equal(g.edge_index, ref_ei)
+
+
+@pytest.mark.parametrize("name", PAPER_DATASETS)
+def test_missing_file_is_named_in_one_line(tmp_path, name):
+    path = tmp_path / name / "raw" / f"{name}_v2.pt"
+    (tmp_path / name / "raw").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError) as err:
+        load_paper_dataset(name, tmp_path)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert msg.startswith(f"{name}: missing raw file {path}; expected <root>/{{PATTERN,CLUSTER}}/raw/")
+    assert "nothing is downloaded" in msg
+    assert not path.exists() and _files(tmp_path) == [name, f"{name}/raw"]  # nothing fetched in its place
+
+
+def test_malformed_files_are_refused(tmp_path):
+    def write(splits) -> None:
+        raw = tmp_path / "CLUSTER" / "raw"
+        raw.mkdir(parents=True, exist_ok=True)
+        torch.save(splits, raw / "CLUSTER_v2.pt")
+
+    good = _graph(np.random.default_rng(0), "CLUSTER")
+    write([[good], [good]])
+    with pytest.raises(ValueError, match=r"expected the three splits \(train, val, test\).*list of length 2"):
+        load_paper_dataset("CLUSTER", tmp_path)
+    for bad, match in (
+        ({**good, "y": good["y"] + 6}, r"CLUSTER train graph 1: labels must lie in \[0, 6\)"),
+        ({**good, "x": good["x"].long()}, "CLUSTER train graph 1: x must be a non-empty \\(N, F\\) float tensor"),
+        ({**good, "edge_index": good["edge_index"] + 100}, "CLUSTER train graph 1: edge_index has node ids outside"),
+        ({"x": good["x"], "y": good["y"]}, "CLUSTER train graph 1: expected a dict with x, edge_index, y"),
+        ({**good, "x": good["x"][:, :5]}, "CLUSTER train graph 1: 5 node features, other graphs 7"),
+    ):
+        write([[good, bad], [good], [good]])
+        with pytest.raises(ValueError, match=match):
+            load_paper_dataset("CLUSTER", tmp_path)
+    write([[good], [good], [good, {**good, "y": good["y"][:-1]}]])
+    assert len(load_paper_dataset("CLUSTER", tmp_path, splits=("train",))["train"]) == 1  # only what is asked
+    with pytest.raises(ValueError, match=r"CLUSTER test graph 1: y must be \(\d+,\) integer node labels"):
+        load_paper_dataset("CLUSTER", tmp_path)
+
+
+class _Payload:
+    """Not a tensor or container: a pickled object of this class would run code on load."""
+
+
+def test_pickled_objects_are_not_loaded(tmp_path):
+    """The file is read with torch.load(weights_only=True): an arbitrary pickled object is refused, not run."""
+    raw = tmp_path / "PATTERN" / "raw"
+    raw.mkdir(parents=True)
+    torch.save([[_Payload()], [], []], raw / "PATTERN_v2.pt")
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        load_paper_dataset("PATTERN", tmp_path)
+
+
+# --------------------------------------------------------------------------- the experiment with data_dir
+
+def _run_cfg(root: Path, name: str, **extra):
+    return EXP.make_config("smoke", {"data_dir": str(root), "paper_dataset": name, "n_train": N_TRAIN,
+                                     "n_test": N_TEST, "model.epochs": 80, **extra})
+
+
+@pytest.mark.parametrize("name", PAPER_DATASETS)
+def test_pattern_experiment_on_the_paper_layout(bench_root, name):
+    """The smoke models (Primphormer and the MPNN, 1 layer of width 16) trained 80 epochs on the first 12 training
+    graphs learn the fixture's symbol -> label map and score exactly 100% on the first 4 test graphs. Reading the
+    val split, the shifted graphs at the end of either split, or too few output classes would score less."""
+    root, _ = bench_root
+    cfg = _run_cfg(root, name)
+    metrics = EXP.run(cfg, seed=0)
+    c = PAPER_DATASET_CLASSES[name]
+    assert metrics["acc_primphormer"] == 100.0 and metrics["acc_mpnn"] == 100.0
+    assert metrics["primphormer_minus_mpnn"] == 0.0
+    assert metrics["primphormer_minus_chance"] == pytest.approx(100.0 - 100.0 / c, abs=1e-12)
+    assert math.isfinite(metrics["ksvd_loss_final"]) and metrics["ksvd_loss_final"] >= 0.0
+    assert metrics == EXP.run(cfg, seed=0)  # seeded
+
+
+def test_pattern_experiment_re_derived_with_the_public_api(bench_root):
+    """One epoch on CLUSTER (accuracy not yet saturated): the experiment's Primphormer accuracy and KSVD loss are
+    re-derived from the loader, RWSE and the public model / training functions on the first n_train / n_test
+    graphs, with 6 output classes."""
+    root, _ = bench_root
+    cfg = _run_cfg(root, "CLUSTER", **{"model.epochs": 1})
+    metrics = EXP.run(cfg, seed=3)
+    data = load_paper_dataset("CLUSTER", root, splits=("train", "test"))
+    train, test = data["train"][:N_TRAIN], data["test"][:N_TEST]
+    for g in train + test:
+        g.pe = random_walk_pe(g.edge_index, g.num_nodes, cfg.rwse_dim)
+    m = cfg.model
+    torch.manual_seed(3)
+    model = Primphormer(in_dim=7, hidden=m.hidden, n_layers=m.n_layers, out_dim=6, task="node", pe_dim=cfg.rwse_dim,
+                        heads=m.heads, rank=m.rank, n_s=m.n_s or None)
+    ksvd = train_node_classifier(model, train, m, seed=3)
+    acc = weighted_accuracy(*predict_nodes(model, test), n_classes=6)
+    assert acc < 100.0
+    assert metrics["acc_primphormer"] == acc and metrics["ksvd_loss_final"] == ksvd
+    assert metrics["primphormer_minus_chance"] == acc - 100.0 / 6
+
+
+def test_too_many_graphs_requested_is_named(bench_root):
+    root, _ = bench_root
+    with pytest.raises(ValueError, match=r"PatternConfig\.n_test=7 exceeds the 6 graphs of PATTERN's test split"):
+        EXP.run(_run_cfg(root, "PATTERN", n_test=7, **{"model.epochs": 1}), seed=0)
+    with pytest.raises(ValueError, match=r"PatternConfig\.n_train=17 exceeds the 16 graphs of CLUSTER's train"):
+        EXP.run(_run_cfg(root, "CLUSTER", n_train=17, **{"model.epochs": 1}), seed=0)
+
+
+def test_config_data_dir_and_paper_dataset(tmp_path, bench_root):
+    root, _ = bench_root
+    assert PatternConfig().data_dir == "" and PatternConfig().paper_dataset == "PATTERN"
+    for preset in ("smoke", "quick", "full"):
+        assert EXP.make_config(preset).data_dir == ""
+    assert parse_value(PatternConfig, "paper_dataset", "CLUSTER") == "CLUSTER"
+    assert parse_value(PatternConfig, "data_dir", str(root)) == str(root)
+    with pytest.raises(ConfigError, match=r"PatternConfig\.data_dir must be empty \(generated graphs\) or an "
+                                          r"existing folder"):
+        EXP.make_config("smoke", {"data_dir": str(tmp_path / "missing")})
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ConfigError, match=r"PatternConfig\.data_dir must be empty"):
+        EXP.make_config("smoke", {"data_dir": str(tmp_path / "file")})
+    with pytest.raises(ConfigError, match=r"PatternConfig\.paper_dataset must be one of 'PATTERN', 'CLUSTER', "
+                                          r"got 'ZINC'"):
+        EXP.make_config("smoke", {"data_dir": str(root), "paper_dataset": "ZINC"})
+    # validation checks only that data_dir is a directory: an empty one passes, the run names the missing file
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cfg = EXP.make_config("smoke", {"data_dir": str(empty), "paper_dataset": "CLUSTER"})
+    with pytest.raises(FileNotFoundError, match=f"CLUSTER: missing raw file {empty / 'CLUSTER/raw/CLUSTER_v2.pt'}"):
+        EXP.run(cfg, seed=0)
+    assert _files(empty) == []
