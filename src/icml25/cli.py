@@ -437,7 +437,7 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
     except (UnknownPaperError, ConfigError, MissingExtraError) as exc:
         _fail_usage(str(exc))
     for exc in skipped:
-        err_console.print(f"skipped: {exc}", markup=False, highlight=False)
+        err_console.print(f"skipped: {exc}", markup=False, highlight=False, soft_wrap=True)  # one line, any width
 
     # storage is checked before any job runs, and before anything is created: one line and exit status 3
     from icml25.core.store import StoreError, default_home

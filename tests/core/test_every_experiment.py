@@ -10,13 +10,20 @@ as the runner (:func:`icml25.core.worker.execute`: import, seeding, metrics chec
 Claims whose metric is absent or NaN at the smoke scale for a documented reason are
 declared by their experiment (``Experiment.not_at_smoke``, in the paper's own repro.py)
 and expected to fail (strictly: an entry that starts passing must be removed).
+
+An experiment that runs only on the paper's own data (``Experiment.data_setting``) runs on a
+tiny copy of those files in their real format, written by ``tests/paper_files.py``.
 """
 
 from __future__ import annotations
 
+import atexit
 import math
 import re
+import shutil
+import tempfile
 from functools import lru_cache
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +31,7 @@ from icml25.core.experiment import PRESETS, get_setting, parse_value
 from icml25.core.registry import load_reproduction, runnable_slugs
 from icml25.core.runner import plan
 from icml25.core.worker import JobOutcome, execute
+from paper_files import PAPER_DATA
 
 CASES = [(slug, exp.name) for slug in runnable_slugs() for exp in load_reproduction(slug).experiments]
 
@@ -31,9 +39,29 @@ TIMING = re.compile(r"time|seconds|sec_per|latency|speedup|wall_s|peak_mb|_mem_|
 """Metrics that measure (or are derived from) wall-clock time or memory, by name."""
 
 @lru_cache(maxsize=None)
+def _data_settings(slug: str, name: str) -> dict[str, str]:
+    """The ``--set`` values that point an experiment at its paper-data files (none for the others)."""
+    if not load_reproduction(slug).experiment(name).data_setting:
+        return {}
+    folder = Path(tempfile.mkdtemp(prefix=f"icml25-{slug}-{name}-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return PAPER_DATA[slug, name](folder)
+
+
+@lru_cache(maxsize=None)
 def _smoke(slug: str, name: str, attempt: int) -> JobOutcome:
-    job = next(j for j in plan([slug], "smoke", 1) if j.experiment == name)
+    job = next(j for j in plan([slug], "smoke", 1, _data_settings(slug, name), skipped=[]) if j.experiment == name)
     return execute(job)
+
+
+def test_every_paper_data_experiment_has_files_to_run_on():
+    """An experiment that runs only on the paper's data is run by the batteries on a copy of its files."""
+    needs = {(slug, name) for slug, name in CASES if load_reproduction(slug).experiment(name).data_setting}
+    assert needs == set(PAPER_DATA)
+    for slug, name in needs:
+        settings = _data_settings(slug, name)
+        assert set(settings) == {load_reproduction(slug).experiment(name).data_setting}
+        assert Path(next(iter(settings.values()))).is_dir()
 
 
 @pytest.mark.parametrize("slug, name", CASES, ids=[f"{s}/{n}" for s, n in CASES])

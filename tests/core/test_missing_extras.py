@@ -1,4 +1,5 @@
-"""A missing optional dependency is one line naming the extra to install, never a traceback."""
+"""A missing optional dependency is one line naming the extra to install, never a traceback; so is the paper's
+own data for an experiment that runs only on it (``Experiment.data_setting``)."""
 
 from __future__ import annotations
 
@@ -91,3 +92,66 @@ def test_requirements_are_real_modules():
         for exp in load_reproduction(slug).experiments:
             for module in exp.requires:
                 assert importlib.util.find_spec(module) is not None, f"{slug}/{exp.name} requires {module!r}"
+
+
+# ----------------------------------------------------------------------------- the paper's own data
+def _data_experiment(**kwargs):
+    from dataclasses import dataclass
+
+    from icml25.core.experiment import Experiment, ExperimentConfig
+
+    @dataclass
+    class _Cfg(ExperimentConfig):
+        data_dir: str = ""
+        """Where the data are."""
+        n: int = 2
+        """A count."""
+        label: str = "x"
+        """A string with a default."""
+
+    args = {"data_setting": "data_dir", "full_requirements": "the paper's files"} | kwargs
+    return Experiment("e", "d", _Cfg, lambda cfg, seed, progress=None: {"x": 1.0}, **args)
+
+
+def test_a_data_setting_must_name_an_empty_string_setting_and_say_what_it_needs():
+    import pytest
+
+    exp = _data_experiment()
+    assert exp.missing_data(exp.make_config("smoke")) is True
+    assert exp.missing_data(exp.make_config("smoke", {"data_dir": "/somewhere"})) is False
+    assert _data_experiment(data_setting="").missing_data(exp.make_config("smoke")) is False
+    for bad in ("nope", "n", "label"):  # not a setting; not a string; a string whose default is not empty
+        with pytest.raises(ValueError, match=rf"data_setting '{bad}' must name a str setting of its config whose "
+                                             r"default is empty"):
+            _data_experiment(data_setting=bad)
+    with pytest.raises(ValueError, match="must say in full_requirements what the path must hold"):
+        _data_experiment(full_requirements="")
+
+
+def test_claims_of_an_experiment_that_needs_the_papers_data_say_so_when_not_run(tmp_path):
+    from icml25.core.results import results_records
+    from icml25.core.store import Store
+
+    with Store(tmp_path) as store:
+        records = results_records(store, "full")
+    by_id = {(r["slug"], r["id"]): r for r in records}
+    for claim in ("paper_data_ibs", "paper_data_ctd", "paper_data_learned"):  # cdvi's paper_data experiment
+        assert by_id["cdvi", claim]["verdict"] is None
+        assert by_id["cdvi", claim]["reason"] == "not run at full: it needs the paper's data (--set data_dir=PATH)"
+    assert by_id["cdvi", "real_ibs"]["reason"] == "not run at full"
+
+
+def test_reproduce_skips_an_experiment_without_its_data_with_one_line(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from icml25.cli import main
+
+    monkeypatch.setenv("ICML25_HOME", str(tmp_path))
+    (tmp_path / "a_folder").mkdir()
+    # the skipped lines come first; a --json that is a folder then stops the run before any job starts (exit 3)
+    result = CliRunner().invoke(main, ["reproduce", "cdvi", "--preset", "smoke", "--reports", str(tmp_path / "r"),
+                                       "--json", str(tmp_path / "a_folder")])
+    lines = result.output.splitlines()
+    assert lines[0] == ("skipped: cdvi/paper_data needs the paper's data: --set data_dir=PATH (see `icml25 show cdvi` "
+                        "for what PATH must hold)"), result.output
+    assert result.exit_code == 3 and not (tmp_path / "results.sqlite").exists()

@@ -1,15 +1,15 @@
 """CDVI: the paper's data sets read from the official repository's CSV layout (``load_paper_dataset``) and the
-``real`` experiment's ``data_dir`` / ``paper_datasets`` settings.
+``paper_data`` experiment's ``data_dir`` / ``paper_datasets`` settings.
 
 Every fixture is a tiny CSV written into ``tmp_path`` with the real files' column names in their order
-(ChuanhuiLiu/CDVI at dab3bf9, ``datasets/``); the expected X, times and events are written out by hand from the
+(ChuanhuiLiu/CDVI at dab3bf9, ``datasets/``; the writers are shared with the suite's batteries in
+``tests/paper_files.py``); the expected X, times and events are written out by hand from the
 documented preprocessing (official features, PBC's time and age, mean / mode imputation over all rows, one-hot
 with the first sorted level dropped).
 """
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
@@ -18,41 +18,18 @@ import torch
 
 pytest.importorskip("pandas")
 
-from icml25.papers.cdvi.data import PAPER_DATASETS, PAPER_FEATURES, load_paper_dataset  # noqa: E402
+from icml25.papers.cdvi.data import PAPER_DATASETS, load_paper_dataset  # noqa: E402
+from paper_files import (  # noqa: E402
+    METABRIC_HEADER,
+    PBC_HEADER,
+    SUPPORT_HEADER,
+    SUPPORT_NUMERIC,
+    WHAS_HEADER,
+    write_cdvi_files,
+    write_csv,
+)
 
 torch.set_num_threads(1)
-
-SUPPORT_HEADER = (
-    "sno,age,death,sex,hospdead,slos,d.time,dzgroup,dzclass,num.co,edu,income,scoma,charges,totcst,totmcst,avtisst,"
-    "race,sps,aps,surv2m,surv6m,hday,diabetes,dementia,ca,prg2m,prg6m,dnr,dnrday,meanbp,wblc,hrt,resp,temp,pafi,alb,"
-    "bili,crea,sod,ph,glucose,bun,urine,adlp,adls,sfdm2,adlsc").split(",")
-METABRIC_HEADER = [name for name, k in (
-    ("age_at_diagnosis", 1), ("size", 1), ("lymph_nodes_positive", 1), ("stage", 1), ("lymph_nodes_removed", 1),
-    ("NPI", 1), ("grade", 3), ("histological", 12), ("ER_IHC_status", 2), ("ER_Expr", 2), ("PR_Expz", 2),
-    ("HER2_IHC_status", 4), ("HER2_SNP6_state", 3), ("Her2_Expr", 2), ("Treatment", 8), ("inf_men_status", 2),
-    ("group", 5), ("cellularity", 3), ("Pam50_Subtype", 6), ("int_clust_memb", 10), ("site", 5), ("Genefu", 4))
-    for _ in range(k)]
-PBC_HEADER = ["sno.", "id", "years", "status", "drug", "age", "sex", "year", "ascites", "hepatomegaly", "spiders",
-              "edema", "serBilir", "serChol", "albumin", "alkaline", "SGOT", "platelets", "prothrombin", "histologic",
-              "status2"]
-WHAS_HEADER = ["age", "sex", "bmi", "chf", "miord", "time", "event"]
-SUPPORT_NUMERIC = list(PAPER_FEATURES["support"]["numeric"])
-
-
-def _write(path: Path, header: list[str], rows: list[list], quote_strings: bool = False) -> None:
-    """A CSV as the official files are written: ``None`` is an empty field (``NA`` for PBC, whose strings and
-    header are quoted)."""
-    with path.open("w", newline="") as fh:
-        if quote_strings:
-            w = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
-            w.writerow(header)
-            for row in rows:  # numbers bare, strings quoted, NA bare (as R's write.csv)
-                fh.write(",".join("NA" if v is None else (f'"{v}"' if isinstance(v, str) else repr(v))
-                                  for v in row) + "\n")
-        else:
-            w = csv.writer(fh)
-            w.writerow(header)
-            w.writerows([["" if v is None else v for v in row] for row in rows])
 
 
 def _support_rows() -> tuple[list[list], np.ndarray]:
@@ -127,12 +104,12 @@ def _whas_rows() -> tuple[list[list], np.ndarray]:
 
 
 def _write_exact_fixture(folder: Path) -> None:
-    _write(folder / "support2.csv", SUPPORT_HEADER, _support_rows()[0])
+    write_csv(folder / "support2.csv", SUPPORT_HEADER, _support_rows()[0])
     feat, labels, _ = _metabric_rows()
-    _write(folder / "metabric_feat.csv", METABRIC_HEADER, feat)
-    _write(folder / "metabric_label.csv", ["event_time", "label"], labels)
-    _write(folder / "pbc2.csv", PBC_HEADER, _pbc_rows()[0], quote_strings=True)
-    _write(folder / "whas.csv", WHAS_HEADER, _whas_rows()[0])
+    write_csv(folder / "metabric_feat.csv", METABRIC_HEADER, feat)
+    write_csv(folder / "metabric_label.csv", ["event_time", "label"], labels)
+    write_csv(folder / "pbc2.csv", PBC_HEADER, _pbc_rows()[0], quote_strings=True)
+    write_csv(folder / "whas.csv", WHAS_HEADER, _whas_rows()[0])
 
 
 # ----------------------------------------------------------------------------- the loader, exactly
@@ -190,65 +167,34 @@ def test_bad_files_raise_clear_errors(tmp_path):
     _write_exact_fixture(tmp_path)
     with pytest.raises(ValueError, match="name must be one of"):
         load_paper_dataset("whas500", tmp_path)
-    _write(tmp_path / "whas.csv", [c for c in WHAS_HEADER if c != "bmi"], [[70, 0, 1, 0, 100, 1]])
+    write_csv(tmp_path / "whas.csv", [c for c in WHAS_HEADER if c != "bmi"], [[70, 0, 1, 0, 100, 1]])
     with pytest.raises(ValueError, match=r"whas\.csv' lacks the column\(s\) bmi"):
         load_paper_dataset("whas", tmp_path)
-    _write(tmp_path / "whas.csv", WHAS_HEADER, [[70, 0, 25.0, 1, 0, 0, 1]])
+    write_csv(tmp_path / "whas.csv", WHAS_HEADER, [[70, 0, 25.0, 1, 0, 0, 1]])
     with pytest.raises(ValueError, match="every time must be a finite number > 0"):
         load_paper_dataset("whas", tmp_path)
-    _write(tmp_path / "whas.csv", WHAS_HEADER, [[70, 0, 25.0, 1, 0, 10, 2]])
+    write_csv(tmp_path / "whas.csv", WHAS_HEADER, [[70, 0, 25.0, 1, 0, 10, 2]])
     with pytest.raises(ValueError, match="the event column 'event' must hold only 0 and 1"):
         load_paper_dataset("whas", tmp_path)
-    _write(tmp_path / "metabric_label.csv", ["event_time", "label"], [[10, 1]])
+    write_csv(tmp_path / "metabric_label.csv", ["event_time", "label"], [[10, 1]])
     with pytest.raises(ValueError, match="the two METABRIC files must hold the same subjects"):
         load_paper_dataset("metabric", tmp_path)
 
 
-# ----------------------------------------------------------------------------- the real experiment on it
-def _write_random_fixture(folder: Path, n: int = 90, seed: int = 0) -> None:
-    """Random rows in every official layout, big enough for a 70/15/15 split with events in each part."""
-    rng = np.random.default_rng(seed)
-    event = (rng.random(n) < 0.6).astype(int)
-    days = rng.integers(1, 2000, n)
-    pick = lambda levels: [levels[k] for k in rng.integers(0, len(levels), n)]  # noqa: E731
-    cats = {"sex": pick(["male", "female"]), "dzgroup": pick(["CHF", "COPD", "Coma"]),
-            "dzclass": pick(["Cancer", "Coma"]), "income": pick(["under $11k", "$11-$25k", None]),
-            "race": pick(["white", "black"]), "ca": pick(["no", "yes", "metastatic"])}
-    rows = []
-    for i in range(n):
-        row = {c: "junk" for c in SUPPORT_HEADER}
-        row.update({c: round(float(rng.normal(50, 10)), 3) for c in SUPPORT_NUMERIC})
-        row.update({c: v[i] for c, v in cats.items()})
-        row["death"], row["d.time"] = event[i], days[i]
-        rows.append([row[c] for c in SUPPORT_HEADER])
-    _write(folder / "support2.csv", SUPPORT_HEADER, rows)
-    _write(folder / "metabric_feat.csv", METABRIC_HEADER, rng.integers(0, 30, (n, 79)).tolist())
-    _write(folder / "metabric_label.csv", ["event_time", "label"], np.column_stack([days, event]).tolist())
-    years = np.round(rng.uniform(1, 12, n), 3)
-    year = np.round(years * rng.uniform(0, 0.8, n), 3)  # the visit, before the end of follow-up
-    drug, sex = pick(["placebo", "D-penicil"]), pick(["female", "male"])
-    edema = pick(["No edema", "edema no diuretics"])
-    yes_no = [pick(["Yes", "No", None]) for _ in range(3)]  # ascites, hepatomegaly, spiders
-    labs = np.round(rng.uniform(1, 100, (n, 7)), 2).tolist()
-    histologic = rng.integers(1, 5, n)
-    pbc = [[str(i + 1), str(i // 3 + 1), float(years[i]), "dead" if event[i] else "alive", drug[i],
-            round(float(rng.uniform(30, 70)), 3), sex[i], float(year[i]), *(v[i] for v in yes_no), edema[i], *labs[i],
-            int(histologic[i]), int(event[i])] for i in range(n)]
-    _write(folder / "pbc2.csv", PBC_HEADER, pbc, quote_strings=True)
-    whas = np.column_stack([rng.integers(40, 90, n), rng.integers(0, 2, n), np.round(rng.uniform(18, 35, n), 2),
-                            rng.integers(0, 2, n), rng.integers(0, 2, n), days, event])
-    _write(folder / "whas.csv", WHAS_HEADER, whas.tolist())
-
-
-def test_real_smoke_runs_end_to_end_on_the_paper_layout(tmp_path):
-    pytest.importorskip("sksurv")
+# ----------------------------------------------------------------------------- the paper_data experiment on it
+def _paper_data():
     from icml25.papers.cdvi.repro import EXPERIMENTS
 
-    _write_random_fixture(tmp_path)
+    return next(e for e in EXPERIMENTS if e.name == "paper_data")
+
+
+def test_paper_data_smoke_runs_end_to_end_on_the_paper_layout(tmp_path):
+    pytest.importorskip("sksurv")
+    write_cdvi_files(tmp_path)
     for name in PAPER_DATASETS:  # the fixture itself loads
         X, y = load_paper_dataset(name, tmp_path)
         assert len(y) == 90 and np.isfinite(X).all()
-    exp = next(e for e in EXPERIMENTS if e.name == "real")
+    exp = _paper_data()
     cfg = exp.make_config("smoke", {"data_dir": str(tmp_path)})
     assert cfg.run_datasets() == PAPER_DATASETS
     m = exp.run(cfg, seed=0)
@@ -259,43 +205,73 @@ def test_real_smoke_runs_end_to_end_on_the_paper_layout(tmp_path):
     assert not any(k.startswith("whas500") for k in m)
     assert all(np.isfinite(v) for v in m.values())
     assert m["mean_ibs_diff_dense"] == pytest.approx(np.mean([m[f"{d}_ibs_diff_dense"] for d in PAPER_DATASETS]))
+    assert m["min_ctd_dense"] == min(m[f"{d}_ctd_dense"] for d in PAPER_DATASETS)
     one = exp.run(exp.make_config("smoke", {"data_dir": str(tmp_path), "paper_datasets": ("whas",)}), seed=0)
     assert one["min_ctd_dense"] == one["whas_ctd_dense"] and not any(k.startswith("support") for k in one)
+    # the same seed and set give the same numbers whether run alone or with the others
+    assert one["whas_ctd_dense"] == m["whas_ctd_dense"]
 
 
-def test_real_figures_use_the_data_sets_that_ran(tmp_path):
+def test_paper_data_runs_the_official_recipe():
+    from icml25.papers.cdvi.model import CDCVAEConfig
+    from icml25.papers.cdvi.repro import PaperDataConfig
+
+    cfg = _paper_data().make_config("full")
+    assert cfg.model == CDCVAEConfig(primitive="gumbel", beta=0.9, lr=1e-3, batch_size=200, epochs=5000,
+                                     weight_decay=1e-2, patience=30, criterion="ctd")
+    assert _paper_data().make_config("quick").model == cfg.model and cfg.max_rows == 0
+    assert PaperDataConfig().paper_datasets == PAPER_DATASETS and PaperDataConfig().data_dir == ""
+
+
+def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
+    from icml25.core.registry import MissingDataError
+    from icml25.core.runner import plan
+
+    skipped = []
+    jobs = plan(["cdvi"], "quick", 1, skipped=skipped)
+    assert {j.experiment for j in jobs} == {"synthetic", "real"}
+    assert [str(e) for e in skipped] == ["cdvi/paper_data needs the paper's data: --set data_dir=PATH (see "
+                                         "`icml25 show cdvi` for what PATH must hold)"]
+    assert isinstance(skipped[0], MissingDataError)
+    with pytest.raises(MissingDataError):
+        plan(["cdvi"], "quick", 1)
+    jobs = plan(["cdvi"], "quick", 1, {"data_dir": str(tmp_path)}, skipped=[])
+    assert {j.experiment for j in jobs} == {"synthetic", "real", "paper_data"}
+    assert next(j for j in jobs if j.experiment == "paper_data").config["data_dir"] == str(tmp_path)
+
+
+def test_figures_use_the_data_sets_that_ran(tmp_path):
     pytest.importorskip("matplotlib")
     from icml25.papers.cdvi.repro import EXPERIMENTS
 
-    exp = next(e for e in EXPERIMENTS if e.name == "real")
-    cfg = exp.make_config("smoke", {"data_dir": str(tmp_path), "paper_datasets": ("pbc", "whas")})
+    cfg = _paper_data().make_config("smoke", {"data_dir": str(tmp_path), "paper_datasets": ("pbc", "whas")})
     per_seed = [{f"{d}_{m}_{k}": 0.5 + 0.01 * s for d in ("pbc", "whas") for m in ("ibs", "ctd")
                  for k in ("none", "dense", "split", "aft", "cox")} for s in range(2)]
-    paths = exp.figures(per_seed, cfg, tmp_path)
-    assert [p.name for p in paths] == ["real_ibs_ctd.png"] and paths[0].is_file()
-    assert cfg.datasets == ("whas500",)  # the config itself is untouched
+    paths = _paper_data().figures(per_seed, cfg, tmp_path)
+    assert [p.name for p in paths] == ["paper_data_ibs_ctd.png"] and paths[0].is_file()
+    real = next(e for e in EXPERIMENTS if e.name == "real")
+    per_seed = [{f"whas500_{m}_{k}": 0.5 for m in ("ibs", "ctd") for k in ("none", "dense", "split", "aft", "cox")}]
+    assert [p.name for p in real.figures(per_seed, real.make_config("smoke"), tmp_path)] == ["real_ibs_ctd.png"]
 
 
-def test_real_config_data_dir_and_paper_datasets(tmp_path):
+def test_paper_data_config_data_dir_and_paper_datasets(tmp_path):
     from icml25.common.checks import ConfigError
-    from icml25.papers.cdvi.repro import EXPERIMENTS, RealConfig
+    from icml25.papers.cdvi.repro import PaperDataConfig, RealConfig
 
-    exp = next(e for e in EXPERIMENTS if e.name == "real")
-    assert RealConfig().data_dir == "" and RealConfig().paper_datasets == PAPER_DATASETS
-    assert exp.make_config("smoke").run_datasets() == ("whas500",)  # empty data_dir: the bundled sets
-    assert exp.make_config("full", {"data_dir": str(tmp_path)}).run_datasets() == PAPER_DATASETS
-    with pytest.raises(ConfigError, match=r"^RealConfig\.data_dir must be empty \(the bundled data sets\) or an "
-                                          r"existing folder"):
-        RealConfig(data_dir=str(tmp_path / "nowhere"))
+    assert _paper_data().make_config("full", {"data_dir": str(tmp_path)}).run_datasets() == PAPER_DATASETS
+    with pytest.raises(ConfigError, match=r"^PaperDataConfig\.data_dir must be an existing folder with the "
+                                          r"paper's CSV files"):
+        PaperDataConfig(data_dir=str(tmp_path / "nowhere"))
     (tmp_path / "whas.csv").write_text("age\n")
-    with pytest.raises(ConfigError, match=r"RealConfig\.data_dir must be empty"):
-        RealConfig(data_dir=str(tmp_path / "whas.csv"))  # a file, not a folder
-    with pytest.raises(ConfigError, match=r"RealConfig\.paper_datasets must be one of"):
-        RealConfig(data_dir=str(tmp_path), paper_datasets=("whas500",))
-    with pytest.raises(ConfigError, match=r"RealConfig\.paper_datasets must not repeat"):
-        RealConfig(paper_datasets=("whas", "whas"))
-    with pytest.raises(ConfigError, match=r"RealConfig\.paper_datasets"):
-        RealConfig(paper_datasets=())
-    with pytest.raises(ConfigError, match=r"RealConfig\.datasets holds the bundled sets .* read with data_dir"):
+    with pytest.raises(ConfigError, match=r"PaperDataConfig\.data_dir must be an existing folder"):
+        PaperDataConfig(data_dir=str(tmp_path / "whas.csv"))  # a file, not a folder
+    with pytest.raises(ConfigError, match=r"PaperDataConfig\.paper_datasets must be one of"):
+        PaperDataConfig(data_dir=str(tmp_path), paper_datasets=("whas500",))
+    with pytest.raises(ConfigError, match=r"PaperDataConfig\.paper_datasets must not repeat"):
+        PaperDataConfig(paper_datasets=("whas", "whas"))
+    with pytest.raises(ConfigError, match=r"PaperDataConfig\.paper_datasets"):
+        PaperDataConfig(paper_datasets=())
+    with pytest.raises(ConfigError, match=r"RealConfig\.datasets holds the paper's sets .* paper_data experiment"):
         RealConfig(datasets=("support",))
-    RealConfig(data_dir=str(tmp_path))  # validation reads no file: an empty folder passes
+    assert not hasattr(RealConfig(), "data_dir")  # the bundled-data experiment reads no user path
+    PaperDataConfig(data_dir=str(tmp_path))  # validation reads no file: an empty folder passes

@@ -308,6 +308,12 @@ class Experiment:
         timing_metrics: a regular expression naming metrics of a ``timed`` experiment that
             depend on wall-clock time although their names do not say so (the determinism
             test skips them); empty when none.
+        data_setting: for an experiment that runs only on the paper's own data (which no
+            package ships), the config setting (dotted for a nested one) that holds its path.
+            While that setting is empty ``reproduce`` leaves the experiment out with one line
+            naming ``--set <data_setting>=PATH``, and its claims read "not run", never a
+            verdict on a stand-in; ``full_requirements`` says what the path must hold. Empty
+            for an experiment that generates or bundles its data.
     """
 
     name: str
@@ -325,6 +331,7 @@ class Experiment:
     not_at_smoke: Mapping[str, str] = field(default_factory=dict)
     flaky_at_smoke: Mapping[str, str] = field(default_factory=dict)
     timing_metrics: str = ""
+    data_setting: str = ""
 
     def __post_init__(self) -> None:
         if not (dataclasses.is_dataclass(self.config) and issubclass(self.config, ExperimentConfig)):
@@ -334,6 +341,14 @@ class Experiment:
                 raise ValueError(f"experiment {self.name!r}: fidelity for unknown preset {preset!r}")
             if not isinstance(fid, Fidelity):
                 raise TypeError(f"experiment {self.name!r}: fidelity[{preset!r}] must be a Fidelity, got {fid!r}")
+        if self.data_setting:
+            setting = self.fields.get(self.data_setting)
+            if setting is None or setting_type(self.config, self.data_setting) is not str or setting.default != "":
+                raise ValueError(f"experiment {self.name!r}: data_setting {self.data_setting!r} must name a str "
+                                 f"setting of its config whose default is empty")
+            if not self.full_requirements:
+                raise ValueError(f"experiment {self.name!r}: an experiment with a data_setting must say in "
+                                 f"full_requirements what the path must hold")
         for preset in self.presets:
             if preset not in PRESETS:
                 raise ValueError(f"experiment {self.name!r}: unknown preset {preset!r}")
@@ -373,6 +388,10 @@ class Experiment:
         import importlib.util
 
         return [m for m in self.requires if importlib.util.find_spec(m) is None]
+
+    def missing_data(self, cfg: ExperimentConfig) -> bool:
+        """Whether ``cfg`` leaves this experiment's :attr:`data_setting` empty (it then cannot run)."""
+        return bool(self.data_setting) and not get_setting(cfg, self.data_setting)
 
     def fidelity_of(self, preset: str) -> Fidelity:
         """The declared fidelity of ``preset`` (every runnable experiment declares all three)."""

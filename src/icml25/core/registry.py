@@ -91,6 +91,16 @@ class MissingExtraError(ImportError):
         super().__init__(f"{slug} needs {what}: pip install 'icml25[{extra}]'")
 
 
+class MissingDataError(MissingExtraError):
+    """An experiment runs only on the paper's data, and its data setting is empty. ``reproduce`` leaves it out
+    as it does an experiment whose extra is missing; ``str()`` is one line saying which ``--set`` reads the data."""
+
+    def __init__(self, slug: str, setting: str):
+        self.slug, self.module, self.setting = slug, "", setting
+        ImportError.__init__(self, f"{slug} needs the paper's data: --set {setting}=PATH (see `icml25 show "
+                                   f"{slug.split('/')[0]}` for what PATH must hold)")
+
+
 class UnknownPaperError(KeyError):
     def __str__(self) -> str:  # KeyError quotes its message; we want it plain
         return str(self.args[0])

@@ -369,7 +369,11 @@ def results_records(store: Store, preset: str = "quick") -> list[dict[str, Any]]
         repro = load_reproduction(paper.slug)
         rows = recorded.get(paper.slug, {})
         for claim in repro.claims:
-            fid = repro.experiment(claim.experiment).fidelity_of(preset)
+            exp = repro.experiment(claim.experiment)
+            fid = exp.fidelity_of(preset)
+            unrun = f"not run at {preset}"
+            if exp.data_setting:  # it runs only on the paper's data, which a user supplies
+                unrun += f": it needs the paper's data (--set {exp.data_setting}=PATH)"
             row = rows.get(claim.id)
             changed = claim_changed(row, claim) if row else ""
             moved = preset_changed(row, fid) if row and not changed else ""
@@ -382,7 +386,7 @@ def results_records(store: Store, preset: str = "quick") -> list[dict[str, Any]]
                 "verdict": row["verdict"] if row else None,
                 "reason": row.get("reason", "") if row else
                 f"not run at {preset} since the claim changed ({changed})" if changed else
-                f"not run at {preset} since its preset changed ({moved})" if moved else f"not run at {preset}",
+                f"not run at {preset} since its preset changed ({moved})" if moved else unrun,
                 "mean": row.get("mean") if row else None, "lo": row.get("lo") if row else None,
                 "hi": row.get("hi") if row else None, "seeds": int(row.get("n") or 0) if row else 0,
                 "reading": (row or {}).get("reading") or "", "preset": preset,

@@ -45,7 +45,7 @@ from icml25.core.experiment import (
     parse_value,
     resolve_device,
 )
-from icml25.core.registry import MissingExtraError, get_paper, load_reproduction
+from icml25.core.registry import MissingDataError, MissingExtraError, get_paper, load_reproduction
 from icml25.core.store import JobKey, JobRecord, Store, new_holder
 from icml25.core.worker import Job, JobOutcome, execute
 
@@ -156,8 +156,10 @@ def plan(
     A slug given several times is planned once: every (paper, experiment, config,
     seed) appears in the plan at most once. An experiment whose
     :attr:`~icml25.core.experiment.Experiment.requires` are not installed is left
-    out and its :class:`MissingExtraError` appended to ``skipped``; without a
-    ``skipped`` list it raises that error instead.
+    out and its :class:`MissingExtraError` appended to ``skipped``; so is an experiment
+    that runs only on the paper's data while its
+    :attr:`~icml25.core.experiment.Experiment.data_setting` is empty
+    (:class:`MissingDataError`). Without a ``skipped`` list it raises that error instead.
 
     Raises:
         UnknownPaperError: a slug that is not in the registry.
@@ -196,8 +198,9 @@ def plan(
             if isinstance(cfg, TorchConfig):
                 resolve_device(cfg.device)
             missing = exp.missing_requirements()
-            if missing:
-                error = MissingExtraError(f"{repro.paper.slug}/{exp.name}", missing[0])
+            if missing or exp.missing_data(cfg):
+                where = f"{repro.paper.slug}/{exp.name}"
+                error = MissingExtraError(where, missing[0]) if missing else MissingDataError(where, exp.data_setting)
                 if skipped is None:
                     raise error
                 skipped.append(error)

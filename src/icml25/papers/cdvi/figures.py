@@ -13,7 +13,7 @@ from icml25.core.experiment import Metrics
 from icml25.core.plots import save_figure, seed_bars
 
 if TYPE_CHECKING:
-    from icml25.papers.cdvi.repro import RealConfig, SyntheticConfig
+    from icml25.papers.cdvi.repro import SyntheticConfig
 
 
 def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticConfig, outdir: Path) -> list[Path]:
@@ -33,18 +33,18 @@ def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticConfig, outdir: Pat
     return [save_figure(fig, outdir / "synthetic_elbo_gap.png")]
 
 
-def real_figures(per_seed: list[Metrics], cfg: RealConfig, outdir: Path) -> list[Path]:
-    """IBS and C_td of every model on every data set."""
+def real_figures(per_seed: list[Metrics], datasets: tuple[str, ...], path: Path) -> list[Path]:
+    """IBS and C_td of every model on every data set of ``datasets``, drawn into ``path``."""
     import matplotlib.pyplot as plt
 
     methods = ("none", "dense", "split", "aft", "cox")
     labels = ("CVAE", "CD dense", "CD split", "LN-AFT", "CoxPH")
-    fig, axes = plt.subplots(2, len(cfg.datasets), figsize=(4.5 * len(cfg.datasets), 7), squeeze=False)
-    for j, name in enumerate(cfg.datasets):
+    fig, axes = plt.subplots(2, len(datasets), figsize=(4.5 * len(datasets), 7), squeeze=False)
+    for j, name in enumerate(datasets):
         for i, metric in enumerate(("ibs", "ctd")):
             ax = axes[i, j]
             seed_bars(ax, per_seed, [f"{name}_{metric}_{k}" for k in methods], labels,
                       highlight=("CD dense", "CD split"))
             ax.set_title(f"{name}: {'IBS (lower better)' if metric == 'ibs' else 'C_td (higher better)'}")
             ax.tick_params(axis="x", rotation=30, labelsize=8)
-    return [save_figure(fig, outdir / "real_ibs_ctd.png")]
+    return [save_figure(fig, path)]
