@@ -6,7 +6,14 @@ sqrt(log k_base / log K), so that the hyperparameters tuned on a small-K proxy t
 to a large-K model.
 """
 
-from icml25.papers.mutransfer_fno.data import burgers_dataset, burgers_solve, grf_1d
+from icml25.papers.mutransfer_fno.data import (
+    PAPER_DATASETS,
+    burgers_dataset,
+    burgers_solve,
+    grf_1d,
+    load_paper_dataset,
+    read_mat,
+)
 from icml25.papers.mutransfer_fno.fno import (
     FNO,
     SpectralConvNd,
@@ -29,7 +36,8 @@ from icml25.papers.mutransfer_fno.transfer import (
 )
 
 __all__ = [
-    "FNO", "SpectralConvNd", "TrainSettings", "burgers_dataset", "burgers_solve", "clip_grad_elementwise_",
-    "grf_1d", "init_std", "lr_multiplier", "lr_sweep", "mup_param_groups", "mup_scale", "neuralop_n_modes",
-    "optimum_index", "relative_l2", "train_fno", "train_fno_lr_grid", "transfer_hyperparameters", "transfer_regret",
+    "FNO", "PAPER_DATASETS", "SpectralConvNd", "TrainSettings", "burgers_dataset", "burgers_solve",
+    "clip_grad_elementwise_", "grf_1d", "init_std", "load_paper_dataset", "lr_multiplier", "lr_sweep",
+    "mup_param_groups", "mup_scale", "neuralop_n_modes", "optimum_index", "read_mat", "relative_l2", "train_fno",
+    "train_fno_lr_grid", "transfer_hyperparameters", "transfer_regret",
 ]

@@ -59,34 +59,38 @@ class TrainSettings:
             raise ValueError(f"TrainSettings.beta2 must be in [0, 1), got {self.beta2!r}")
 
 
-def _check_data(a_train, u_train, a_test, u_test) -> None:
-    """Inputs and targets are (n, res) tensors with matching shapes, on one device."""
+def _check_data(a_train, u_train, a_test, u_test) -> int:
+    """Inputs and targets are (n, res) tensors (1-D grids; (n, s1, s2) or (n, s1, s2, s3) for 2-D or 3-D) with
+    matching shapes, on one device; returns the grid dimension d."""
     for name, a, u in (("train", a_train, u_train), ("test", a_test, u_test)):
         if not (isinstance(a, torch.Tensor) and isinstance(u, torch.Tensor)):
             raise TypeError(f"a_{name} and u_{name} must be tensors")
-        if a.ndim != 2 or a.shape != u.shape or len(a) == 0:
-            raise ValueError(f"a_{name} and u_{name} must be non-empty (n, res) tensors of one shape, got "
-                             f"{tuple(a.shape)} and {tuple(u.shape)}")
-    if a_train.shape[1] != a_test.shape[1]:
-        raise ValueError(f"train and test grids differ: {a_train.shape[1]} and {a_test.shape[1]} points")
+        if a.ndim not in (2, 3, 4) or a.shape != u.shape or len(a) == 0:
+            raise ValueError(f"a_{name} and u_{name} must be non-empty (n, res) tensors of one shape (or (n, s1, s2), "
+                             f"(n, s1, s2, s3)), got {tuple(a.shape)} and {tuple(u.shape)}")
+    if a_train.shape[1:] != a_test.shape[1:]:
+        raise ValueError(f"train and test grids differ: {tuple(a_train.shape[1:])} and {tuple(a_test.shape[1:])} "
+                         f"points")
+    return a_train.ndim - 1
 
 
 def train_fno(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torch.Tensor, u_test: torch.Tensor, *,
               modes: int, param: str, lr: float, settings: TrainSettings, seed: int) -> float:
-    """Train a 1-D FNO with Adam on the relative L2 loss; return the mean test relative L2 error.
+    """Train an FNO with Adam on the relative L2 loss; return the mean test relative L2 error.
 
-    Inputs are (n, res) tensors; the model is built on the CPU (the same init on every device) and
-    trained on ``a_train``'s device. The seed fixes the init and the minibatch order, so two calls with
-    the same seed that build the same model (e.g. SP and muP at K = k_base) are bit-identical.
+    Inputs are (n, res) tensors (a 1-D FNO), or (n, s1, s2) / (n, s1, s2, s3) for a 2-D / 3-D FNO; the model is
+    built on the CPU (the same init on every device) and trained on ``a_train``'s device. The seed fixes the init
+    and the minibatch order, so two calls with the same seed that build the same model (e.g. SP and muP at
+    K = k_base) are bit-identical.
     A diverged run (non-finite loss) returns ``inf``.
     """
     if not lr > 0:
         raise ValueError(f"lr must be positive, got {lr!r}")
-    _check_data(a_train, u_train, a_test, u_test)
+    d = _check_data(a_train, u_train, a_test, u_test)
     device = a_train.device
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
-    model = FNO(1, 1, 1, width=settings.width, n_layers=settings.n_layers, modes=modes, param=param,
+    model = FNO(d, 1, 1, width=settings.width, n_layers=settings.n_layers, modes=modes, param=param,
                 k_base=settings.k_base, complex_init=settings.complex_init).to(device)
     opt = torch.optim.Adam(mup_param_groups(model, lr), betas=(0.9, settings.beta2))
     n = a_train.shape[0]
@@ -135,13 +139,13 @@ def train_fno_lr_grid(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torc
 
     if len(params) == 0 or len(lrs) == 0 or any(not lr > 0 for lr in lrs):
         raise ValueError(f"need at least one param and positive lrs, got {params!r}, {lrs!r}")
-    _check_data(a_train, u_train, a_test, u_test)
+    d = _check_data(a_train, u_train, a_test, u_test)
     device = a_train.device
     members, lr_maps = [], []
     for param in params:
         for lr in lrs:
             torch.manual_seed(seed)
-            model = FNO(1, 1, 1, width=settings.width, n_layers=settings.n_layers, modes=modes, param=param,
+            model = FNO(d, 1, 1, width=settings.width, n_layers=settings.n_layers, modes=modes, param=param,
                         k_base=settings.k_base, complex_init=settings.complex_init).to(device)
             members.append(model)
             lr_maps.append(_member_lrs(model, lr))
@@ -163,13 +167,14 @@ def train_fno_lr_grid(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torc
     steps_per_epoch = math.ceil(n / settings.batch_size)
     total = settings.epochs * steps_per_epoch
     x_train, y_train = a_train[..., None], u_train[..., None]
+    tile = (n_members,) + (1,) * (d + 1)  # the targets, once per member
     step = 0
     for _ in range(settings.epochs):
         perm = torch.randperm(n, generator=gen)
         for i in range(steps_per_epoch):
             idx = perm[i * settings.batch_size:(i + 1) * settings.batch_size].to(device)
-            out = batched(weights, buffers, x_train[idx])  # (members, batch, res, 1)
-            loss = relative_l2(out.flatten(0, 1), y_train[idx].repeat(n_members, 1, 1)).view(n_members, -1)
+            out = batched(weights, buffers, x_train[idx])  # (members, batch, *grid, 1)
+            loss = relative_l2(out.flatten(0, 1), y_train[idx].repeat(tile)).view(n_members, -1)
             grads = torch.autograd.grad(loss.mean(1).sum(), [weights[k] for k in names])
             # cosine schedule as CosineAnnealingLR: factor for the step being taken
             sched = 0.5 * (1 + math.cos(math.pi * step / total)) if settings.cosine else 1.0
@@ -185,7 +190,7 @@ def train_fno_lr_grid(a_train: torch.Tensor, u_train: torch.Tensor, a_test: torc
                     weights[name].sub_(lr_t[name] * sched / (1 - beta1**step) * m / denom)
     with torch.no_grad():
         out = batched(weights, buffers, a_test[..., None])
-        err = relative_l2(out.flatten(0, 1), u_test[..., None].repeat(n_members, 1, 1)).view(n_members, -1)
+        err = relative_l2(out.flatten(0, 1), u_test[..., None].repeat(tile)).view(n_members, -1)
         err = err.mean(1).cpu().numpy().astype(float)
     err[~np.isfinite(err)] = np.inf
     return err.reshape(len(params), len(lrs))
@@ -205,7 +210,8 @@ def lr_sweep(data: tuple, params: Sequence[str], ks: Sequence[int], lrs: Sequenc
     """Test error of every (param, K, lr, seed) cell on the same data.
 
     Args:
-        data: ``(a_train, u_train, a_test, u_test)`` arrays or tensors of shape (n, res).
+        data: ``(a_train, u_train, a_test, u_test)`` arrays or tensors of shape (n, res) (or (n, s1, s2) for a
+            2-D FNO, (n, s1, s2, s3) for a 3-D one).
         params: parametrizations, e.g. ``("sp", "mup")``.
         ks: mode counts. lrs: base learning rates. seeds: training seeds.
     Returns:
