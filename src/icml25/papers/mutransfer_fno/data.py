@@ -181,9 +181,10 @@ def load_paper_dataset(name: str, root: str | Path, n_train: int, n_test: int, s
       last ``n_test`` (``fourier_3d.py``). Arrays (n, s, s).
 
     Every grid is subsampled by ``stride`` (0: :data:`DEFAULT_STRIDES`, the FNO scripts' own: 8192 -> 1024,
-    421 -> 85, 64 -> 64) along every grid axis (``x[:, ::stride, ::stride]`` in 2-D). Nothing is normalised (the FNO scripts' pointwise
-    Gaussian normaliser is not applied). The files are checked before anything is read: a missing one raises
-    FileNotFoundError naming it and the expected layout; too few samples or a wrong shape raise ValueError.
+    421 -> 85, 64 -> 64) along every grid axis (``x[:, ::stride, ::stride]`` in 2-D). Nothing is normalised
+    (the FNO scripts' pointwise Gaussian normaliser is not applied). The files are checked before anything is
+    read: a missing one raises FileNotFoundError naming it and the expected layout; too few samples or a wrong
+    shape raise ValueError.
     """
     if name not in PAPER_DATASETS:
         raise ValueError(f"name must be one of {PAPER_DATASETS}, got {name!r}")
