@@ -1,5 +1,6 @@
 """downstream_free_energy: the paper's CIFAR-FS / mini-ImageNet read from their distributed formats
-(``load_paper_dataset``) and the selection experiments' ``data_dir`` / ``paper_dataset`` settings.
+(``load_paper_dataset``) and the ``paper_data`` experiment's ``data_dir`` / ``paper_dataset`` settings (the writers
+of the CIFAR-100 files are shared with the suite's batteries in ``tests/paper_files.py``).
 
 Every fixture is written into ``tmp_path`` in the real format: CIFAR-100's python version (``cifar-100-python/train``,
 ``test``, ``meta``: pickled dicts with ``data`` (N, 3072) uint8 in channel-major order, ``fine_labels``,
@@ -11,7 +12,6 @@ Every fixture is written into ``tmp_path`` in the real format: CIFAR-100's pytho
 from __future__ import annotations
 
 import math
-import pickle
 import socket
 import urllib.request
 from pathlib import Path
@@ -30,16 +30,11 @@ from icml25.papers.downstream_free_energy.data import (
     load_paper_dataset,
 )
 from icml25.papers.downstream_free_energy.free_energy import full_loss
-from icml25.papers.downstream_free_energy.repro import EXPERIMENTS, SelectionConfig
+from icml25.papers.downstream_free_energy.repro import EXPERIMENTS, PaperSelectionConfig, SelectionConfig
 from icml25.papers.downstream_free_energy.transfer import FineTuner, TransferData, pretrain
+from paper_files import NAMES, PER_CLASS, cifar_image, dump_pickle, write_cifar100
 
 torch.set_num_threads(1)
-
-NAMES = sorted(CIFAR_FS_SPLIT["train"] + CIFAR_FS_SPLIT["val"] + CIFAR_FS_SPLIT["test"])
-"""CIFAR-100's fine label names in fine-label order (alphabetical)."""
-PER_CLASS = (5, 1)
-"""Images per class in the fixture's ``train`` and ``test`` files (CIFAR-100: 500 and 100)."""
-
 
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch):
@@ -49,38 +44,6 @@ def _no_network(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setattr(urllib.request, "urlopen", refuse)
-
-
-def _dump(path: Path, obj: dict, bytes_keys: bool) -> None:
-    if bytes_keys:
-        obj = {k.encode(): v for k, v in obj.items()}
-    with path.open("wb") as fh:
-        pickle.dump(obj, fh, protocol=2)
-
-
-def _image(fine: int, k: int, split: int) -> np.ndarray:
-    """A distinct 3072-byte image: pixel j is ``(fine * 37 + k * 11 + split * 101 + j) % 256``."""
-    return ((fine * 37 + k * 11 + split * 101 + np.arange(3072)) % 256).astype(np.uint8)
-
-
-def write_cifar100(root: Path, names: list[str] = NAMES, bytes_keys: bool = False) -> dict[str, list]:
-    """The CIFAR-100 python layout under ``root/cifar-100-python`` with ``PER_CLASS`` images of every class, rows
-    interleaved across classes (as in the real files); returns each fine id's raw images, ``train`` then ``test``."""
-    d = root / "cifar-100-python"
-    d.mkdir(parents=True)
-    images: dict[int, list] = {c: [] for c in range(100)}
-    for split, (f, n) in enumerate(zip(("train", "test"), PER_CLASS)):
-        rows, labels = [], []
-        for k in range(n):
-            for c in range(100):
-                rows.append(_image(c, k, split))
-                labels.append(c)
-                images[c].append(rows[-1])
-        _dump(d / f, {"filenames": [f"{i}.png" for i in range(len(rows))], "batch_label": f"{f} batch",
-                      "fine_labels": labels, "coarse_labels": [c // 5 for c in labels], "data": np.stack(rows)},
-              bytes_keys)
-    _dump(d / "meta", {"fine_label_names": names, "coarse_label_names": [f"s{i}" for i in range(20)]}, bytes_keys)
-    return {names[c]: images[c] for c in range(100)}
 
 
 def _pixels(rows: list[np.ndarray]) -> torch.Tensor:
@@ -130,7 +93,7 @@ def test_cifar_fs_classes_are_found_by_name_not_by_position(tmp_path):
     assert torch.equal(data.x_pre, x_pre) and data.y_pre.tolist() == y_pre
     assert torch.equal(data.x_down, x_down) and data.y_down.tolist() == y_down
     # 'apple' is fine id 99 in this meta file: pretraining class 0's first image is that of fine id 99
-    assert torch.equal(data.x_pre[0], _pixels([_image(99, 0, 0)])[0])
+    assert torch.equal(data.x_pre[0], _pixels([cifar_image(99, 0, 0)])[0])
 
 
 def test_class_split_is_bertinettos():
@@ -154,7 +117,7 @@ def write_metaoptnet(root: Path, name: str, per_class: tuple[int, int] = (3, 2),
         ys = [c for _ in range(n) for c in labels]
         X = np.stack([((7 * i + c + np.arange(side * side * 3)) % 256).astype(np.uint8).reshape(side, side, 3)
                       for i, c in enumerate(ys)])
-        _dump(root / f, {"data": X, "labels": ys}, bytes_keys=False)
+        dump_pickle(root / f, {"data": X, "labels": ys}, bytes_keys=False)
         out.append((X, ys))
     return out
 
@@ -188,7 +151,7 @@ def test_both_cifar_fs_formats_give_the_same_data(tmp_path):
         rows = [(images[c][k], NAMES.index(c)) for k in range(sum(PER_CLASS)) for c in CIFAR_FS_SPLIT[split]]
         X = np.stack([r.reshape(3, 32, 32).transpose(1, 2, 0) for r, _ in rows])
         (tmp_path / "b").mkdir(exist_ok=True)
-        _dump(tmp_path / "b" / f, {"data": X, "labels": [c for _, c in rows]}, bytes_keys=False)
+        dump_pickle(tmp_path / "b" / f, {"data": X, "labels": [c for _, c in rows]}, bytes_keys=False)
     a, b = load_paper_dataset("cifar_fs", tmp_path / "a"), load_paper_dataset("cifar_fs", tmp_path / "b")
     for field in ("x_pre", "y_pre", "x_down", "y_down"):
         assert torch.equal(getattr(a, field), getattr(b, field)), field
@@ -224,34 +187,45 @@ def test_malformed_files_are_named(tmp_path):
     with pytest.raises(PaperDataError, match=r"share labels \[40\]"):
         load_paper_dataset("cifar_fs", tmp_path / "o")
     (tmp_path / "p").mkdir()
-    _dump(tmp_path / "p" / "CIFAR_FS_train.pickle", {"data": np.zeros((2, 3072), np.uint8), "labels": [0, 1]}, False)
-    _dump(tmp_path / "p" / "CIFAR_FS_test.pickle", {"data": np.zeros((2, 32, 32, 3), np.uint8), "labels": [2, 3]},
-          False)
+    dump_pickle(tmp_path / "p" / "CIFAR_FS_train.pickle", {"data": np.zeros((2, 3072), np.uint8), "labels": [0, 1]},
+                False)
+    dump_pickle(tmp_path / "p" / "CIFAR_FS_test.pickle",
+                {"data": np.zeros((2, 32, 32, 3), np.uint8), "labels": [2, 3]}, False)
     with pytest.raises(PaperDataError, match=r"CIFAR_FS_train.pickle key 'data' must be \(N, 32, 32, 3\) uint8"):
         load_paper_dataset("cifar_fs", tmp_path / "p")
 
 
+def _paper_data():
+    return next(e for e in EXPERIMENTS if e.name == "paper_data")
+
+
 def test_config_checks_name_the_field(tmp_path):
-    SelectionConfig(data_dir=str(tmp_path)).validate()
-    SelectionConfig(data_dir=str(tmp_path), paper_dataset="mini_imagenet").validate()
-    with pytest.raises(ConfigError, match=r"SelectionConfig.data_dir must be empty .* got '.*nowhere'"):
-        SelectionConfig(data_dir=str(tmp_path / "nowhere")).validate()
+    PaperSelectionConfig(data_dir=str(tmp_path)).validate()
+    PaperSelectionConfig(data_dir=str(tmp_path), paper_dataset="mini_imagenet").validate()
+    with pytest.raises(ConfigError, match=r"PaperSelectionConfig.data_dir must be an existing folder .* got "
+                                          r"'.*nowhere'"):
+        PaperSelectionConfig(data_dir=str(tmp_path / "nowhere")).validate()
     with pytest.raises(ConfigError, match="paper_dataset"):
-        SelectionConfig(data_dir=str(tmp_path), paper_dataset="omniglot").validate()
+        PaperSelectionConfig(data_dir=str(tmp_path), paper_dataset="omniglot").validate()
+    assert not hasattr(SelectionConfig(), "data_dir")  # the stand-in experiments read no user path
     # validate() only checks that the folder exists: an empty folder is accepted, the run names the missing file
-    exp = EXPERIMENTS[0]
+    exp = _paper_data()
+    assert exp.data_setting == "data_dir" and exp.missing_data(exp.make_config("smoke"))
     cfg = exp.make_config("smoke", {"data_dir": str(tmp_path)})
     with pytest.raises(FileNotFoundError, match="CIFAR_FS_train.pickle"):
         exp.run(cfg, 0)
 
 
 def test_smoke_run_on_the_fixture_is_rederived(tmp_path):
-    """digits_selection's smoke preset on a CIFAR-FS fixture: 4 checkpoints on the 64 meta-train classes (3,072
-    inputs), 20-way 5-shot downstream error on the 20 meta-test classes; a checkpoint's train loss and downstream
-    error are recomputed from the fixture, and F_hat = n L* + lambda_hat log n with n the fixture's 384 images."""
+    """paper_data's smoke preset (digits_selection's settings) on a CIFAR-FS fixture: 4 checkpoints on the 64
+    meta-train classes (3,072 inputs), 20-way 5-shot downstream error on the 20 meta-test classes; a checkpoint's
+    train loss and downstream error are recomputed from the fixture, and F_hat = n L* + lambda_hat log n with n the
+    fixture's 384 images."""
     write_cifar100(tmp_path)
-    exp = next(e for e in EXPERIMENTS if e.name == "digits_selection")
+    exp = _paper_data()
     cfg = exp.make_config("smoke", {"data_dir": str(tmp_path)})
+    digits = next(e for e in EXPERIMENTS if e.name == "digits_selection").make_config("smoke")
+    assert {k: v for k, v in vars(cfg).items() if k in vars(digits)} == vars(digits)  # the same study
     out = exp.run(cfg, 0)
     n = 64 * sum(PER_CLASS)
     assert out["n_checkpoints"] == 4 and out["n_missed_target"] == 0

@@ -33,5 +33,7 @@ def selection_figures(per_seed: list[Metrics], cfg: SelectionConfig, outdir: Pat
     axes[0].legend(fontsize=7)
     seed_bars(axes[2], per_seed, [f"spearman_{k}" for k in METRICS], METRICS, highlight=METRICS[0], threshold=0.5)
     axes[2].set_ylabel("Spearman rho with downstream error (95% CI)")
-    fig.suptitle(f"{cfg.dataset}: {len(per_seed[0]['ckpt_free_energy'])} checkpoints per seed")
-    return [save_figure(fig, outdir / f"selection_{cfg.dataset}.png")]
+    name = getattr(cfg, "paper_dataset", cfg.dataset)  # the paper_data experiment's data set, else the stand-in's
+    name += "_level_set" if cfg.target_loss > 0 else ""  # digits_level_set and digits_selection: one file each
+    fig.suptitle(f"{name}: {len(per_seed[0]['ckpt_free_energy'])} checkpoints per seed")
+    return [save_figure(fig, outdir / f"selection_{name}.png")]
