@@ -12,7 +12,7 @@ declared by their experiment (``Experiment.not_at_smoke``, in the paper's own re
 and expected to fail (strictly: an entry that starts passing must be removed).
 
 An experiment that runs only on the paper's own data (``Experiment.data_setting``) runs on a
-tiny copy of those files in their real format, written by ``tests/paper_files.py``.
+tiny copy of those files in their real format, written by ``tests/paper_files/``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 Every fixture is a tiny CSV written into ``tmp_path`` with the real files' column names in their order
 (ChuanhuiLiu/CDVI at dab3bf9, ``datasets/``; the writers are shared with the suite's batteries in
-``tests/paper_files.py``); the expected X, times and events are written out by hand from the
+``tests/paper_files/``); the expected X, times and events are written out by hand from the
 documented preprocessing (official features, PBC's time and age, mean / mode imputation over all rows, one-hot
 with the first sorted level dropped).
 """
@@ -19,7 +19,7 @@ import torch
 pytest.importorskip("pandas")
 
 from icml25.papers.cdvi.data import PAPER_DATASETS, load_paper_dataset  # noqa: E402
-from paper_files import (  # noqa: E402
+from paper_files.cdvi import (  # noqa: E402
     METABRIC_HEADER,
     PBC_HEADER,
     SUPPORT_HEADER,

@@ -1,6 +1,6 @@
 """downstream_free_energy: the paper's CIFAR-FS / mini-ImageNet read from their distributed formats
 (``load_paper_dataset``) and the ``paper_data`` experiment's ``data_dir`` / ``paper_dataset`` settings (the writers
-of the CIFAR-100 files are shared with the suite's batteries in ``tests/paper_files.py``).
+of the CIFAR-100 files are shared with the suite's batteries in ``tests/paper_files/``).
 
 Every fixture is written into ``tmp_path`` in the real format: CIFAR-100's python version (``cifar-100-python/train``,
 ``test``, ``meta``: pickled dicts with ``data`` (N, 3072) uint8 in channel-major order, ``fine_labels``,
@@ -32,7 +32,7 @@ from icml25.papers.downstream_free_energy.data import (
 from icml25.papers.downstream_free_energy.free_energy import full_loss
 from icml25.papers.downstream_free_energy.repro import EXPERIMENTS, PaperSelectionConfig, SelectionConfig
 from icml25.papers.downstream_free_energy.transfer import FineTuner, TransferData, pretrain
-from paper_files import NAMES, PER_CLASS, cifar_image, dump_pickle, write_cifar100
+from paper_files.downstream_free_energy import NAMES, PER_CLASS, cifar_image, dump_pickle, write_cifar100
 
 torch.set_num_threads(1)
 
