@@ -8,8 +8,6 @@ smoke preset run end to end on such a file.
 
 from __future__ import annotations
 
-import csv
-import gzip
 import json
 import math
 
@@ -18,6 +16,15 @@ import pytest
 import torch
 
 from icml25.papers.sharp_distill import load_review_dataset, read_reviews
+from paper_files.sharp_distill import (
+    amazon_objects,
+    write_amazon,
+    write_amazon_gz,
+    write_amazon_loose,
+    write_csv,
+    write_review_file,
+    write_yelp,
+)
 
 # (user, item, rating, text), in file order. The official split of 10 rows (train_test_split, test_size 0.3 then
 # 0.333, random_state 42) is train [0 7 2 9 4 3 6], validation [1 5], test [8]. The last row repeats (A1, B1).
@@ -37,48 +44,11 @@ ROWS = [
 TRAIN_ROWS, VAL_ROWS, TEST_ROWS = [0, 7, 2, 9, 4, 3, 6], [1], [8]
 
 
-def _amazon(rows):
-    return [{"reviewerID": u, "asin": i, "reviewerName": "x", "helpful": [0, 0], "reviewText": t, "overall": r,
-             "summary": "s", "unixReviewTime": 1400000000 + k, "reviewTime": "05 13, 2014"}
-            for k, (u, i, r, t) in enumerate(rows)]
-
-
-def write_amazon(path, rows=ROWS):
-    path.write_text("".join(json.dumps(o) + "\n" for o in _amazon(rows)))
-    return path
-
-
-def write_amazon_loose(path, rows=ROWS):  # the 2014 files' Python dict literals (single quotes)
-    path.write_text("".join(repr(o) + "\n" for o in _amazon(rows)))
-    return path
-
-
-def write_amazon_gz(path, rows=ROWS):
-    with gzip.open(path, "wt", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(o) + "\n" for o in _amazon(rows))
-    return path
-
-
-def write_yelp(path, rows=ROWS):
-    path.write_text("".join(json.dumps({"review_id": f"r{k}", "user_id": u, "business_id": i, "stars": r,
-                                        "useful": 0, "funny": 0, "cool": 0, "text": t,
-                                        "date": "2018-07-07 22:09:11"}) + "\n"
-                            for k, (u, i, r, t) in enumerate(rows)))
-    return path
-
-
-def write_csv(path, rows=ROWS):
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["user_id", "item_id", "review", "rating", "timestamp"])
-        w.writerows([u, i, t, int(r), f"2023-01-{k + 1:02d}"] for k, (u, i, r, t) in enumerate(rows))
-    return path
-
-
 FORMATS = {"amazon": ("reviews_CDs_and_Vinyl_5.json", write_amazon),
            "amazon_loose": ("reviews_Beauty_5.json", write_amazon_loose),
            "amazon_gz": ("reviews_Sports_and_Outdoors_5.json.gz", write_amazon_gz),
            "yelp": ("review.json", write_yelp), "csv": ("interactions.csv", write_csv)}
+"""Each format's writer (``tests/paper_files/sharp_distill.py``) and a real file name of it."""
 
 
 class CountEncoder:
@@ -101,7 +71,7 @@ def _pairs(data, key):
 @pytest.mark.parametrize("fmt", list(FORMATS))
 def test_every_format_gives_the_official_split_exactly(tmp_path, fmt):
     name, write = FORMATS[fmt]
-    data = load_review_dataset(write(tmp_path / name), encoder=CountEncoder())
+    data = load_review_dataset(write(tmp_path / name, ROWS), encoder=CountEncoder())
     # ids indexed in order of first appearance in the (shuffled) training rows
     assert data.user_ids == ["A1", "A2", "A4", "A3"]
     assert data.item_ids == ["B1", "B4", "B2"]
@@ -126,10 +96,10 @@ def test_every_format_gives_the_official_split_exactly(tmp_path, fmt):
 
 
 def test_read_reviews_in_file_order_and_kinds(tmp_path):
-    users, items, ratings, texts = read_reviews(write_amazon(tmp_path / "a.json"), "amazon")
+    users, items, ratings, texts = read_reviews(write_amazon(tmp_path / "a.json", ROWS), "amazon")
     assert users == [r[0] for r in ROWS] and items == [r[1] for r in ROWS]
     assert ratings.tolist() == [r[2] for r in ROWS] and texts == [r[3] for r in ROWS]
-    assert read_reviews(write_yelp(tmp_path / "y.json"), "yelp")[0] == users
+    assert read_reviews(write_yelp(tmp_path / "y.json", ROWS), "yelp")[0] == users
     # a CSV without a rating column: NaN ratings; an Amazon line without reviewText: ""
     (tmp_path / "n.csv").write_text("user_id,item_id,review\nu,i,hello\n")
     _, _, r, t = read_reviews(tmp_path / "n.csv")
@@ -139,7 +109,7 @@ def test_read_reviews_in_file_order_and_kinds(tmp_path):
 
 
 def test_default_encoder_and_filters(tmp_path):
-    path = write_amazon(tmp_path / "a.json")
+    path = write_amazon(tmp_path / "a.json", ROWS)
     data = load_review_dataset(path, "amazon", seed=0)  # TF-IDF + SVD, 64-d (zero-padded)
     assert data.user_text.shape == (4, 64) and torch.isfinite(data.user_text).all()
     assert data.text_encoder.transform(["great"]).shape == (1, 64)
@@ -158,7 +128,7 @@ def test_errors_name_the_file_and_the_line(tmp_path):
     with pytest.raises(FileNotFoundError, match="nowhere.json"):
         load_review_dataset(tmp_path / "nowhere.json")
     bad = tmp_path / "bad.json"
-    lines = [json.dumps(o) for o in _amazon(ROWS[:3])]
+    lines = [json.dumps(o) for o in amazon_objects(ROWS[:3])]
     bad.write_text("\n".join([lines[0], lines[1], "{not json", lines[2]]) + "\n")
     with pytest.raises(ValueError, match=r"bad\.json'?, line 3: not a JSON object"):
         load_review_dataset(bad, "amazon")
@@ -189,47 +159,111 @@ def test_errors_name_the_file_and_the_line(tmp_path):
         load_review_dataset(write_amazon(tmp_path / "few.json", ROWS[:3]))
 
 
-def _fixture(path, n_users=30, n_items=20, per_user=8, seed=0):
-    """A small Amazon 5-core-like file: every user reviews ``per_user`` items with words tied to the item."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for u in range(n_users):
-        for i in rng.choice(n_items, per_user, replace=False):
-            words = [f"w{(i * 3 + k) % 25}" for k in range(3)] + [f"w{x}" for x in rng.integers(25, size=2)]
-            rows.append((f"U{u:03d}", f"I{i:03d}", float(rng.integers(1, 6)), " ".join(words)))
-    return write_amazon(path, rows)
+def _paper_data():
+    from icml25.papers.sharp_distill.repro import EXPERIMENTS
+
+    return next(e for e in EXPERIMENTS if e.name == "paper_data")
+
+
+def test_max_users_keeps_every_review_of_the_drawn_users(tmp_path):
+    path = write_review_file(tmp_path / "reviews_CDs_and_Vinyl_5.json")  # 30 users x 8 reviews
+    full = load_review_dataset(path, encoder=CountEncoder())
+    sub = load_review_dataset(path, encoder=CountEncoder(), max_users=10)
+    assert len(set(full.user_ids)) == 30 and len(set(sub.user_ids)) <= 10
+    # the users drawn by numpy's default_rng(42) from the sorted ids, every review of theirs kept before the split
+    users = np.array(sorted(f"U{u:03d}" for u in range(30)), dtype=object)
+    chosen = set(users[np.random.default_rng(42).choice(30, 10, replace=False)])
+    assert set(sub.user_ids) <= chosen
+    n = sub.train_edge_index.size(1) + sub.val_edge_index.size(1) + sub.test_edge_index.size(1)
+    assert n + sub.n_dropped_val + sub.n_dropped_test == 10 * 8
+    assert load_review_dataset(path, encoder=CountEncoder(), max_users=30).user_ids == full.user_ids
+    with pytest.raises(ValueError, match="max_users must be an integer >= 0"):
+        load_review_dataset(path, max_users=-1)
 
 
 def test_smoke_preset_runs_on_a_review_file(tmp_path):
     from icml25.papers.sharp_distill.repro import EXPERIMENTS, load_data
 
     torch.set_num_threads(1)
-    path = _fixture(tmp_path / "reviews_CDs_and_Vinyl_5.json")
-    exp = EXPERIMENTS[0]
+    path = write_review_file(tmp_path / "reviews_CDs_and_Vinyl_5.json")
+    exp = _paper_data()
     cfg = exp.make_config("smoke", {"data_path": str(path)})
     data = load_data(cfg, 0)
     assert data.user_ids[0].startswith("U") and data.num_items <= 20
     out = exp.run(cfg, seed=0)
     assert all(math.isfinite(v) for v in out.values())
     assert 0 <= out["ndcg_sharp"] <= 1 and out["params_sharp"] < out["params_teacher"]
-    # the generated data is unchanged when data_path is empty
-    gen = load_data(exp.make_config("smoke"), 0)
+    # paper_data's smoke preset is the stand-in's smoke settings on the file
+    standin = next(e for e in EXPERIMENTS if e.name == "synthetic_reviews").make_config("smoke")
+    skip = {"n_users", "n_items", "per_user"}
+    assert {k: v for k, v in vars(cfg).items() if k in vars(standin) and k not in skip} == \
+        {k: v for k, v in vars(standin).items() if k not in skip}
+    # the stand-in experiment reads only the generated data
+    gen = load_data(standin, 0)
     assert (gen.num_users, gen.num_items) == (150, 120)
+
+
+def test_paper_data_presets_use_the_papers_optimiser():
+    exp = _paper_data()
+    quick, full = exp.make_config("quick"), exp.make_config("full")
+    for cfg in (quick, full):
+        m = cfg.model
+        assert (m.teacher_epochs, m.student_epochs, m.batch_size, m.lr, cfg.baseline_epochs) == (200, 200, 256, 1e-3,
+                                                                                                   200)
+    assert (quick.max_users, full.max_users) == (1000, 0)
+    assert {p: exp.fidelity_of(p).level for p in ("smoke", "quick", "full")} == {
+        "smoke": "mechanism", "quick": "reduced", "full": "reduced"}
 
 
 def test_config_validation(tmp_path):
     from icml25.core.experiment import ConfigError
-    from icml25.papers.sharp_distill.repro import EXPERIMENTS
+    from icml25.papers.sharp_distill.repro import EXPERIMENTS, PaperDataConfig, SharpConfig
 
-    exp = EXPERIMENTS[0]
-    with pytest.raises(ConfigError, match="data_path must be empty"):
+    exp = _paper_data()
+    assert exp.data_setting == "data_path" and exp.missing_data(exp.make_config("smoke"))
+    with pytest.raises(ConfigError, match="data_path must be an existing review file"):
         exp.make_config("smoke", {"data_path": str(tmp_path / "missing.json")})
-    with pytest.raises(ConfigError, match="data_path must be empty"):
+    with pytest.raises(ConfigError, match="data_path must be an existing review file"):
         exp.make_config("smoke", {"data_path": str(tmp_path)})  # a folder, not a file
     with pytest.raises(ConfigError, match="data_kind"):
         exp.make_config("smoke", {"data_kind": "movielens"})
     with pytest.raises(ConfigError, match="text_model must be empty"):
         exp.make_config("smoke", {"text_model": str(tmp_path / "no-deberta")})
-    path = write_csv(tmp_path / "x.csv")
+    with pytest.raises(ConfigError, match="max_users"):
+        exp.make_config("smoke", {"max_users": -1})
+    path = write_csv(tmp_path / "x.csv", ROWS)
     cfg = exp.make_config("full", {"data_path": str(path), "data_kind": "csv", "text_model": str(tmp_path)})
+    assert isinstance(cfg, PaperDataConfig)
     assert (cfg.data_path, cfg.data_kind, cfg.text_model) == (str(path), "csv", str(tmp_path))
+    # the stand-in experiment has none of the paper-data settings
+    standin = next(e for e in EXPERIMENTS if e.name == "synthetic_reviews")
+    for key in ("data_path", "data_kind", "text_model", "max_users"):
+        assert not hasattr(SharpConfig(), key)
+        with pytest.raises(ConfigError, match=f"has no setting '{key}'"):
+            standin.make_config("smoke", {key: ""})
+    assert not standin.data_setting
+
+
+def test_paper_data_is_skipped_without_data_path_and_planned_with_it(tmp_path):
+    from icml25.core.runner import plan
+
+    skipped = []
+    assert {j.experiment for j in plan(["sharp_distill"], "smoke", 1, skipped=skipped)} == {"synthetic_reviews"}
+    assert [str(e) for e in skipped] == ["sharp_distill/paper_data needs the paper's data: --set data_path=PATH (see "
+                                         "`icml25 show sharp_distill` for what PATH must hold)"]
+    path = write_review_file(tmp_path / "review.json")
+    jobs = plan(["sharp_distill"], "smoke", 1, {"data_path": str(path)}, skipped=[])
+    assert {j.experiment for j in jobs} == {"synthetic_reviews", "paper_data"}
+
+
+def test_figures_get_one_file_per_experiment(tmp_path):
+    pytest.importorskip("matplotlib")
+    from icml25.papers.sharp_distill.repro import EXPERIMENTS, MODELS, TIMED
+
+    per_seed = [{**{f"ndcg_{m}": 0.1 + 0.01 * s for m in MODELS}, **{f"latency_ms_{m}": 1.0 + s for m in TIMED}}
+                for s in range(2)]
+    path = write_review_file(tmp_path / "review.json")
+    cfg = _paper_data().make_config("smoke", {"data_path": str(path)})
+    assert [p.name for p in _paper_data().figures(per_seed, cfg, tmp_path)] == ["sharp_distill_paper_data.png"]
+    standin = next(e for e in EXPERIMENTS if e.name == "synthetic_reviews")
+    assert [p.name for p in standin.figures(per_seed, standin.make_config("smoke"), tmp_path)] == ["sharp_distill.png"]

@@ -358,7 +358,7 @@ def _k_core(users: np.ndarray, items: np.ndarray, k: int) -> np.ndarray:
 
 def load_review_dataset(path: str | Path, kind: str = "auto", encoder: TextEncoder | None = None,
                         k_core: int = 0, min_rating: float | None = None, split_seed: int = OFFICIAL_SPLIT[2],
-                        seed: int = 0) -> Data:
+                        seed: int = 0, max_users: int = 0) -> Data:
     """The paper's review data (Amazon CDs / Beauty / Cellphones / Sports, Yelp) from a file on disk, as the
     ``Data`` that :func:`synthetic_reviews` returns.
 
@@ -380,7 +380,10 @@ def load_review_dataset(path: str | Path, kind: str = "auto", encoder: TextEncod
     before the split), so that a pair is never both a training and a test item; validation and test pairs
     whose user or item has no training row are dropped (no index, no text: counted in ``n_dropped_val`` /
     ``n_dropped_test``); optional ``k_core`` (iterated, users and items with at least ``k_core`` reviews) and
-    ``min_rating`` (keep ratings >= it) filters apply before the split, off by default; text features are the mean
+    ``min_rating`` (keep ratings >= it) filters apply before the split, off by default; ``max_users`` > 0 keeps only
+    the reviews of that many users, drawn uniformly at random without replacement by
+    ``numpy.random.default_rng(split_seed)`` from the file's distinct users in sorted-id order (the same users for
+    every run seed; applied first, then the repeated pairs, the filters and the split); text features are the mean
     ``encoder`` output (default :class:`TfidfSVDEncoder` (64, ``seed``), a stand-in for DeBERTa; pass
     :class:`DebertaEncoder` with a local model folder for the paper's) over each user's and item's *training*
     reviews, as for the generated data. The rating is kept (``train_rating`` ...) but not used by the
@@ -400,12 +403,17 @@ def load_review_dataset(path: str | Path, kind: str = "auto", encoder: TextEncod
 
     if int(k_core) != k_core or k_core < 0:
         raise ValueError(f"k_core must be an integer >= 0, got {k_core!r}")
+    if int(max_users) != max_users or max_users < 0:
+        raise ValueError(f"max_users must be an integer >= 0 (0: every user), got {max_users!r}")
     users, items, ratings, texts = read_reviews(path, kind)
     uid, u = np.unique(np.asarray(users, dtype=object), return_inverse=True)
     iid, i = np.unique(np.asarray(items, dtype=object), return_inverse=True)
     keep = np.zeros(u.size, dtype=bool)
     _, first = np.unique(u.astype(np.int64) * iid.size + i, return_index=True)  # first review of each pair
     keep[first] = True
+    if 0 < max_users < uid.size:
+        chosen = np.random.default_rng(split_seed).choice(uid.size, int(max_users), replace=False)
+        keep &= np.isin(u, chosen)
     if min_rating is not None:
         keep &= ratings >= min_rating
     if k_core > 1:
