@@ -1,14 +1,15 @@
-"""Primphormer on the paper's PATTERN / CLUSTER from a user path: ``load_paper_dataset`` and ``PatternConfig.data_dir``.
+"""Primphormer on the paper's PATTERN / CLUSTER from a user path: ``load_paper_dataset`` and the ``paper_data``
+experiment (``PaperPatternConfig.data_dir``).
 
 Tiny benchmarks are written in the raw format torch_geometric's ``GNNBenchmarkDataset`` reads
 (``<root>/<NAME>/raw/<NAME>_v2.pt``: ``torch.save`` of three lists, train / val / test, of dicts with ``x``,
-``edge_index``, ``y``) into ``tmp_path``. The loader must give back exactly what was written (features, labels,
-the undirected edge set, split sizes and order), agree with ``GNNBenchmarkDataset`` on the same folder, never touch
-the network nor write under the folder, and name a missing file in a one-line error. The ``pattern`` experiment
-then runs on such a folder: in the fixture a node's label is a function of its one-hot symbol in the first
-``n_train`` training graphs and the first ``n_test`` test graphs and a different function everywhere else, so a
-run that reads the right splits and graphs with the right number of classes reaches exactly 100% weighted
-accuracy, and its gap to chance is exactly 100 - 100 / C.
+``edge_index``, ``y``) into ``tmp_path`` by ``tests/paper_files/primphormer.py``. The loader must give back exactly
+what was written (features, labels, the undirected edge set, split sizes and order), agree with
+``GNNBenchmarkDataset`` on the same folder, never touch the network nor write under the folder, and name a missing
+file in a one-line error. The ``paper_data`` experiment then runs on such a folder: in the fixture a node's label is
+a function of its one-hot symbol in the first ``n_train`` training graphs and the first ``n_test`` test graphs and a
+different function everywhere else, so a run that reads the right splits and graphs with the right number of
+classes reaches exactly 100% weighted accuracy, and its gap to chance is exactly 100 - 100 / C.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ from icml25.core.experiment import parse_value
 from icml25.papers.primphormer import PAPER_DATASETS, Primphormer, load_paper_dataset, predict_nodes
 from icml25.papers.primphormer.data import PAPER_DATASET_CLASSES, SPLITS, paper_dataset_file
 from icml25.papers.primphormer.model import train_node_classifier
-from icml25.papers.primphormer.repro import EXPERIMENTS, PatternConfig, weighted_accuracy
+from icml25.papers.primphormer.repro import CLAIMS, EXPERIMENTS, PaperPatternConfig, PatternConfig, weighted_accuracy
+from paper_files.primphormer import N_TEST, N_TRAIN, WIDTH, write_benchmark
+from paper_files.primphormer import graph as _graph
 
-EXP = next(e for e in EXPERIMENTS if e.name == "pattern")
-WIDTH = {"PATTERN": 3, "CLUSTER": 7}
-"""One-hot node-feature width of each benchmark (torch_geometric's GNNBenchmarkDataset statistics)."""
+EXP = next(e for e in EXPERIMENTS if e.name == "paper_data")
+STANDIN = next(e for e in EXPERIMENTS if e.name == "pattern")
 
 
 @pytest.fixture(autouse=True)
@@ -53,49 +55,6 @@ def _no_network_one_thread(monkeypatch):
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-
-
-# --------------------------------------------------------------------------- fixture writer (the raw format)
-
-def _label(name: str, symbols: np.ndarray, shifted: bool) -> np.ndarray:
-    """The fixture's labels: PATTERN 1 for symbol 0 (else 0), CLUSTER symbol mod 6; ``shifted`` moves every label
-    to the next class, a different function of the same features."""
-    c = PAPER_DATASET_CLASSES[name]
-    y = (symbols == 0).astype(np.int64) if name == "PATTERN" else symbols % c
-    return (y + 1) % c if shifted else y
-
-
-def _graph(rng: np.random.Generator, name: str, shifted: bool = False, messy: bool = False) -> dict:
-    """One graph as the raw file stores it: ``x`` (N, F) float32 one-hot, ``edge_index`` both directions,
-    coalesced, ``y`` (N,) long. ``messy``: add a self-loop and an edge in one direction only (to be cleaned)."""
-    n = int(rng.integers(10, 20))
-    symbols = rng.integers(0, WIDTH[name], n)
-    a, b = rng.integers(0, n, 2 * n), rng.integers(0, n, 2 * n)
-    pairs = np.stack([a[a != b], b[a != b]])
-    edge_index = coalesce(torch.as_tensor(np.concatenate([pairs, pairs[::-1]], axis=1)), num_nodes=n)
-    if messy:
-        edge_index = torch.cat([edge_index, torch.tensor([[0, 0], [0, 1]])], dim=1)
-    return {"x": torch.as_tensor(np.eye(WIDTH[name], dtype=np.float32)[symbols]), "edge_index": edge_index,
-            "y": torch.as_tensor(_label(name, symbols, shifted))}
-
-
-N_TRAIN, N_TEST = 12, 4
-"""The fixture's graphs of the learnable labels: the first 12 training and first 4 test graphs."""
-
-
-def write_benchmark(root: Path, name: str, seed: int = 0) -> list[list[dict]]:
-    """``<root>/<name>/raw/<name>_v2.pt`` with train 12 + 4, val 3, test 4 + 2 graphs. The first ``N_TRAIN`` training
-    and first ``N_TEST`` test graphs carry the learnable labels; the last training and test graphs and every val
-    graph carry the shifted ones. The first training graph has a self-loop and a one-way edge. Returns the splits
-    as written."""
-    rng = np.random.default_rng(seed)
-    train = [_graph(rng, name, messy=i == 0) for i in range(N_TRAIN)] + [_graph(rng, name, True) for _ in range(4)]
-    val = [_graph(rng, name, True) for _ in range(3)]
-    test = [_graph(rng, name) for _ in range(N_TEST)] + [_graph(rng, name, True) for _ in range(2)]
-    raw = root / name / "raw"
-    raw.mkdir(parents=True)
-    torch.save([train, val, test], raw / f"{name}_v2.pt")
-    return [train, val, test]
 
 
 def _pairs(edge_index: torch.Tensor) -> set[tuple[int, int]]:
@@ -242,7 +201,7 @@ def test_pickled_objects_are_not_loaded(tmp_path):
         load_paper_dataset("PATTERN", tmp_path)
 
 
-# --------------------------------------------------------------------------- the experiment with data_dir
+# --------------------------------------------------------------------------- the paper_data experiment
 
 def _run_cfg(root: Path, name: str, **extra):
     return EXP.make_config("smoke", {"data_dir": str(root), "paper_dataset": name, "n_train": N_TRAIN,
@@ -289,26 +248,33 @@ def test_pattern_experiment_re_derived_with_the_public_api(bench_root):
 
 def test_too_many_graphs_requested_is_named(bench_root):
     root, _ = bench_root
-    with pytest.raises(ValueError, match=r"PatternConfig\.n_test=7 exceeds the 6 graphs of PATTERN's test split"):
+    with pytest.raises(ValueError, match=r"PaperPatternConfig\.n_test=7 exceeds the 6 graphs of PATTERN's test "):
         EXP.run(_run_cfg(root, "PATTERN", n_test=7, **{"model.epochs": 1}), seed=0)
-    with pytest.raises(ValueError, match=r"PatternConfig\.n_train=17 exceeds the 16 graphs of CLUSTER's train"):
+    with pytest.raises(ValueError, match=r"PaperPatternConfig\.n_train=17 exceeds the 16 graphs of CLUSTER's "):
         EXP.run(_run_cfg(root, "CLUSTER", n_train=17, **{"model.epochs": 1}), seed=0)
 
 
 def test_config_data_dir_and_paper_dataset(tmp_path, bench_root):
     root, _ = bench_root
-    assert PatternConfig().data_dir == "" and PatternConfig().paper_dataset == "PATTERN"
+    assert PaperPatternConfig().data_dir == "" and PaperPatternConfig().paper_dataset == "PATTERN"
+    assert EXP.data_setting == "data_dir" and not STANDIN.data_setting
     for preset in ("smoke", "quick", "full"):
         assert EXP.make_config(preset).data_dir == ""
-    assert parse_value(PatternConfig, "paper_dataset", "CLUSTER") == "CLUSTER"
-    assert parse_value(PatternConfig, "data_dir", str(root)) == str(root)
-    with pytest.raises(ConfigError, match=r"PatternConfig\.data_dir must be empty \(generated graphs\) or an "
-                                          r"existing folder"):
+        assert EXP.missing_data(EXP.make_config(preset))
+        assert not hasattr(STANDIN.make_config(preset), "data_dir")  # the generated-graph experiment reads no path
+    assert not hasattr(PatternConfig(), "paper_dataset")
+    assert not EXP.missing_data(EXP.make_config("smoke", {"data_dir": str(root)}))
+    assert parse_value(PaperPatternConfig, "paper_dataset", "CLUSTER") == "CLUSTER"
+    assert parse_value(PaperPatternConfig, "data_dir", str(root)) == str(root)
+    with pytest.raises(ConfigError, match=r"PaperPatternConfig\.data_dir must be an existing folder with "
+                                          r"<paper_dataset>/raw/<paper_dataset>_v2\.pt \(empty: the experiment"):
         EXP.make_config("smoke", {"data_dir": str(tmp_path / "missing")})
     (tmp_path / "file").write_text("")
-    with pytest.raises(ConfigError, match=r"PatternConfig\.data_dir must be empty"):
+    with pytest.raises(ConfigError, match=r"PaperPatternConfig\.data_dir must be an existing folder"):
         EXP.make_config("smoke", {"data_dir": str(tmp_path / "file")})
-    with pytest.raises(ConfigError, match=r"PatternConfig\.paper_dataset must be one of 'PATTERN', 'CLUSTER', "
+    with pytest.raises(ConfigError, match="has no setting 'data_dir'"):
+        STANDIN.make_config("smoke", {"data_dir": str(root)})
+    with pytest.raises(ConfigError, match=r"PaperPatternConfig\.paper_dataset must be one of 'PATTERN', 'CLUSTER', "
                                           r"got 'ZINC'"):
         EXP.make_config("smoke", {"data_dir": str(root), "paper_dataset": "ZINC"})
     # validation checks only that data_dir is a directory: an empty one passes, the run names the missing file
@@ -318,3 +284,46 @@ def test_config_data_dir_and_paper_dataset(tmp_path, bench_root):
     with pytest.raises(FileNotFoundError, match=f"CLUSTER: missing raw file {empty / 'CLUSTER/raw/CLUSTER_v2.pt'}"):
         EXP.run(cfg, seed=0)
     assert _files(empty) == []
+
+
+def test_paper_data_presets_and_claims():
+    """The paper_data presets keep the full recipe's model and budget at quick (fewer graphs only), and its claims
+    repeat the stand-in's paper claim and gate with the same statistic, threshold and resolution."""
+    quick, full = EXP.make_config("quick"), EXP.make_config("full")
+    assert quick.model == full.model and (full.model.hidden, full.model.n_layers, full.model.epochs) == (64, 6, 100)
+    assert (quick.n_train, full.n_train) == (500, 10000) and set(quick.methods) == {"primphormer", "multihead"}
+    assert full.methods == PatternConfig().methods
+    assert [EXP.fidelity_of(p).level for p in ("smoke", "quick", "full")] == ["mechanism", "reduced", "reduced"]
+    by_id = {c.id: c for c in CLAIMS}
+    for twin, standin in (("paper_data_acc_vs_full_attention", "acc_vs_full_attention"),
+                          ("paper_data_learned_above_chance", "learned_above_chance")):
+        a, b = by_id[twin], by_id[standin]
+        assert (a.experiment, b.experiment) == ("paper_data", "pattern")
+        assert (a.kind, a.metric, a.op, a.threshold, a.aggregate, a.resolution) == \
+            (b.kind, b.metric, b.op, b.threshold, b.aggregate, b.resolution)
+        assert a.resolution_reason.endswith(f"(as {standin})")
+    assert by_id["paper_data_acc_vs_full_attention"].requires == ("paper_data_learned_above_chance",)
+    assert by_id["paper_data_acc_vs_full_attention"].fair_at == "reduced"
+    assert "16.67% on CLUSTER" in by_id["paper_data_learned_above_chance"].statement
+
+
+def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(bench_root):
+    from icml25.core.runner import plan
+
+    root, _ = bench_root
+    skipped = []
+    jobs = plan(["primphormer"], "smoke", 1, skipped=skipped)
+    assert {j.experiment for j in jobs} == {"pattern", "scaling"}
+    assert [str(e) for e in skipped] == ["primphormer/paper_data needs the paper's data: --set data_dir=PATH (see "
+                                         "`icml25 show primphormer` for what PATH must hold)"]
+    jobs = plan(["primphormer"], "smoke", 1, {"data_dir": str(root)}, skipped=[])
+    assert {j.experiment for j in jobs} == {"pattern", "scaling", "paper_data"}
+
+
+def test_figures_have_their_own_files(tmp_path):
+    pytest.importorskip("matplotlib")
+    per_seed = [{"acc_primphormer": 90.0, "acc_mpnn": 80.0, "acc_multihead": 85.0}]
+    paper = EXP.figures(per_seed, EXP.make_config("smoke", {"paper_dataset": "CLUSTER"}), tmp_path)
+    standin = STANDIN.figures(per_seed, STANDIN.make_config("smoke"), tmp_path)
+    assert [p.name for p in paper] == ["paper_data_accuracy.png"] and [p.name for p in standin] == \
+        ["pattern_accuracy.png"]
