@@ -1,16 +1,18 @@
-"""MDGFM on the paper's real graphs from a user path: ``load_paper_graphs`` and ``TransferConfig.data_root``.
+"""MDGFM on the paper's real graphs from a user path: ``load_paper_graphs`` and the ``paper_data`` experiment
+(``PaperTransferConfig.data_root``).
 
 Tiny graphs are written in each raw format (Planetoid pickles for Cora/CiteSeer/PubMed, geom-gcn text files for
-Cornell (WebKB) and Chameleon/Squirrel (WikipediaNetwork)) into ``tmp_path``, in torch_geometric's folder layout;
-the loader must give back exactly what was written (features, labels, the undirected edge set, names, homophily
-flags), agree with torch_geometric's own dataset classes on the same folder, never touch the network, and name a
-missing file in a one-line error. The ``transfer`` experiment then runs its smoke preset on such a folder.
+Cornell (WebKB) and Chameleon/Squirrel (WikipediaNetwork)) into ``tmp_path``, in torch_geometric's folder layout, by
+the writers in ``tests/paper_files/mdgfm.py``; the loader must give back exactly what was written (features, labels,
+the undirected edge set, names, homophily flags), agree with torch_geometric's own dataset classes on the same
+folder, never touch the network, and name a missing file in a one-line error. The ``paper_data`` experiment then
+runs its smoke preset on such a folder, and is skipped (with its claims not run) without one; the generated-domain
+``transfer`` experiment has no data setting.
 """
 
 from __future__ import annotations
 
 import math
-import pickle
 import socket
 import urllib.request
 import warnings
@@ -18,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 import torch
 import torch_geometric.data.download
 from torch_geometric.utils import is_undirected
@@ -27,9 +28,11 @@ from icml25.common.checks import ConfigError
 from icml25.core.experiment import parse_value
 from icml25.papers.mdgfm import PAPER_GRAPHS, PAPER_TARGET_SETTINGS, load_paper_graphs
 from icml25.papers.mdgfm.data import OFFICIAL_TARGET_SETTINGS, paper_graph_files
-from icml25.papers.mdgfm.repro import EXPERIMENTS, TransferConfig
+from icml25.papers.mdgfm.repro import CLAIMS, EXPERIMENTS, PaperTransferConfig, TransferConfig
+from paper_files.mdgfm import SIZES, write_paper_graphs
 
-EXP = next(e for e in EXPERIMENTS if e.name == "transfer")
+EXP = next(e for e in EXPERIMENTS if e.name == "paper_data")
+STANDIN = next(e for e in EXPERIMENTS if e.name == "transfer")
 
 
 @pytest.fixture(autouse=True)
@@ -45,102 +48,6 @@ def _no_network_one_thread(monkeypatch):
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-
-
-# --------------------------------------------------------------------------- fixture writers (the raw formats)
-
-def _graph(n: int, d: int, n_classes: int, seed: int) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
-    """Features (small integers, exact in float32), labels and a directed edge list with a self-loop, a
-    duplicate and a reversed duplicate: what the loader must clean up."""
-    rng = np.random.default_rng(seed)
-    x = rng.integers(0, 3, size=(n, d)).astype(np.float64)
-    y = np.arange(n) % n_classes
-    rng.shuffle(y)
-    edges = [(int(a), int(b)) for a, b in zip(rng.integers(0, n, 3 * n), rng.integers(0, n, 3 * n), strict=True)]
-    edges += [(0, 0), (0, 1), (0, 1), (1, 0)]
-    return x, y, edges
-
-
-def _undirected_pairs(edges, n_nodes: int | None = None) -> set[tuple[int, int]]:
-    return {(a, b) for a, b in edges if a != b} | {(b, a) for a, b in edges if a != b}
-
-
-def write_planetoid(root: Path, name: str, x: np.ndarray, y: np.ndarray, edges, n_test: int, gap: bool = False,
-                    seed: int = 0) -> dict:
-    """Planetoid raw files (``ind.<name>.{x,tx,allx,y,ty,ally,graph,test.index}``) under ``root/<Name>/raw``.
-
-    The last ``n_test`` nodes are test nodes, listed in ``test.index`` in a shuffled order with ``tx``/``ty`` rows
-    in that order. ``gap``: (CiteSeer's quirk) one node inside the test range has no ``tx`` row and is not in
-    ``test.index``; its features and labels must come back as zeros / class 0. Returns the expected x, y.
-    """
-    n, n_classes = len(y), int(y.max()) + 1
-    raw = root / name / "raw"
-    raw.mkdir(parents=True)
-    onehot = np.eye(n_classes)[y]
-    n_all = n - n_test
-    test_nodes = np.arange(n_all, n)
-    x_exp, y_exp = x.copy(), y.copy()
-    if gap:
-        missing = test_nodes[len(test_nodes) // 2]
-        test_nodes = test_nodes[test_nodes != missing]
-        x_exp[missing], y_exp[missing] = 0.0, 0
-    order = np.random.default_rng(seed).permutation(test_nodes)
-    prefix = raw / f"ind.{name.lower()}"
-    objs = {"x": sp.csr_matrix(x[:5]), "y": onehot[:5], "allx": sp.csr_matrix(x[:n_all]), "ally": onehot[:n_all],
-            "tx": sp.csr_matrix(x[order]), "ty": onehot[order]}
-    graph: dict[int, list[int]] = {i: [] for i in range(n)}
-    for a, b in edges:
-        graph[a].append(b)
-    objs["graph"] = graph
-    for part, obj in objs.items():
-        blob = pickle.dumps(obj, protocol=2)
-        if part in ("x", "tx", "allx"):  # as in the original files: the old scipy.sparse.csr module path
-            old = blob
-            blob = blob.replace(b"cscipy.sparse._csr\ncsr_matrix", b"cscipy.sparse.csr\ncsr_matrix")
-            assert blob != old
-        Path(f"{prefix}.{part}").write_bytes(blob)
-    Path(f"{prefix}.test.index").write_text("".join(f"{i}\n" for i in order))
-    return {"x": x_exp, "y": y_exp}
-
-
-def write_geom_gcn(raw: Path, x: np.ndarray, y: np.ndarray, edges, splits_of: str | None = None) -> None:
-    """geom-gcn raw files (``out1_node_feature_label.txt``, ``out1_graph_edges.txt``) in ``raw``; with
-    ``splits_of``, also the ten ``<name>_split_0.6_0.2_<i>.npz`` files torch_geometric's classes require."""
-    raw.mkdir(parents=True)
-    lines = ["node_id\tfeature\tlabel"]
-    lines += [f"{i}\t{','.join(str(int(v)) for v in row)}\t{int(c)}"
-              for i, (row, c) in enumerate(zip(x, y, strict=True))]
-    (raw / "out1_node_feature_label.txt").write_text("\n".join(lines) + "\n")
-    (raw / "out1_graph_edges.txt").write_text("node_id\tnode_id\n" + "".join(f"{a}\t{b}\n" for a, b in edges))
-    if splits_of:
-        n = len(y)
-        for i in range(10):
-            m = np.zeros(n, dtype=bool)
-            np.savez(raw / f"{splits_of}_split_0.6_0.2_{i}.npz", train_mask=m, val_mask=m, test_mask=m)
-
-
-SIZES = {"Cora": (520, 57, 3), "CiteSeer": (524, 52, 4), "PubMed": (515, 61, 3),
-         "Cornell": (58, 53, 3), "Chameleon": (62, 66, 4), "Squirrel": (57, 50, 3)}
-"""(nodes, features, classes) per data set: at least 50 nodes and 50 features (MDGFM's PCA to 50 columns); the
-Planetoid sets have more than 5 + 500 nodes, because torch_geometric's ``read_planetoid_data`` (which the loader
-calls) builds the public split's 500-node validation mask after the labelled rows."""
-
-
-def write_paper_graphs(root: Path, sizes: dict = SIZES, pyg_splits: bool = False) -> dict[str, dict]:
-    """All six data sets in torch_geometric's raw layout under ``root``; returns what each should load as."""
-    expected = {}
-    for i, name in enumerate(PAPER_GRAPHS):
-        n, d, c = sizes[name]
-        x, y, edges = _graph(n, d, c, seed=i)
-        if name in ("Cora", "CiteSeer", "PubMed"):
-            exp = write_planetoid(root, name, x, y, edges, n_test=n // 3, gap=name == "CiteSeer", seed=i)
-        else:
-            folder = root / name.lower() / ("raw" if name == "Cornell" else "geom_gcn/raw")
-            write_geom_gcn(folder, x, y, edges, splits_of=name.lower() if pyg_splits else None)
-            exp = {"x": x, "y": y}
-        expected[name] = {**exp, "edges": _undirected_pairs(edges),
-                          "homophilic": name in ("Cora", "CiteSeer", "PubMed")}
-    return expected
 
 
 @pytest.fixture(scope="module")
@@ -255,36 +162,105 @@ def test_agrees_with_torch_geometric_classes_on_the_same_folder(tmp_path):
         assert torch.equal(ours[name].edge_index, ref_ei), name
 
 
-# --------------------------------------------------------------------------- the experiment with data_root
+# --------------------------------------------------------------------------- the paper_data experiment
 
-def test_transfer_smoke_on_the_paper_layout(paper_root):
+def test_paper_data_smoke_on_the_paper_layout(paper_root):
     root, _ = paper_root
-    cfg = EXP.make_config("smoke", {"data_root": str(root), "targets": ("Cora", "Cornell")})
+    cfg = EXP.make_config("smoke", {"data_root": str(root)})
+    assert cfg.targets == ("Cora", "Cornell")
     metrics = EXP.run(cfg, seed=0)
     for tag, name in (("homo", "Cora"), ("hetero", "Cornell")):
         assert metrics[f"{tag}_shots"] == PAPER_TARGET_SETTINGS[name].shots
         assert f"{tag}_mdgfm_minus_gcnproto" in metrics
     assert all(math.isfinite(v) for v in metrics.values()), metrics
+    for claim in CLAIMS:  # every claim of the experiment is measured at smoke
+        if claim.experiment == "paper_data":
+            assert claim.metric in metrics, claim.id
     assert metrics == EXP.run(cfg, seed=0)  # seeded
+    one = EXP.run(EXP.make_config("smoke", {"data_root": str(root), "targets": ("Cornell",)}), seed=0)
+    assert {k: v for k, v in metrics.items() if "hetero" in k} == one  # each target on its own: the same numbers
+
+
+def test_paper_data_runs_the_official_settings():
+    """quick and full keep the official model (hidden 256, 400 prompt steps, per-target README learning rates and
+    epochs); quick cuts only the number of few-shot tasks."""
+    quick, full = EXP.make_config("quick"), EXP.make_config("full")
+    assert quick.model == full.model == PaperTransferConfig().model
+    assert (full.model.hidden, full.model.prompt_steps, full.model.pretrain_lr, full.model.prompt_lr,
+            full.model.pretrain_epochs, full.shots) == (256, 400, None, None, None, None)
+    assert (quick.n_tasks, full.n_tasks) == (3, 50) and quick.targets == full.targets == ("Cora", "Chameleon")
+    assert EXP.fidelity_of("quick").level == EXP.fidelity_of("full").level == "reduced"
+    assert EXP.fidelity_of("smoke").level == "mechanism"
+    assert EXP.seeds == STANDIN.seeds
+
+
+def test_paper_data_is_skipped_without_data_root_and_planned_with_it(tmp_path):
+    from icml25.core.registry import MissingDataError
+    from icml25.core.runner import plan
+
+    assert EXP.data_setting == "data_root" and not STANDIN.data_setting
+    assert EXP.missing_data(EXP.make_config("smoke"))
+    assert not EXP.missing_data(EXP.make_config("smoke", {"data_root": str(tmp_path)}))
+    skipped = []
+    jobs = plan(["mdgfm"], "quick", 1, skipped=skipped)
+    assert {j.experiment for j in jobs} == {"transfer"}
+    assert [str(e) for e in skipped] == ["mdgfm/paper_data needs the paper's data: --set data_root=PATH (see "
+                                         "`icml25 show mdgfm` for what PATH must hold)"]
+    assert isinstance(skipped[0], MissingDataError)
+    jobs = plan(["mdgfm"], "quick", 1, {"data_root": str(tmp_path)}, skipped=[])
+    assert {j.experiment for j in jobs} == {"transfer", "paper_data"}
+    assert next(j for j in jobs if j.experiment == "paper_data").config["data_root"] == str(tmp_path)
+
+
+def test_paper_data_claims_twin_the_stand_in_claims():
+    """Every paper claim of ``transfer`` and its gate has a ``paper_data_`` twin with the same statistic."""
+    by_id = {c.id: c for c in CLAIMS}
+    twins = [c for c in CLAIMS if c.experiment == "paper_data"]
+    assert len(twins) == 7
+    for twin in twins:
+        orig = by_id[twin.id.removeprefix("paper_data_")]
+        assert orig.experiment == "transfer"
+        for key in ("kind", "metric", "op", "threshold", "aggregate", "resolution", "source", "paper_value",
+                    "fair_at"):
+            assert getattr(twin, key) == getattr(orig, key), (twin.id, key)
+        assert twin.requires == tuple(f"paper_data_{r}" for r in orig.requires)
+        assert "the paper's" in twin.statement
+    assert {by_id[c.id.removeprefix("paper_data_")].id for c in twins} == {
+        c.id for c in CLAIMS if c.experiment == "transfer"}
+
+
+def test_figures_have_one_file_per_experiment(tmp_path):
+    pytest.importorskip("matplotlib")
+    from icml25.papers.mdgfm.repro import METHODS
+
+    per_seed = [{f"acc_{m}_{tag}_{c}": 50.0 + s for m in METHODS for tag in ("homo", "hetero")
+                 for c in ("clean", "noisy")} for s in range(2)]
+    paths = EXP.figures(per_seed, EXP.make_config("smoke", {"data_root": str(tmp_path)}), tmp_path)
+    assert [p.name for p in paths] == ["mdgfm_paper_data.png"] and paths[0].is_file()
+    paths = STANDIN.figures(per_seed, STANDIN.make_config("quick"), tmp_path)
+    assert [p.name for p in paths] == ["mdgfm_transfer.png"]
+    assert PaperTransferConfig(targets=("PubMed", "Squirrel")).figure_title("hetero") == \
+        "target Squirrel (the paper's graph)"
 
 
 def test_config_data_root_and_targets(tmp_path, paper_root):
     root, _ = paper_root
-    assert TransferConfig().data_root == ""
-    assert parse_value(TransferConfig, "targets", "Cora,Chameleon") == ("Cora", "Chameleon")
-    with pytest.raises(ConfigError, match=r"TransferConfig\.data_root must be an existing directory"):
-        EXP.make_config("smoke", {"data_root": str(tmp_path / "missing"), "targets": ("Cora",)})
+    assert PaperTransferConfig().data_root == "" and PaperTransferConfig().targets == ("Cora", "Chameleon")
+    assert not hasattr(TransferConfig(), "data_root")  # the generated-domain experiment reads no user path
+    assert parse_value(PaperTransferConfig, "targets", "Cora,Chameleon") == ("Cora", "Chameleon")
+    with pytest.raises(ConfigError, match=r"PaperTransferConfig\.data_root must be an existing directory"):
+        EXP.make_config("smoke", {"data_root": str(tmp_path / "missing")})
     (tmp_path / "file").write_text("")
-    with pytest.raises(ConfigError, match=r"TransferConfig\.data_root must be an existing directory"):
-        EXP.make_config("smoke", {"data_root": str(tmp_path / "file"), "targets": ("Cora",)})
-    with pytest.raises(ConfigError, match=r"TransferConfig\.targets must be among Cora, CiteSeer.*'hetero10'"):
-        EXP.make_config("smoke", {"data_root": str(root)})  # the smoke preset's generated target
-    with pytest.raises(ConfigError, match=r"TransferConfig\.targets may hold at most one homophilic data set"):
+    with pytest.raises(ConfigError, match=r"PaperTransferConfig\.data_root must be an existing directory"):
+        EXP.make_config("smoke", {"data_root": str(tmp_path / "file")})
+    with pytest.raises(ConfigError, match=r"PaperTransferConfig\.targets must be among Cora, CiteSeer.*'hetero10'"):
+        EXP.make_config("smoke", {"data_root": str(root), "targets": ("hetero10",)})  # a generated domain
+    with pytest.raises(ConfigError, match=r"PaperTransferConfig\.targets may hold at most one homophilic data set"):
         EXP.make_config("smoke", {"data_root": str(root), "targets": ("Cora", "PubMed")})
-    with pytest.raises(ConfigError, match=r"TransferConfig\.targets may hold at most one heterophilic data set"):
+    with pytest.raises(ConfigError, match=r"PaperTransferConfig\.targets may hold at most one heterophilic data set"):
         EXP.make_config("smoke", {"data_root": str(root), "targets": ("Cornell", "Cora", "Squirrel")})
-    with pytest.raises(ConfigError, match=r"TransferConfig\.targets must be among homo85.*'Cora'"):
-        EXP.make_config("smoke", {"targets": ("Cora",)})
+    with pytest.raises(ConfigError, match=r"TransferConfig\.targets must be among homo85.*paper_data.*'Cora'"):
+        STANDIN.make_config("smoke", {"targets": ("Cora",)})
     # validation checks only that data_root is a directory: an empty one passes, the run names the first file
     empty = tmp_path / "empty"
     empty.mkdir()

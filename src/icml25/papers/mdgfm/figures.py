@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 
 def transfer_figures(per_seed: list[Metrics], cfg: TransferConfig, outdir: Path) -> list[Path]:
-    """Few-shot accuracy of every method, clean and with random edges, per target kind (mean and 95% interval)."""
+    """Few-shot accuracy of every method, clean and with random edges, per target kind (mean and 95% interval), in the
+    experiment's own file (``cfg.FIGURE``: the generated domains' and the paper's graphs' runs share a folder)."""
     import matplotlib.pyplot as plt
 
     from icml25.papers.mdgfm.repro import METHODS  # at call time: repro imports this module
@@ -31,6 +32,6 @@ def transfer_figures(per_seed: list[Metrics], cfg: TransferConfig, outdir: Path)
                    label=cond if cond == "clean" else f"+{int(100 * cfg.noise_fraction)}% random edges")
         ax.set_xticks(x, METHODS, rotation=25)
         ax.set_ylabel("few-shot accuracy (%)")
-        ax.set_title(f"{tag}philic target (generated CSBM)")
+        ax.set_title(cfg.figure_title(tag))
         ax.legend()
-    return [save_figure(fig, outdir / "mdgfm_transfer.png")]
+    return [save_figure(fig, outdir / cfg.FIGURE)]
