@@ -1,7 +1,8 @@
 """muTransfer-FNO: Li et al.'s FNO benchmark files read from a user's folder (``load_paper_dataset``) and the
-``burgers_transfer`` experiment's ``data_dir`` / ``paper_dataset`` / ``data_stride`` / ``ns_time_index`` settings.
+``paper_data`` experiment's ``data_dir`` / ``paper_dataset`` / ``data_stride`` / ``ns_time_index`` settings.
 
-Every fixture is a tiny file in the real format written into ``tmp_path``: MATLAB v5 with ``scipy.io.savemat``
+Every fixture is a tiny file in the real format written into ``tmp_path`` (the writers are in
+``tests/paper_files/mutransfer_fno.py``): MATLAB v5 with ``scipy.io.savemat``
 (Burgers ``a``/``u``, Darcy ``coeff``/``sol``) and MATLAB v7.3 with h5py (Navier-Stokes ``a``/``u``/``t``: an
 HDF5 file behind a 512-byte MATLAB header, each array stored in reversed axis order, as MATLAB writes it). The
 expected arrays are indexed out of the written ones by hand (train/test rows, stride, time step).
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import socket
 import urllib.request
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,11 +21,15 @@ import torch
 from icml25.core.experiment import ConfigError, parse_value
 from icml25.papers.mutransfer_fno.data import PAPER_FILES, load_paper_dataset, read_mat
 from icml25.papers.mutransfer_fno.fno import relative_l2
-from icml25.papers.mutransfer_fno.repro import EXPERIMENTS, BurgersTransferConfig
+from icml25.papers.mutransfer_fno.repro import CLAIMS, EXPERIMENTS, BurgersTransferConfig, PaperTransferConfig
 from icml25.papers.mutransfer_fno.transfer import train_fno
+from paper_files.mutransfer_fno import write_darcy as _write_darcy
+from paper_files.mutransfer_fno import write_mat73 as _write_mat73
 
 h5py = pytest.importorskip("h5py")
 torch.set_num_threads(1)
+EXP = next(e for e in EXPERIMENTS if e.name == "paper_data")
+STANDIN = next(e for e in EXPERIMENTS if e.name == "burgers_transfer")
 
 
 @pytest.fixture(autouse=True)
@@ -40,32 +44,6 @@ def _no_network(monkeypatch):
 
 def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
-
-
-def _write_darcy(root: Path, n1: int, n2: int, s: int) -> tuple[dict, dict]:
-    """smooth1 (training) and smooth2 (test): piecewise-constant coeff in {3, 12}, a smooth positive sol."""
-    out = []
-    for name, n, seed in ((PAPER_FILES["darcy"][0], n1, 1), (PAPER_FILES["darcy"][1], n2, 2)):
-        rng = _rng(seed)
-        coeff = np.where(rng.standard_normal((n, s, s)) > 0, 12.0, 3.0)
-        x = np.linspace(0, 1, s)
-        sol = np.sin(np.pi * x)[None, :, None] * np.sin(np.pi * x)[None, None, :] * rng.uniform(0.5, 1.5, (n, 1, 1))
-        sol = sol + 0.01 * rng.standard_normal((n, s, s))
-        data = {"coeff": coeff, "sol": sol}
-        scipy.io.savemat(root / name, data)  # MATLAB v5, as the released files
-        out.append(data)
-    return out[0], out[1]
-
-
-def _write_mat73(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """A MATLAB v7.3 file: HDF5 with a 512-byte user block holding MATLAB's 128-byte header, every array stored
-    transposed (HDF5 is row-major, MATLAB column-major)."""
-    with h5py.File(path, "w", userblock_size=512) as f:
-        for name, x in arrays.items():
-            f[name] = np.ascontiguousarray(x.transpose())
-    text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: Sat Dec  5 12:00:00 2026 HDF5 schema 1.00 ."
-    with path.open("r+b") as fh:
-        fh.write(text.ljust(116, b" ") + b" " * 8 + b"\x00\x02" + b"IM")
 
 
 def _ns_arrays(n: int = 7, s: int = 8, steps: int = 5) -> dict[str, np.ndarray]:
@@ -164,24 +142,83 @@ def test_missing_files_and_bad_contents_raise_one_clear_error(tmp_path):
 # ---- the experiment -----------------------------------------------------------------------------------
 
 def test_config_fields_and_errors(tmp_path):
-    exp = EXPERIMENTS[0]
+    exp = EXP
     cfg = exp.make_config("smoke")
     assert (cfg.data_dir, cfg.paper_dataset, cfg.data_stride, cfg.ns_time_index) == ("", "darcy", 0, 9)
-    with pytest.raises(ConfigError, match=r"BurgersTransferConfig\.data_dir must be empty .* got '/nonexistent/x'"):
+    assert exp.data_setting == "data_dir" and not STANDIN.data_setting
+    for preset in ("smoke", "quick", "full"):
+        assert exp.missing_data(exp.make_config(preset))
+        standin = STANDIN.make_config(preset)
+        for key in ("data_dir", "paper_dataset", "data_stride", "ns_time_index"):
+            assert not hasattr(standin, key)  # the generated-Burgers experiment reads no user path
+    assert not exp.missing_data(exp.make_config("smoke", {"data_dir": str(tmp_path)}))
+    with pytest.raises(ConfigError, match="has no setting 'data_dir'"):
+        STANDIN.make_config("smoke", {"data_dir": str(tmp_path)})
+    with pytest.raises(ConfigError, match=r"PaperTransferConfig\.data_dir must be an existing folder with the FNO "
+                                          r"benchmark files \(empty: the experiment does not run\), got "
+                                          r"'/nonexistent/x'"):
         exp.make_config("smoke", {"data_dir": "/nonexistent/x"})
-    with pytest.raises(ConfigError, match=r"BurgersTransferConfig\.paper_dataset must be one of"):
+    with pytest.raises(ConfigError, match=r"PaperTransferConfig\.paper_dataset must be one of"):
         exp.make_config("smoke", {"data_dir": str(tmp_path), "paper_dataset": "ns"})
-    with pytest.raises(ConfigError, match=r"BurgersTransferConfig\.data_stride must be >= 0"):
+    with pytest.raises(ConfigError, match=r"PaperTransferConfig\.data_stride must be >= 0"):
         exp.make_config("smoke", {"data_stride": -1})
-    with pytest.raises(ConfigError, match=r"BurgersTransferConfig\.ns_time_index must be >= 0"):
+    with pytest.raises(ConfigError, match=r"PaperTransferConfig\.ns_time_index must be >= 0"):
         exp.make_config("smoke", {"ns_time_index": -1})
     # generated data: the modes must fit res; paper data: the file's grid decides (checked when the FNO runs)
     with pytest.raises(ConfigError, match=r"ks must be <= res // 2 \+ 1"):
-        exp.make_config("smoke", {"ks": (4, 64), "k_target": 64})
-    cfg = exp.make_config("smoke", {"data_dir": str(tmp_path), "ks": (4, 64), "k_target": 64})
+        STANDIN.make_config("smoke", {"ks": (4, 64), "k_target": 64})
+    cfg = exp.make_config("smoke", {"data_dir": str(tmp_path), "ks": (4, 64), "k_target": 64, "train.k_base": 4})
     assert cfg.ks == (4, 64)
     # the command line's tuple syntax
+    assert parse_value(PaperTransferConfig, "ks", "3,6,12,24") == (3, 6, 12, 24)
     assert parse_value(BurgersTransferConfig, "ks", "3,6,12,24") == (3, 6, 12, 24)
+
+
+def test_paper_data_presets_and_claims():
+    """The presets sweep the paper's Darcy / Navier-Stokes K range 3 -> 24 with the paper's recipe, an LR grid that
+    brackets every optimum the paper reports, and claims that repeat the stand-in's statistics and gates."""
+    quick, full = EXP.make_config("quick"), EXP.make_config("full")
+    for cfg in (quick, full):
+        assert (cfg.train.k_base, cfg.k_target, cfg.train.width, cfg.train.n_layers, cfg.train.batch_size) == \
+            (3, 24, 64, 4, 20)
+        assert (cfg.train.beta2, cfg.train.clip, cfg.train.epochs) == (0.98, 0.01, 100)
+        lrs = (cfg.lr_center * cfg.lr_ratio ** (np.arange(cfg.n_lrs) - (cfg.n_lrs - 1) / 2))
+        # one sqrt 2 step to spare below SP's 7.4e-4 (K=24) and above the Burgers pilot's 8.46e-3
+        assert lrs[0] * cfg.lr_ratio < 7.4e-4 * 1.01 and lrs[-1] / cfg.lr_ratio > 8.46e-3 * 0.99
+    assert full.ks == (3, 6, 12, 24) and quick.ks == (3, 24) and (quick.n_train, full.n_train) == (200, 1000)
+    assert [EXP.fidelity_of(p).level for p in ("smoke", "quick", "full")] == ["mechanism", "reduced", "reduced"]
+    by_id = {c.id: c for c in CLAIMS}
+    for standin in ("mup_lr_stable", "mup_transfer_regret", "mup_beats_sp_transfer", "sp_lr_drifts", "modes_help",
+                    "fno_learns"):
+        a, b = by_id[f"paper_data_{standin}"], by_id[standin]
+        assert (a.experiment, b.experiment) == ("paper_data", "burgers_transfer")
+        assert (a.kind, a.metric, a.op, a.threshold, a.aggregate, a.resolution, a.source) == \
+            (b.kind, b.metric, b.op, b.threshold, b.aggregate, b.resolution, b.source)
+        assert not a.resolution_reason or a.resolution_reason.endswith(f"(as {standin})")
+        if a.kind == "paper":
+            assert a.requires == ("paper_data_modes_help", "paper_data_fno_learns") and a.fair_at == "reduced"
+
+
+def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
+    from icml25.core.runner import plan
+
+    skipped = []
+    jobs = plan(["mutransfer_fno"], "smoke", 1, skipped=skipped)
+    assert {j.experiment for j in jobs} == {"burgers_transfer"}
+    assert [str(e) for e in skipped] == ["mutransfer_fno/paper_data needs the paper's data: --set data_dir=PATH "
+                                         "(see `icml25 show mutransfer_fno` for what PATH must hold)"]
+    jobs = plan(["mutransfer_fno"], "smoke", 1, {"data_dir": str(tmp_path)}, skipped=[])
+    assert {j.experiment for j in jobs} == {"burgers_transfer", "paper_data"}
+
+
+def test_figures_have_their_own_files(tmp_path):
+    pytest.importorskip("matplotlib")
+    per_seed = [{"lrs": [1e-3, 2e-3, 4e-3], **{f"{p}_err_K{k}": [0.3, 0.2, 0.25] for p in ("sp", "mup")
+                                                for k in (3, 4, 6, 16)}}]
+    paper = EXP.figures(per_seed, EXP.make_config("smoke"), tmp_path)
+    standin = STANDIN.figures(per_seed, STANDIN.make_config("smoke"), tmp_path)
+    assert [p.name for p in paper] == ["paper_data_lr_curves.png"]
+    assert [p.name for p in standin] == ["burgers_lr_curves.png"]
 
 
 def _expected_mean_predictor_err(u_tr: np.ndarray, u_te: np.ndarray) -> float:
@@ -191,7 +228,7 @@ def _expected_mean_predictor_err(u_tr: np.ndarray, u_te: np.ndarray) -> float:
 
 
 def test_smoke_run_on_darcy_fixture_uses_a_2d_fno(tmp_path):
-    exp = EXPERIMENTS[0]
+    exp = EXP
     train, test = _write_darcy(tmp_path, n1=40, n2=20, s=33)  # the smoke preset's 40 / 20 pairs, K up to 16
     cfg = exp.make_config("smoke", {"data_dir": str(tmp_path), "paper_dataset": "darcy", "data_stride": 1})
     m = exp.run(cfg, seed=0)
@@ -207,14 +244,14 @@ def test_smoke_run_on_darcy_fixture_uses_a_2d_fno(tmp_path):
     single = train_fno(*data, modes=k1, param="mup", lr=m["lrs"][0], settings=cfg.train, seed=0)
     assert m[f"mup_err_K{k1}"][0] == pytest.approx(single, rel=1e-4)
     # it is not the generated Burgers run
-    burgers = exp.run(exp.make_config("smoke"), seed=0)
+    burgers = STANDIN.run(STANDIN.make_config("smoke"), seed=0)
     assert burgers["mean_predictor_err"] != pytest.approx(m["mean_predictor_err"], rel=1e-3)
     # the paper data's split is fixed: another seed changes the training, not the data
     assert exp.run(cfg, seed=1)["mean_predictor_err"] == m["mean_predictor_err"]
 
 
 def test_smoke_run_on_burgers_and_navier_stokes_fixtures(tmp_path):
-    exp = EXPERIMENTS[0]
+    exp = EXP
     rng = _rng(5)
     a = rng.standard_normal((60, 512))
     u = np.cumsum(a, axis=1) / 20.0
@@ -224,8 +261,8 @@ def test_smoke_run_on_burgers_and_navier_stokes_fixtures(tmp_path):
     u32 = u.astype(np.float32)[:, ::8]
     assert m["mean_predictor_err"] == pytest.approx(_expected_mean_predictor_err(u32[:40], u32[-20:]), rel=1e-5)
     single = train_fno(*[torch.from_numpy(x[:, ::8].astype(np.float32)) for x in (a[:40], u[:40], a[-20:], u[-20:])],
-                       modes=4, param="sp", lr=m["lrs"][2], settings=cfg.train, seed=0)
-    assert m["sp_err_K4"][2] == pytest.approx(single, rel=1e-4)
+                       modes=3, param="sp", lr=m["lrs"][2], settings=cfg.train, seed=0)
+    assert m["sp_err_K3"][2] == pytest.approx(single, rel=1e-4)
 
     ns = {"a": rng.standard_normal((60, 32, 32)), "u": rng.standard_normal((60, 32, 32, 3)),
           "t": np.arange(1.0, 4.0)[None, :]}

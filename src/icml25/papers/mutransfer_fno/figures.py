@@ -32,5 +32,7 @@ def lr_curve_figure(per_seed: Sequence[dict[str, Any]], cfg: Any, params: Sequen
         ax.legend()
     axes[0].set_ylabel("test relative L2 error")
     train = cfg.train
-    fig.suptitle(f"Burgers nu={cfg.nu}, FNO-1D width {train.width}, {train.epochs} epochs, {len(per_seed)} seeds")
+    data = getattr(cfg, "paper_dataset", "")  # the paper_data experiment's file set, else generated Burgers
+    data = f"{data} (FNO benchmark file)," if data else f"Burgers nu={cfg.nu}, FNO-1D"
+    fig.suptitle(f"{data} width {train.width}, {train.epochs} epochs, {len(per_seed)} seeds")
     return fig
