@@ -16,11 +16,22 @@ the tests that fail when one is removed or altered (each checked by a mutation o
    ``test_default_conditioning_is_the_official_target_one_on_the_unit_scale``.
 5. Post-processing: duplicates removed, ranked by the predictor (never the oracle), top k:
    ``test_select_top_k_uses_predictor_not_oracle``, ``test_pipeline_never_calls_oracle_before_evaluation``.
+
+The AdaLead baseline follows FLEXS 0.2.8's ``Adalead`` (tests/fixtures/official/vlgpo_adalead/PROVENANCE.md); its
+elements and the tests that fail when one is removed or altered (docs/papers/vlgpo.md, "AdaLead against FLEXS"):
+the threshold ``top (1 - sign(top) kappa)`` on measured scores and the cyclic parents
+(``test_adalead_parents_and_query_budget_match_flexs``, exact against FLEXS); roll-outs while the child's prediction
+is >= its root's (``test_adalead_rolls_out_while_the_prediction_is_at_least_the_roots``); the mutation rate mu / L per
+site over the whole alphabet (``test_adalead_mutation_rate_is_mu_over_L_per_site``); the crossover recombination
+(``test_adalead_recombination_is_flexs_crossover``); all of them together, and the query budget, by per-round
+statistics against FLEXS (``test_adalead_round_statistics_match_flexs``).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -498,3 +509,176 @@ def test_vlgpo_steps_follow_the_method_formula(untrained):
             z = z - h * alpha * torch.autograd.grad(loss, zz)[0]
     torch.testing.assert_close(got, z.detach(), rtol=1e-5, atol=1e-6)
     assert (got - flow.sample(n, ode_steps=K, seed=5)).abs().max() > 1e-3  # the likelihood steps moved it
+
+
+# ------------------------------------------------------------ AdaLead against FLEXS 0.2.8 (the reference AdaLead)
+_FLEXS = Path(__file__).parents[1] / "fixtures" / "official" / "vlgpo_adalead" / "adalead_flexs.json"
+
+
+class _Recorder:
+    """A model that scores the measured sequences by a lookup and everything else -100 (every child is worse than its
+    root, so no roll-out goes past one step), recording each query."""
+
+    def __init__(self, table):
+        self.table, self.calls = table, []
+
+    def predict(self, x):
+        seqs = decode_tokens(encode_sequences(x))
+        self.calls.append(seqs)
+        return np.array([self.table.get(s, -100.0) for s in seqs])
+
+
+def _hamming_model(start, sign=1.0):
+    class Model:  # sign * Hamming distance to ``start``
+        def predict(self, x):
+            return sign * (encode_sequences(x) != encode_sequences([start])).sum(1).astype(float)
+    return Model()
+
+
+@pytest.mark.parametrize("case", ["positive_top", "negative_top"])
+def test_adalead_parents_and_query_budget_match_flexs(case):
+    """Exact parity with FLEXS's ``Adalead.propose_sequences`` (tests/fixtures/official/vlgpo_adalead/PROVENANCE.md) on
+    a fixed measured set of 12 sequences: the parents (measured sequences scoring >= top (1 - sign(top) 0.05), cycled
+    in measured order to 30) reach the model in the same chunks of 20 roots, in the same order, and the query budget
+    (75) is spent in the same calls (roots 20, children 20, roots 10, children 10, then a second pass's roots 20, 10):
+    the same 90 queries. Only the threshold rule and budget accounting are compared exactly (no random draw decides
+    them); FLEXS proposes at most 29 = sequences_batch_size - 1 (an off-by-one in its final slice), ours at most 30."""
+    ref = json.loads(_FLEXS.read_text())["selection"][case]
+    model = _Recorder(dict(zip(ref["sequences"], ref["scores"])))
+    seqs, history = adalead_sample(model, ref["sequences"], n_samples=ref["sequences_batch_size"], rounds=1,
+                                   kappa=ref["threshold"], n_tokens=4, seed=0, start_scores=ref["scores"],
+                                   eval_batch_size=ref["eval_batch_size"],
+                                   model_queries_per_batch=ref["model_queries_per_batch"], return_history=True)
+    assert [len(c) for c in model.calls] == ref["call_sizes"]
+    roots = [c for c, kind in zip(model.calls, ref["call_kinds"]) if kind == "roots"]
+    assert roots == ref["root_calls"]
+    assert history[0][2] == ref["model_cost"] == 90
+    # 30 children, distinct up to same-batch repeats (FLEXS checks novelty against earlier batches only, as ours)
+    assert 25 <= len(seqs) == len(set(seqs)) <= 30 and ref["n_proposed"] <= 29 and not set(seqs) & set(ref["sequences"])
+
+
+@pytest.mark.parametrize("config", ["defaults", "recombination"])
+def test_adalead_round_statistics_match_flexs(config):
+    """Statistical parity with FLEXS's ``Adalead.run`` (40 seeds each; Python's ``random`` there, numpy here, so
+    sequences cannot match): on a fixed additive landscape over ACDE (L = 12) used as a perfect model, from its worst
+    sequence, 5 rounds of 20 proposals from 200 model queries, at FLEXS's defaults (mu 1, threshold 0.05, rho 0,
+    eval_batch_size 20) and with recombination (rho 1, recomb_rate 0.2): per round, the best and mean fitness of the
+    proposals, their mean Hamming distance from the start and the cumulative model queries agree within 4 standard
+    errors of the difference of the two means."""
+    ref = json.loads(_FLEXS.read_text())
+    c = ref["statistics"][config]
+    W = np.array(ref["meta"]["additive_weights"])
+
+    class Additive:
+        def predict(self, x):
+            return W[np.arange(W.shape[0]), encode_sequences(x)].sum(1)
+
+    kw = dict(c["kwargs"])
+    kw["n_samples"] = kw.pop("sequences_batch_size")
+    start = encode_sequences([c["start"]])
+    ours = {k: [] for k in ("max", "mean", "hamming_mean", "model_cost")}
+    for s in c["seeds"]:
+        _, hist = adalead_sample(Additive(), [c["start"]], n_tokens=4, seed=s, start_scores=[c["start_fitness"]],
+                                 return_history=True, **kw)
+        ours["max"].append([f.max() for _, f, _ in hist])
+        ours["mean"].append([f.mean() for _, f, _ in hist])
+        ours["hamming_mean"].append([(r != start).sum(1).mean() for r, _, _ in hist])
+        ours["model_cost"].append(np.cumsum([used for *_, used in hist]))
+    for key, values in ours.items():
+        a, b = np.array(values, float), np.array(c["per_round"][key], float)
+        se = np.sqrt(a.var(0, ddof=1) / len(a) + b.var(0, ddof=1) / len(b))
+        assert np.all(np.abs(a.mean(0) - b.mean(0)) <= 4 * se + 1e-9), (key, a.mean(0), b.mean(0), se)
+    assert ours["model_cost"][0][0] == c["per_round"]["model_cost"][0][0] == 200   # one start: round 1 spends 200
+
+
+def test_adalead_recombination_is_flexs_crossover():
+    """FLEXS's recombination: shuffled neighbours pair up and cross over at each site with probability recomb_rate;
+    the two offspring are complementary; an odd last member is dropped. Off by default (rho = 0): from two elites
+    (all D, all E) no proposal mixes them; with rho = 1 and recomb_rate 0.5 many do."""
+    from icml25.papers.vlgpo.sampling import _recombine
+
+    L, r = 60, 0.1
+    a, b = np.zeros((500, L), dtype=np.int64), np.ones((500, L), dtype=np.int64)
+    parents = np.empty((1000, L), dtype=np.int64)
+    parents[0::2], parents[1::2] = a, b
+    kids = _recombine(parents, r, np.random.default_rng(0))
+    assert kids.shape == parents.shape
+    pairs = kids.reshape(500, 2, L)
+    assert np.all(pairs.sum(1) == pairs[:, 0] + pairs[:, 1]) and np.all(pairs.min(1) >= 0)
+    mixed = pairs[(pairs[:, 0] != pairs[:, 1]).all(1)]      # pairs of an a with a b: complementary offspring
+    assert len(mixed) > 150 and np.all(mixed[:, 0] + mixed[:, 1] == 1)
+    switches = np.abs(np.diff(mixed[:, 0], axis=1)).sum(1)   # crossover points at sites 1 .. L-1: Binomial(L - 1, r)
+    assert abs(switches.mean() - (L - 1) * r) < 4 * np.sqrt((L - 1) * r * (1 - r) / len(mixed))
+    assert len(_recombine(parents[:7], r, np.random.default_rng(0))) == 6
+    np.testing.assert_array_equal(_recombine(parents[:1], r, np.random.default_rng(0)), parents[:1])
+
+    elites = ["D" * 40, "E" * 40]
+    flat = _hamming_model("A" * 40, sign=0.0)                 # constant model: roll-outs run to the budget
+
+    def mixes(**kw):
+        seqs = adalead_sample(flat, elites, n_samples=20, rounds=1, n_tokens=4, seed=1, start_scores=[1.0, 1.0],
+                              model_queries_per_batch=200, **kw)
+        return np.mean([(s.count("D") >= 10) and (s.count("E") >= 10) for s in seqs])
+
+    assert mixes() == 0.0
+    assert mixes(rho=1, recomb_rate=0.5) >= 0.25          # about half the shuffled pairs are a D with an E
+
+
+def test_adalead_rolls_out_while_the_prediction_is_at_least_the_roots():
+    """A roll-out keeps mutating while the child's prediction is >= its root's: with a model that rewards distance
+    from the start the proposals move far (about one mutation per step for ~9 steps); with one that penalises it,
+    every child is worse than its root, so every proposal is a single mutation step from the start."""
+    start = ["A" * 30]
+    far = adalead_sample(_hamming_model(start[0]), start, n_samples=20, rounds=1, n_tokens=4, seed=0,
+                         start_scores=[0.0], model_queries_per_batch=200)
+    near_model = _Recorder({start[0]: 0.0})
+    near = adalead_sample(near_model, start, n_samples=20, rounds=1, n_tokens=4, seed=0, start_scores=[0.0],
+                          model_queries_per_batch=200)
+    dist = lambda seqs: (encode_sequences(seqs) != encode_sequences(start)).sum(1)  # noqa: E731
+    assert np.median(dist(far)) >= 5
+    assert dist(near).max() <= 4 and np.median(dist(near)) <= 2
+    # one step each: every call alternates 20 roots (the start) and 20 children
+    assert all(c == start * 20 for c in near_model.calls[0::2]) and all(len(c) == 20 for c in near_model.calls)
+
+
+def test_adalead_mutation_rate_is_mu_over_L_per_site():
+    """FLEXS's mutation: each site is redrawn uniformly from the alphabet (the current letter included) with
+    probability mu / L, and a child equal to a measured sequence is redrawn. One step from a start of length 1000
+    (every child rejected, so each is a first-step child): the substitutions per child follow Binomial(L, p) given
+    >= 1, p = (mu / L) (A - 1) / A; mean 1.93 for mu = 2, A = 4 (2.31 if a site always changed letter)."""
+    L, mu, A = 1000, 2.0, 4
+    start = "A" * L
+    model = _Recorder({start: 0.0})
+    adalead_sample(model, [start], n_samples=20, rounds=1, mutation_rate=mu, n_tokens=A, seed=0, start_scores=[0.0],
+                   model_queries_per_batch=1200)
+    children = [s for call in model.calls if call != [start] * len(call) for s in call]
+    k = (encode_sequences(children) != encode_sequences([start])).sum(1)
+    p = mu / L * (A - 1) / A
+    expected = L * p / (1 - (1 - p) ** L)
+    assert len(children) >= 500 and k.min() >= 1
+    assert abs(k.mean() - expected) < 0.15, (k.mean(), expected)
+
+
+def test_experiment_adalead_thresholds_on_the_training_labels(monkeypatch):
+    """The experiments run AdaLead at FLEXS's defaults on the training set with its labels as the measured set."""
+    import icml25.papers.vlgpo.repro as repro
+
+    seen = {}
+
+    def spy(predictor, start_seqs, n_samples, **kw):
+        seen.update(kw, n_samples=n_samples, start=start_seqs)
+        return ["A" * 28]
+
+    monkeypatch.setattr(repro, "adalead_sample", spy)
+    cfg = EXPERIMENTS[0].make_config("smoke")
+    task = make_landscape_task(cfg.seq_len, difficulty="medium", seed=0, n_library=1500)
+
+    class Flat:
+        def predict(self, x):
+            return np.zeros(len(encode_sequences(x)))
+
+    propose("adalead", task, None, None, Flat(), cfg, 0)
+    assert seen["start_scores"] is task.train_y and seen["start"] is task.train_x
+    assert seen["rounds"] == cfg.adalead_rounds and seen["n_samples"] == cfg.vlgpo.n_samples
+    defaults = {"kappa", "mutation_rate", "recomb_rate", "rho", "eval_batch_size", "model_queries_per_batch"}
+    assert not defaults & set(seen)

