@@ -1,5 +1,6 @@
 """ReT-FHD: the paper's image data sets read from their official layouts (``load_paper_dataset``) and the
-experiments' ``data_dir`` / ``paper_dataset`` settings.
+``paper_data`` experiment's ``data_dir`` / ``paper_dataset`` settings (the CIFAR-10 writer is shared with the
+suite's batteries in ``tests/paper_files/ret_fhd.py``).
 
 Every fixture is written into ``tmp_path`` in the real format: CIFAR-10's ``cifar-10-batches-py/`` pickles
 (``data_batch_1..5``, ``test_batch``, ``batches.meta``), CIFAR-100's ``cifar-100-python/`` (``train``, ``test``,
@@ -11,48 +12,16 @@ with channel-major flattening.
 from __future__ import annotations
 
 import math
-import pickle
 import socket
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 from icml25.papers.ret_fhd.data import PAPER_DATASETS, PaperDataError, load_paper_dataset
+from paper_files.ret_fhd import cifar_images, dump_pickle, write_cifar10
 
 torch.set_num_threads(1)
-
-
-def _dump(path: Path, obj: dict) -> None:
-    with path.open("wb") as fh:
-        pickle.dump(obj, fh, protocol=2)  # the official files are Python 2 pickles with bytes keys
-
-
-def _images(n: int, offset: int) -> np.ndarray:
-    """``n`` distinct (n, 3072) uint8 rows: pixel j of image i is ``(offset + 7 i + j) % 256``."""
-    return ((offset + 7 * np.arange(n)[:, None] + np.arange(3072)[None, :]) % 256).astype(np.uint8)
-
-
-def write_cifar10(root: Path, per_batch: int = 2, n_test: int = 2) -> tuple[list, list, np.ndarray, np.ndarray]:
-    """The official CIFAR-10 layout under ``root/cifar-10-batches-py``; returns the raw rows and labels."""
-    d = root / "cifar-10-batches-py"
-    d.mkdir(parents=True)
-    raw, labels = [], []
-    for b in range(1, 6):
-        X = _images(per_batch, 11 * b)
-        y = [(b + i) % 10 for i in range(per_batch)]
-        _dump(d / f"data_batch_{b}", {b"batch_label": f"training batch {b} of 5".encode(), b"labels": y,
-                                      b"data": X, b"filenames": [b"x.png"] * per_batch})
-        raw.append(X)
-        labels.append(y)
-    Xte = _images(n_test, 200)
-    yte = np.arange(n_test) % 10
-    _dump(d / "test_batch", {b"batch_label": b"testing batch 1 of 1", b"labels": yte.tolist(), b"data": Xte,
-                             b"filenames": [b"t.png"] * n_test})
-    _dump(d / "batches.meta", {b"label_names": [f"c{i}".encode() for i in range(10)], b"num_cases_per_batch": 10000,
-                               b"num_vis": 3072})
-    return raw, labels, Xte, yte
 
 
 def _expected(raw: np.ndarray) -> torch.Tensor:
@@ -83,13 +52,13 @@ def test_cifar10_pixels_labels_and_order(tmp_path):
 def test_cifar100_fine_labels(tmp_path):
     d = tmp_path / "cifar-100-python"
     d.mkdir()
-    Xtr_raw, Xte_raw = _images(3, 5), _images(2, 99)
-    _dump(d / "train", {b"filenames": [b"a"] * 3, b"batch_label": b"training batch 1 of 1", b"fine_labels": [99, 0, 42],
-                        b"coarse_labels": [19, 4, 7], b"data": Xtr_raw})
-    _dump(d / "test", {b"filenames": [b"b"] * 2, b"batch_label": b"testing batch 1 of 1", b"fine_labels": [3, 57],
-                       b"coarse_labels": [0, 1], b"data": Xte_raw})
-    _dump(d / "meta", {b"fine_label_names": [f"f{i}".encode() for i in range(100)],
-                       b"coarse_label_names": [f"k{i}".encode() for i in range(20)]})
+    Xtr_raw, Xte_raw = cifar_images(3, 5), cifar_images(2, 99)
+    dump_pickle(d / "train", {b"filenames": [b"a"] * 3, b"batch_label": b"training batch 1 of 1",
+                              b"fine_labels": [99, 0, 42], b"coarse_labels": [19, 4, 7], b"data": Xtr_raw})
+    dump_pickle(d / "test", {b"filenames": [b"b"] * 2, b"batch_label": b"testing batch 1 of 1",
+                             b"fine_labels": [3, 57], b"coarse_labels": [0, 1], b"data": Xte_raw})
+    dump_pickle(d / "meta", {b"fine_label_names": [f"f{i}".encode() for i in range(100)],
+                             b"coarse_label_names": [f"k{i}".encode() for i in range(20)]})
     Xtr, ytr, Xte, yte, C = load_paper_dataset("cifar100", tmp_path)
     assert C == 100 and ytr.tolist() == [99, 0, 42] and yte.tolist() == [3, 57]
     torch.testing.assert_close(Xtr, _expected(Xtr_raw), rtol=0, atol=1e-7)
@@ -136,11 +105,11 @@ def test_missing_and_malformed_files_name_the_file(tmp_path):
     (d / "batches.meta").unlink()
     with pytest.raises(PaperDataError, match="missing file .*batches.meta"):
         load_paper_dataset("cifar10", tmp_path)
-    _dump(d / "batches.meta", {b"label_names": [b"a"] * 10})
-    _dump(d / "data_batch_3", {b"data": _images(2, 0)})  # no labels
+    dump_pickle(d / "batches.meta", {b"label_names": [b"a"] * 10})
+    dump_pickle(d / "data_batch_3", {b"data": cifar_images(2, 0)})  # no labels
     with pytest.raises(PaperDataError, match=r"data_batch_3 has no key b'labels'"):
         load_paper_dataset("cifar10", tmp_path)
-    _dump(d / "data_batch_3", {b"data": np.zeros((2, 1024), np.uint8), b"labels": [0, 1]})
+    dump_pickle(d / "data_batch_3", {b"data": np.zeros((2, 1024), np.uint8), b"labels": [0, 1]})
     with pytest.raises(PaperDataError, match=r"data_batch_3 has data of shape \(2, 1024\)"):
         load_paper_dataset("cifar10", tmp_path)
     (d / "data_batch_3").write_bytes(b"not a pickle")
@@ -168,11 +137,17 @@ def test_no_download_is_attempted(tmp_path, monkeypatch):
     assert not any(empty.iterdir())
 
 
+def _paper_data():
+    from icml25.papers.ret_fhd.repro import EXPERIMENTS
+
+    return next(e for e in EXPERIMENTS if e.name == "paper_data")
+
+
 def test_smoke_preset_runs_on_cifar_files(tmp_path):
     from icml25.papers.ret_fhd.repro import EXPERIMENTS, load_data
 
     write_cifar10(tmp_path, per_batch=40, n_test=40)
-    exp = EXPERIMENTS[0]
+    exp = _paper_data()
     cfg = exp.make_config("smoke", {"data_dir": str(tmp_path)})
     assert cfg.paper_dataset == "cifar10"
     Xtr, ytr, Xte, yte, C = load_data(cfg, 0)
@@ -186,24 +161,61 @@ def test_smoke_preset_runs_on_cifar_files(tmp_path):
     # model's bytes include a first layer on the 3 x 32 x 32 = 3,072 inputs: the real images reached the models
     assert out["upload_bytes_per_client"] == 4 * (10 * 10 + 10)
     assert out["upload_bytes_per_client"] / out["upload_over_smallest_model"] > 4 * 3072
-    # with data_dir empty the bundled data are unchanged
-    Xd, _, _, _, Cd = load_data(exp.make_config("smoke"), 0)
+    # paper_data runs the stand-ins' protocol: every preset is theirs, the data aside
+    for preset in ("smoke", "quick", "full"):
+        standin = next(e for e in EXPERIMENTS if e.name == "digits").make_config(preset)
+        mine = exp.make_config(preset)
+        assert {k: v for k, v in vars(mine).items() if k in vars(standin)} == vars(standin)
+    # the stand-in experiments read only their bundled data
+    Xd, _, _, _, Cd = load_data(EXPERIMENTS[0].make_config("smoke"), 0)
     assert Xd.shape[1] == 64 and Cd == 10
 
 
 def test_config_validation(tmp_path):
     from icml25.core.experiment import ConfigError
-    from icml25.papers.ret_fhd.repro import EXPERIMENTS
+    from icml25.papers.ret_fhd.repro import EXPERIMENTS, FHDConfig, PaperDataConfig
 
-    exp = EXPERIMENTS[1]
-    with pytest.raises(ConfigError, match="data_dir must be empty"):
+    exp = _paper_data()
+    assert exp.data_setting == "data_dir" and exp.missing_data(exp.make_config("smoke"))
+    with pytest.raises(ConfigError, match="PaperDataConfig.data_dir must be an existing folder"):
         exp.make_config("smoke", {"data_dir": str(tmp_path / "missing")})
     f = tmp_path / "file.txt"
     f.write_text("x")
-    with pytest.raises(ConfigError, match="data_dir must be empty"):
+    with pytest.raises(ConfigError, match="data_dir must be an existing folder"):
         exp.make_config("smoke", {"data_dir": str(f)})  # a file, not a folder
     with pytest.raises(ConfigError, match="paper_dataset"):
         exp.make_config("smoke", {"paper_dataset": "flowers102"})
     cfg = exp.make_config("full", {"data_dir": str(tmp_path), "paper_dataset": "cifar100"})
-    assert (cfg.data_dir, cfg.paper_dataset, cfg.dataset) == (str(tmp_path), "cifar100", "gmm20")
-    assert exp.make_config("quick").data_dir == ""
+    assert isinstance(cfg, PaperDataConfig) and (cfg.data_dir, cfg.paper_dataset) == (str(tmp_path), "cifar100")
+    assert cfg.fhd.rounds == 100 and exp.make_config("quick").data_dir == ""
+    # the stand-in experiments have no paper-data settings
+    for standin in EXPERIMENTS[:2]:
+        assert not standin.data_setting
+        for key in ("data_dir", "paper_dataset"):
+            with pytest.raises(ConfigError, match=f"has no setting '{key}'"):
+                standin.make_config("smoke", {key: "cifar10"})
+    assert not hasattr(FHDConfig(), "data_dir") and not hasattr(FHDConfig(), "paper_dataset")
+
+
+def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
+    from icml25.core.runner import plan
+
+    skipped = []
+    assert {j.experiment for j in plan(["ret_fhd"], "smoke", 1, skipped=skipped)} == {"digits", "gmm20"}
+    assert [str(e) for e in skipped] == ["ret_fhd/paper_data needs the paper's data: --set data_dir=PATH (see "
+                                         "`icml25 show ret_fhd` for what PATH must hold)"]
+    jobs = plan(["ret_fhd"], "smoke", 1, {"data_dir": str(tmp_path), "paper_dataset": "cifar100"}, skipped=[])
+    assert {j.experiment for j in jobs} == {"digits", "gmm20", "paper_data"}
+    assert next(j for j in jobs if j.experiment == "paper_data").config["paper_dataset"] == "cifar100"
+
+
+def test_figures_get_one_file_per_experiment(tmp_path):
+    pytest.importorskip("matplotlib")
+    from icml25.papers.ret_fhd.repro import EXPERIMENTS, METHODS
+
+    per_seed = [{**{f"acc_{n}": 0.5 + 0.01 * s for n in (*METHODS, "attack_guard", "attack_noguard")},
+                 **{f"curve_{n}": [0.3, 0.4, 0.5] for n in ("retfhd", "fd_t1", "fd_t4", "local")}} for s in range(2)]
+    cfg = _paper_data().make_config("smoke", {"data_dir": str(tmp_path)})
+    assert [p.name for p in _paper_data().figures(per_seed, cfg, tmp_path)] == ["retfhd_paper_data_cifar10.png"]
+    names = [p.name for e in EXPERIMENTS[:2] for p in e.figures(per_seed, e.make_config("smoke"), tmp_path)]
+    assert names == ["retfhd_digits.png", "retfhd_gmm20.png"]

@@ -32,5 +32,8 @@ def fhd_figures(per_seed: list[Metrics], cfg: FHDConfig, outdir: Path) -> list[P
     seed_bars(axes[1], per_seed, [f"acc_{n}" for n in names], names, highlight="retfhd")
     axes[1].set_ylabel("accuracy (last rounds)")
     axes[1].tick_params(axis="x", rotation=30)
-    fig.suptitle(f"ReT-FHD on {cfg.dataset}: {cfg.n_clients} clients, Dir({cfg.alpha}), {cfg.fhd.rounds} rounds")
-    return [save_figure(fig, outdir / f"retfhd_{cfg.dataset}.png")]
+    # the paper_data experiment's data set, else the stand-in's; one file per experiment (one reports folder)
+    paper = getattr(cfg, "paper_dataset", "")
+    name = paper or cfg.dataset
+    fig.suptitle(f"ReT-FHD on {name}: {cfg.n_clients} clients, Dir({cfg.alpha}), {cfg.fhd.rounds} rounds")
+    return [save_figure(fig, outdir / (f"retfhd_paper_data_{paper}.png" if paper else f"retfhd_{cfg.dataset}.png"))]
