@@ -222,7 +222,8 @@ def test_bad_input_raises():
 def test_experiment_configs_nest_the_method_configs():
     """Each experiment holds its learners' configs whole (no field re-declared); dotted presets reach them; a stored
     job's config (nested configs as dicts) rebuilds; the method configs' own checks name the field."""
-    toy, sched, sched_zo = EXPERIMENTS
+    toy, sched, sched_zo = (next(e for e in EXPERIMENTS if e.name == n) for n in ("entropy_toy", "schedule",
+                                                                                "schedule_zo"))
     pairs = ((toy, EntropyTunerConfig), (toy, ReverseSDEConfig), (sched, BilevelScheduleConfig))
     for exp, method in pairs:
         assert not {f.name for f in dataclasses.fields(exp.config)} & {f.name for f in dataclasses.fields(method)}

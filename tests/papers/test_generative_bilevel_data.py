@@ -1,17 +1,16 @@
-"""generative_bilevel: MNIST read from a user's folder of official IDX files (``data.load_mnist``) and the schedule
-experiments' ``data_dir`` setting.
+"""generative_bilevel: MNIST read from a user's folder of official IDX files (``data.load_mnist``) and the
+``paper_data_schedule`` / ``paper_data_schedule_zo`` experiments (``PaperScheduleConfig.data_dir``).
 
 Every fixture is a tiny IDX file written into ``tmp_path`` byte by byte as LeCun's format prescribes (big-endian
-magic 2051 / 2049, then big-endian uint32 sizes, then unsigned bytes row-major); the expected tensors are written
-out from the documented conversion p / 255 * 2 - 1, flattened row-major.
+magic 2051 / 2049, then big-endian uint32 sizes, then unsigned bytes row-major; the writers are in
+``tests/paper_files/generative_bilevel.py``); the expected tensors are written out from the documented conversion
+p / 255 * 2 - 1, flattened row-major.
 """
 
 from __future__ import annotations
 
-import gzip
 import math
 import struct
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,36 +18,19 @@ import torch
 
 from icml25.core.experiment import ConfigError
 from icml25.papers.generative_bilevel.data import MNISTFormatError, load_mnist, read_idx
-from icml25.papers.generative_bilevel.repro import EXPERIMENTS, schedule_data
+from icml25.papers.generative_bilevel.repro import (
+    CLAIMS,
+    EXPERIMENTS,
+    PaperScheduleConfig,
+    ScheduleConfig,
+    schedule_data,
+)
+from paper_files.generative_bilevel import write_idx as _idx
+from paper_files.generative_bilevel import write_mnist as _mnist
 
 torch.set_num_threads(1)
-
-
-def _idx(path: Path, magic: int, data: np.ndarray, gz: bool = False) -> Path:
-    """Write ``data`` (uint8) as an IDX file: magic, sizes (big-endian uint32), bytes."""
-    header = struct.pack(">I", magic) + b"".join(struct.pack(">I", n) for n in data.shape)
-    raw = header + data.astype(np.uint8).tobytes()
-    if gz:
-        path = path.with_name(path.name + ".gz")
-        path.write_bytes(gzip.compress(raw))
-    else:
-        path.write_bytes(raw)
-    return path
-
-
-def _mnist(root: Path, n_train: int, n_test: int, gz: bool = False, rows: int = 28, cols: int = 28,
-           seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Random uint8 images and digit labels of both splits written under ``root`` with the official names."""
-    rng = np.random.default_rng(seed)
-    root.mkdir(parents=True, exist_ok=True)
-    out = {}
-    for split, prefix, n in (("train", "train", n_train), ("test", "t10k", n_test)):
-        images = rng.integers(0, 256, (n, rows, cols), dtype=np.uint8)
-        labels = rng.integers(0, 10, n, dtype=np.uint8)
-        _idx(root / f"{prefix}-images-idx3-ubyte", 2051, images, gz)
-        _idx(root / f"{prefix}-labels-idx1-ubyte", 2049, labels, gz)
-        out[split] = (images, labels)
-    return out
+PAPER = {name: next(e for e in EXPERIMENTS if e.name == f"paper_data_{name}") for name in ("schedule", "schedule_zo")}
+STANDIN = {name: next(e for e in EXPERIMENTS if e.name == name) for name in ("schedule", "schedule_zo")}
 
 
 def test_exact_pixels_and_labels_after_the_documented_conversion(tmp_path):
@@ -116,7 +98,7 @@ def test_missing_and_malformed_files_raise_one_error_naming_them(tmp_path):
 
 def test_schedule_data_draws_disjoint_seeded_subsets(tmp_path):
     data = _mnist(tmp_path, n_train=30, n_test=20)
-    exp = next(e for e in EXPERIMENTS if e.name == "schedule")
+    exp = PAPER["schedule"]
     cfg = exp.make_config("smoke", {"data_dir": str(tmp_path), "n_train": 12, "n_val": 5, "n_test": 7})
     train, val, test = schedule_data(cfg, seed=0)
     assert train.shape == (12, 784) and val.shape == (5, 784) and test.shape == (7, 784)
@@ -140,7 +122,7 @@ def test_schedule_data_draws_disjoint_seeded_subsets(tmp_path):
 @pytest.mark.parametrize("name", ["schedule", "schedule_zo"])
 def test_smoke_runs_end_to_end_on_an_mnist_fixture(tmp_path, name):
     _mnist(tmp_path / "MNIST" / "raw", n_train=300, n_test=200, gz=True)
-    exp = next(e for e in EXPERIMENTS if e.name == name)
+    exp = PAPER[name]
     cfg = exp.make_config("smoke", {"data_dir": str(tmp_path)})
     metrics = exp.run(cfg, seed=0)
     for key in ("mmd_bilevel", "mmd_cosine", "mmd_linear", "mmd_random_best", "mmd_gaussian",
@@ -158,8 +140,62 @@ def test_smoke_runs_end_to_end_on_an_mnist_fixture(tmp_path, name):
     assert metrics["mmd_gaussian"] == pytest.approx(want, rel=16 * float(np.finfo(np.float32).eps)) and want > 0
 
 
-def test_config_errors():
-    exp = next(e for e in EXPERIMENTS if e.name == "schedule")
-    assert exp.make_config("smoke").data_dir == ""
-    with pytest.raises(ConfigError, match="data_dir must be empty .* or an existing folder"):
+@pytest.mark.parametrize("name", ["schedule", "schedule_zo"])
+def test_config_errors_and_the_stand_in_reads_no_path(tmp_path, name):
+    exp, standin = PAPER[name], STANDIN[name]
+    assert exp.data_setting == "data_dir" and not standin.data_setting
+    for preset in ("smoke", "quick", "full"):
+        assert exp.make_config(preset).data_dir == "" and exp.missing_data(exp.make_config(preset))
+        assert not hasattr(standin.make_config(preset), "data_dir")  # two-moons only
+        assert exp.make_config(preset).learner.zo == standin.make_config(preset).learner.zo == (name == "schedule_zo")
+    assert not hasattr(ScheduleConfig(), "data_dir")
+    assert not exp.missing_data(exp.make_config("smoke", {"data_dir": str(tmp_path)}))
+    with pytest.raises(ConfigError, match=r"PaperScheduleConfig\.data_dir must be an existing folder with MNIST's "
+                                          r"IDX files \(empty: the experiment does not run\)"):
         exp.make_config("smoke", {"data_dir": "/no/such/mnist/folder"})
+    with pytest.raises(ConfigError, match="has no setting 'data_dir'"):
+        standin.make_config("smoke", {"data_dir": str(tmp_path)})
+
+
+def test_paper_data_presets_and_claims():
+    """MNIST runs with the official T, learning rate and clamp; the claims repeat the stand-ins' paper claims."""
+    cfg = PaperScheduleConfig()
+    assert (cfg.T, cfg.learner.lr, cfg.learner.clip_x0, cfg.learner.gamma, cfg.learner.lr_beta) == \
+        (1000, 1e-3, 1.0, 1.0, 0.05)
+    assert cfg.learner.inner_loop == 1  # equal network training with the baselines (one step per minibatch)
+    assert PAPER["schedule"].make_config("full").n_train == 60000
+    by_id = {c.id: c for c in CLAIMS}
+    for name, tag in (("schedule", ""), ("schedule_zo", "_zo")):
+        exp = PAPER[name]
+        assert [exp.fidelity_of(p).level for p in ("smoke", "quick", "full")] == ["mechanism", "reduced", "reduced"]
+        a, b = by_id[f"paper_data_s2{tag}_beats_random_median"], by_id[f"s2{tag}_beats_random_median"]
+        assert (a.experiment, b.experiment) == (f"paper_data_{name}", name)
+        assert (a.kind, a.metric, a.op, a.threshold, a.aggregate, a.resolution, a.source, a.paper_value) == \
+            (b.kind, b.metric, b.op, b.threshold, b.aggregate, b.resolution, b.source, b.paper_value)
+        assert a.resolution_reason == f"{b.resolution_reason} (as s2{tag}_beats_random_median)"
+        assert a.fair_at == "reduced" and a.requires == b.requires == ()
+
+
+def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
+    from icml25.core.runner import plan
+
+    skipped = []
+    jobs = plan(["generative_bilevel"], "smoke", 1, skipped=skipped)
+    assert {j.experiment for j in jobs} == {"entropy_toy", "schedule", "schedule_zo"}
+    assert sorted(str(e) for e in skipped) == [
+        f"generative_bilevel/paper_data_{n} needs the paper's data: --set data_dir=PATH (see `icml25 show "
+        f"generative_bilevel` for what PATH must hold)" for n in ("schedule", "schedule_zo")]
+    jobs = plan(["generative_bilevel"], "smoke", 1, {"data_dir": str(tmp_path)}, skipped=[])
+    assert {j.experiment for j in jobs} == {"entropy_toy", "schedule", "schedule_zo", "paper_data_schedule",
+                                            "paper_data_schedule_zo"}
+
+
+def test_figures_have_their_own_files(tmp_path):
+    pytest.importorskip("matplotlib")
+    from icml25.papers.generative_bilevel.figures import S2_METHODS
+
+    per_seed = [{f"mmd_{m}": 0.1 for m in S2_METHODS}]
+    names = [p.name for exp in (*PAPER.values(), *STANDIN.values())
+             for p in exp.figures(per_seed, exp.make_config("smoke"), tmp_path)]
+    assert names == ["paper_data_schedule_mmd.png", "paper_data_schedule_zo_mmd.png", "schedule_mmd.png",
+                     "schedule_zo_mmd.png"]

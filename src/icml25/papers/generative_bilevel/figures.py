@@ -44,6 +44,7 @@ def schedule_figures(per_seed: list[Metrics], cfg: ScheduleConfig, outdir: Path)
     ax.set_ylabel("test MMD^2 of DDIM samples")
     ax.tick_params(axis="x", rotation=30)
     zo = cfg.learner.zo
-    data = "MNIST" if cfg.data_dir else "two-moons"
-    ax.set_title(f"{data} DDPM (T={cfg.T}, {cfg.learner.iters} iterations{', ZO' if zo else ''})")
-    return [save_figure(fig, outdir / f"schedule{'_zo' if zo else ''}_mmd.png")]
+    paper = hasattr(cfg, "data_dir")  # the paper_data experiments' config (MNIST), else two-moons
+    ax.set_title(f"{'MNIST' if paper else 'two-moons'} DDPM (T={cfg.T}, {cfg.learner.iters} iterations"
+                 f"{', ZO' if zo else ''})")
+    return [save_figure(fig, outdir / f"{'paper_data_' if paper else ''}schedule{'_zo' if zo else ''}_mmd.png")]
