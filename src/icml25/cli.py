@@ -308,7 +308,7 @@ def show_payload(slug: str) -> dict[str, Any]:
                    "default": _jsonable(get_setting(defaults, key))} for key in exp.fields]
         experiments.append({
             "name": exp.name, "description": exp.description, "timed": exp.timed,
-            "full_requirements": exp.full_requirements, "fields": fields,
+            "full_requirements": exp.full_requirements, "data_setting": exp.data_setting, "fields": fields,
             "presets": {p: {"seeds": exp.default_seeds(p), "config": _jsonable(dataclasses.asdict(exp.make_config(p))),
                             "fidelity": {"level": exp.fidelity_of(p).level, "note": exp.fidelity_of(p).note}}
                         for p in PRESETS},
@@ -362,6 +362,9 @@ def show(slug: str, as_json: bool, example: bool) -> None:
     console.print("\n[bold]Experiments[/]")
     for exp in repro.experiments:
         console.print(f"- {exp.name}: {exp.description}", markup=False)
+        if exp.data_setting:
+            console.print(f"  runs only on the paper's data: --set {exp.data_setting}=PATH (what PATH holds: below)",
+                          markup=False)
         for preset in PRESETS:
             fid = exp.fidelity_of(preset)
             console.print(f"  {preset}: {fid.level} fidelity ({fid.note})", markup=False)

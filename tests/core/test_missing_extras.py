@@ -155,3 +155,17 @@ def test_reproduce_skips_an_experiment_without_its_data_with_one_line(monkeypatc
     assert lines[0] == ("skipped: cdvi/paper_data needs the paper's data: --set data_dir=PATH (see `icml25 show cdvi` "
                         "for what PATH must hold)"), result.output
     assert result.exit_code == 3 and not (tmp_path / "results.sqlite").exists()
+
+
+def test_show_says_which_experiments_need_the_papers_data():
+    import json
+
+    from click.testing import CliRunner
+
+    from icml25.cli import main
+
+    text = CliRunner().invoke(main, ["show", "cdvi"]).output
+    assert "runs only on the paper's data: --set data_dir=PATH (what PATH holds: below)" in text
+    payload = json.loads(CliRunner().invoke(main, ["show", "cdvi", "--json"]).output)
+    assert {e["name"]: e["data_setting"] for e in payload["experiments"]} == {"synthetic": "", "real": "",
+                                                                              "paper_data": "data_dir"}
