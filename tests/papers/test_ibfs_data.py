@@ -1,24 +1,24 @@
-"""IBFS on the paper's mini-/tiered-ImageNet from a user path: ``load_paper_dataset`` and ``RankingConfig.data_dir``.
+"""IBFS on the paper's mini-/tiered-ImageNet from a user path: ``load_paper_dataset`` and the ``paper_data``
+experiment (``PaperRankingConfig.data_dir`` / ``paper_dataset``).
 
 Tiny files are written into ``tmp_path`` in the RFS layout (github.com/WangYueFt/rfs, ``dataset/mini_imagenet.py``
-and ``dataset/tiered_imagenet.py``): mini-ImageNet as ``miniImageNet_category_split_*.pickle`` files holding a dict
-with ``data`` (N, 84, 84, 3) uint8 and ``labels`` (a list), written as Python 2 wrote them (the array's bytes as a
-py2 ``str``, which only ``encoding="latin1"`` reads, as RFS does); tiered-ImageNet as ``<split>_images.npz``
-(``images``) plus ``<split>_labels.pkl`` (a dict with ``labels`` and the other label keys of the distributed files).
-Every image carries its label and index in its pixels, so the tests check which images come back, not only shapes.
-The ``ranking`` experiment then runs its smoke preset on such a folder, whose meta-test classes are constant colours:
-every network separates them, so every accuracy is exactly 1 and every rank correlation 0.
+and ``dataset/tiered_imagenet.py``) by the writers in ``tests/paper_files/ibfs.py``: mini-ImageNet as
+``miniImageNet_category_split_*.pickle`` files holding a dict with ``data`` (N, 84, 84, 3) uint8 and ``labels`` (a
+list), written as Python 2 wrote them (the array's bytes as a py2 ``str``, which only ``encoding="latin1"`` reads, as
+RFS does); tiered-ImageNet as ``<split>_images.npz`` (``images``) plus ``<split>_labels.pkl`` (a dict with ``labels``
+and the other label keys of the distributed files). Every image carries its label and index in its pixels, so the
+tests check which images come back, not only shapes. The ``paper_data`` experiment then runs its smoke preset on
+such a folder, whose meta-test classes are constant colours: every network separates them, so every accuracy is
+exactly 1 and every rank correlation 0; without a folder it is skipped. The glyph ``ranking`` experiment has no data
+setting.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import io
 import pickle
 import socket
-import struct
 import urllib.request
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -36,11 +36,14 @@ from icml25.papers.ibfs import (
     repro,
 )
 from icml25.papers.ibfs.data import RFS_MEAN, RFS_STD
-from icml25.papers.ibfs.repro import EXPERIMENTS, PROXIES, RankingConfig
+from icml25.papers.ibfs.repro import CLAIMS, EXPERIMENTS, PROXIES, PaperRankingConfig, RankingConfig
+from paper_files.ibfs import MINI, write_mini, write_tiered
+from paper_files.ibfs import images as _images
+from paper_files.ibfs import labels as _labels
+from paper_files.ibfs import py2_pickle as _py2_pickle
 
-EXP = next(e for e in EXPERIMENTS if e.name == "ranking")
-MINI = {"train": "miniImageNet_category_split_train_phase_train.pickle",
-        "val": "miniImageNet_category_split_val.pickle", "test": "miniImageNet_category_split_test.pickle"}
+EXP = next(e for e in EXPERIMENTS if e.name == "paper_data")
+STANDIN = next(e for e in EXPERIMENTS if e.name == "ranking")
 
 
 @pytest.fixture(autouse=True)
@@ -55,71 +58,6 @@ def _no_network_one_thread(monkeypatch):
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-
-
-# --------------------------------------------------------------------------- fixture writers (the RFS formats)
-class _Py2Pickler(pickle._Pickler):
-    """Protocol 2 with every ``bytes`` written as a Python 2 ``str`` (BINSTRING), as RFS's pickles were made."""
-
-    dispatch = dict(pickle._Pickler.dispatch)
-
-    def save_bytes(self, obj: bytes) -> None:
-        n = len(obj)
-        self.write((pickle.SHORT_BINSTRING + bytes([n]) if n < 256 else pickle.BINSTRING + struct.pack("<i", n))
-                   + obj)
-        self.memoize(obj)
-
-    dispatch[bytes] = save_bytes
-
-
-def _py2_pickle(path: Path, obj) -> None:
-    buf = io.BytesIO()
-    _Py2Pickler(buf, protocol=2).dump(obj)
-    path.write_bytes(buf.getvalue())
-
-
-def _images(labels: np.ndarray, size: int = 84, seed: int = 0) -> np.ndarray:
-    """uint8 (N, size, size, 3): channel 0 = the label, channel 1 = the image's index in the file, channel 2 noise."""
-    n = len(labels)
-    img = np.empty((n, size, size, 3), np.uint8)
-    img[..., 0] = np.asarray(labels, np.uint8)[:, None, None]
-    img[..., 1] = np.arange(n, dtype=np.uint8)[:, None, None]
-    img[..., 2] = np.random.default_rng(seed).integers(0, 256, (n, size, size), dtype=np.uint8)
-    return img
-
-
-def _labels(first: int, n_classes: int, per_class: int, seed: int) -> np.ndarray:
-    """Labels first..first+n_classes-1, ``per_class`` each, shuffled (the loader must group them)."""
-    y = np.repeat(np.arange(first, first + n_classes), per_class)
-    np.random.default_rng(seed).shuffle(y)
-    return y
-
-
-def write_mini(root: Path, splits: dict[str, np.ndarray], size: int = 84, images: dict | None = None) -> dict:
-    """``miniImageNet_category_split_*.pickle`` files in ``root``; returns the (images, labels) written per split."""
-    root.mkdir(parents=True, exist_ok=True)
-    out = {}
-    for i, (split, labels) in enumerate(splits.items()):
-        data = images[split] if images and split in images else _images(labels, size, seed=i)
-        _py2_pickle(root / MINI[split], {"data": data, "labels": [int(v) for v in labels],
-                                         "catname2label": {f"n{v:08d}": int(v) for v in np.unique(labels)}})
-        out[split] = (data, labels)
-    return out
-
-
-def write_tiered(root: Path, splits: dict[str, np.ndarray], size: int = 84) -> dict:
-    """``<split>_images.npz`` and ``<split>_labels.pkl`` in ``root``; returns what was written per split."""
-    root.mkdir(parents=True, exist_ok=True)
-    out = {}
-    for i, (split, labels) in enumerate(splits.items()):
-        data = _images(labels, size, seed=10 + i)
-        np.savez(root / f"{split}_images.npz", images=data)
-        with (root / f"{split}_labels.pkl").open("wb") as fh:
-            pickle.dump({"label_specific": np.asarray(labels) + 1000, "label_general": np.asarray(labels) % 2,
-                         "label_specific_str": [f"s{v}" for v in labels], "labels": [int(v) for v in labels]}, fh,
-                        protocol=2)
-        out[split] = (data, labels)
-    return out
 
 
 def _decode(x: torch.Tensor) -> np.ndarray:
@@ -192,10 +130,10 @@ def test_missing_file_is_one_line_error_naming_it(tmp_path):
 
 def test_malformed_contents_raise_clear_errors(tmp_path):
     labels = _labels(0, 2, 3, 0)
-    write_mini(tmp_path, {"train": labels}, images={"train": _images(labels).astype(np.float32)})
+    write_mini(tmp_path, {"train": labels}, data={"train": _images(labels).astype(np.float32)})
     with pytest.raises(ValueError, match=r"images must be uint8 \(N, H, W, 3\)"):
         read_paper_split("mini_imagenet", tmp_path, "train")
-    write_mini(tmp_path, {"train": labels[:-1]}, images={"train": _images(labels)})
+    write_mini(tmp_path, {"train": labels[:-1]}, data={"train": _images(labels)})
     with pytest.raises(ValueError, match="labels must be 6 integers"):
         read_paper_split("mini_imagenet", tmp_path, "train")
     _py2_pickle(tmp_path / MINI["train"], {"images": _images(labels), "labels": list(labels)})
@@ -265,15 +203,79 @@ def test_config_fields_and_errors(tmp_path):
     cfg = EXP.make_config("smoke")
     assert (cfg.data_dir, cfg.paper_dataset) == ("", "mini_imagenet")
     assert PAPER_DATASETS == ("mini_imagenet", "tiered_imagenet")
-    with pytest.raises(ConfigError, match=r"RankingConfig\.data_dir must be empty .* got '/no/such/dir'$"):
+    with pytest.raises(ConfigError, match=r"PaperRankingConfig\.data_dir must be an existing folder .* got "
+                                          r"'/no/such/dir'$"):
         EXP.make_config("smoke", {"data_dir": "/no/such/dir"})
-    with pytest.raises(ConfigError, match=r"RankingConfig\.paper_dataset must be"):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ConfigError, match=r"PaperRankingConfig\.data_dir must be an existing folder"):
+        EXP.make_config("smoke", {"data_dir": str(tmp_path / "file")})
+    with pytest.raises(ConfigError, match=r"PaperRankingConfig\.paper_dataset must be"):
         EXP.make_config("smoke", {"paper_dataset": "omniglot"})
-    assert parse_value(RankingConfig, "data_dir", str(tmp_path)) == str(tmp_path)
+    assert parse_value(PaperRankingConfig, "data_dir", str(tmp_path)) == str(tmp_path)
     cfg = EXP.make_config("full", {"data_dir": str(tmp_path), "paper_dataset": "tiered_imagenet", "n_way": 150})
     assert (cfg.data_dir, cfg.paper_dataset, cfg.n_way) == (str(tmp_path), "tiered_imagenet", 150)  # 160 classes
     with pytest.raises(ConfigError, match="n_way must be <= 100"):
-        EXP.make_config("smoke", {"n_way": 150})  # the glyph world's 100 meta-test classes
+        STANDIN.make_config("smoke", {"n_way": 150})  # the glyph world's 100 meta-test classes
+    cfg = STANDIN.make_config("smoke")  # the glyph experiment reads no user path
+    assert not hasattr(cfg, "data_dir") and not hasattr(cfg, "paper_dataset")
+    assert not hasattr(RankingConfig(), "data_dir")
+
+
+def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
+    from icml25.core.registry import MissingDataError
+    from icml25.core.runner import plan
+
+    assert EXP.data_setting == "data_dir" and not STANDIN.data_setting
+    assert EXP.missing_data(EXP.make_config("smoke"))
+    assert not EXP.missing_data(EXP.make_config("smoke", {"data_dir": str(tmp_path)}))
+    skipped = []
+    jobs = plan(["ibfs"], "quick", 1, skipped=skipped)
+    assert {j.experiment for j in jobs} == {"ranking"}
+    assert [str(e) for e in skipped] == ["ibfs/paper_data needs the paper's data: --set data_dir=PATH (see "
+                                         "`icml25 show ibfs` for what PATH must hold)"]
+    assert isinstance(skipped[0], MissingDataError)
+    jobs = plan(["ibfs"], "quick", 1, {"data_dir": str(tmp_path), "paper_dataset": "tiered_imagenet"}, skipped=[])
+    assert {j.experiment for j in jobs} == {"ranking", "paper_data"}
+    job = next(j for j in jobs if j.experiment == "paper_data")
+    assert (job.config["data_dir"], job.config["paper_dataset"]) == (str(tmp_path), "tiered_imagenet")
+
+
+def test_paper_data_presets_keep_the_rfs_protocol():
+    """quick and full train every candidate RFS-style (lr 0.05, batch 64) for 600 / 3000 steps, evaluate 5-way
+    1-shot with RFS's 15 queries; the seeds are the stand-in's."""
+    quick, full = EXP.make_config("quick"), EXP.make_config("full")
+    for cfg in (quick, full):
+        assert (cfg.ground_truth, cfg.rfs_lr, cfg.rfs_batch, cfg.n_way, cfg.k_shot, cfg.n_query) == (
+            "rfs", 0.05, 64, 5, 1, 15)
+    assert (quick.n_archs, quick.rfs_steps, quick.test_episodes) == (12, 600, 100)
+    assert (full.n_archs, full.rfs_steps, full.test_episodes) == (50, 3000, 600)
+    assert EXP.fidelity_of("quick").level == EXP.fidelity_of("full").level == "reduced"
+    assert EXP.fidelity_of("smoke").level == "mechanism" and EXP.seeds == STANDIN.seeds
+
+
+def test_paper_data_claims_twin_the_stand_in_paper_claims():
+    """Every paper claim of ``ranking`` and its gate has a ``paper_data_`` twin with the same statistic; the
+    ``ours`` claims have none."""
+    by_id = {c.id: c for c in CLAIMS}
+    twins = [c for c in CLAIMS if c.experiment == "paper_data"]
+    assert sorted(c.id for c in twins) == ["paper_data_ground_truth_learns", "paper_data_ibfs_beats_naswot",
+                                           "paper_data_ibfs_tau_positive", "paper_data_ibfs_top1_accuracy"]
+    for twin in twins:
+        orig = by_id[twin.id.removeprefix("paper_data_")]
+        assert orig.experiment == "ranking"
+        for key in ("kind", "metric", "op", "threshold", "aggregate", "resolution", "source", "paper_value",
+                    "fair_at"):
+            assert getattr(twin, key) == getattr(orig, key), (twin.id, key)
+        assert twin.requires == tuple(f"paper_data_{r}" for r in orig.requires)
+        assert "mini-ImageNet" in twin.statement
+
+
+def test_figures_have_one_file_per_experiment(tmp_path):
+    pytest.importorskip("matplotlib")
+    per_seed = [{f"{k}_{p}": 0.1 * s for k in ("tau", "top1_percentile") for p in PROXIES} for s in range(2)]
+    paths = EXP.figures(per_seed, EXP.make_config("smoke", {"data_dir": str(tmp_path)}), tmp_path)
+    assert [p.name for p in paths] == ["paper_data_ranking.png"] and paths[0].is_file()
+    assert [p.name for p in STANDIN.figures(per_seed, STANDIN.make_config("smoke"), tmp_path)] == ["ranking.png"]
 
 
 def test_paper_dataset_field_picks_the_loader(tmp_path, monkeypatch):
@@ -299,7 +301,7 @@ def test_smoke_run_on_fixture_every_accuracy_is_one(tmp_path):
     test_labels = _labels(80, 5, 10, 5)
     test_images = np.broadcast_to(colours[test_labels - 80][:, None, None, :], (50, 24, 24, 3)).copy()
     write_mini(tmp_path / "miniImageNet", {"train": _labels(0, 6, 6, 6), "test": test_labels}, size=24,
-               images={"test": test_images})
+               data={"test": test_images})
     cfg = EXP.make_config("smoke", {"data_dir": str(tmp_path)})
     m = EXP.run(cfg, seed=0)
     for key in ("acc_best", "acc_mean", "acc_worst", "acc_untrained_mean"):

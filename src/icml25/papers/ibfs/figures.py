@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 
 def ranking_figures(per_seed: list[Metrics], cfg: RankingConfig, outdir: Path) -> list[Path]:
-    """Kendall tau and top-1 percentile of every proxy, mean and 95% interval over seeds."""
+    """Kendall tau and top-1 percentile of every proxy, mean and 95% interval over seeds, in the experiment's own
+    file (``cfg.FIGURE``: the glyph and the paper-data runs share a folder)."""
     import matplotlib.pyplot as plt
 
     from icml25.papers.ibfs.repro import PROXIES  # at call time: repro imports this module
@@ -28,6 +29,6 @@ def ranking_figures(per_seed: list[Metrics], cfg: RankingConfig, outdir: Path) -
     for ax in axes:
         ax.tick_params(axis="x", rotation=30)
     steps = cfg.rfs_steps if cfg.ground_truth == "rfs" else cfg.meta_iters
-    fig.suptitle(f"{cfg.n_archs} architectures, {cfg.n_way}-way {cfg.k_shot}-shot glyphs, "
+    fig.suptitle(f"{cfg.n_archs} architectures, {cfg.n_way}-way {cfg.k_shot}-shot {cfg.data_label()}, "
                  f"{cfg.ground_truth} {steps} it")
-    return [save_figure(fig, outdir / "ranking.png")]
+    return [save_figure(fig, outdir / cfg.FIGURE)]
