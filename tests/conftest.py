@@ -66,3 +66,20 @@ def adam_spy(monkeypatch: pytest.MonkeyPatch) -> list:
 
     monkeypatch.setattr(torch.optim, "Adam", GradientSpy)
     return made
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch):
+    """Makes every attempt to reach the network raise for the test (sockets, ``urllib``), as the project's rule
+    forbids any download at run time. Returns the refusing function, to patch a library's own download helper with
+    it too (``monkeypatch.setattr(torch_geometric.data.download, "download_url", no_network)``)."""
+    import socket
+    import urllib.request
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    return refuse

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
-import socket
-import urllib.request
 
 import numpy as np
 import pytest
@@ -47,13 +45,8 @@ STANDIN = next(e for e in EXPERIMENTS if e.name == "ranking")
 
 
 @pytest.fixture(autouse=True)
-def _no_network_one_thread(monkeypatch):
+def _no_network_one_thread(no_network):
     """Every test: any attempt to reach the network raises; torch on one thread."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("network access attempted")
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(urllib.request, "urlopen", refuse)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield

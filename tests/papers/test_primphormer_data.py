@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import math
 import pickle
-import socket
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -42,15 +40,10 @@ STANDIN = next(e for e in EXPERIMENTS if e.name == "pattern")
 
 
 @pytest.fixture(autouse=True)
-def _no_network_one_thread(monkeypatch):
+def _no_network_one_thread(no_network, monkeypatch):
     """Every test: any attempt to reach the network raises; torch on one thread."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("network access attempted")
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(urllib.request, "urlopen", refuse)
-    monkeypatch.setattr(torch_geometric.data.download, "download_url", refuse)
-    monkeypatch.setattr(gnn_benchmark_module, "download_url", refuse)
+    monkeypatch.setattr(torch_geometric.data.download, "download_url", no_network)
+    monkeypatch.setattr(gnn_benchmark_module, "download_url", no_network)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield

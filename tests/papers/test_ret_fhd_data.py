@@ -12,7 +12,6 @@ with channel-major flattening.
 from __future__ import annotations
 
 import math
-import socket
 
 import numpy as np
 import pytest
@@ -122,12 +121,7 @@ def test_missing_and_malformed_files_name_the_file(tmp_path):
     assert PAPER_DATASETS == ("cifar10", "cifar100", "tinyimagenet")
 
 
-def test_no_download_is_attempted(tmp_path, monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("network access attempted")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
+def test_no_download_is_attempted(tmp_path, no_network):
     write_cifar10(tmp_path)
     assert load_paper_dataset("cifar10", tmp_path)[4] == 10
     empty = tmp_path / "empty"
