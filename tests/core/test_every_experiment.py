@@ -54,6 +54,29 @@ def _smoke(slug: str, name: str, attempt: int) -> JobOutcome:
     return execute(job)
 
 
+DATA_CASES = [(slug, name) for slug, name in CASES if load_reproduction(slug).experiment(name).data_setting]
+
+
+@pytest.mark.parametrize("slug, name", DATA_CASES, ids=[f"{s}/{n}" for s, n in DATA_CASES])
+def test_a_paper_data_experiment_runs_only_with_its_data(slug, name):
+    """Without its data setting the experiment is left out of the plan with its one line (its claims then read
+    "not run"); with it, the experiment is planned with that setting and the stand-in experiments are unchanged."""
+    from icml25.core.registry import MissingDataError
+
+    setting = load_reproduction(slug).experiment(name).data_setting
+    skipped: list = []
+    without = plan([slug], "quick", 1, skipped=skipped)
+    assert name not in {j.experiment for j in without}
+    assert [str(e) for e in skipped if isinstance(e, MissingDataError) and e.slug == f"{slug}/{name}"] == [
+        f"{slug}/{name} needs the paper's data: --set {setting}=PATH (see `icml25 show {slug}` for what PATH must "
+        "hold)"]
+    with_data = plan([slug], "quick", 1, _data_settings(slug, name), skipped=[])
+    planned = [j for j in with_data if j.experiment == name]
+    assert len(planned) == 1 and planned[0].config[setting] == _data_settings(slug, name)[setting]
+    repro = load_reproduction(slug)
+    assert [j.key for j in with_data if not repro.experiment(j.experiment).data_setting] == [j.key for j in without]
+
+
 def test_every_paper_data_experiment_has_files_to_run_on():
     """An experiment that runs only on the paper's data is run by the batteries on a copy of its files."""
     needs = {(slug, name) for slug, name in CASES if load_reproduction(slug).experiment(name).data_setting}

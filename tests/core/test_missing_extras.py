@@ -128,6 +128,19 @@ def test_a_data_setting_must_name_an_empty_string_setting_and_say_what_it_needs(
         _data_experiment(full_requirements="")
 
 
+def test_plan_without_a_skipped_list_raises_for_missing_data(tmp_path):
+    import pytest
+
+    from icml25.core.registry import MissingDataError, MissingExtraError
+    from icml25.core.runner import plan
+
+    with pytest.raises(MissingDataError, match=r"^cdvi/paper_data needs the paper's data: --set data_dir=PATH"):
+        plan(["cdvi"], "quick", 1)
+    assert issubclass(MissingDataError, MissingExtraError)  # every caller that handles a missing extra handles it
+    assert {j.experiment for j in plan(["cdvi"], "quick", 1, {"data_dir": str(tmp_path)})} == {
+        "synthetic", "real", "paper_data"}
+
+
 def test_claims_of_an_experiment_that_needs_the_papers_data_say_so_when_not_run(tmp_path):
     from icml25.core.results import results_records
     from icml25.core.store import Store

@@ -223,23 +223,6 @@ def test_paper_data_runs_the_official_recipe():
     assert PaperDataConfig().paper_datasets == PAPER_DATASETS and PaperDataConfig().data_dir == ""
 
 
-def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
-    from icml25.core.registry import MissingDataError
-    from icml25.core.runner import plan
-
-    skipped = []
-    jobs = plan(["cdvi"], "quick", 1, skipped=skipped)
-    assert {j.experiment for j in jobs} == {"synthetic", "real"}
-    assert [str(e) for e in skipped] == ["cdvi/paper_data needs the paper's data: --set data_dir=PATH (see "
-                                         "`icml25 show cdvi` for what PATH must hold)"]
-    assert isinstance(skipped[0], MissingDataError)
-    with pytest.raises(MissingDataError):
-        plan(["cdvi"], "quick", 1)
-    jobs = plan(["cdvi"], "quick", 1, {"data_dir": str(tmp_path)}, skipped=[])
-    assert {j.experiment for j in jobs} == {"synthetic", "real", "paper_data"}
-    assert next(j for j in jobs if j.experiment == "paper_data").config["data_dir"] == str(tmp_path)
-
-
 def test_figures_use_the_data_sets_that_ran(tmp_path):
     pytest.importorskip("matplotlib")
     from icml25.papers.cdvi.repro import EXPERIMENTS
