@@ -16,7 +16,16 @@ from icml25.papers.alphaqcm.agent import (
     quantile_midpoints,
     random_search,
 )
-from icml25.papers.alphaqcm.data import SyntheticMarket, forward_return, synthetic_market
+from icml25.papers.alphaqcm.data import (
+    PAPER_SPLITS,
+    QLIB_POOLS,
+    QlibMarket,
+    SyntheticMarket,
+    forward_return,
+    load_paper_market,
+    load_qlib_market,
+    synthetic_market,
+)
 from icml25.papers.alphaqcm.env import AlphaEnv, make_synthetic_env
 from icml25.papers.alphaqcm.expressions import (
     RPNBuilder,
@@ -31,9 +40,9 @@ from icml25.papers.alphaqcm.expressions import (
 from icml25.papers.alphaqcm.pool import AlphaPool, daily_ic, daily_rank_ic, lasso_weights, mean_ic, normalize_by_day
 
 __all__ = [
-    "AlphaEnv", "AlphaPool", "AlphaQCMAgent", "AlphaQCMConfig", "RPNBuilder", "SyntheticMarket", "Token",
-    "TokenLSTMNet", "TokenSet", "daily_ic", "daily_rank_ic", "evaluate_rpn", "forward_return", "lasso_weights",
-    "make_synthetic_env", "mean_ic", "normalize_by_day", "parse_rpn", "qcm_design", "qcm_moments",
-    "quantile_huber_loss", "quantile_midpoints", "random_search", "reduced_token_set", "rolling_pair", "rolling_stat",
-    "synthetic_market",
+    "PAPER_SPLITS", "QLIB_POOLS", "AlphaEnv", "AlphaPool", "AlphaQCMAgent", "AlphaQCMConfig", "QlibMarket",
+    "RPNBuilder", "SyntheticMarket", "Token", "TokenLSTMNet", "TokenSet", "daily_ic", "daily_rank_ic", "evaluate_rpn",
+    "forward_return", "lasso_weights", "load_paper_market", "load_qlib_market", "make_synthetic_env", "mean_ic",
+    "normalize_by_day", "parse_rpn", "qcm_design", "qcm_moments", "quantile_huber_loss", "quantile_midpoints",
+    "random_search", "reduced_token_set", "rolling_pair", "rolling_stat", "synthetic_market",
 ]
