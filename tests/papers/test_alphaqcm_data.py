@@ -217,8 +217,8 @@ def test_paper_data_experiment_holds_the_data_setting_and_the_stand_in_does_not(
     exp = _paper_data()
     assert exp.data_setting == "data_dir" and exp.missing_data(exp.make_config("smoke"))
     assert not exp.missing_data(exp.make_config("smoke", {"data_dir": str(tmp_path)}))
-    assert not hasattr(SyntheticSearchConfig(), "data_dir") and not hasattr(SyntheticSearchConfig(), "pool")
-    assert PaperDataConfig().data_dir == "" and PaperDataConfig().pool == "csi300" and QLIB_POOLS[0] == "csi300"
+    assert not hasattr(SyntheticSearchConfig(), "data_dir") and not hasattr(SyntheticSearchConfig(), "instruments")
+    assert PaperDataConfig().data_dir == "" and PaperDataConfig().instruments == "csi300" and QLIB_POOLS[0] == "csi300"
     assert [exp.fidelity[p].level for p in ("smoke", "quick", "full")] == ["mechanism", "reduced", "reduced"]
     assert "2M of the official 2M env steps" in exp.fidelity["full"].note
 
@@ -226,9 +226,9 @@ def test_paper_data_experiment_holds_the_data_setting_and_the_stand_in_does_not(
 def test_paper_data_config_errors_name_the_field(tmp_path):
     with pytest.raises(ConfigError, match="PaperDataConfig.data_dir must be an existing qlib data folder"):
         PaperDataConfig(data_dir=str(tmp_path / "missing")).validate()
-    with pytest.raises(ConfigError, match="pool"):
-        PaperDataConfig(data_dir=str(tmp_path), pool="csi100").validate()
-    PaperDataConfig(data_dir=str(tmp_path), pool="all").validate()  # an existing folder is all validate() checks
+    with pytest.raises(ConfigError, match="instruments"):
+        PaperDataConfig(data_dir=str(tmp_path), instruments="csi100").validate()
+    PaperDataConfig(data_dir=str(tmp_path), instruments="all").validate()  # an existing folder is all validate() checks
 
 
 def test_paper_data_runs_the_official_recipe():
@@ -254,9 +254,9 @@ def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
     assert [str(e) for e in skipped] == ["alphaqcm/paper_data needs the paper's data: --set data_dir=PATH (see "
                                          "`icml25 show alphaqcm` for what PATH must hold)"]
     assert isinstance(skipped[0], MissingDataError)
-    jobs = plan(["alphaqcm"], "quick", 1, {"data_dir": str(tmp_path), "pool": "csi500"}, skipped=[])
+    jobs = plan(["alphaqcm"], "quick", 1, {"data_dir": str(tmp_path), "instruments": "csi500"}, skipped=[])
     job = next(j for j in jobs if j.experiment == "paper_data")
-    assert job.config["data_dir"] == str(tmp_path) and job.config["pool"] == "csi500"
+    assert job.config["data_dir"] == str(tmp_path) and job.config["instruments"] == "csi500"
 
 
 def test_paper_data_smoke_runs_end_to_end_and_its_ics_are_rederived(tmp_path):

@@ -39,5 +39,5 @@ def paper_data_figures(per_seed: list[Metrics], cfg: PaperDataConfig, outdir: Pa
     for ax, split in zip(axes, ("valid", "test")):
         seed_bars(ax, per_seed, [f"{split}_ic_{m}" for m in METHODS], labels, highlight=labels[0])
         ax.set_ylabel(f"{split}-period pool IC")
-        ax.set_title(f"{cfg.pool}, {cfg.env_steps} env steps, K={cfg.capacity}")
+        ax.set_title(f"{cfg.instruments}, {cfg.env_steps} env steps, K={cfg.capacity}")
     return [save_figure(fig, outdir / "paper_data_ic.png")]

@@ -162,22 +162,23 @@ class PaperDataConfig(SyntheticSearchConfig):
     data_dir: str = ""
     """A qlib data folder (``calendars/day.txt``, ``instruments/<pool>.txt``, ``features/<symbol>/<field>.day.bin``;
     see :func:`~icml25.papers.alphaqcm.data.load_qlib_market`). The experiment runs only when it is set."""
-    pool: str = "csi300"
-    """The stock pool (qlib instruments file): ``csi300``, ``csi500`` or ``all`` (the paper's three markets)."""
+    instruments: str = "csi300"
+    """The stock universe, as qlib names it (its ``instruments/<name>.txt``): ``csi300``, ``csi500`` or ``all`` (the
+    paper's three markets). Not the alpha-pool size: that is ``capacity``."""
 
     def validate(self) -> None:
         super().validate()
-        check_fields(self, choices={"pool": QLIB_POOLS})
+        check_fields(self, choices={"instruments": QLIB_POOLS})
         if not isinstance(self.data_dir, str) or (self.data_dir and not Path(self.data_dir).expanduser().is_dir()):
             raise ConfigError(f"PaperDataConfig.data_dir must be an existing qlib data folder (empty: the experiment "
                               f"does not run), got {self.data_dir!r}")
 
 
 def run_paper_data(cfg: PaperDataConfig, seed: int, progress: ProgressFn = no_progress) -> Metrics:
-    """The three searches on the paper's train period of ``cfg.pool``; each final pool's IC and rank IC on the valid
-    (2020) and test (2021-2022) periods with its training weights (no selection on the valid period)."""
+    """The three searches on the paper's train period of ``cfg.instruments``; each final pool's IC and rank IC on the
+    valid (2020) and test (2021-2022) periods with its training weights (no selection on the valid period)."""
     tokens = reduced_token_set() if cfg.reduced_tokens else TokenSet()
-    market = load_paper_market(cfg.data_dir, cfg.pool)
+    market = load_paper_market(cfg.data_dir, cfg.instruments)
     train = market["train"]
 
     def evaluate(pool: AlphaPool, name: str) -> Metrics:
@@ -194,7 +195,8 @@ def run_paper_data(cfg: PaperDataConfig, seed: int, progress: ProgressFn = no_pr
     return out
 
 
-_PAPER_STUDY = ("the paper's China A-share market from a qlib folder (pool csi300; csi500 or all with --set pool), the "
+_PAPER_STUDY = ("the paper's China A-share market from a qlib folder (instruments csi300; csi500 or all with --set "
+                "instruments), the "
                 "official periods (train 2010-2019, valid 2020, test 2021-2022) and the official recipe "
                 "(train_qcm_csi300.py with qrdqn.yaml: 2M of the official 2M env steps, N 200, width 128, lr 5e-5, "
                 "batch 128, PER, pool 20, l1 5e-3, the paper's vocabulary, length 20); substitutions: the QR-DQN "
@@ -202,29 +204,30 @@ _PAPER_STUDY = ("the paper's China A-share market from a qlib folder (pool csi30
                 "with the best validation IC, the official replay bugs not reproduced, a masked target, our "
                 "completable grammar")
 _PAPER_DATA_NOTE = (
-    "The paper's data: a qlib data folder, `icml25 reproduce alphaqcm --preset full --set data_dir=/path/to/qlib_data "
-    "--set pool=csi300` (or csi500, all; --set device=cuda puts the agents on a GPU); without data_dir the experiment "
-    "is skipped with one line. Layout (qlib's binary daily format, read without pyqlib; nothing is downloaded): "
-    "calendars/day.txt (one trading date per line), instruments/<pool>.txt (SYMBOL<tab>start<tab>end per membership "
-    "span), features/<symbol in lower case>/{open,close,high,low,volume,vwap}.day.bin (little-endian float32: the "
-    "calendar index of the first day, then one value per day). The official data come from the official "
-    "data_collection/fetch_baostock_data.py (baostock, forward-adjusted prices, vwap = amount / volume, dumped with "
-    "qlib's dump_bin into AlphaQCM_data/qlib_data/cn_data_rolling; its csi300/csi500 files come from qlib's cn_data). "
-    "As AlphaGen's StockData: each period is loaded with 100 trading days of history and 30 of future, a stock's "
-    "values outside its pool membership are NaN, and the target is Ref(close, -20) / close - 1. Still differs from "
-    "the paper: the QR-DQN agent only (the official README also runs IQN, and the paper's tables may come from it), "
-    "the final pool's IC instead of the pool with the best validation IC (valid-period ICs are reported), the "
+    "The paper's data: a qlib data folder, `icml25 reproduce alphaqcm --preset full --set "
+    "data_dir=/path/to/qlib_data --set instruments=csi300` (or csi500, all; --set device=cuda puts the agents on "
+    "a GPU); without data_dir the experiment is skipped with one line. Layout (qlib's binary daily format, read "
+    "without pyqlib; nothing is downloaded): calendars/day.txt (one trading date per line), "
+    "instruments/<name>.txt (SYMBOL<tab>start<tab>end per membership span), features/<symbol in lower "
+    "case>/{open,close,high,low,volume,vwap}.day.bin (little-endian float32: the calendar index of the first day, "
+    "then one value per day). The official data come from the official data_collection/fetch_baostock_data.py "
+    "(baostock, forward-adjusted prices, vwap = amount / volume, dumped with qlib's dump_bin into "
+    "AlphaQCM_data/qlib_data/cn_data_rolling; its csi300/csi500 files come from qlib's cn_data). As AlphaGen's "
+    "StockData: each period is loaded with 100 trading days of history and 30 of future, a stock's values outside "
+    "its pool membership are NaN, and the target is Ref(close, -20) / close - 1. Still differs from the paper: "
+    "the QR-DQN agent only (the official README also runs IQN, and the paper's tables may come from it), the "
+    "final pool's IC instead of the pool with the best validation IC (valid-period ICs are reported), the "
     "official replay bugs not reproduced, a masked target, our completable subset of the grammar, no Alpha101 / "
-    "MLP / XGBoost / LightGBM / GP / PPO / AlphaGen baselines. Cost, measured on 1 CPU thread of the loaded shared "
-    "2-core machine with a CSI300-sized random panel (2,630 days x 800 stocks, the train period with its history "
-    "and future): one random valid expression of up to 20 tokens takes 7.4 s on average to evaluate and score "
-    "(0.4 s for a Mean or Std, 3 s for a Med or Mad, 11 s for a rolling Corr, all numpy on the CPU), one update of "
-    "both networks at qrdqn.yaml's sizes 0.35 s. An episode writes about 13-20 tokens, so 2M steps are 100k-150k "
-    "expressions per arm and three arms (lambda 1, lambda 0, random search with as many evaluations) take about "
-    "600-900 CPU-hours of expression evaluation plus ~400 CPU-hours of updates per seed: a cluster job (a GPU "
-    "cuts the updates to a few hours; the expressions stay on the CPU). CSI500 has ~1.7x and all ~6x the stocks; "
-    "the all-A-share train panel holds ~0.6 GB per feature-set copy in float64. The smoke preset runs in seconds "
-    "on the tests' tiny folder.")
+    "MLP / XGBoost / LightGBM / GP / PPO / AlphaGen baselines. Cost, measured on 1 CPU thread of the loaded "
+    "shared 2-core machine with a CSI300-sized random panel (2,630 days x 800 stocks, the train period with its "
+    "history and future): one random valid expression of up to 20 tokens takes 7.4 s on average to evaluate and "
+    "score (0.4 s for a Mean or Std, 3 s for a Med or Mad, 11 s for a rolling Corr, all numpy on the CPU), one "
+    "update of both networks at qrdqn.yaml's sizes 0.35 s. An episode writes about 13-20 tokens, so 2M steps are "
+    "100k-150k expressions per arm and three arms (lambda 1, lambda 0, random search with as many evaluations) "
+    "take about 600-900 CPU-hours of expression evaluation plus ~400 CPU-hours of updates per seed: a cluster job "
+    "(a GPU cuts the updates to a few hours; the expressions stay on the CPU). CSI500 has ~1.7x and all ~6x the "
+    "stocks; the all-A-share train panel holds ~0.6 GB per feature-set copy in float64. The smoke preset runs in "
+    "seconds on the tests' tiny folder.")
 
 EXPERIMENTS = [
     Experiment(
