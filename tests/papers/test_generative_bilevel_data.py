@@ -173,7 +173,12 @@ def test_paper_data_presets_and_claims():
         assert (a.kind, a.metric, a.op, a.threshold, a.aggregate, a.resolution, a.source, a.paper_value) == \
             (b.kind, b.metric, b.op, b.threshold, b.aggregate, b.resolution, b.source, b.paper_value)
         assert a.resolution_reason == f"{b.resolution_reason} (as s2{tag}_beats_random_median)"
-        assert a.fair_at == "reduced" and a.requires == b.requires == ()
+        assert a.fair_at == "reduced" and b.requires == ()
+        # the MNIST comparison is gated on the sampler having learned, with the stand-in check's statistic
+        gate, stand_in_gate = by_id[f"paper_data_s2{tag}_learned"], by_id[f"s2{tag}_learned"]
+        assert a.requires == (gate.id,) and (gate.kind, gate.experiment) == ("check", f"paper_data_{name}")
+        assert (gate.metric, gate.op, gate.threshold, gate.aggregate) == \
+            (stand_in_gate.metric, stand_in_gate.op, stand_in_gate.threshold, stand_in_gate.aggregate)
 
 
 def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
