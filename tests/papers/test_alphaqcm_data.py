@@ -244,21 +244,6 @@ def test_paper_data_runs_the_official_recipe():
     assert _paper_data().make_config("quick") == cfg and _paper_data().seeds == {"smoke": 1, "quick": 3, "full": 5}
 
 
-def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
-    from icml25.core.registry import MissingDataError
-    from icml25.core.runner import plan
-
-    skipped = []
-    jobs = plan(["alphaqcm"], "quick", 1, skipped=skipped)
-    assert {j.experiment for j in jobs} == {"synthetic_search"}
-    assert [str(e) for e in skipped] == ["alphaqcm/paper_data needs the paper's data: --set data_dir=PATH (see "
-                                         "`icml25 show alphaqcm` for what PATH must hold)"]
-    assert isinstance(skipped[0], MissingDataError)
-    jobs = plan(["alphaqcm"], "quick", 1, {"data_dir": str(tmp_path), "instruments": "csi500"}, skipped=[])
-    job = next(j for j in jobs if j.experiment == "paper_data")
-    assert job.config["data_dir"] == str(tmp_path) and job.config["instruments"] == "csi500"
-
-
 def test_paper_data_smoke_runs_end_to_end_and_its_ics_are_rederived(tmp_path):
     write_qlib_folder(tmp_path)
     exp = _paper_data()

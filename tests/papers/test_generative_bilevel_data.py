@@ -181,20 +181,6 @@ def test_paper_data_presets_and_claims():
             (stand_in_gate.metric, stand_in_gate.op, stand_in_gate.threshold, stand_in_gate.aggregate)
 
 
-def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
-    from icml25.core.runner import plan
-
-    skipped = []
-    jobs = plan(["generative_bilevel"], "smoke", 1, skipped=skipped)
-    assert {j.experiment for j in jobs} == {"entropy_toy", "schedule", "schedule_zo"}
-    assert sorted(str(e) for e in skipped) == [
-        f"generative_bilevel/paper_data_{n} needs the paper's data: --set data_dir=PATH (see `icml25 show "
-        f"generative_bilevel` for what PATH must hold)" for n in ("schedule", "schedule_zo")]
-    jobs = plan(["generative_bilevel"], "smoke", 1, {"data_dir": str(tmp_path)}, skipped=[])
-    assert {j.experiment for j in jobs} == {"entropy_toy", "schedule", "schedule_zo", "paper_data_schedule",
-                                            "paper_data_schedule_zo"}
-
-
 def test_figures_have_their_own_files(tmp_path):
     pytest.importorskip("matplotlib")
     from icml25.papers.generative_bilevel.figures import S2_METHODS

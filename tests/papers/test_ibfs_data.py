@@ -214,25 +214,6 @@ def test_config_fields_and_errors(tmp_path):
     assert not hasattr(RankingConfig(), "data_dir")
 
 
-def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
-    from icml25.core.registry import MissingDataError
-    from icml25.core.runner import plan
-
-    assert EXP.data_setting == "data_dir" and not STANDIN.data_setting
-    assert EXP.missing_data(EXP.make_config("smoke"))
-    assert not EXP.missing_data(EXP.make_config("smoke", {"data_dir": str(tmp_path)}))
-    skipped = []
-    jobs = plan(["ibfs"], "quick", 1, skipped=skipped)
-    assert {j.experiment for j in jobs} == {"ranking"}
-    assert [str(e) for e in skipped] == ["ibfs/paper_data needs the paper's data: --set data_dir=PATH (see "
-                                         "`icml25 show ibfs` for what PATH must hold)"]
-    assert isinstance(skipped[0], MissingDataError)
-    jobs = plan(["ibfs"], "quick", 1, {"data_dir": str(tmp_path), "paper_dataset": "tiered_imagenet"}, skipped=[])
-    assert {j.experiment for j in jobs} == {"ranking", "paper_data"}
-    job = next(j for j in jobs if j.experiment == "paper_data")
-    assert (job.config["data_dir"], job.config["paper_dataset"]) == (str(tmp_path), "tiered_imagenet")
-
-
 def test_paper_data_presets_keep_the_rfs_protocol():
     """quick and full train every candidate RFS-style (lr 0.05, batch 64) for 600 / 3000 steps, evaluate 5-way
     1-shot with RFS's 15 queries; the seeds are the stand-in's."""

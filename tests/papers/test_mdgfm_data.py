@@ -187,24 +187,6 @@ def test_paper_data_runs_the_official_settings():
     assert EXP.seeds == STANDIN.seeds
 
 
-def test_paper_data_is_skipped_without_data_root_and_planned_with_it(tmp_path):
-    from icml25.core.registry import MissingDataError
-    from icml25.core.runner import plan
-
-    assert EXP.data_setting == "data_root" and not STANDIN.data_setting
-    assert EXP.missing_data(EXP.make_config("smoke"))
-    assert not EXP.missing_data(EXP.make_config("smoke", {"data_root": str(tmp_path)}))
-    skipped = []
-    jobs = plan(["mdgfm"], "quick", 1, skipped=skipped)
-    assert {j.experiment for j in jobs} == {"transfer"}
-    assert [str(e) for e in skipped] == ["mdgfm/paper_data needs the paper's data: --set data_root=PATH (see "
-                                         "`icml25 show mdgfm` for what PATH must hold)"]
-    assert isinstance(skipped[0], MissingDataError)
-    jobs = plan(["mdgfm"], "quick", 1, {"data_root": str(tmp_path)}, skipped=[])
-    assert {j.experiment for j in jobs} == {"transfer", "paper_data"}
-    assert next(j for j in jobs if j.experiment == "paper_data").config["data_root"] == str(tmp_path)
-
-
 def test_paper_data_claims_twin_the_stand_in_claims():
     """Every paper claim of ``transfer`` and its gate has a ``paper_data_`` twin with the same statistic."""
     by_id = {c.id: c for c in CLAIMS}

@@ -191,18 +191,6 @@ def test_paper_data_presets_and_claims():
             assert a.requires == ("paper_data_modes_help", "paper_data_fno_learns") and a.fair_at == "reduced"
 
 
-def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
-    from icml25.core.runner import plan
-
-    skipped = []
-    jobs = plan(["mutransfer_fno"], "smoke", 1, skipped=skipped)
-    assert {j.experiment for j in jobs} == {"burgers_transfer"}
-    assert [str(e) for e in skipped] == ["mutransfer_fno/paper_data needs the paper's data: --set data_dir=PATH "
-                                         "(see `icml25 show mutransfer_fno` for what PATH must hold)"]
-    jobs = plan(["mutransfer_fno"], "smoke", 1, {"data_dir": str(tmp_path)}, skipped=[])
-    assert {j.experiment for j in jobs} == {"burgers_transfer", "paper_data"}
-
-
 def test_figures_have_their_own_files(tmp_path):
     pytest.importorskip("matplotlib")
     per_seed = [{"lrs": [1e-3, 2e-3, 4e-3], **{f"{p}_err_K{k}": [0.3, 0.2, 0.25] for p in ("sp", "mup")

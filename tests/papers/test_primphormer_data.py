@@ -300,19 +300,6 @@ def test_paper_data_presets_and_claims():
     assert "16.67% on CLUSTER" in by_id["paper_data_learned_above_chance"].statement
 
 
-def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(bench_root):
-    from icml25.core.runner import plan
-
-    root, _ = bench_root
-    skipped = []
-    jobs = plan(["primphormer"], "smoke", 1, skipped=skipped)
-    assert {j.experiment for j in jobs} == {"pattern", "scaling"}
-    assert [str(e) for e in skipped] == ["primphormer/paper_data needs the paper's data: --set data_dir=PATH (see "
-                                         "`icml25 show primphormer` for what PATH must hold)"]
-    jobs = plan(["primphormer"], "smoke", 1, {"data_dir": str(root)}, skipped=[])
-    assert {j.experiment for j in jobs} == {"pattern", "scaling", "paper_data"}
-
-
 def test_figures_have_their_own_files(tmp_path):
     pytest.importorskip("matplotlib")
     per_seed = [{"acc_primphormer": 90.0, "acc_mpnn": 80.0, "acc_multihead": 85.0}]

@@ -191,18 +191,6 @@ def test_config_validation(tmp_path):
     assert not hasattr(FHDConfig(), "data_dir") and not hasattr(FHDConfig(), "paper_dataset")
 
 
-def test_paper_data_is_skipped_without_data_dir_and_planned_with_it(tmp_path):
-    from icml25.core.runner import plan
-
-    skipped = []
-    assert {j.experiment for j in plan(["ret_fhd"], "smoke", 1, skipped=skipped)} == {"digits", "gmm20"}
-    assert [str(e) for e in skipped] == ["ret_fhd/paper_data needs the paper's data: --set data_dir=PATH (see "
-                                         "`icml25 show ret_fhd` for what PATH must hold)"]
-    jobs = plan(["ret_fhd"], "smoke", 1, {"data_dir": str(tmp_path), "paper_dataset": "cifar100"}, skipped=[])
-    assert {j.experiment for j in jobs} == {"digits", "gmm20", "paper_data"}
-    assert next(j for j in jobs if j.experiment == "paper_data").config["paper_dataset"] == "cifar100"
-
-
 def test_figures_get_one_file_per_experiment(tmp_path):
     pytest.importorskip("matplotlib")
     from icml25.papers.ret_fhd.repro import EXPERIMENTS, METHODS

@@ -244,18 +244,6 @@ def test_config_validation(tmp_path):
     assert not standin.data_setting
 
 
-def test_paper_data_is_skipped_without_data_path_and_planned_with_it(tmp_path):
-    from icml25.core.runner import plan
-
-    skipped = []
-    assert {j.experiment for j in plan(["sharp_distill"], "smoke", 1, skipped=skipped)} == {"synthetic_reviews"}
-    assert [str(e) for e in skipped] == ["sharp_distill/paper_data needs the paper's data: --set data_path=PATH (see "
-                                         "`icml25 show sharp_distill` for what PATH must hold)"]
-    path = write_review_file(tmp_path / "review.json")
-    jobs = plan(["sharp_distill"], "smoke", 1, {"data_path": str(path)}, skipped=[])
-    assert {j.experiment for j in jobs} == {"synthetic_reviews", "paper_data"}
-
-
 def test_figures_get_one_file_per_experiment(tmp_path):
     pytest.importorskip("matplotlib")
     from icml25.papers.sharp_distill.repro import EXPERIMENTS, MODELS, TIMED
