@@ -13,7 +13,7 @@ from icml25.core.paper import Summary
 from icml25.core.plots import save_figure
 
 if TYPE_CHECKING:
-    from icml25.papers.risingattack.repro import DigitsConfig, TemplatesConfig
+    from icml25.papers.risingattack.repro import DigitsConfig, PaperDataConfig, TemplatesConfig
 
 
 def _curves(per_seed: list[Metrics], ks: tuple[int, ...], prefix: str, path: Path, title: str) -> Path:
@@ -52,3 +52,9 @@ def digits_figures(per_seed: list[Metrics], cfg: DigitsConfig, outdir: Path) -> 
     """ASR and l2 against K, per method, one figure per classifier."""
     return [_curves(per_seed, cfg.ks, f"{name}_", outdir / f"digits_{name}_asr_l2.png", f"digits, {name}")
             for name in cfg.models]
+
+
+def paper_data_figures(per_seed: list[Metrics], cfg: PaperDataConfig, outdir: Path) -> list[Path]:
+    """ASR and l2 against K, per method, on the paper's ImageNet images (its own file name)."""
+    return [_curves(per_seed, cfg.ks, "", outdir / "paper_data_asr_l2.png",
+                    f"ImageNet-1k val, {cfg.arch}, {cfg.attack.max_iter} iterations")]
