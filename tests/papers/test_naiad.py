@@ -405,6 +405,7 @@ def test_claims_name_existing_metrics():
             "active_learning": "mean_minus_random_final mean_minus_std_final mean_minus_mean+std_final "
                                "mean_minus_random_tpr_final mean_minus_std_tpr_final mean_minus_residual+std_tpr_final "
                                "mean_minus_mean+std_tpr_final"}
+    keys["paper_data_small_sample"], keys["paper_data_active_learning"] = keys["small_sample"], keys["active_learning"]
     for c in repro.CLAIMS:
         assert c.experiment in names and c.metric in keys[c.experiment].split()
 

@@ -32,7 +32,8 @@ def small_sample_figure(per_seed: Sequence[dict[str, Any]], cfg: Any, band: Band
         ax.set_xscale("log")
         ax.set_xlabel("training pairs")
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"{cfg.data_path or f'Synthetic screen, {cfg.n_genes} genes'}, {len(per_seed)} seeds")
+    screen = getattr(cfg, "data_path", "") or f"Synthetic screen, {cfg.n_genes} genes"  # paper_data_*: the file
+    fig.suptitle(f"{screen}, {len(per_seed)} seeds")
     return fig
 
 
