@@ -368,7 +368,7 @@ VISUAL_LOSSES = ("mse", "cosine")
 def stage1_loss(model: EarlyFusionLMM, heads: DistillHeads, teacher_vision: nn.Module, teacher_lm_embed: nn.Embedding,
                 input_ids: torch.Tensor, pixel_values: torch.Tensor, image_token_id: int,
                 loss: str = "ctp", text_weight: float = 1.0, visual_loss: str = "mse",
-                logit_scale: float = 1.0) -> torch.Tensor:
+                logit_scale: float = 1.0, teacher_features: torch.Tensor | None = None) -> torch.Tensor:
     """Stage-1 distillation loss ``L_v + text_weight * L_t`` on the pre-decoder's outputs.
 
     Visual tokens: the visual head's outputs against the frozen vision teacher's patch features,
@@ -376,6 +376,9 @@ def stage1_loss(model: EarlyFusionLMM, heads: DistillHeads, teacher_vision: nn.M
     (default, Algorithm 1) the current-token prediction cross-entropy of the text head's outputs against the
     frozen LLM embedding table (:func:`current_token_prediction_loss`); with ``"mse"`` / ``"cosine"`` the text
     head's outputs are regressed onto the LLM's embeddings of the same tokens.
+
+    ``teacher_features`` (B, P, C), when given, are the vision teacher's precomputed patch features of these images
+    (e.g. CLIP-ViT-L's, read from a file by the paper-data experiment); ``teacher_vision`` is then not called.
     """
     if loss not in TEXT_LOSSES:
         raise ValueError(f"loss must be one of {TEXT_LOSSES}, got {loss!r}")
@@ -385,7 +388,8 @@ def stage1_loss(model: EarlyFusionLMM, heads: DistillHeads, teacher_vision: nn.M
     is_img = input_ids == image_token_id
     txt_ids = input_ids[~is_img]
     with torch.no_grad():
-        t_vis = teacher_vision(pixel_values).reshape(-1, heads.visual.out_features)
+        t_vis = (teacher_vision(pixel_values) if teacher_features is None else teacher_features.to(h.dtype)) \
+            .reshape(-1, heads.visual.out_features)
         t_txt = teacher_lm_embed(txt_ids)
     pv, pt = heads.visual(h[is_img]), heads.text(h[~is_img])
     if visual_loss == "mse":
@@ -438,13 +442,21 @@ class HaploConfig:
                      at_most={"n_pre": 10**3, "s1_steps": 10**7, "s2_steps": 10**7, "batch": 10**5})
 
 
+def gather_rows(data: dict, key: str, idx: torch.Tensor) -> torch.Tensor:
+    """Rows ``idx`` of ``data[key]``: per example, or, when ``data`` holds ``image_index`` (N,), the rows of the
+    per-image table ``data[key]`` of those examples' images (many questions share one image)."""
+    if "image_index" in data:
+        return data[key][data["image_index"][idx]]
+    return data[key][idx]
+
+
 def _batches(n: int, batch: int, steps: int, gen: torch.Generator):
     """``steps`` random (batch,) index tensors into n rows, drawn on the generator's device."""
     for _ in range(steps):
         yield torch.randint(0, n, (batch,), generator=gen, device=gen.device)
 
 
-def pretrain_stage1(model: EarlyFusionLMM, teacher_vision: nn.Module, teacher_lm_embed: nn.Embedding, data: dict,
+def pretrain_stage1(model: EarlyFusionLMM, teacher_vision: nn.Module | None, teacher_lm_embed: nn.Embedding, data: dict,
                     steps: int, image_token_id: int, lr: float = 3e-3, batch: int = 64, loss: str = "ctp",
                     text_weight: float = 1.0, seed: int = 0, visual_loss: str = "mse",
                     logit_scale: float = 1.0) -> list[float]:
@@ -452,20 +464,27 @@ def pretrain_stage1(model: EarlyFusionLMM, teacher_vision: nn.Module, teacher_lm
 
     ``data`` holds ``input_ids`` (N, L) and ``pixel_values`` (N, 3, S, S). Returns the loss curve.
     ``loss``, ``visual_loss``, ``text_weight`` and ``logit_scale`` are those of :func:`stage1_loss`.
-    The heads are discarded afterwards (only the model is kept).
+    The heads are discarded afterwards (only the model is kept). With ``teacher_vision=None`` the vision teacher's
+    precomputed patch features ``data["teacher_features"]`` (N, P, C) are the visual targets; with
+    ``data["image_index"]`` the pixel and feature tables are per image (:func:`gather_rows`).
     """
     check_recipe(steps, batch, lr)
     if loss not in TEXT_LOSSES or visual_loss not in VISUAL_LOSSES:
         raise ValueError(f"loss must be one of {TEXT_LOSSES} and visual_loss one of {VISUAL_LOSSES}, "
                          f"got {loss!r}, {visual_loss!r}")
-    heads = DistillHeads(model.d_pre, teacher_vision.d, teacher_lm_embed.embedding_dim).to(model.head.weight.device)
+    if teacher_vision is None and "teacher_features" not in data:
+        raise ValueError("pretrain_stage1 needs a teacher_vision module or data['teacher_features']")
+    d_vis = teacher_vision.d if teacher_vision is not None else data["teacher_features"].shape[-1]
+    heads = DistillHeads(model.d_pre, d_vis, teacher_lm_embed.embedding_dim).to(model.head.weight.device)
     params = [*model.embed.parameters(), *model.patch_embed.parameters(), *model.pre.parameters(),
               *heads.parameters()]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     gen, curve = torch.Generator(device=data["input_ids"].device).manual_seed(seed), []
     for idx in _batches(len(data["input_ids"]), batch, steps, gen):
+        feats = gather_rows(data, "teacher_features", idx) if teacher_vision is None else None
         batch_loss = stage1_loss(model, heads, teacher_vision, teacher_lm_embed, data["input_ids"][idx],
-                        data["pixel_values"][idx], image_token_id, loss, text_weight, visual_loss, logit_scale)
+                                 gather_rows(data, "pixel_values", idx), image_token_id, loss, text_weight,
+                                 visual_loss, logit_scale, teacher_features=feats)
         opt.zero_grad()
         batch_loss.backward()
         opt.step()
@@ -480,12 +499,15 @@ def answer_loss(logits: torch.Tensor, answers: torch.Tensor) -> torch.Tensor:
 
 def finetune_stage2(model: nn.Module, instruct_data: dict, steps: int, image_token_id: int, lr: float = 2e-3,
                     batch: int = 64, seed: int = 0, params=None) -> list[float]:
-    """Stage 2: full fine-tuning on (image, question) -> answer with the answer next-token loss."""
+    """Stage 2: full fine-tuning on (image, question) -> answer with the answer next-token loss.
+
+    With ``instruct_data["image_index"]`` the ``pixel_values`` are a per-image table (:func:`gather_rows`)."""
     check_recipe(steps, batch, lr)
     opt = torch.optim.AdamW(model.parameters() if params is None else params, lr=lr, weight_decay=0.0)
     gen, curve = torch.Generator(device=instruct_data["input_ids"].device).manual_seed(seed), []
     for idx in _batches(len(instruct_data["input_ids"]), batch, steps, gen):
-        logits = model(instruct_data["input_ids"][idx], instruct_data["pixel_values"][idx], image_token_id)
+        logits = model(instruct_data["input_ids"][idx], gather_rows(instruct_data, "pixel_values", idx),
+                       image_token_id)
         batch_loss = answer_loss(logits, instruct_data["answers"][idx])
         opt.zero_grad()
         batch_loss.backward()
@@ -512,6 +534,20 @@ class CompositionalLMM(nn.Module):
         _check_placeholders(is_img, feats.shape[0])
         x = x.masked_scatter(is_img[..., None], feats)
         return self.lm(input_ids, inputs_embeds=x, mask=_causal(x.shape[1], x.device))
+
+
+class PrecomputedVision(nn.Module):
+    """A frozen vision encoder whose outputs were computed beforehand (e.g. CLIP-ViT-L patch features read from a
+    file): ``forward`` returns its (B, P, d) input unchanged, so :class:`CompositionalLMM` can project them."""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.d = d
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        if features.dim() != 3 or features.shape[-1] != self.d:
+            raise ValueError(f"precomputed features must be (B, P, {self.d}), got {tuple(features.shape)}")
+        return features
 
 
 def ScratchSingleTransformer(vocab: int, d_pre: int, d_post: int, n_pre: int, n_post: int, n_heads: int,
