@@ -567,18 +567,46 @@ def test_load_amazon_and_split_bad_input(tmp_path):
         split_labelled_fraction(probs, 1.0)
 
 
-def test_real_data_experiment_runs_on_a_user_file(tmp_path):
+def test_real_data_runs_in_its_own_experiments(tmp_path, no_network):
+    """The paper's Galaxy Zoo and Amazon files run in paper_data_galaxy / paper_data_amazon (never in digits), with
+    the official benchmark's splits; a missing or wrong file is a ConfigError naming the setting."""
     from icml25.core.experiment import ConfigError
     from icml25.core.registry import load_reproduction
+    from icml25.papers.pas import load_galaxy_zoo, split_labelled_fraction
+    from icml25.papers.pas.repro import compound_mse
+    from paper_files.pas import write_amazon_h5, write_galaxy_csv
 
-    _galaxy_csv(tmp_path / "g.csv", np.random.default_rng(3), bins=(1, 2, 3, 4, 5, 6), per_bin=30)
-    exp = load_reproduction("pas").experiment("digits")
-    m = exp.run(exp.make_config("smoke", {"data_path": str(tmp_path / "g.csv")}), seed=0)
+    repro = load_reproduction("pas")
+    assert not {"data_path", "labelled_fraction"} & set(repro.experiment("digits").fields)
+    galaxy, amazon = repro.experiment("paper_data_galaxy"), repro.experiment("paper_data_amazon")
+    assert (galaxy.data_setting, amazon.data_setting) == ("galaxy_path", "amazon_path")
+    assert galaxy.missing_data(galaxy.make_config("smoke")) and "amazon_path" not in galaxy.fields
+    assert galaxy.fidelity_of("full").level == "paper" and galaxy.make_config("full").replicates * 10 == 200
+    write_galaxy_csv(tmp_path / "g.csv", seed=3, bins=(1, 2, 3, 4, 5, 6), per_bin=30)
+    cfg = galaxy.make_config("smoke", {"galaxy_path": str(tmp_path / "g.csv")})
+    m = galaxy.run(cfg, seed=1)
     assert m["n_problems"] == 6 and all(np.isfinite(v) for v in m.values())
-    with pytest.raises(ConfigError, match="data_path"):
-        exp.make_config("smoke", {"data_path": str(tmp_path / "missing.csv")})
+    # seed 1 runs the official trials 42 + 4 .. 42 + 7: the same MSEs by hand
+    probs = load_galaxy_zoo(tmp_path / "g.csv")
+    reps = [compound_mse(split_labelled_fraction(probs, 0.2, seed=42 + 4 + r), pas=cfg.pas) for r in range(4)]
+    for k in ("pas", "classical", "pt", "shrinkage", "grand_mean"):
+        assert m[f"mse_{k}"] == pytest.approx(np.mean([r[k] for r in reps]), rel=1e-12)
+    best = min(m[f"mse_{k}"] for k in ("classical", "pt", "shrinkage", "grand_mean"))
+    assert m["pas_over_best_baseline"] == pytest.approx(m["mse_pas"] / best)
+    arrays = write_amazon_h5(tmp_path / "a.h5")
+    m = amazon.run(amazon.make_config("smoke", {"amazon_path": str(tmp_path / "a.h5")}), seed=0)
+    assert m["n_problems"] == len(arrays)
+    with pytest.raises(ConfigError, match="galaxy_path"):
+        galaxy.make_config("smoke", {"galaxy_path": str(tmp_path / "missing.csv")})
+    with pytest.raises(ConfigError, match="amazon_path"):
+        amazon.make_config("smoke", {"amazon_path": str(tmp_path / "g.csv")})  # a CSV is not the Amazon file
     with pytest.raises(ConfigError, match=r"pas\.variance"):
-        exp.make_config("smoke", {"pas.variance": "shared"})
+        galaxy.make_config("smoke", {"pas.variance": "shared"})
+    twin = {c.id: c for c in repro.claims}
+    for study in ("galaxy", "amazon"):
+        c = twin[f"paper_data_{study}_pas_best"]
+        assert (c.metric, c.op, c.threshold, c.resolution, c.fair_at) == ("pas_over_best_baseline", "<=", 1.0, 0.03,
+                                                                          "paper")
 
 
 def test_method_settings_are_one_nested_config_reached_by_dotted_keys(ragged):

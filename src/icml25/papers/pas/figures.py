@@ -9,7 +9,7 @@ from icml25.core.experiment import Metrics
 from icml25.core.plots import save_figure, seed_bars
 
 if TYPE_CHECKING:
-    from icml25.papers.pas.repro import DigitsConfig, SyntheticConfig
+    from icml25.papers.pas.repro import DigitsConfig, PaperDataConfig, SyntheticConfig
 
 METHODS = ("classical", "prediction", "ppi", "pt", "shrinkage", "grand_mean", "pas")
 """Methods compared, the bars in this order. Also reported: ``pas_per_problem`` (A_j from each problem's own
@@ -38,3 +38,11 @@ def synthetic_figures(per_seed: list[Metrics], cfg: SyntheticConfig, outdir: Pat
 def digits_figures(per_seed: list[Metrics], cfg: DigitsConfig, outdir: Path) -> list[Path]:
     return [_bar_figure(per_seed, {"": "digits: mean digit value per k-means cluster"}, outdir / "digits_mse.png",
                         f"digits, {cfg.n_labelled} labelled images per problem")]
+
+
+def paper_data_figures(per_seed: list[Metrics], cfg: PaperDataConfig, outdir: Path) -> list[Path]:
+    study = "galaxy" if hasattr(cfg, "galaxy_path") else "amazon"
+    return [_bar_figure(per_seed, {"": Path(cfg.path).name},
+                        outdir / f"paper_data_{study}_mse.png",
+                        f"{study}: {cfg.replicates} splits per seed, "
+                        f"{cfg.labelled_fraction:.0%} labelled")]
