@@ -5,6 +5,13 @@ predicted per node-of-interest graph from the invariant channel of a disentangle
 encoder, with an invariance loss and a curriculum against one dataset dominating the search.
 """
 
+from icml25.papers.autogfm.data import (
+    PAPER_DATASETS,
+    encode_texts,
+    load_paper_graph,
+    load_paper_suite,
+    write_processed_graph,
+)
 from icml25.papers.autogfm.model import (
     OPS,
     ArchitecturePredictor,
@@ -32,11 +39,12 @@ from icml25.papers.autogfm.suite import NOIDataset, make_suite, tree_cycle_graph
 from icml25.papers.autogfm.train import AutoGFMConfig, evaluate, fit_autogfm, fit_gfm, mean_architecture, roc_auc
 
 __all__ = [
-    "OPS", "ArchitecturePredictor", "AutoGFM", "AutoGFMConfig", "DisentangledEncoder", "EnvironmentPredictor",
-    "FixedOpGNN",
+    "OPS", "PAPER_DATASETS", "ArchitecturePredictor", "AutoGFM", "AutoGFMConfig", "DisentangledEncoder",
+    "EnvironmentPredictor", "FixedOpGNN",
     "GNNEncoder", "MixedOpLayer", "MultiTaskGFM", "NOIDataset", "SharedDARTS", "SuperNet", "TaskSpec",
     "check_graph_input", "coefficient_of_variation", "curriculum_loss", "curriculum_weight", "dataset_partners",
     "disentangled_contrastive_loss",
-    "evaluate", "fit_autogfm", "fit_gfm", "invariance_loss", "make_op", "make_suite", "mean_architecture",
-    "noi_subgraph", "roc_auc", "tree_cycle_graphs", "unify_features",
+    "encode_texts", "evaluate", "fit_autogfm", "fit_gfm", "invariance_loss", "load_paper_graph", "load_paper_suite",
+    "make_op", "make_suite", "mean_architecture", "noi_subgraph", "roc_auc", "tree_cycle_graphs", "unify_features",
+    "write_processed_graph",
 ]
