@@ -23,20 +23,26 @@ from icml25.papers.vlgpo.official import (
     OFFICIAL_ALPHABET,
     OFFICIAL_FITNESS_RANGE,
     OFFICIAL_LATENT_DIM,
+    OFFICIAL_SEEDS,
     OFFICIAL_STEP_SETTINGS,
     OFFICIAL_VAE_LENGTH,
+    RELEASE_TASKS,
     ConvSeqVAE,
     load_ggs_cnn,
     load_ggs_split,
     load_official_vae,
+    load_vlgpo_release,
     official_step_settings,
+    release_files,
 )
 from icml25.papers.vlgpo.sampling import adalead_sample, latent_ascent_sample, select_top_k, vlgpo_sample
 
 __all__ = [
     "AMINO_ACIDS", "ConvSeqVAE", "FitnessCNN", "GGS_SPLITS", "LandscapeTask", "LatentFlowPrior", "OFFICIAL_ALPHABET",
-    "OFFICIAL_FITNESS_RANGE", "OFFICIAL_LATENT_DIM", "OFFICIAL_STEP_SETTINGS", "OFFICIAL_VAE_LENGTH", "PottsOracle",
+    "OFFICIAL_FITNESS_RANGE", "OFFICIAL_LATENT_DIM", "OFFICIAL_SEEDS", "OFFICIAL_STEP_SETTINGS", "OFFICIAL_VAE_LENGTH",
+    "PottsOracle", "RELEASE_TASKS",
     "SeqVAE", "VLGPOConfig", "adalead_sample", "decode_tokens", "diversity", "encode_sequences", "evaluate",
     "latent_ascent_sample", "levenshtein_matrix", "load_ggs_cnn", "load_ggs_split", "load_official_vae",
-    "make_landscape_task", "novelty", "official_step_settings", "select_top_k", "train_vlgpo", "vlgpo_sample",
+    "load_vlgpo_release", "make_landscape_task", "novelty", "official_step_settings", "release_files", "select_top_k",
+    "train_vlgpo", "vlgpo_sample",
 ]

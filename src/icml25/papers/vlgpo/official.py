@@ -241,3 +241,76 @@ def load_official_vae(path: str | Path, seq_len: int = 28, latent_dim: int = 16,
         state[key] = state[key][_PERM]
     vae.load_state_dict({k: state[k] for k in expected})
     return vae.eval()
+
+
+# ------------------------------------------------------------------------------------- a whole release folder
+RELEASE_TASKS = ("aav_medium", "aav_hard", "gfp_medium", "gfp_hard")
+"""The four benchmark tasks of the official release (``<protein>_<difficulty>``)."""
+
+OFFICIAL_SEEDS = (960, 931, 908, 994, 80)
+"""The five sampling seeds of the released ``sample.py`` (``np.random.seed(41); np.random.randint(0, 1000, 5)``)."""
+
+
+def release_files(root: str | Path, task: str, predictor: str = "unsmoothed") -> dict[str, Path]:
+    """The files of ``task`` in a VLGPO release folder ``root`` (uzh-dqbm-cmi/VLGPO's layout), by role.
+
+    ``train``: ``data/<task>.csv`` (the GGS training split, the base pool of novelty); ``ground_truth``:
+    ``data/<protein>_ground_truth.csv`` (every measured sequence of the landscape); ``vae``:
+    ``checkpoints/vae/vae_<task>.pt``; ``predictor``: ``checkpoints/predictor/<predictor>/predictor_<task>.ckpt``;
+    ``oracle``: ``checkpoints/oracle/oracle_<protein>.ckpt``. Paths only; nothing is read.
+    """
+    if task not in RELEASE_TASKS:
+        raise ValueError(f"task must be one of {', '.join(RELEASE_TASKS)}, got {task!r}")
+    if predictor not in ("unsmoothed", "smoothed"):
+        raise ValueError(f"predictor must be 'unsmoothed' or 'smoothed', got {predictor!r}")
+    root, protein = Path(root).expanduser(), task.split("_")[0]
+    return {"train": root / "data" / f"{task}.csv", "ground_truth": root / "data" / f"{protein}_ground_truth.csv",
+            "vae": root / "checkpoints" / "vae" / f"vae_{task}.pt",
+            "predictor": root / "checkpoints" / "predictor" / predictor / f"predictor_{task}.ckpt",
+            "oracle": root / "checkpoints" / "oracle" / f"oracle_{protein}.ckpt"}
+
+
+def load_vlgpo_release(root: str | Path, task: str = "aav_medium", predictor: str = "unsmoothed",
+                       device: torch.device | str = "cpu") -> dict:
+    """Read one task of the official VLGPO release (github.com/uzh-dqbm-cmi/VLGPO, commit 9909084) from ``root``.
+
+    Layout (as in the repository; see :func:`release_files`)::
+
+        <root>/data/<task>.csv                                    sequence,score (training split)
+        <root>/data/<protein>_ground_truth.csv                    sequence,score (all measured sequences)
+        <root>/checkpoints/vae/vae_<task>.pt                      {"state_dict": ...} (conv VAE)
+        <root>/checkpoints/predictor/<predictor>/predictor_<task>.ckpt   Lightning .ckpt (GGS BaseCNN)
+        <root>/checkpoints/oracle/oracle_<protein>.ckpt           Lightning .ckpt (GGS BaseCNN oracle)
+
+    Every file is checked before any is read: a missing one raises one FileNotFoundError naming it and the layout.
+    Only AAV is read (L = 28): the GFP VAE works on 240 positions, and the padding of the 237 residues that its
+    encoder was trained with is not published, so the training split cannot be encoded for a flow prior (ValueError).
+
+    Returns a dict: ``train_seqs`` (strings), ``train_scores`` (raw), ``gt_seqs`` / ``gt_scores`` (the landscape),
+    ``vae`` (:class:`ConvSeqVAE`), ``predictor`` and ``oracle`` (:class:`FitnessCNN`, raw fitness scale),
+    ``fitness_range`` (:data:`OFFICIAL_FITNESS_RANGE`), ``latent_dim``, ``step_settings`` ((J, alpha) of the
+    official config).
+    """
+    files = release_files(root, task, predictor)
+    protein, difficulty = task.split("_")
+    if protein != "aav":
+        raise ValueError(f"task {task!r}: only the AAV tasks are supported (the GFP VAE's 237 -> 240 input padding "
+                         "is not published, so the training split cannot be encoded for the flow prior)")
+    missing = [str(p) for p in files.values() if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(f"missing {missing[0]} (and {len(missing) - 1} more); a VLGPO release folder holds "
+                                f"data/{task}.csv, data/{protein}_ground_truth.csv, checkpoints/vae/vae_{task}.pt, "
+                                f"checkpoints/predictor/{predictor}/predictor_{task}.ckpt and "
+                                f"checkpoints/oracle/oracle_{protein}.ckpt (as github.com/uzh-dqbm-cmi/VLGPO)")
+    seq_len = OFFICIAL_VAE_LENGTH[protein]
+    train_seqs, train_scores = load_ggs_split(files["train"])
+    gt_seqs, gt_scores = load_ggs_split(files["ground_truth"])
+    for name, seqs in (("train", train_seqs), ("ground_truth", gt_seqs)):
+        if len(seqs[0]) != seq_len:
+            raise ValueError(f"{files[name]}: sequences have length {len(seqs[0])}, {protein.upper()} has {seq_len}")
+    return {"train_seqs": train_seqs, "train_scores": train_scores, "gt_seqs": gt_seqs, "gt_scores": gt_scores,
+            "vae": load_official_vae(files["vae"], seq_len, OFFICIAL_LATENT_DIM[protein]).to(device),
+            "predictor": load_ggs_cnn(files["predictor"], seq_len).to(device),
+            "oracle": load_ggs_cnn(files["oracle"], seq_len).to(device),
+            "fitness_range": OFFICIAL_FITNESS_RANGE[protein], "latent_dim": OFFICIAL_LATENT_DIM[protein],
+            "step_settings": official_step_settings(protein, difficulty, predictor)}
