@@ -15,6 +15,8 @@ from icml25.papers.mats.model import (
            noise_injection,
            train_mats,
 )
+from icml25.papers.mats.paper_data import embed_dataset, load_audiocaps, load_clotho, load_embeddings, read_wav
 
 __all__ = ["MATS", "ContrastiveEncoderPair", "MATSConfig", "SantaMemory", "TinyCLAP", "TinyLM", "TransformerMapper",
-           "kmeans", "make_scenes", "noise_injection", "train_clap", "train_mats"]
+           "embed_dataset", "kmeans", "load_audiocaps", "load_clotho", "load_embeddings", "make_scenes",
+           "noise_injection", "read_wav", "train_clap", "train_mats"]

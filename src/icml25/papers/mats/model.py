@@ -331,10 +331,18 @@ class MATS(nn.Module):
 
     def loss(self, text_batch: tuple[Tensor, Tensor, Tensor], generator: torch.Generator | None = None) -> Tensor:
         """Text-only loss: ``(caption tokens, prompt tokens, answer tokens)``; the caption's CLAP text
-        embedding, noised, conditions the LM; next-token cross-entropy on the answer (EOS included)."""
+        embedding, noised, conditions the LM; next-token cross-entropy on the answer (EOS included).
+
+        The caption may also be given as its CLAP text embedding already computed, a floating (B, dim) tensor
+        (e.g. msclap's ``get_text_embeddings`` outputs stored in a file): then ``clap.encode_text`` is not called.
+        """
         caption, prompt, answer = text_batch
         with torch.no_grad():
-            t = F.normalize(self.clap.encode_text(caption), dim=-1)
+            if isinstance(caption, Tensor) and caption.is_floating_point():
+                _check_embeddings(caption, "caption embeddings")
+                t = F.normalize(caption.detach(), dim=-1)
+            else:
+                t = F.normalize(self.clap.encode_text(caption), dim=-1)
         return self._loss_from_embedding(noise_injection(t, self.noise_variance, generator=generator), prompt, answer)
 
     def loss_from_audio(self, audio: Tensor, prompt: Tensor, answer: Tensor) -> Tensor:
@@ -387,7 +395,8 @@ class MATS(nn.Module):
                                             max_new_tokens)
 
 
-def train_mats(model: MATS, scenes: Scenes, cfg: MATSConfig, seed: int, mode: str = "text") -> MATS:
+def train_mats(model: MATS, scenes: Scenes, cfg: MATSConfig, seed: int, mode: str = "text",
+               text_embeddings: Tensor | None = None) -> MATS:
     """Fine-tune ``model``'s mapper and LM (Adam, ``cfg.lr``) for ``cfg.train_steps`` steps; return it.
 
     Each step draws ``cfg.batch_size`` training scenes (with replacement) and, for each, with probability 1/2 the
@@ -395,16 +404,23 @@ def train_mats(model: MATS, scenes: Scenes, cfg: MATSConfig, seed: int, mode: st
     ``mode="text"`` is MATS's text-only training (:meth:`MATS.loss`: the caption's CLAP text embedding, noised
     with ``model.noise_variance``; audio is never read); ``mode="audio"`` the audio-supervised upper bound
     (:meth:`MATS.loss_from_audio`). Runs on the device of the model's parameters, with a generator seeded by
-    ``seed`` there.
+    ``seed`` there. ``text_embeddings`` (one row per scene, floating), when given, are the captions' CLAP text
+    embeddings already computed (the paper's data: a real CLAP's outputs read from a file); text mode then
+    conditions on them instead of calling ``clap.encode_text`` on the caption tokens.
 
     Raises:
-        ValueError: ``mode`` not ``"text"`` or ``"audio"``.
+        ValueError: ``mode`` not ``"text"`` or ``"audio"``; ``text_embeddings`` not one row per scene.
     """
     if mode not in ("text", "audio"):
         raise ValueError(f"mode must be 'text' or 'audio', got {mode!r}")
+    if text_embeddings is not None and (text_embeddings.dim() != 2 or len(text_embeddings) != len(scenes.caption)):
+        raise ValueError(f"text_embeddings must have shape ({len(scenes.caption)}, dim) (one row per scene), got "
+                         f"{tuple(text_embeddings.shape)}")
     device = model.lm.head.weight.device
     g = torch.Generator(device=device).manual_seed(seed)
     feats, cap, snd = (torch.from_numpy(x).to(device) for x in (scenes.features, scenes.caption, scenes.sounds))
+    if text_embeddings is not None:
+        text_embeddings = text_embeddings.to(device)
     params = list(model.mapper.parameters()) + list(model.lm.parameters())
     opt = torch.optim.Adam(params, lr=cfg.lr)
     n, b = len(cap), cfg.batch_size
@@ -413,8 +429,11 @@ def train_mats(model: MATS, scenes: Scenes, cfg: MATSConfig, seed: int, mode: st
         use_cap = torch.rand(b, generator=g, device=device) < 0.5
         prompt = torch.where(use_cap, CAPTION_PROMPT, SOUNDS_PROMPT)[:, None]
         ans = torch.where(use_cap[:, None], cap[i], snd[i])
-        loss = (model.loss((cap[i], prompt, ans), generator=g) if mode == "text"
-                else model.loss_from_audio(feats[i], prompt, ans))
+        if mode == "audio":
+            loss = model.loss_from_audio(feats[i], prompt, ans)
+        else:
+            caption = cap[i] if text_embeddings is None else text_embeddings[i]
+            loss = model.loss((caption, prompt, ans), generator=g)
         opt.zero_grad()
         loss.backward()
         opt.step()
