@@ -10,7 +10,7 @@ file (:func:`load_embeddings`) and trains the row's mapper + tiny LM on the real
 
 Layouts read (each file checked first; a missing one raises one ``FileNotFoundError`` naming it and the layout):
 
-* Clotho v2 (Zenodo record 4783391, v2.1): ``<root>/clotho_captions_{development,validation,evaluation}.csv``
+* Clotho v2 (Zenodo): ``<root>/clotho_captions_{development,validation,evaluation}.csv``
   (columns ``file_name, caption_1, ..., caption_5``) and the WAV files of ``clotho_audio_<split>.7z`` extracted to
   ``<root>/{development,validation,evaluation}/<file_name>``.
 * AudioCaps (github.com/cdjkim/audiocaps, ``dataset/{train,val,test}.csv``, columns ``audiocap_id, youtube_id,
