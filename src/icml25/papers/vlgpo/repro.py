@@ -279,12 +279,13 @@ _PAPER_SUBST = ("the official VAE, GGS predictor ({predictor}) and GGS oracle re
                 "released seeds; substitution: the flow prior is ours (an MLP, {steps} flow-matching steps on the "
                 "official VAE's latents of the training split) instead of the released Unet1D")
 _PAPER_DATA_REQ = (
-    "The paper's data: `icml25 reproduce vlgpo --preset full --set data_dir=/path/to/VLGPO` (runs "
-    "paper_data_aav_medium and paper_data_aav_hard; --set predictor=smoothed for GGS's smoothed predictor with its "
-    "official J / alpha; --set device=cuda for a GPU); without data_dir both are skipped with one line. Layout: a "
-    "copy of the official release github.com/uzh-dqbm-cmi/VLGPO (commit 9909084; the files only, its code is not "
-    "used): data/aav_{medium,hard}.csv (the GGS training splits, columns sequence,score), data/aav_ground_truth.csv "
-    "(the 44,128 measured AAV sequences), checkpoints/vae/vae_aav_{medium,hard}.pt, "
+    "The paper's data: `icml25 reproduce vlgpo --preset full --max-seeds 5 --set data_dir=/path/to/VLGPO` (runs "
+    "paper_data_aav_medium and paper_data_aav_hard at the released five seeds; --set predictor=smoothed for GGS's "
+    "smoothed predictor with its official J / alpha; --set device=cuda for a GPU); without data_dir both are "
+    "skipped with one line. Layout: a copy of the official release github.com/uzh-dqbm-cmi/VLGPO (commit 9909084; "
+    "the files only, its code is not used): data/aav_{medium,hard}.csv (the GGS training splits, columns "
+    "sequence,score), data/aav_ground_truth.csv (the 44,128 measured AAV sequences), "
+    "checkpoints/vae/vae_aav_{medium,hard}.pt, "
     "checkpoints/predictor/{unsmoothed,smoothed}/predictor_aav_{medium,hard}.ckpt and "
     "checkpoints/oracle/oracle_aav.ckpt (GGS BaseCNN Lightning checkpoints); a missing file is named. Nothing is "
     "downloaded. What differs from the paper: the flow prior is ours, trained here on the official VAE's latents "
@@ -292,11 +293,10 @@ _PAPER_DATA_REQ = (
     "algorithm re-implemented here with the official predictor as its model, 10 rounds of 512 proposals and 5,120 "
     "predictor queries each, started from the training split and its measured scores (the paper's AdaLead numbers "
     "come from GGS's runs); fitness is normalised by the official range [0, 19.5365]; GFP is not run (the GFP "
-    "VAE's input padding is not published). Cost, measured (one run of the full preset, AAV medium, seed 0, "
-    "1 CPU thread of a shared machine): 266 CPU s per seed (flow prior 10 s, VLGPO's 32 x 39 guided steps on "
-    "512 chains 238 s, AdaLead 9 s, evaluation 9 s), 1 GB memory; AAV hard (J = 19) about 150 CPU s per seed "
-    "(estimated from the J ratio); the full preset (2 tasks x 5 seeds) about 35 CPU minutes, the smoke preset "
-    "seconds.")
+    "VAE's input padding is not published). Cost, measured (one run of the full preset, AAV medium, seed 0, 1 CPU "
+    "thread of a shared machine): 266 CPU s per seed (flow prior 10 s, VLGPO's 32 x 39 guided steps on 512 chains "
+    "238 s, AdaLead 9 s, evaluation 9 s), 1 GB memory; AAV hard (J = 19) about 150 CPU s per seed (estimated from "
+    "the J ratio); the full preset (2 tasks x 5 seeds) about 35 CPU minutes, the smoke preset seconds.")
 EXPERIMENTS += [
     Experiment(
         name=f"paper_data_{task}",
