@@ -13,11 +13,21 @@ from icml25.core.experiment import Metrics
 from icml25.core.plots import save_figure, seed_bars
 
 if TYPE_CHECKING:
-    from icml25.papers.resgen.repro import DigitsConfig
+    from icml25.papers.resgen.repro import DigitsConfig, PaperDataConfig
 
 
 def digits_figures(per_seed: list[Metrics], cfg: DigitsConfig, outdir: Path) -> list[Path]:
     """FD without and with guidance, class accuracy and NFE of every model (mean over seeds, 95% intervals)."""
+    return [_bars(per_seed, cfg, outdir / "resgen_digits.png", "digits")]
+
+
+def paper_data_figures(per_seed: list[Metrics], cfg: PaperDataConfig, outdir: Path) -> list[Path]:
+    """The same panels on the paper's ImageNet images (its own file name)."""
+    return [_bars(per_seed, cfg, outdir / "resgen_paper_data.png",
+                  f"ImageNet {cfg.n_classes} classes at {cfg.image_size} px, {cfg.patch}x{cfg.patch} patches")]
+
+
+def _bars(per_seed: list[Metrics], cfg: DigitsConfig, path: Path, title: str) -> Path:
     import matplotlib.pyplot as plt
 
     names = [f"resgen_d{d}" for d in cfg.resgen_depths] + [f"dsm_d{cfg.baseline_depth}"]
@@ -34,5 +44,5 @@ def digits_figures(per_seed: list[Metrics], cfg: DigitsConfig, outdir: Path) -> 
         ax.set_title(label, fontsize=9)
         ax.tick_params(axis="x", rotation=30)
     m = cfg.model
-    fig.suptitle(f"digits, RVQ K={cfg.codebook_size}, T={m.sample_steps}, {m.train_steps} training steps")
-    return [save_figure(fig, outdir / "resgen_digits.png")]
+    fig.suptitle(f"{title}, RVQ K={cfg.codebook_size}, T={m.sample_steps}, {m.train_steps} training steps")
+    return save_figure(fig, path)
