@@ -439,9 +439,6 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
         schedules(planned, max_seeds)  # checks --max-seeds before anything runs
     except (UnknownPaperError, ConfigError, MissingExtraError) as exc:
         _fail_usage(str(exc))
-    for exc in skipped:
-        err_console.print(f"skipped: {exc}", markup=False, highlight=False, soft_wrap=True)  # one line, any width
-
     # storage is checked before any job runs, and before anything is created: one line and exit status 3
     from icml25.core.store import StoreError, default_home
 
@@ -457,6 +454,8 @@ def reproduce(slugs: tuple[str, ...], preset: str, seeds: int | None, max_seeds:
         except StoreError as exc:
             store.close()
             _fail_storage(str(exc))
+    for exc in skipped:  # said once the run will go ahead (a usage or storage error stays the only line)
+        err_console.print(f"skipped: {exc}", markup=False, highlight=False, soft_wrap=True)  # one line, any width
     try:
         _reproduce(store, planned, max_seeds, n_jobs, backend, ray_address, force, reports_dir, json_path, strict)
     except StoreError as exc:  # a damaged row met during the run

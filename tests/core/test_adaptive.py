@@ -37,7 +37,7 @@ def _fake_run_jobs(draw):  # noqa: ANN001
 
 
 def test_undecided_experiments_grow_look_by_look_and_decided_ones_stop(monkeypatch, tmp_path):
-    jobs = plan(["pas"], "smoke", 2)  # two experiments: synthetic and digits
+    jobs = plan(["pas"], "smoke", 2, skipped=[])  # two experiments: synthetic and digits (paper_data_*: no files)
     rng = np.random.default_rng(0)
     noise = rng.standard_normal(100)
 
@@ -66,9 +66,10 @@ def test_undecided_experiments_grow_look_by_look_and_decided_ones_stop(monkeypat
 
 
 def test_smoke_does_not_grow_by_default_and_max_seeds_is_checked(monkeypatch, tmp_path):
-    jobs = plan(["pas"], "smoke", 2)
+    jobs = plan(["pas"], "smoke", 2, skipped=[])
     assert set(schedules(jobs).values()) == {(2,)}
-    assert set(schedules(plan(["pas"], "quick")).values()) == {looks(5, runner.DEFAULT_MAX_SEEDS["quick"])}
+    quick = plan(["pas"], "quick", skipped=[])
+    assert set(schedules(quick).values()) == {looks(5, runner.DEFAULT_MAX_SEEDS["quick"])}
     with pytest.raises(runner.ConfigError, match="--max-seeds"):
         schedules(jobs, 0)
     fake, calls = _fake_run_jobs(lambda job: {})
@@ -79,7 +80,7 @@ def test_smoke_does_not_grow_by_default_and_max_seeds_is_checked(monkeypatch, tm
 
 
 def test_a_repeated_slug_plans_each_job_once():
-    once, thrice = plan(["pas"], "smoke", 3), plan(["pas", "pas", "pas"], "smoke", 3)
+    once, thrice = plan(["pas"], "smoke", 3, skipped=[]), plan(["pas", "pas", "pas"], "smoke", 3, skipped=[])
     assert [j.key for j in once] == [j.key for j in thrice]
 
 

@@ -28,11 +28,11 @@ def test_two_runs_on_one_store_compute_each_job_once(tmp_path):
     computed = ran[0] + ran[1]
     assert len(computed) == len(set(computed)) == 12, ran  # every job once, by one of the two runs
     with Store(home) as store:
-        assert len(store.finished(j.key for j in plan(["pas"], "smoke", 6, {"replicates": "150"}))) == 12
+        assert len(store.finished(j.key for j in plan(["pas"], "smoke", 6, {"replicates": "150"}, skipped=[]))) == 12
 
 
 def test_a_dead_holders_lease_is_taken_over(tmp_path):
-    jobs = plan(["pas"], "smoke", 1)
+    jobs = plan(["pas"], "smoke", 1, skipped=[])
     keys = [j.key for j in jobs]
     with Store(tmp_path) as store:
         dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
@@ -55,7 +55,7 @@ def test_run_waits_for_a_live_lease_and_takes_over_when_it_expires(monkeypatch, 
     import icml25.core.runner as runner
     from icml25.core.runner import run_jobs
 
-    jobs = plan(["pas"], "smoke", 1)
+    jobs = plan(["pas"], "smoke", 1, skipped=[])
     ran_here = []
 
     def fake_batch(batch, n_jobs, backend, ray_address, record, on_progress):  # noqa: ANN001

@@ -65,14 +65,15 @@ def test_an_experiment_with_a_missing_requirement_is_skipped_with_one_line(monke
 
     from icml25.cli import main
     from icml25.core.experiment import Experiment
-    from icml25.core.registry import MissingExtraError
+    from icml25.core.registry import MissingDataError, MissingExtraError
     from icml25.core.runner import plan
 
     monkeypatch.setattr(Experiment, "missing_requirements", lambda self: ["cvxpy"] if self.name == "digits" else [])
     skipped: list = []
     jobs = plan(["pas"], "smoke", 1, skipped=skipped)
     assert {j.experiment for j in jobs} == {"synthetic"}
-    assert [str(e) for e in skipped] == ["pas/digits needs cvxpy: pip install 'icml25[convex]'"]
+    assert [str(e) for e in skipped if not isinstance(e, MissingDataError)] == [
+        "pas/digits needs cvxpy: pip install 'icml25[convex]'"]  # besides pas's paper_data_* (no files given)
     with pytest.raises(MissingExtraError, match="pas/digits needs cvxpy"):
         plan(["pas"], "smoke", 1)
 
@@ -161,13 +162,18 @@ def test_reproduce_skips_an_experiment_without_its_data_with_one_line(monkeypatc
 
     monkeypatch.setenv("ICML25_HOME", str(tmp_path))
     (tmp_path / "a_folder").mkdir()
-    # the skipped lines come first; a --json that is a folder then stops the run before any job starts (exit 3)
+    # a usage or storage error stays the only line: a --json that is a folder stops the run before any job (exit 3)
     result = CliRunner().invoke(main, ["reproduce", "cdvi", "--preset", "smoke", "--reports", str(tmp_path / "r"),
                                        "--json", str(tmp_path / "a_folder")])
-    lines = result.output.splitlines()
-    assert lines[0] == ("skipped: cdvi/paper_data needs the paper's data: --set data_dir=PATH (see `icml25 show cdvi` "
-                        "for what PATH must hold)"), result.output
     assert result.exit_code == 3 and not (tmp_path / "results.sqlite").exists()
+    assert result.output.splitlines() == [f"error: --json {tmp_path / 'a_folder'} is a folder: pass a file path"]
+    # a run that goes ahead says first, one line each, what it leaves out
+    result = CliRunner().invoke(main, ["reproduce", "pas", "--preset", "smoke", "--set", "replicates=2", "--seeds",
+                                       "1", "--reports", str(tmp_path / "r")])
+    assert result.exit_code in (0, 1), result.output
+    assert result.output.splitlines()[:2] == [
+        f"skipped: pas/paper_data_{study} needs the paper's data: --set {study}_path=PATH (see `icml25 show pas` "
+        "for what PATH must hold)" for study in ("galaxy", "amazon")], result.output
 
 
 def test_show_says_which_experiments_need_the_papers_data():

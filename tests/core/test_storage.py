@@ -25,7 +25,7 @@ def icml25(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess:
 
 def _fill(home: Path, n_seeds: int = 30) -> Path:
     with Store(home) as store:
-        for job in plan(["pas"], "smoke", n_seeds):
+        for job in plan(["pas"], "smoke", n_seeds, skipped=[]):
             store.put(JobRecord(job.key, job.preset, job.config, "ok", {"x": 1.0}, None, 0.1, 1.0, {}, "t",
                                 time.time()))
     return home / "results.sqlite"
@@ -102,7 +102,8 @@ def test_read_only_commands_do_not_write(tmp_path):
 # -- issue 28: damaged rows, the lease race, a read-only store with an unmerged WAL, free space, --json --------
 
 def _one_row(home: Path) -> tuple:
-    job = plan(["pas"], "smoke", 1, {"replicates": "2"})[0]  # the job that `reproduce pas *FAST --seeds 1` plans
+    # the job that `reproduce pas *FAST --seeds 1` plans
+    job = plan(["pas"], "smoke", 1, {"replicates": "2"}, skipped=[])[0]
     with Store(home) as store:
         store.put(JobRecord(job.key, job.preset, job.config, "ok", {"good_pas_minus_best_baseline": -1.0}, None, 0.1,
                             1.0, {}, "t", time.time()))
@@ -140,7 +141,7 @@ def test_a_row_without_checksum_is_recomputed_not_reused(tmp_path):
 def test_a_lease_is_never_taken_on_a_job_that_finished_meanwhile(tmp_path):
     """The scripted interleaving of the probe: run B sees the job unfinished, run A stores it, B leases."""
     home = tmp_path / "h"
-    job = plan(["pas"], "smoke", 1)[0]
+    job = plan(["pas"], "smoke", 1, skipped=[])[0]
     with Store(home) as a, Store(home) as b:
         assert b.finished([job.key]) == set()  # B: not finished yet
         a.put(JobRecord(job.key, job.preset, job.config, "ok", {"x": 1.0}, None, 0.1, 1.0, {}, "t", time.time()))
