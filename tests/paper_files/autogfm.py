@@ -41,7 +41,8 @@ def _graph(name: str, seed: int) -> tuple[Data, list[dict[str, np.ndarray]]]:
             val += members[2:3].tolist()
         test = np.setdiff1d(np.arange(n), train + val)
         splits.append({"train": np.sort(train), "val": np.sort(val), "test": test})
-    data = Data(x=torch.rand(n, 7), edge_index=ei, y=torch.as_tensor(y),
+    # x: OFA's raw bag-of-words features, which the loader ignores (it reads node_text_feat); drawn from rng too
+    data = Data(x=torch.from_numpy(rng.random((n, 7), dtype=np.float32)), edge_index=ei, y=torch.as_tensor(y),
                 raw_texts=[f"{name} paper {i}. a title and an abstract" for i in range(n)],
                 node_text_feat=torch.from_numpy(x))
     return data, splits
