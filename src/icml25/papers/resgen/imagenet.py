@@ -24,10 +24,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from icml25.common.images import class_folders, class_images
+
 SPLITS = ("train", "val")
 """Split folders :func:`list_image_folder` reads (the paper trains and computes FID statistics on ``train``)."""
-IMAGE_SUFFIXES = (".jpeg", ".jpg", ".png")
-"""Image files read from a class folder (case-insensitive; ImageNet's are ``*.JPEG``)."""
 LAYOUT = ("torchvision's ImageFolder layout <data_dir>/<split>/<wnid>/*.JPEG (split train, optionally val): one "
           "folder per ImageNet-1k class named by its wnid (n01440764, ...; class i = the i-th folder in sorted "
           "order), holding that class's images")
@@ -58,7 +58,7 @@ def list_image_folder(data_dir: str | Path, split: str = "train", n_classes: int
     folder = Path(data_dir).expanduser() / split
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} not found: expected the ImageNet images in {LAYOUT}")
-    wnids = sorted(p.name for p in folder.iterdir() if p.is_dir())
+    wnids = class_folders(folder)
     if not wnids or (n_classes is not None and len(wnids) < n_classes):
         raise FileNotFoundError(f"{folder} holds {len(wnids)} class folders, need {n_classes or 1}: expected "
                                 f"{LAYOUT}")
@@ -66,7 +66,7 @@ def list_image_folder(data_dir: str | Path, split: str = "train", n_classes: int
     paths: list[Path] = []
     labels: list[int] = []
     for i, w in enumerate(wnids):
-        files = sorted(f for f in (folder / w).iterdir() if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+        files = class_images(folder, w)
         if not files:
             raise FileNotFoundError(f"no images (*.JPEG, *.jpg, *.png) in {folder / w}: expected {LAYOUT}")
         files = files[:images_per_class]

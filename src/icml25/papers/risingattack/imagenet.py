@@ -26,10 +26,10 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from icml25.common.images import class_folders, class_images
+
 ARCHS = ("resnet18", "resnet50", "densenet121")
 """Architectures :func:`load_classifier` builds (torchvision's names and parameter names)."""
-IMAGE_SUFFIXES = (".jpeg", ".jpg", ".png")
-"""Image files read from a wnid folder (case-insensitive; the official validation images are ``*.JPEG``)."""
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 LAYOUT = ("torchvision's ImageFolder layout <data_dir>/val/<wnid>/*.JPEG: one folder per ImageNet-1k class named by "
@@ -52,13 +52,13 @@ def list_imagenet_val(data_dir: str | Path) -> tuple[list[Path], Tensor, list[st
     val = Path(data_dir).expanduser() / "val"
     if not val.is_dir():
         raise FileNotFoundError(f"{val} not found: expected the ImageNet-1k validation images in {LAYOUT}")
-    wnids = sorted(p.name for p in val.iterdir() if p.is_dir())
+    wnids = class_folders(val)
     if not wnids:
         raise FileNotFoundError(f"{val} holds no class folders: expected {LAYOUT}")
     paths: list[Path] = []
     labels: list[int] = []
     for i, w in enumerate(wnids):
-        files = sorted(f for f in (val / w).iterdir() if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+        files = class_images(val, w)
         paths += files
         labels += [i] * len(files)
     if not paths:
