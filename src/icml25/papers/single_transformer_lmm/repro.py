@@ -15,6 +15,7 @@ bands and were fixed before any run on the data.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -139,25 +140,52 @@ def run_mini(cfg: MiniConfig, seed: int, progress: ProgressFn = no_progress) -> 
     out["teacher_lm_loss"] = train_teacher_lm(lm, text_only(train, P), cfg.lm_steps, hc.lr, hc.batch, gen)
     progress(1, 5)
 
+    study = _Study(teacher=vit, encoder=vit, image_token=IMAGE_TOKEN_ID, accuracy=_accuracy)
+    return _compare_models(cfg, out, lm, study, train, test, seed, progress)
+
+
+@dataclass
+class _Study:
+    """What differs between the generated study and the paper's data: the stage-1 vision ``teacher`` (None: the
+    precomputed ``teacher_features``), the compositional LMM's ``encoder``, the image token, the accuracy reader and
+    ``view(name, data)``, the data a model reads."""
+
+    teacher: torch.nn.Module | None
+    encoder: torch.nn.Module
+    image_token: int
+    accuracy: Callable
+    view: Callable[[str, dict], dict] = lambda name, data: data
+
+
+def _compare_models(cfg: MiniConfig, out: Metrics, lm: TinyLM, study: _Study, train: dict, test: dict, seed: int,
+                    progress: ProgressFn) -> Metrics:
+    """HaploVL (stage 1 distilling from the study's teacher and the LM's embeddings, then stage 2), the same without
+    stage 1, a scratch single transformer and the compositional LMM on the study's encoder, each fine-tuned with the
+    same stage-2 budget; their accuracies and the paired differences, into ``out``."""
+    hc, device, vocab_size = cfg.haplo, lm.embed.weight.device, lm.embed.num_embeddings
+    teacher, image_token, view = study.teacher, study.image_token, study.view
+
     def single() -> EarlyFusionLMM:
-        return EarlyFusionLMM(VOCAB, cfg.d, cfg.d, hc.n_pre, cfg.lm_layers, cfg.n_heads, cfg.patch, cfg.img).to(device)
+        return EarlyFusionLMM(vocab_size, cfg.d, cfg.d, hc.n_pre, cfg.lm_layers, cfg.n_heads, cfg.patch,
+                              cfg.img).to(device)
 
     models = {}
     haplo = init_post_from_lm(single(), copy.deepcopy(lm))
-    s1 = pretrain_stage1(haplo, vit, lm.embed, train, hc.s1_steps, IMAGE_TOKEN_ID, hc.lr, hc.batch,
+    s1 = pretrain_stage1(haplo, teacher, lm.embed, train, hc.s1_steps, image_token, hc.lr, hc.batch,
                          hc.distill_loss, seed=seed, visual_loss=hc.visual_distill_loss,
                          logit_scale=hc.ctp_logit_scale)
     out["stage1_loss_first"], out["stage1_loss_last"] = s1[0] if s1 else float("nan"), s1[-1] if s1 else float("nan")
     models["haplo"] = haplo
     models["no_stage1"] = init_post_from_lm(single(), copy.deepcopy(lm))
-    models["scratch"] = ScratchSingleTransformer(VOCAB, cfg.d, cfg.d, hc.n_pre, cfg.lm_layers, cfg.n_heads,
+    models["scratch"] = ScratchSingleTransformer(vocab_size, cfg.d, cfg.d, hc.n_pre, cfg.lm_layers, cfg.n_heads,
                                                  cfg.patch, cfg.img).to(device)
-    models["compositional"] = CompositionalLMM(vit, copy.deepcopy(lm)).to(device)
+    models["compositional"] = CompositionalLMM(study.encoder, copy.deepcopy(lm)).to(device)
     for i, (name, m) in enumerate(models.items()):
         params = [p for p in m.parameters() if p.requires_grad]
-        curve = finetune_stage2(m, train, hc.s2_steps, IMAGE_TOKEN_ID, hc.lr, hc.batch, seed=seed + 1, params=params)
+        curve = finetune_stage2(m, view(name, train), hc.s2_steps, image_token, hc.lr, hc.batch, seed=seed + 1,
+                                params=params)
         out[f"s2_final_loss_{name}"] = float(sum(curve[-20:]) / max(len(curve[-20:]), 1))
-        out[f"acc_{name}"], out[f"fine_acc_{name}"] = _accuracy(m, test)
+        out[f"acc_{name}"], out[f"fine_acc_{name}"] = study.accuracy(m, view(name, test))
         progress(i + 2, 5)
     out["acc_majority"] = _majority_accuracy(train, test)
     _differences(out)
@@ -252,33 +280,13 @@ def run_paper_data(cfg: PaperDataConfig, seed: int, progress: ProgressFn = no_pr
     out["teacher_lm_loss"] = train_teacher_lm(lm, text_only(train, P), cfg.lm_steps, hc.lr, hc.batch, gen)
     progress(1, 5)
 
-    def single() -> EarlyFusionLMM:
-        return EarlyFusionLMM(V, cfg.d, cfg.d, hc.n_pre, cfg.lm_layers, cfg.n_heads, cfg.patch, cfg.img).to(device)
+    # the compositional model reads the frozen teacher's features where the others read pixels
+    def view(name: str, data: dict) -> dict:
+        return {**data, "pixel_values": data["teacher_features"]} if name == "compositional" else dict(data)
 
-    models = {}
-    haplo = init_post_from_lm(single(), copy.deepcopy(lm))
-    s1 = pretrain_stage1(haplo, None, lm.embed, train, hc.s1_steps, LLAVA_IMAGE_TOKEN_ID, hc.lr, hc.batch,
-                         hc.distill_loss, seed=seed, visual_loss=hc.visual_distill_loss,
-                         logit_scale=hc.ctp_logit_scale)
-    out["stage1_loss_first"], out["stage1_loss_last"] = s1[0] if s1 else float("nan"), s1[-1] if s1 else float("nan")
-    models["haplo"] = haplo
-    models["no_stage1"] = init_post_from_lm(single(), copy.deepcopy(lm))
-    models["scratch"] = ScratchSingleTransformer(V, cfg.d, cfg.d, hc.n_pre, cfg.lm_layers, cfg.n_heads,
-                                                 cfg.patch, cfg.img).to(device)
-    models["compositional"] = CompositionalLMM(PrecomputedVision(C), copy.deepcopy(lm)).to(device)
-    for i, (name, m) in enumerate(models.items()):
-        # the compositional model reads the frozen teacher's features where the others read pixels
-        view = (lambda d: {**d, "pixel_values": d["teacher_features"]}) if name == "compositional" else dict
-        params = [p for p in m.parameters() if p.requires_grad]
-        curve = finetune_stage2(m, view(train), hc.s2_steps, LLAVA_IMAGE_TOKEN_ID, hc.lr, hc.batch, seed=seed + 1,
-                                params=params)
-        out[f"s2_final_loss_{name}"] = float(sum(curve[-20:]) / max(len(curve[-20:]), 1))
-        out[f"acc_{name}"], out[f"fine_acc_{name}"] = _accuracy_rows(m, view(test))
-        progress(i + 2, 5)
-    out["acc_majority"] = _majority_accuracy(train, test)
-    _differences(out)
-    return out
-
+    study = _Study(teacher=None, encoder=PrecomputedVision(C), image_token=LLAVA_IMAGE_TOKEN_ID,
+                   accuracy=_accuracy_rows, view=view)
+    return _compare_models(cfg, out, lm, study, train, test, seed, progress)
 
 
 _STANDIN = ("procedural shape-scene VQA with a tiny ViT and LM trained here stands in for CLIP-ViT-L + a 7B LLM on "
